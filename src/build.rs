@@ -1,0 +1,166 @@
+//! Building the flat `RodSet` and initial `State` from per-rod polylines.
+
+use glam::{DVec2, DVec3};
+
+use crate::anchor::Anchor;
+use crate::cpu::frames::{any_perpendicular, parallel_transport};
+use crate::cpu::twist::{curvature_binormals, vertex_curvatures};
+use crate::rods::{Clamp, EndCondition, RodMaterial, RodSet, State};
+
+/// How one end of a rod is held, before the clamp is resolved against its anchor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EndSpec {
+    Free,
+    /// Clamped to the anchor with this index in the anchor list (0 = world).
+    Clamped(usize),
+}
+
+/// One rod as the user describes it.
+#[derive(Clone, Debug)]
+pub struct RodSpec {
+    pub name: String,
+    /// Initial centerline.
+    pub points: Vec<DVec3>,
+    /// Rest (undeformed) centerline, same vertex count; its shape defines the
+    /// natural curvature, its edge lengths the inextensible lengths.
+    pub rest: Vec<DVec3>,
+    pub material: RodMaterial,
+    pub start: EndSpec,
+    pub end: EndSpec,
+}
+
+/// What is wrong with a rod's geometry.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum GeometryError {
+    #[error("a rod needs at least 3 vertices (2 edges), got {0}")]
+    TooFewVertices(usize),
+    #[error("the initial and rest shapes have different vertex counts ({0} and {1})")]
+    RestMismatch(usize, usize),
+    #[error("vertex {0} is not a finite number")]
+    NonFinite(usize),
+    #[error("{shape} edge {edge} has zero length (vertices {edge} and {} coincide)", edge + 1)]
+    ZeroLength { shape: &'static str, edge: usize },
+    #[error("{shape} edges {} and {edge} fold back onto each other at vertex {edge} (a 180° turn has no curvature binormal)", edge - 1)]
+    FoldBack { shape: &'static str, edge: usize },
+    #[error("the rod has {0} edges, but clamping both ends needs at least 3")]
+    ClampedTooShort(usize),
+}
+
+fn check_polyline(p: &[DVec3], shape: &'static str) -> Result<(), GeometryError> {
+    if let Some(i) = p.iter().position(|x| !x.is_finite()) {
+        return Err(GeometryError::NonFinite(i));
+    }
+    let scale = p.iter().fold(0.0f64, |m, x| m.max(x.abs().max_element())).max(1.0);
+    for j in 0..p.len() - 1 {
+        if (p[j + 1] - p[j]).length() <= 1e-12 * scale {
+            return Err(GeometryError::ZeroLength { shape, edge: j });
+        }
+    }
+    for j in 1..p.len() - 1 {
+        let a = (p[j] - p[j - 1]).normalize();
+        let b = (p[j + 1] - p[j]).normalize();
+        if a.dot(b) < -1.0 + 1e-9 {
+            return Err(GeometryError::FoldBack { shape, edge: j });
+        }
+    }
+    Ok(())
+}
+
+/// Check one rod's geometry.
+pub fn check_rod(spec: &RodSpec) -> Result<(), GeometryError> {
+    let n = spec.points.len();
+    if n < 3 {
+        return Err(GeometryError::TooFewVertices(n));
+    }
+    if spec.rest.len() != n {
+        return Err(GeometryError::RestMismatch(n, spec.rest.len()));
+    }
+    check_polyline(&spec.points, "initial")?;
+    check_polyline(&spec.rest, "rest")?;
+    if spec.start != EndSpec::Free && spec.end != EndSpec::Free && n < 4 {
+        return Err(GeometryError::ClampedTooShort(n - 1));
+    }
+    Ok(())
+}
+
+/// Bishop frame vectors u of a polyline, `u⁰` from `any_perpendicular`.
+pub fn bishop_frame(p: &[DVec3]) -> (Vec<DVec3>, Vec<DVec3>) {
+    let t: Vec<DVec3> = p.windows(2).map(|w| (w[1] - w[0]).normalize()).collect();
+    let mut u = vec![any_perpendicular(t[0])];
+    for j in 1..t.len() {
+        let v = parallel_transport(u[j - 1], t[j - 1], t[j]);
+        u.push((v - t[j] * v.dot(t[j])).normalize());
+    }
+    (t, u)
+}
+
+/// Build the flat rod set and initial state (θ = 0: material frame = Bishop
+/// frame, at rest in the rest shape). Rods must have passed `check_rod`.
+pub fn build(specs: &[RodSpec], anchors: Vec<Anchor>) -> (RodSet, State) {
+    let mut rods = RodSet {
+        vertex_offset: vec![0],
+        anchors,
+        ..Default::default()
+    };
+    let mut state = State::default();
+    for spec in specs {
+        let n = spec.points.len();
+        // Rest data.
+        let rest_len: Vec<f64> = spec.rest.windows(2).map(|w| (w[1] - w[0]).length()).collect();
+        let (rt, ru) = bishop_frame(&spec.rest);
+        let mut kb = vec![DVec3::ZERO; n];
+        curvature_binormals(&spec.rest, &mut kb);
+        let frame = |j: usize| (ru[j], rt[j].cross(ru[j]));
+        let mut voronoi = vec![0.0; n];
+        let mut kappa = vec![[DVec2::ZERO; 2]; n];
+        for i in 1..n - 1 {
+            voronoi[i] = rest_len[i - 1] + rest_len[i];
+            kappa[i] = vertex_curvatures(kb[i], frame(i - 1), frame(i));
+        }
+        let mu = spec.material.mass_per_length;
+        let mass: Vec<f64> = (0..n)
+            .map(|i| {
+                let l = if i > 0 { rest_len[i - 1] } else { 0.0 }
+                    + if i + 1 < n { rest_len[i] } else { 0.0 };
+                0.5 * mu * l
+            })
+            .collect();
+        let mut inv_mass: Vec<f64> = mass.iter().map(|m| 1.0 / m).collect();
+        // Initial state.
+        let (t, u) = bishop_frame(&spec.points);
+        let mut clamp = |e: EndSpec, j: usize| match e {
+            EndSpec::Free => EndCondition::Free,
+            EndSpec::Clamped(a) => {
+                let pose = rods.anchors[a].pose(0.0);
+                inv_mass[j] = 0.0;
+                inv_mass[j + 1] = 0.0;
+                EndCondition::Clamped(Clamp {
+                    anchor: a,
+                    local_pos: [
+                        pose.inverse_point(spec.points[j]),
+                        pose.inverse_point(spec.points[j + 1]),
+                    ],
+                    local_m1: pose.inverse_vector(u[j]),
+                })
+            }
+        };
+        let start = clamp(spec.start, 0);
+        let end = clamp(spec.end, n - 2);
+        rods.names.push(spec.name.clone());
+        rods.material.push(spec.material);
+        rods.start.push(start);
+        rods.end.push(end);
+        rods.rest_len.extend(rest_len);
+        rods.voronoi.extend(voronoi);
+        rods.rest_kappa.extend(kappa);
+        rods.mass.extend(mass);
+        rods.inv_mass.extend(inv_mass);
+        rods.vertex_offset.push(rods.vertex_offset.last().unwrap() + n);
+        state.pos.extend(&spec.points);
+        state.vel.extend(std::iter::repeat_n(DVec3::ZERO, n));
+        state.theta.extend(std::iter::repeat_n(0.0, n - 1));
+        state.tangent.extend(t);
+        state.ref_u.extend(u);
+    }
+    (rods, state)
+}

@@ -1,0 +1,250 @@
+//! Kernel `twist`: the quasistatic material frame (§5). For the current
+//! centerline the twist angles θʲ not prescribed by a clamp minimise the
+//! elastic energy, `∂E/∂θʲ = 0` (eq. 4), found by Newton's method on the
+//! tridiagonal Hessian with a backtracking line search, warm-started from the
+//! previous step's angles.
+
+use glam::{DVec2, DVec3};
+
+use super::curvature::{apply_bending, curvature_binormal, material_curvature, rot_j};
+use super::frames::material_frame;
+use crate::rods::RodMaterial;
+
+/// The rest data of one rod, sliced out of the flat arrays of `RodSet`.
+#[derive(Clone, Copy)]
+pub struct RodRest<'a> {
+    pub material: &'a RodMaterial,
+    /// Per edge.
+    pub rest_len: &'a [f64],
+    /// Per vertex `l̄ᵢ = |ēⁱ⁻¹| + |ēⁱ|`.
+    pub voronoi: &'a [f64],
+    /// Per vertex `[ω̄ᵢ^{i−1}, ω̄ᵢ^{i}]`.
+    pub rest_kappa: &'a [[DVec2; 2]],
+}
+
+/// Curvature binormals `(κb)ᵢ` of all vertices of a rod (zero at its ends).
+pub fn curvature_binormals(pos: &[DVec3], kb: &mut [DVec3]) {
+    let n = pos.len();
+    kb[0] = DVec3::ZERO;
+    kb[n - 1] = DVec3::ZERO;
+    for i in 1..n - 1 {
+        kb[i] = curvature_binormal(pos[i] - pos[i - 1], pos[i + 1] - pos[i]);
+    }
+}
+
+/// Material curvatures `[ωᵢ^{i−1}, ωᵢ^{i}]` of interior vertex `i`.
+#[inline]
+pub fn vertex_curvatures(
+    kb: DVec3,
+    frame_prev: (DVec3, DVec3),
+    frame_next: (DVec3, DVec3),
+) -> [DVec2; 2] {
+    [
+        material_curvature(kb, frame_prev.0, frame_prev.1),
+        material_curvature(kb, frame_next.0, frame_next.1),
+    ]
+}
+
+/// Bending energy (eq. 3) and twisting energy (§4.2.2) of one rod:
+/// `E_bend = Σᵢ 1/(2 l̄ᵢ) Σ_{j∈{i−1,i}} (ωᵢʲ − ω̄ᵢʲ)ᵀ Bʲ (ωᵢʲ − ω̄ᵢʲ)`,
+/// `E_twist = Σᵢ β (θⁱ − θⁱ⁻¹)² / l̄ᵢ`.
+pub fn elastic_energy(
+    rest: RodRest,
+    kb: &[DVec3],
+    tangent: &[DVec3],
+    ref_u: &[DVec3],
+    theta: &[f64],
+) -> (f64, f64) {
+    let b = rest.material.bending;
+    let beta = rest.material.twist;
+    let mut bend = 0.0;
+    let mut twist = 0.0;
+    let mut prev = material_frame(tangent[0], ref_u[0], theta[0]);
+    for i in 1..kb.len() - 1 {
+        let next = material_frame(tangent[i], ref_u[i], theta[i]);
+        let w = vertex_curvatures(kb[i], prev, next);
+        let l = rest.voronoi[i];
+        for (wj, wbar) in w.iter().zip(&rest.rest_kappa[i]) {
+            let d = *wj - *wbar;
+            bend += d.dot(apply_bending(b, d)) / (2.0 * l);
+        }
+        let m = theta[i] - theta[i - 1];
+        twist += beta * m * m / l;
+        prev = next;
+    }
+    (bend, twist)
+}
+
+/// Gradient of the elastic energy with respect to every θʲ, split into its
+/// bending part `∂E_bend/∂θʲ = Σᵢ (1/l̄ᵢ) (−Jωᵢʲ)ᵀ Bʲ (ωᵢʲ − ω̄ᵢʲ)` and its
+/// twisting part `2β(mⱼ/l̄ⱼ − mⱼ₊₁/l̄ⱼ₊₁)` (eq. 7), plus the tridiagonal Hessian
+/// (`diag[j] = Hⱼⱼ`, `off[j] = Hⱼ,ⱼ₊₁`) of §5.1.
+pub fn twist_gradient(
+    rest: RodRest,
+    kb: &[DVec3],
+    tangent: &[DVec3],
+    ref_u: &[DVec3],
+    theta: &[f64],
+    grad_bend: &mut [f64],
+    grad_twist: &mut [f64],
+    mut hessian: Option<(&mut [f64], &mut [f64])>,
+) {
+    let b = rest.material.bending;
+    let beta = rest.material.twist;
+    grad_bend.fill(0.0);
+    grad_twist.fill(0.0);
+    if let Some((diag, off)) = hessian.as_mut() {
+        diag.fill(0.0);
+        off.fill(0.0);
+    }
+    let mut prev = material_frame(tangent[0], ref_u[0], theta[0]);
+    for i in 1..kb.len() - 1 {
+        let next = material_frame(tangent[i], ref_u[i], theta[i]);
+        let w = vertex_curvatures(kb[i], prev, next);
+        let l = rest.voronoi[i];
+        for (k, (wj, wbar)) in w.iter().zip(&rest.rest_kappa[i]).enumerate() {
+            let j = i - 1 + k;
+            let bd = apply_bending(b, *wj - *wbar);
+            let jw = rot_j(*wj);
+            grad_bend[j] -= jw.dot(bd) / l;
+            if let Some((diag, _)) = hessian.as_mut() {
+                diag[j] += (jw.dot(apply_bending(b, jw)) - wj.dot(bd)) / l;
+            }
+        }
+        let m = theta[i] - theta[i - 1];
+        grad_twist[i] += 2.0 * beta * m / l;
+        grad_twist[i - 1] -= 2.0 * beta * m / l;
+        if let Some((diag, off)) = hessian.as_mut() {
+            diag[i] += 2.0 * beta / l;
+            diag[i - 1] += 2.0 * beta / l;
+            off[i - 1] -= 2.0 * beta / l;
+        }
+        prev = next;
+    }
+}
+
+/// Solve the symmetric tridiagonal system `(diag, off) x = rhs` in place
+/// (Thomas algorithm). Returns false when a pivot is not positive, i.e. the
+/// matrix is not positive definite.
+pub fn solve_tridiagonal(diag: &[f64], off: &[f64], rhs: &mut [f64], scratch: &mut [f64]) -> bool {
+    let n = diag.len();
+    let mut pivot = diag[0];
+    if pivot.is_nan() || pivot <= 0.0 {
+        return false;
+    }
+    rhs[0] /= pivot;
+    for i in 1..n {
+        scratch[i - 1] = off[i - 1] / pivot;
+        pivot = diag[i] - off[i - 1] * scratch[i - 1];
+        if pivot.is_nan() || pivot <= 0.0 {
+            return false;
+        }
+        rhs[i] = (rhs[i] - off[i - 1] * rhs[i - 1]) / pivot;
+    }
+    for i in (0..n - 1).rev() {
+        rhs[i] -= scratch[i] * rhs[i + 1];
+    }
+    true
+}
+
+/// Outcome of one quasistatic solve.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TwistSolve {
+    pub iterations: u32,
+    /// Largest |∂E/∂θʲ| over the free angles at exit (N·m).
+    pub residual: f64,
+}
+
+/// Newton's method with backtracking line search on the free twist angles
+/// `theta[free]` of one rod; the others are held (prescribed by clamps).
+#[allow(clippy::too_many_arguments)]
+pub fn twist(
+    rest: RodRest,
+    kb: &[DVec3],
+    tangent: &[DVec3],
+    ref_u: &[DVec3],
+    theta: &mut [f64],
+    free: std::ops::Range<usize>,
+    tolerance: f64,
+    max_iterations: u32,
+) -> TwistSolve {
+    let ne = theta.len();
+    if free.is_empty() {
+        return TwistSolve::default();
+    }
+    let mut gb = vec![0.0; ne];
+    let mut gt = vec![0.0; ne];
+    let mut diag = vec![0.0; ne];
+    let mut off = vec![0.0; ne];
+    let mut step = vec![0.0; free.len()];
+    let mut scratch = vec![0.0; free.len()];
+    let mut trial = theta.to_vec();
+    let energy = |th: &[f64]| {
+        let (b, t) = elastic_energy(rest, kb, tangent, ref_u, th);
+        b + t
+    };
+    let mut e0 = energy(theta);
+    let mut out = TwistSolve::default();
+    for it in 0..max_iterations {
+        twist_gradient(
+            rest,
+            kb,
+            tangent,
+            ref_u,
+            theta,
+            &mut gb,
+            &mut gt,
+            Some((&mut diag, &mut off)),
+        );
+        let g = |j: usize| gb[j] + gt[j];
+        out.residual = free.clone().map(|j| g(j).abs()).fold(0.0, f64::max);
+        out.iterations = it;
+        if out.residual == 0.0 {
+            break;
+        }
+        // Newton direction, with Levenberg damping where H is not positive
+        // definite (e.g. the free–free isotropic rod, invariant to a uniform θ shift).
+        let scale = free.clone().map(|j| diag[j].abs()).fold(0.0, f64::max);
+        let mut mu = 0.0;
+        loop {
+            let d: Vec<f64> = free.clone().map(|j| diag[j] + mu).collect();
+            for (s, j) in step.iter_mut().zip(free.clone()) {
+                *s = -g(j);
+            }
+            if solve_tridiagonal(&d, &off[free.start..free.end - 1], &mut step, &mut scratch) {
+                break;
+            }
+            mu = if mu == 0.0 { 1e-8 * scale.max(1e-300) } else { mu * 10.0 };
+            if !mu.is_finite() {
+                return out;
+            }
+        }
+        let slope: f64 = step.iter().zip(free.clone()).map(|(s, j)| s * g(j)).sum();
+        let max_step = step.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+        // Backtracking line search with the Armijo condition.
+        let mut alpha = 1.0;
+        let accepted = loop {
+            for (s, j) in step.iter().zip(free.clone()) {
+                trial[j] = theta[j] + alpha * s;
+            }
+            let e1 = energy(&trial);
+            if e1 <= e0 + 1e-4 * alpha * slope || alpha * max_step < tolerance {
+                e0 = e1;
+                break true;
+            }
+            alpha *= 0.5;
+            if alpha < 1e-10 {
+                break false;
+            }
+        };
+        if !accepted {
+            break;
+        }
+        theta[free.clone()].copy_from_slice(&trial[free.clone()]);
+        out.iterations = it + 1;
+        if alpha * max_step < tolerance {
+            break;
+        }
+    }
+    out
+}

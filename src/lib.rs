@@ -1,0 +1,8 @@
+//! `strands`: many Discrete Elastic Rods (Bergou et al. 2008) — hair, fur,
+//! grass, cables — with a CPU reference simulator driven by TOML scenes.
+
+pub mod anchor;
+pub mod build;
+pub mod cpu;
+pub mod params;
+pub mod rods;

@@ -1,0 +1,101 @@
+//! Every number a user may change about a simulation, with defaults and units.
+
+use glam::DVec3;
+
+/// How inextensibility is enforced after each unconstrained step (§8).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Projection {
+    /// Jacobi iterations on the edge-length constraints, as a GPU runs them:
+    /// every vertex reads the old positions and writes new ones.
+    Jacobi { iterations: u32, relaxation: f64 },
+    /// Fast projection of Goldenthal et al. 2007 (Newton steps on the
+    /// constraint manifold, tridiagonal per rod) until every edge strain
+    /// `||e|/|ē| − 1|` is below `tolerance`, at most `max_iterations` steps.
+    Fast { tolerance: f64, max_iterations: u32 },
+    /// No projection: edges may stretch freely (for studies only).
+    None,
+}
+
+/// Wind: a velocity field `w(x, t) = U + g d̂ sin(2π (f t − d̂·x / λ))`, a
+/// uniform flow `U` plus gusts of amplitude `g` travelling along `d̂ = U/|U|`
+/// (or +x when `U = 0`) with frequency `f` and wavelength `λ`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Wind {
+    /// Uniform wind velocity U (m/s). Default 0.
+    pub velocity: DVec3,
+    /// Gust amplitude g (m/s). Default 0.
+    pub gust_amplitude: f64,
+    /// Gust frequency f (Hz). Default 0.5.
+    pub gust_frequency: f64,
+    /// Gust wavelength λ (m). Default 2.
+    pub gust_wavelength: f64,
+}
+
+impl Default for Wind {
+    fn default() -> Self {
+        Wind {
+            velocity: DVec3::ZERO,
+            gust_amplitude: 0.0,
+            gust_frequency: 0.5,
+            gust_wavelength: 2.0,
+        }
+    }
+}
+
+impl Wind {
+    /// Air velocity at point `x` and time `t`.
+    pub fn at(&self, x: DVec3, t: f64) -> DVec3 {
+        if self.gust_amplitude == 0.0 {
+            return self.velocity;
+        }
+        let d = self.velocity.try_normalize().unwrap_or(DVec3::X);
+        let phase = std::f64::consts::TAU
+            * (self.gust_frequency * t - d.dot(x) / self.gust_wavelength);
+        self.velocity + d * (self.gust_amplitude * phase.sin())
+    }
+}
+
+/// Simulation parameters. Units are SI throughout.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimParams {
+    /// Frame time step (s); each frame is split into `substeps`. Default 1/60.
+    pub dt: f64,
+    /// Substeps per frame; the integrator step is `h = dt / substeps`. Default 20.
+    pub substeps: u32,
+    /// Gravitational acceleration (m/s²). Default (0, −9.81, 0).
+    pub gravity: DVec3,
+    pub wind: Wind,
+    pub projection: Projection,
+    /// Newton on the twist angles stops when the largest update is below this (rad).
+    /// Default 1e-10.
+    pub twist_tolerance: f64,
+    /// At most this many Newton iterations per twist solve. Default 25.
+    pub twist_max_iterations: u32,
+    /// A vertex faster than this (m/s) is taken as a blow-up. Default 1000.
+    pub max_speed: f64,
+}
+
+impl Default for SimParams {
+    fn default() -> Self {
+        SimParams {
+            dt: 1.0 / 60.0,
+            substeps: 20,
+            gravity: DVec3::new(0.0, -9.81, 0.0),
+            wind: Wind::default(),
+            projection: Projection::Fast {
+                tolerance: 1e-10,
+                max_iterations: 50,
+            },
+            twist_tolerance: 1e-10,
+            twist_max_iterations: 25,
+            max_speed: 1000.0,
+        }
+    }
+}
+
+impl SimParams {
+    /// The integrator step h = dt / substeps (s).
+    pub fn h(&self) -> f64 {
+        self.dt / self.substeps as f64
+    }
+}

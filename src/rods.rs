@@ -1,0 +1,120 @@
+//! Flat storage of many rods: every per-vertex and per-edge quantity of all
+//! rods lives in one array, and a rod is a range given by offsets. This is the
+//! layout the GPU buffers use, so the CPU reference and the kernels index alike.
+//!
+//! Rod `r` owns vertices `vertex_offset[r] .. vertex_offset[r + 1]` and edges
+//! `vertex_offset[r] − r .. vertex_offset[r + 1] − r − 1` (one edge fewer than
+//! vertices per rod).
+
+use glam::{DVec2, DVec3};
+use std::ops::Range;
+
+use crate::anchor::Anchor;
+
+/// Elastic and inertial constants of one rod, in SI units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RodMaterial {
+    /// Symmetric bending stiffness `B = [[b11, b12], [b12, b22]]` in the material
+    /// frame (N·m²): `b11` resists curvature ω₁ (bending about m2), `b22` ω₂ (about m1).
+    pub bending: [f64; 3],
+    /// Twisting stiffness β = G·J (N·m²).
+    pub twist: f64,
+    /// Mass per unit length μ (kg/m).
+    pub mass_per_length: f64,
+    /// Linear air-drag coefficient per unit length (N·s/m²).
+    pub drag: f64,
+}
+
+/// Boundary condition at one end of a rod (§5, "Boundary conditions").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EndCondition {
+    /// Stress-free end: no prescribed position or material frame.
+    Free,
+    /// The end edge's two vertices and its material frame follow an anchor.
+    Clamped(Clamp),
+}
+
+/// A clamped end: which anchor it follows and where, in the anchor's rest
+/// coordinates (the anchor's pose at time 0 undone).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clamp {
+    pub anchor: usize,
+    /// The end edge's two vertices, in order of increasing vertex index.
+    pub local_pos: [DVec3; 2],
+    /// The end edge's material vector m1 in anchor rest coordinates.
+    pub local_m1: DVec3,
+}
+
+/// Topology, rest shape and material of all rods. Does not change while simulating.
+#[derive(Clone, Debug, Default)]
+pub struct RodSet {
+    pub names: Vec<String>,
+    pub vertex_offset: Vec<usize>,
+    pub material: Vec<RodMaterial>,
+    pub start: Vec<EndCondition>,
+    pub end: Vec<EndCondition>,
+    /// Rest length |ēʲ| of every edge (m).
+    pub rest_len: Vec<f64>,
+    /// Per vertex: `l̄ᵢ = |ēⁱ⁻¹| + |ēⁱ|` (m), twice the Voronoi length; 0 at rod ends.
+    pub voronoi: Vec<f64>,
+    /// Per vertex: rest material curvatures `ω̄ᵢ^{i−1}` and `ω̄ᵢ^{i}` (zero at rod ends).
+    pub rest_kappa: Vec<[DVec2; 2]>,
+    /// Per vertex lumped mass (kg): μ times the vertex's Voronoi length.
+    pub mass: Vec<f64>,
+    /// Per vertex 1/mass, zero for vertices driven by an anchor.
+    pub inv_mass: Vec<f64>,
+    /// Scripted rigid frames; index 0 is the fixed world frame.
+    pub anchors: Vec<Anchor>,
+}
+
+impl RodSet {
+    pub fn rod_count(&self) -> usize {
+        self.material.len()
+    }
+    pub fn vertex_count(&self) -> usize {
+        *self.vertex_offset.last().unwrap_or(&0)
+    }
+    pub fn edge_count(&self) -> usize {
+        self.vertex_count() - self.rod_count()
+    }
+    pub fn vertices(&self, r: usize) -> Range<usize> {
+        self.vertex_offset[r]..self.vertex_offset[r + 1]
+    }
+    pub fn edges(&self, r: usize) -> Range<usize> {
+        self.vertex_offset[r] - r..self.vertex_offset[r + 1] - r - 1
+    }
+    /// Edge offsets of all rods (`rod_count + 1` entries).
+    pub fn edge_offsets(&self) -> Vec<usize> {
+        (0..=self.rod_count())
+            .map(|r| self.vertex_offset[r] - r)
+            .collect()
+    }
+}
+
+/// The dynamic state of all rods.
+#[derive(Clone, Debug, Default)]
+pub struct State {
+    /// Simulated time (s).
+    pub time: f64,
+    pub pos: Vec<DVec3>,
+    pub vel: Vec<DVec3>,
+    /// Per edge: twist angle θ of the material frame against the Bishop frame (rad).
+    pub theta: Vec<f64>,
+    /// Per edge: unit tangent for which `ref_u` was last computed.
+    pub tangent: Vec<DVec3>,
+    /// Per edge: Bishop frame vector u (v = t × u).
+    pub ref_u: Vec<DVec3>,
+}
+
+/// Split `data` into consecutive mutable slices at the given offsets
+/// (`offsets[0] = 0`, last = length): one slice per rod, so rods can be
+/// processed in parallel over the flat arrays.
+pub fn split_mut<'a, T>(mut data: &'a mut [T], offsets: &[usize]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(offsets.len().saturating_sub(1));
+    for w in offsets.windows(2) {
+        let (head, tail) = std::mem::take(&mut data).split_at_mut(w[1] - w[0]);
+        out.push(head);
+        data = tail;
+    }
+    out
+}

@@ -1,0 +1,102 @@
+//! Helpers shared by the integration tests: random rods and simulators.
+#![allow(dead_code)]
+
+use glam::DVec3;
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64;
+use strands::anchor::Anchor;
+use strands::build::{EndSpec, RodSpec, build, check_rod};
+use strands::cpu::CpuSimulator;
+use strands::params::SimParams;
+use strands::rods::RodMaterial;
+
+pub fn rng(seed: u64) -> Pcg64 {
+    Pcg64::seed_from_u64(seed)
+}
+
+pub fn unit(rng: &mut Pcg64) -> DVec3 {
+    loop {
+        let v = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        );
+        if v.length() > 0.1 && v.length() < 1.0 {
+            return v.normalize();
+        }
+    }
+}
+
+/// A random curved polyline of `n` vertices and segment length about `h`:
+/// each edge turns from the last by up to `turn` radians.
+pub fn random_polyline(rng: &mut Pcg64, n: usize, h: f64, turn: f64) -> Vec<DVec3> {
+    let mut p = vec![DVec3::ZERO];
+    let mut t = unit(rng);
+    for _ in 1..n {
+        let len = h * rng.random_range(0.7..1.3);
+        p.push(*p.last().unwrap() + t * len);
+        let k = unit(rng);
+        t = (t + (k - t * k.dot(t)) * turn.tan() * rng.random_range(0.0..1.0)).normalize();
+    }
+    p
+}
+
+/// An anisotropic material with a non-diagonal bending matrix.
+pub fn aniso_material() -> RodMaterial {
+    RodMaterial {
+        bending: [2.0e-3, 0.4e-3, 0.7e-3],
+        twist: 0.9e-3,
+        mass_per_length: 0.02,
+        drag: 0.0,
+    }
+}
+
+pub fn iso_material(bending: f64, twist: f64, mass_per_length: f64) -> RodMaterial {
+    RodMaterial {
+        bending: [bending, 0.0, bending],
+        twist,
+        mass_per_length,
+        drag: 0.0,
+    }
+}
+
+/// A random naturally curved rod, deformed away from its rest shape.
+pub fn random_rod(rng: &mut Pcg64, n: usize, start: EndSpec, end: EndSpec) -> RodSpec {
+    let rest = random_polyline(rng, n, 0.1, 0.5);
+    let points: Vec<DVec3> = rest
+        .iter()
+        .map(|x| *x + unit(rng) * 0.02)
+        .collect();
+    let spec = RodSpec {
+        name: "random".into(),
+        points,
+        rest,
+        material: aniso_material(),
+        start,
+        end,
+    };
+    check_rod(&spec).expect("random rod is valid");
+    spec
+}
+
+pub fn simulator(specs: &[RodSpec], params: SimParams) -> CpuSimulator {
+    simulator_with_anchors(specs, vec![Anchor::world()], params)
+}
+
+pub fn simulator_with_anchors(specs: &[RodSpec], anchors: Vec<Anchor>, params: SimParams) -> CpuSimulator {
+    for s in specs {
+        check_rod(s).expect("valid rod");
+    }
+    let (rods, state) = build(specs, anchors);
+    CpuSimulator::new(rods, state, params)
+}
+
+/// Parameters for tests of the elastic model alone: no gravity, tight twist solves.
+pub fn elastic_params() -> SimParams {
+    SimParams {
+        gravity: DVec3::ZERO,
+        twist_tolerance: 1e-13,
+        twist_max_iterations: 100,
+        ..SimParams::default()
+    }
+}
