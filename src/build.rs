@@ -42,6 +42,8 @@ pub enum GeometryError {
     ZeroLength { shape: &'static str, edge: usize },
     #[error("{shape} edges {} and {edge} fold back onto each other at vertex {edge} (a 180° turn has no curvature binormal)", edge - 1)]
     FoldBack { shape: &'static str, edge: usize },
+    #[error("edge {edge} is {initial} m long in the initial shape but {rest} m at rest; an inextensible rod keeps its edge lengths")]
+    LengthMismatch { edge: usize, initial: f64, rest: f64 },
     #[error("the rod has {0} edges, but clamping both ends needs at least 3")]
     ClampedTooShort(usize),
 }
@@ -77,6 +79,12 @@ pub fn check_rod(spec: &RodSpec) -> Result<(), GeometryError> {
     }
     check_polyline(&spec.points, "initial")?;
     check_polyline(&spec.rest, "rest")?;
+    for (j, (a, b)) in spec.points.windows(2).zip(spec.rest.windows(2)).enumerate() {
+        let (initial, rest) = ((a[1] - a[0]).length(), (b[1] - b[0]).length());
+        if (initial - rest).abs() > 1e-6 * rest {
+            return Err(GeometryError::LengthMismatch { edge: j, initial, rest });
+        }
+    }
     if spec.start != EndSpec::Free && spec.end != EndSpec::Free && n < 4 {
         return Err(GeometryError::ClampedTooShort(n - 1));
     }
@@ -163,4 +171,14 @@ pub fn build(specs: &[RodSpec], anchors: Vec<Anchor>) -> (RodSet, State) {
         state.ref_u.extend(u);
     }
     (rods, state)
+}
+
+/// A straight polyline with the same edge lengths as `points`, along its first edge.
+pub fn straightened(points: &[DVec3]) -> Vec<DVec3> {
+    let t = (points[1] - points[0]).normalize_or(DVec3::X);
+    let mut out = vec![points[0]];
+    for w in points.windows(2) {
+        out.push(*out.last().unwrap() + t * (w[1] - w[0]).length());
+    }
+    out
 }

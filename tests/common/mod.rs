@@ -63,10 +63,13 @@ pub fn iso_material(bending: f64, twist: f64, mass_per_length: f64) -> RodMateri
 /// A random naturally curved rod, deformed away from its rest shape.
 pub fn random_rod(rng: &mut Pcg64, n: usize, start: EndSpec, end: EndSpec) -> RodSpec {
     let rest = random_polyline(rng, n, 0.1, 0.5);
-    let points: Vec<DVec3> = rest
-        .iter()
-        .map(|x| *x + unit(rng) * 0.02)
-        .collect();
+    // Same edge lengths, directions turned by up to ~0.2 rad.
+    let mut points = vec![rest[0]];
+    for w in rest.windows(2) {
+        let e = w[1] - w[0];
+        let d = (e.normalize() + unit(rng) * 0.2).normalize() * e.length();
+        points.push(*points.last().unwrap() + d);
+    }
     let spec = RodSpec {
         name: "random".into(),
         points,
