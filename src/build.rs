@@ -27,6 +27,9 @@ pub struct RodSpec {
     pub material: RodMaterial,
     pub start: EndSpec,
     pub end: EndSpec,
+    /// Angle (rad) of the material frame about the first edge, relative to a
+    /// fixed perpendicular (for rods of elliptic section: which way the flat side faces).
+    pub frame_angle: f64,
 }
 
 /// What is wrong with a rod's geometry.
@@ -91,10 +94,12 @@ pub fn check_rod(spec: &RodSpec) -> Result<(), GeometryError> {
     Ok(())
 }
 
-/// Bishop frame vectors u of a polyline, `u⁰` from `any_perpendicular`.
-pub fn bishop_frame(p: &[DVec3]) -> (Vec<DVec3>, Vec<DVec3>) {
+/// Tangents and Bishop frame vectors u of a polyline; `u⁰` is
+/// `any_perpendicular(t⁰)` turned by `angle` about `t⁰`.
+pub fn bishop_frame(p: &[DVec3], angle: f64) -> (Vec<DVec3>, Vec<DVec3>) {
     let t: Vec<DVec3> = p.windows(2).map(|w| (w[1] - w[0]).normalize()).collect();
-    let mut u = vec![any_perpendicular(t[0])];
+    let u0 = any_perpendicular(t[0]);
+    let mut u = vec![u0 * angle.cos() + t[0].cross(u0) * angle.sin()];
     for j in 1..t.len() {
         let v = parallel_transport(u[j - 1], t[j - 1], t[j]);
         u.push((v - t[j] * v.dot(t[j])).normalize());
@@ -115,7 +120,7 @@ pub fn build(specs: &[RodSpec], anchors: Vec<Anchor>) -> (RodSet, State) {
         let n = spec.points.len();
         // Rest data.
         let rest_len: Vec<f64> = spec.rest.windows(2).map(|w| (w[1] - w[0]).length()).collect();
-        let (rt, ru) = bishop_frame(&spec.rest);
+        let (rt, ru) = bishop_frame(&spec.rest, spec.frame_angle);
         let mut kb = vec![DVec3::ZERO; n];
         curvature_binormals(&spec.rest, &mut kb);
         let frame = |j: usize| (ru[j], rt[j].cross(ru[j]));
@@ -135,7 +140,7 @@ pub fn build(specs: &[RodSpec], anchors: Vec<Anchor>) -> (RodSet, State) {
             .collect();
         let mut inv_mass: Vec<f64> = mass.iter().map(|m| 1.0 / m).collect();
         // Initial state.
-        let (t, u) = bishop_frame(&spec.points);
+        let (t, u) = bishop_frame(&spec.points, spec.frame_angle);
         let mut clamp = |e: EndSpec, j: usize| match e {
             EndSpec::Free => EndCondition::Free,
             EndSpec::Clamped(a) => {

@@ -71,7 +71,7 @@ pub struct SimParams {
     pub twist_tolerance: f64,
     /// At most this many Newton iterations per twist solve. Default 25.
     pub twist_max_iterations: u32,
-    /// A vertex faster than this (m/s) is taken as a blow-up. Default 1000.
+    /// A vertex faster than this (m/s) is taken as a blow-up. Default 100.
     pub max_speed: f64,
 }
 
@@ -88,7 +88,7 @@ impl Default for SimParams {
             },
             twist_tolerance: 1e-10,
             twist_max_iterations: 25,
-            max_speed: 1000.0,
+            max_speed: 100.0,
         }
     }
 }

@@ -40,6 +40,7 @@ fn settled_tip_deflection(segments: usize) -> f64 {
         material,
         start: EndSpec::Clamped(0),
         end: EndSpec::Free,
+        frame_angle: 0.0,
     };
     let params = SimParams {
         dt: 0.01,

@@ -20,6 +20,7 @@ fn energy_band(substeps: u32) -> (f64, f64, f64) {
         material: aniso_material(),
         start: EndSpec::Free,
         end: EndSpec::Free,
+        frame_angle: 0.0,
     };
     let mut params = elastic_params();
     params.projection = Projection::None;

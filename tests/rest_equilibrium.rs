@@ -26,6 +26,7 @@ fn curved_anisotropic_rods_stay_at_rest_without_gravity() {
                 material: aniso_material(),
                 start,
                 end,
+                frame_angle: 0.0,
             }
         })
         .collect();

@@ -31,6 +31,7 @@ fn clamped_rod_turned_by_phi_twists_uniformly() {
         material: iso_material(1.0e-3, beta, 0.01),
         start: EndSpec::Clamped(0),
         end: EndSpec::Clamped(1),
+        frame_angle: 0.0,
     };
     let mut params = elastic_params();
     params.dt = 0.01;

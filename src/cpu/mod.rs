@@ -64,7 +64,7 @@ pub fn stable_step_estimate(rods: &RodSet, r: usize) -> f64 {
     let dx = rods.rest_len[rods.edges(r)]
         .iter()
         .fold(f64::INFINITY, |a, &b| a.min(b));
-    let b = m.bending[0].max(m.bending[2]).max(m.twist);
+    let b = m.bending[0].max(m.bending[2]);
     0.5 * dx * dx * (m.mass_per_length / b).sqrt()
 }
 

@@ -77,6 +77,7 @@ pub fn random_rod(rng: &mut Pcg64, n: usize, start: EndSpec, end: EndSpec) -> Ro
         material: aniso_material(),
         start,
         end,
+        frame_angle: 0.0,
     };
     check_rod(&spec).expect("random rod is valid");
     spec

@@ -1,0 +1,325 @@
+//! The TOML scene format, as deserialised. Every table rejects unknown keys.
+//! Units are SI; angles in scene files are in degrees. See README.md, "Scene format".
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+pub type V3 = [f64; 3];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    #[serde(default)]
+    pub sim: SimSection,
+    #[serde(default)]
+    pub materials: BTreeMap<String, MaterialSection>,
+    #[serde(default)]
+    pub anchors: BTreeMap<String, AnchorSection>,
+    #[serde(default)]
+    pub rods: Vec<RodSection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimSection {
+    /// Step (frame) length (s).
+    pub dt: f64,
+    pub substeps: u32,
+    /// Steps `strands run` takes unless `--steps` says otherwise.
+    pub steps: u64,
+    pub gravity: V3,
+    /// Linear drag coefficient (N·s/m²) for materials that set none.
+    pub drag: f64,
+    pub max_speed: f64,
+    pub twist_tolerance: f64,
+    pub twist_max_iterations: u32,
+    pub projection: ProjectionSection,
+    pub wind: WindSection,
+}
+
+impl Default for SimSection {
+    fn default() -> Self {
+        let p = crate::params::SimParams::default();
+        SimSection {
+            dt: p.dt,
+            substeps: p.substeps,
+            steps: 600,
+            gravity: p.gravity.to_array(),
+            drag: 0.0,
+            max_speed: p.max_speed,
+            twist_tolerance: p.twist_tolerance,
+            twist_max_iterations: p.twist_max_iterations,
+            projection: ProjectionSection::default(),
+            wind: WindSection::default(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ProjectionMethod {
+    Fast,
+    Jacobi,
+    None,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProjectionSection {
+    pub method: ProjectionMethod,
+    /// Jacobi: iterations per substep.
+    pub iterations: u32,
+    /// Jacobi: relaxation factor in (0, 1].
+    pub relaxation: f64,
+    /// Fast: strain tolerance.
+    pub tolerance: f64,
+    /// Fast: iteration cap.
+    pub max_iterations: u32,
+}
+
+impl Default for ProjectionSection {
+    fn default() -> Self {
+        ProjectionSection {
+            method: ProjectionMethod::Fast,
+            iterations: 4,
+            relaxation: 0.5,
+            tolerance: 1e-10,
+            max_iterations: 50,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WindSection {
+    pub velocity: V3,
+    pub gust_amplitude: f64,
+    pub gust_frequency: f64,
+    pub gust_wavelength: f64,
+}
+
+impl Default for WindSection {
+    fn default() -> Self {
+        let w = crate::params::Wind::default();
+        WindSection {
+            velocity: w.velocity.to_array(),
+            gust_amplitude: w.gust_amplitude,
+            gust_frequency: w.gust_frequency,
+            gust_wavelength: w.gust_wavelength,
+        }
+    }
+}
+
+/// Either physical constants (density, section, moduli) or stiffnesses given directly.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialSection {
+    /// kg/m³
+    pub density: Option<f64>,
+    /// Circular section radius (m).
+    pub radius: Option<f64>,
+    /// Elliptic section semi-axes (m): `[a, b]`, a along m1, b along m2.
+    pub semi_axes: Option<[f64; 2]>,
+    /// Pa
+    pub youngs_modulus: Option<f64>,
+    /// Pa; default E / (2 (1 + poisson_ratio)).
+    pub shear_modulus: Option<f64>,
+    /// Default 0.3; only used when shear_modulus is not given.
+    pub poisson_ratio: Option<f64>,
+    /// N·m²: one number (isotropic), `[b11, b22]` or `[b11, b12, b22]`.
+    pub bending_stiffness: Option<Stiffness>,
+    /// N·m²
+    pub twist_stiffness: Option<f64>,
+    /// kg/m
+    pub mass_per_length: Option<f64>,
+    /// N·s/m² (default: sim.drag)
+    pub drag: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+pub enum Stiffness {
+    Scalar(f64),
+    List(Vec<f64>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnchorSection {
+    #[serde(default)]
+    pub pivot: V3,
+    #[serde(default)]
+    pub keyframes: Vec<KeyframeSection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyframeSection {
+    /// s
+    pub t: f64,
+    /// m
+    #[serde(default)]
+    pub translation: V3,
+    /// Rotation vector in degrees (axis × angle) about the pivot.
+    #[serde(default)]
+    pub rotation: V3,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EndKind {
+    #[default]
+    Free,
+    Clamped,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RestShape {
+    /// The initial shape is the rest shape.
+    #[default]
+    Initial,
+    /// Naturally straight, with the initial edge lengths.
+    Straight,
+}
+
+/// Fields every rod entry has, whatever its kind.
+macro_rules! rod_kind {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            pub name: Option<String>,
+            pub material: String,
+            /// Default: free (clamped for scalp and grass).
+            pub start: Option<EndKind>,
+            /// Default: free.
+            pub end: Option<EndKind>,
+            /// Anchor a clamped start follows (default "world", fixed).
+            pub start_anchor: Option<String>,
+            /// Anchor a clamped end follows (default "world", fixed).
+            pub end_anchor: Option<String>,
+            #[serde(default)]
+            pub rest_shape: RestShape,
+            /// Angle (degrees) of the material frame about the first edge.
+            #[serde(default)]
+            pub frame_angle: f64,
+            $($(#[$fdoc])* pub $field: $ty,)*
+        }
+    };
+}
+
+rod_kind!(
+    /// An explicit polyline.
+    PolylineRod {
+        points: Vec<V3>,
+        /// Optional rest shape (same vertex count and edge lengths).
+        rest_points: Option<Vec<V3>>,
+    }
+);
+
+rod_kind!(
+    /// A straight rod between two points.
+    StraightRod { from: V3, to: V3, segments: usize }
+);
+
+rod_kind!(
+    /// A helix (curly rest shape) around an axis.
+    HelixRod {
+        /// Point on the axis where the helix starts.
+        center: V3,
+        #[serde(default = "default_axis")]
+        axis: V3,
+        radius: f64,
+        /// Rise per turn along the axis (m).
+        pitch: f64,
+        turns: f64,
+        segments: usize,
+    }
+);
+
+rod_kind!(
+    /// Hair strands rooted on a sphere ("scalp").
+    ScalpRods {
+        center: V3,
+        radius: f64,
+        count: usize,
+        /// Strand length (m).
+        length: f64,
+        segments: usize,
+        /// Direction of the crown.
+        #[serde(default = "default_up")]
+        up: V3,
+        /// Roots cover the cap within this angle (degrees) of `up`.
+        #[serde(default = "default_cap")]
+        cap_angle: f64,
+        /// Curl radius (m); 0 for straight hair.
+        #[serde(default)]
+        curl_radius: f64,
+        /// Arc length per curl turn (m).
+        #[serde(default = "default_curl_period")]
+        curl_period: f64,
+        /// Strand lengths vary uniformly by ± this fraction.
+        #[serde(default)]
+        length_variation: f64,
+        #[serde(default = "default_seed")]
+        seed: u64,
+    }
+);
+
+rod_kind!(
+    /// Grass blades standing on a horizontal patch.
+    GrassRods {
+        /// Corner of the patch (m); blades stand on its plane.
+        origin: V3,
+        /// Extent along x and z (m).
+        size: [f64; 2],
+        count: usize,
+        height: f64,
+        segments: usize,
+        /// Largest random lean from vertical (degrees).
+        #[serde(default = "default_lean")]
+        lean: f64,
+        /// Natural bend of a blade, total turning over its height (degrees).
+        #[serde(default = "default_bend")]
+        bend: f64,
+        /// Heights vary uniformly by ± this fraction.
+        #[serde(default)]
+        height_variation: f64,
+        #[serde(default = "default_seed")]
+        seed: u64,
+    }
+);
+
+fn default_axis() -> V3 {
+    [0.0, 0.0, 1.0]
+}
+fn default_up() -> V3 {
+    [0.0, 1.0, 0.0]
+}
+fn default_cap() -> f64 {
+    70.0
+}
+fn default_curl_period() -> f64 {
+    0.05
+}
+fn default_lean() -> f64 {
+    10.0
+}
+fn default_bend() -> f64 {
+    20.0
+}
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum RodSection {
+    Polyline(PolylineRod),
+    Straight(StraightRod),
+    Helix(HelixRod),
+    Scalp(ScalpRods),
+    Grass(GrassRods),
+}

@@ -1,0 +1,431 @@
+//! Scene files: loading, `--set` overrides, validation and rod generators.
+
+pub mod format;
+mod generators;
+
+use glam::DVec3;
+use std::path::{Path, PathBuf};
+
+use crate::anchor::{Anchor, Keyframe};
+use crate::build::{EndSpec, RodSpec, check_rod, straightened};
+use crate::params::{Projection, SimParams, Wind};
+use crate::rods::RodMaterial;
+use format::*;
+
+/// A scene error: which file, which field, what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {field}: {message}")]
+pub struct SceneError {
+    pub file: PathBuf,
+    /// Dotted path of the offending value, e.g. `rods[2].segments`.
+    pub field: String,
+    pub message: String,
+}
+
+/// A scene ready to simulate.
+#[derive(Debug, Clone)]
+pub struct Scene {
+    pub params: SimParams,
+    /// Steps `strands run` takes by default.
+    pub steps: u64,
+    pub anchors: Vec<Anchor>,
+    pub rods: Vec<RodSpec>,
+}
+
+impl Scene {
+    /// Read `path`, apply `overrides` (`key.path=value`), check everything.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Scene, SceneError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SceneError {
+            file: path.into(),
+            field: "(file)".into(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Scene::parse(&text, path, overrides)
+    }
+
+    /// Parse scene text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path, overrides: &[String]) -> Result<Scene, SceneError> {
+        let err = |field: &str, message: String| SceneError {
+            file: path.into(),
+            field: field.into(),
+            message,
+        };
+        let mut doc: toml_edit::DocumentMut = text
+            .parse()
+            .map_err(|e: toml_edit::TomlError| err("(syntax)", e.to_string()))?;
+        for o in overrides {
+            apply_override(&mut doc, o).map_err(|m| err(&format!("--set {o}"), m))?;
+        }
+        check_finite(doc.as_item(), "").map_err(|f| err(&f, "is not a finite number".into()))?;
+        let text = doc.to_string();
+        let file: SceneFile = toml::from_str(&text).map_err(|e| {
+            let note = if overrides.is_empty() { "" } else { " (after --set overrides)" };
+            err("(structure)", format!("{}{note}", e.to_string().trim_end()))
+        })?;
+        convert(file).map_err(|(f, m)| err(&f, m))
+    }
+}
+
+/// Set the value at a dotted path (`sim.dt`, `rods.0.segments`, `anchors.head.pivot`).
+/// The value is read as TOML (`1e-4`, `[0, 1, 0]`, `true`), else as a string.
+pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<(), String> {
+    let (key, value) = spec
+        .split_once('=')
+        .ok_or_else(|| "expected key=value".to_string())?;
+    let value: toml_edit::Value = value
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| toml_edit::Value::from(value.trim()));
+    let parts: Vec<&str> = key.trim().split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("bad key path `{key}`"));
+    }
+    set_in_table(doc.as_table_mut(), &parts, value)
+}
+
+fn set_in_table(t: &mut toml_edit::Table, parts: &[&str], value: toml_edit::Value) -> Result<(), String> {
+    let (part, rest) = (parts[0], &parts[1..]);
+    if rest.is_empty() {
+        t.insert(part, toml_edit::Item::Value(value));
+        return Ok(());
+    }
+    if !t.contains_key(part) {
+        t.insert(part, toml_edit::Item::Table(toml_edit::Table::new()));
+    }
+    match t.get_mut(part).unwrap() {
+        toml_edit::Item::Table(inner) => set_in_table(inner, rest, value),
+        toml_edit::Item::ArrayOfTables(a) => {
+            let len = a.len();
+            let idx: usize = rest[0]
+                .parse()
+                .map_err(|_| format!("`{}` is not an index into `{part}`", rest[0]))?;
+            let inner = a
+                .get_mut(idx)
+                .ok_or_else(|| format!("`{part}` has {len} entries, no index {idx}"))?;
+            if rest.len() == 1 {
+                return Err("cannot replace a whole table".into());
+            }
+            set_in_table(inner, &rest[1..], value)
+        }
+        toml_edit::Item::Value(v) => set_in_value(v, rest, value),
+        toml_edit::Item::None => Err(format!("`{part}` does not exist")),
+    }
+}
+
+fn set_in_value(v: &mut toml_edit::Value, parts: &[&str], value: toml_edit::Value) -> Result<(), String> {
+    let part = parts[0];
+    let slot: &mut toml_edit::Value = match v {
+        toml_edit::Value::Array(a) => {
+            let idx: usize = part.parse().map_err(|_| format!("`{part}` is not an index into an array"))?;
+            let len = a.len();
+            a.get_mut(idx)
+                .ok_or_else(|| format!("index {idx} out of range (the array has {len} entries)"))?
+        }
+        toml_edit::Value::InlineTable(t) => {
+            if parts.len() == 1 {
+                t.insert(part, value);
+                return Ok(());
+            }
+            t.get_mut(part).ok_or_else(|| format!("`{part}` does not exist"))?
+        }
+        _ => return Err(format!("`{part}`: the value above it is not a table or array")),
+    };
+    if parts.len() == 1 {
+        *slot = value;
+        Ok(())
+    } else {
+        set_in_value(slot, &parts[1..], value)
+    }
+}
+
+/// Find the first NaN or infinite float; returns its dotted path.
+fn check_finite(item: &toml_edit::Item, path: &str) -> Result<(), String> {
+    let join = |k: &str| if path.is_empty() { k.to_string() } else { format!("{path}.{k}") };
+    match item {
+        toml_edit::Item::Table(t) => t.iter().try_for_each(|(k, i)| check_finite(i, &join(k))),
+        toml_edit::Item::ArrayOfTables(a) => a.iter().enumerate().try_for_each(|(i, t)| {
+            t.iter().try_for_each(|(k, it)| check_finite(it, &format!("{path}[{i}].{k}")))
+        }),
+        toml_edit::Item::Value(v) => check_value(v, path),
+        toml_edit::Item::None => Ok(()),
+    }
+}
+
+fn check_value(v: &toml_edit::Value, path: &str) -> Result<(), String> {
+    match v {
+        toml_edit::Value::Float(f) if !f.value().is_finite() => Err(path.to_string()),
+        toml_edit::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, x)| check_value(x, &format!("{path}[{i}]"))),
+        toml_edit::Value::InlineTable(t) => t
+            .iter()
+            .try_for_each(|(k, x)| check_value(x, &format!("{path}.{k}"))),
+        _ => Ok(()),
+    }
+}
+
+type Field = (String, String);
+
+fn positive(field: &str, v: f64) -> Result<f64, Field> {
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err((field.into(), format!("must be positive, got {v}")))
+    }
+}
+
+fn non_negative(field: &str, v: f64) -> Result<f64, Field> {
+    if v >= 0.0 {
+        Ok(v)
+    } else {
+        Err((field.into(), format!("must not be negative, got {v}")))
+    }
+}
+
+fn v3(a: V3) -> DVec3 {
+    DVec3::from_array(a)
+}
+
+fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
+    positive("sim.dt", s.dt)?;
+    if s.substeps == 0 {
+        return Err(("sim.substeps".into(), "must be at least 1".into()));
+    }
+    positive("sim.max_speed", s.max_speed)?;
+    positive("sim.twist_tolerance", s.twist_tolerance)?;
+    let p = &s.projection;
+    let projection = match p.method {
+        ProjectionMethod::Fast => Projection::Fast {
+            tolerance: positive("sim.projection.tolerance", p.tolerance)?,
+            max_iterations: p.max_iterations.max(1),
+        },
+        ProjectionMethod::Jacobi => {
+            if p.iterations == 0 {
+                return Err(("sim.projection.iterations".into(), "must be at least 1".into()));
+            }
+            if !(p.relaxation > 0.0 && p.relaxation <= 1.0) {
+                return Err((
+                    "sim.projection.relaxation".into(),
+                    format!("must be in (0, 1], got {}", p.relaxation),
+                ));
+            }
+            Projection::Jacobi {
+                iterations: p.iterations,
+                relaxation: p.relaxation,
+            }
+        }
+        ProjectionMethod::None => Projection::None,
+    };
+    let w = &s.wind;
+    non_negative("sim.wind.gust_amplitude", w.gust_amplitude)?;
+    positive("sim.wind.gust_wavelength", w.gust_wavelength)?;
+    non_negative("sim.drag", s.drag)?;
+    Ok(SimParams {
+        dt: s.dt,
+        substeps: s.substeps,
+        gravity: v3(s.gravity),
+        wind: Wind {
+            velocity: v3(w.velocity),
+            gust_amplitude: w.gust_amplitude,
+            gust_frequency: w.gust_frequency,
+            gust_wavelength: w.gust_wavelength,
+        },
+        projection,
+        twist_tolerance: s.twist_tolerance,
+        twist_max_iterations: s.twist_max_iterations.max(1),
+        max_speed: s.max_speed,
+    })
+}
+
+/// Material constants from either physical or direct parameters.
+pub fn convert_material(name: &str, m: &MaterialSection, default_drag: f64) -> Result<RodMaterial, Field> {
+    let f = |k: &str| format!("materials.{name}.{k}");
+    let physical = m.density.is_some() || m.radius.is_some() || m.semi_axes.is_some() || m.youngs_modulus.is_some();
+    let direct = m.bending_stiffness.is_some() || m.twist_stiffness.is_some() || m.mass_per_length.is_some();
+    let drag = non_negative(&f("drag"), m.drag.unwrap_or(default_drag))?;
+    let need = |v: Option<f64>, k: &str| -> Result<f64, Field> {
+        positive(&f(k), v.ok_or_else(|| (f(k), "is missing".to_string()))?)
+    };
+    if physical && direct {
+        return Err((
+            f("(kind)"),
+            "give either density/radius/youngs_modulus or bending_stiffness/twist_stiffness/mass_per_length, not both".into(),
+        ));
+    }
+    if direct {
+        let bending = match m.bending_stiffness.clone() {
+            None => return Err((f("bending_stiffness"), "is missing".into())),
+            Some(Stiffness::Scalar(b)) => [b, 0.0, b],
+            Some(Stiffness::List(l)) if l.len() == 2 => [l[0], 0.0, l[1]],
+            Some(Stiffness::List(l)) if l.len() == 3 => [l[0], l[1], l[2]],
+            Some(Stiffness::List(l)) => {
+                return Err((
+                    f("bending_stiffness"),
+                    format!("expected a number, [b11, b22] or [b11, b12, b22]; got {} numbers", l.len()),
+                ));
+            }
+        };
+        if !(bending[0] > 0.0 && bending[2] > 0.0 && bending[0] * bending[2] > bending[1] * bending[1]) {
+            return Err((f("bending_stiffness"), format!("must be positive definite, got {bending:?}")));
+        }
+        return Ok(RodMaterial {
+            bending,
+            twist: need(m.twist_stiffness, "twist_stiffness")?,
+            mass_per_length: need(m.mass_per_length, "mass_per_length")?,
+            drag,
+        });
+    }
+    let density = need(m.density, "density")?;
+    let e = need(m.youngs_modulus, "youngs_modulus")?;
+    let (a, b) = match (m.radius, m.semi_axes) {
+        (Some(_), Some(_)) => return Err((f("radius"), "give radius or semi_axes, not both".into())),
+        (Some(r), None) => {
+            let r = positive(&f("radius"), r)?;
+            (r, r)
+        }
+        (None, Some([a, b])) => (positive(&f("semi_axes[0]"), a)?, positive(&f("semi_axes[1]"), b)?),
+        (None, None) => return Err((f("radius"), "is missing (or give semi_axes)".into())),
+    };
+    let g = match m.shear_modulus {
+        Some(g) => positive(&f("shear_modulus"), g)?,
+        None => {
+            let nu = m.poisson_ratio.unwrap_or(0.3);
+            if !(nu > -1.0 && nu < 0.5) {
+                return Err((f("poisson_ratio"), format!("must be in (−1, 0.5), got {nu}")));
+            }
+            e / (2.0 * (1.0 + nu))
+        }
+    };
+    let pi = std::f64::consts::PI;
+    // Ellipse with semi-axis a along m1, b along m2: bending about m2 (ω₁) has
+    // second moment πa³b/4, about m1 (ω₂) πab³/4; torsion constant πa³b³/(a²+b²).
+    Ok(RodMaterial {
+        bending: [e * pi * a.powi(3) * b / 4.0, 0.0, e * pi * a * b.powi(3) / 4.0],
+        twist: g * pi * a.powi(3) * b.powi(3) / (a * a + b * b),
+        mass_per_length: density * pi * a * b,
+        drag,
+    })
+}
+
+fn convert_anchor(name: &str, a: &AnchorSection) -> Result<Anchor, Field> {
+    for (k, w) in a.keyframes.windows(2).enumerate() {
+        if w[1].t <= w[0].t {
+            return Err((
+                format!("anchors.{name}.keyframes[{}].t", k + 1),
+                format!("keyframe times must increase strictly ({} after {})", w[1].t, w[0].t),
+            ));
+        }
+    }
+    Ok(Anchor {
+        name: name.into(),
+        pivot: v3(a.pivot),
+        keyframes: a
+            .keyframes
+            .iter()
+            .map(|k| Keyframe {
+                t: k.t,
+                translation: v3(k.translation),
+                rotation: v3(k.rotation).to_radians_vec(),
+            })
+            .collect(),
+    })
+}
+
+trait ToRadians {
+    fn to_radians_vec(self) -> Self;
+}
+impl ToRadians for DVec3 {
+    fn to_radians_vec(self) -> Self {
+        self * (std::f64::consts::PI / 180.0)
+    }
+}
+
+fn convert(file: SceneFile) -> Result<Scene, Field> {
+    let params = convert_sim(&file.sim)?;
+    let mut anchors = vec![Anchor::world()];
+    for (name, a) in &file.anchors {
+        if name == "world" {
+            return Err(("anchors.world".into(), "`world` is the built-in fixed anchor; choose another name".into()));
+        }
+        anchors.push(convert_anchor(name, a)?);
+    }
+    let mut materials = std::collections::BTreeMap::new();
+    for (name, m) in &file.materials {
+        materials.insert(name.clone(), convert_material(name, m, file.sim.drag)?);
+    }
+    if file.rods.is_empty() {
+        return Err(("rods".into(), "the scene has no rods ([[rods]] tables)".into()));
+    }
+    let mut rods = Vec::new();
+    for (i, section) in file.rods.iter().enumerate() {
+        let field = |k: &str| format!("rods[{i}].{k}");
+        let generated = generators::generate(section, i).map_err(|(k, m)| (field(&k), m))?;
+        let c = generated.common;
+        let material = *materials.get(c.material).ok_or_else(|| {
+            let known: Vec<&str> = materials.keys().map(|s| s.as_str()).collect();
+            (
+                field("material"),
+                format!("unknown material `{}` (defined: {})", c.material, if known.is_empty() { "none".into() } else { known.join(", ") }),
+            )
+        })?;
+        let anchor = |k: &str, name: &Option<String>| -> Result<usize, Field> {
+            let n = name.as_deref().unwrap_or("world");
+            anchors.iter().position(|a| a.name == n).ok_or_else(|| {
+                let known: Vec<&str> = anchors.iter().map(|a| a.name.as_str()).collect();
+                (field(k), format!("unknown anchor `{n}` (defined: {})", known.join(", ")))
+            })
+        };
+        let end = |kind: EndKind, k: &str, name: &Option<String>| -> Result<EndSpec, Field> {
+            match kind {
+                EndKind::Free if name.is_some() => Err((field(k), format!("is set but the {} end is free", &k[..k.len() - 7]))),
+                EndKind::Free => Ok(EndSpec::Free),
+                EndKind::Clamped => Ok(EndSpec::Clamped(anchor(k, name)?)),
+            }
+        };
+        let start = end(c.start, "start_anchor", c.start_anchor)?;
+        let finish = end(c.end, "end_anchor", c.end_anchor)?;
+        for (k, g) in generated.rods.into_iter().enumerate() {
+            let rest = match (g.rest, c.rest_shape) {
+                (Some(r), RestShape::Initial) => r,
+                (Some(_), RestShape::Straight) => {
+                    return Err((field("rest_shape"), "rest_points and rest_shape = \"straight\" contradict each other".into()));
+                }
+                (None, RestShape::Initial) => g.points.clone(),
+                (None, RestShape::Straight) => {
+                    if g.points.len() < 2 {
+                        g.points.clone()
+                    } else {
+                        straightened(&g.points)
+                    }
+                }
+            };
+            let name = match (&c.name, generated.many) {
+                (Some(n), false) => n.clone(),
+                (Some(n), true) => format!("{n}[{k}]"),
+                (None, false) => format!("rods[{i}]"),
+                (None, true) => format!("rods[{i}][{k}]"),
+            };
+            let spec = RodSpec {
+                name: name.clone(),
+                points: g.points,
+                rest,
+                material,
+                start,
+                end: finish,
+                frame_angle: c.frame_angle.to_radians() + g.frame_angle,
+            };
+            check_rod(&spec).map_err(|e| {
+                let what = if generated.many { format!("rods[{i}] (rod {k}, `{name}`)") } else { format!("rods[{i}]") };
+                (what, e.to_string())
+            })?;
+            rods.push(spec);
+        }
+    }
+    Ok(Scene {
+        params,
+        steps: file.sim.steps,
+        anchors,
+        rods,
+    })
+}
