@@ -1,0 +1,72 @@
+//! `strands run` end to end: the JSON result, `--set`, `--every`, and a
+//! blow-up that stops with an error instead of writing a result.
+
+use std::process::Command;
+
+fn strands() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_strands"))
+}
+
+fn scene(name: &str) -> String {
+    format!("{}/scenes/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("strands-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// The twist scene turns one end 2.5 turns about the rod axis: the result file
+/// holds the final θ with θⁿ − θ⁰ = 5π, one diagnostics entry per step plus the
+/// initial state, and a frame every K steps.
+#[test]
+fn run_writes_the_documented_result() {
+    let out = tmp("twist.json");
+    let status = strands()
+        .args(["run", &scene("twist.toml"), "--steps", "120", "--every", "40", "--out"])
+        .arg(&out)
+        .args(["--set", "sim.substeps=25"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["substeps"], 25);
+    assert_eq!(v["steps"], 120);
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 121);
+    let frames: Vec<u64> = v["frames"].as_array().unwrap().iter().map(|f| f["step"].as_u64().unwrap()).collect();
+    assert_eq!(frames, vec![0, 40, 80, 120]);
+    let rod = &v["rods"][0];
+    assert_eq!(rod["positions"].as_array().unwrap().len(), 21);
+    let theta: Vec<f64> = rod["theta"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert!((theta[19] - theta[0] - 5.0 * std::f64::consts::PI).abs() < 1e-9);
+    let last = &v["diagnostics"][120];
+    assert!(last["twisting"].as_f64().unwrap() > 0.0);
+    assert!(last["max_strain"].as_f64().unwrap() < 1e-9);
+}
+
+#[test]
+fn a_blow_up_names_rod_and_step_and_writes_nothing() {
+    let out = tmp("blow.json");
+    let o = strands()
+        .args(["run", &scene("cantilever.toml"), "--set", "sim.substeps=100", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("rod 0") && err.contains("unstable at step"), "{err}");
+    assert!(err.contains("time step"), "{err}");
+    assert!(!out.exists(), "a result was written for a run that blew up");
+}
+
+#[test]
+fn a_bad_scene_exits_non_zero_with_the_field() {
+    let o = strands()
+        .args(["run", &scene("twist.toml"), "--set", "materials.cable.mass_per_length=-1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("twist.toml") && err.contains("materials.cable.mass_per_length"), "{err}");
+}
