@@ -45,8 +45,14 @@ pub enum GeometryError {
     ZeroLength { shape: &'static str, edge: usize },
     #[error("{shape} edges {} and {edge} fold back onto each other at vertex {edge} (a 180° turn has no curvature binormal)", edge - 1)]
     FoldBack { shape: &'static str, edge: usize },
-    #[error("edge {edge} is {initial} m long in the initial shape but {rest} m at rest; an inextensible rod keeps its edge lengths")]
-    LengthMismatch { edge: usize, initial: f64, rest: f64 },
+    #[error(
+        "edge {edge} is {initial} m long in the initial shape but {rest} m at rest; an inextensible rod keeps its edge lengths"
+    )]
+    LengthMismatch {
+        edge: usize,
+        initial: f64,
+        rest: f64,
+    },
     #[error("the rod has {0} edges, but clamping both ends needs at least 3")]
     ClampedTooShort(usize),
 }
@@ -55,7 +61,10 @@ fn check_polyline(p: &[DVec3], shape: &'static str) -> Result<(), GeometryError>
     if let Some(i) = p.iter().position(|x| !x.is_finite()) {
         return Err(GeometryError::NonFinite(i));
     }
-    let scale = p.iter().fold(0.0f64, |m, x| m.max(x.abs().max_element())).max(1.0);
+    let scale = p
+        .iter()
+        .fold(0.0f64, |m, x| m.max(x.abs().max_element()))
+        .max(1.0);
     for j in 0..p.len() - 1 {
         if (p[j + 1] - p[j]).length() <= 1e-12 * scale {
             return Err(GeometryError::ZeroLength { shape, edge: j });
@@ -85,7 +94,11 @@ pub fn check_rod(spec: &RodSpec) -> Result<(), GeometryError> {
     for (j, (a, b)) in spec.points.windows(2).zip(spec.rest.windows(2)).enumerate() {
         let (initial, rest) = ((a[1] - a[0]).length(), (b[1] - b[0]).length());
         if (initial - rest).abs() > 1e-6 * rest {
-            return Err(GeometryError::LengthMismatch { edge: j, initial, rest });
+            return Err(GeometryError::LengthMismatch {
+                edge: j,
+                initial,
+                rest,
+            });
         }
     }
     if spec.start != EndSpec::Free && spec.end != EndSpec::Free && n < 4 {
@@ -119,7 +132,11 @@ pub fn build(specs: &[RodSpec], anchors: Vec<Anchor>) -> (RodSet, State) {
     for spec in specs {
         let n = spec.points.len();
         // Rest data.
-        let rest_len: Vec<f64> = spec.rest.windows(2).map(|w| (w[1] - w[0]).length()).collect();
+        let rest_len: Vec<f64> = spec
+            .rest
+            .windows(2)
+            .map(|w| (w[1] - w[0]).length())
+            .collect();
         let (rt, ru) = bishop_frame(&spec.rest, spec.frame_angle);
         let mut kb = vec![DVec3::ZERO; n];
         curvature_binormals(&spec.rest, &mut kb);
@@ -168,7 +185,8 @@ pub fn build(specs: &[RodSpec], anchors: Vec<Anchor>) -> (RodSet, State) {
         rods.rest_kappa.extend(kappa);
         rods.mass.extend(mass);
         rods.inv_mass.extend(inv_mass);
-        rods.vertex_offset.push(rods.vertex_offset.last().unwrap() + n);
+        rods.vertex_offset
+            .push(rods.vertex_offset.last().unwrap() + n);
         state.pos.extend(&spec.points);
         state.vel.extend(std::iter::repeat_n(DVec3::ZERO, n));
         state.theta.extend(std::iter::repeat_n(0.0, n - 1));

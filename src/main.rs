@@ -14,7 +14,11 @@ use strands::output::{RunResult, StepDiagnostics, final_rods, frame};
 use strands::scene::Scene;
 
 #[derive(Parser)]
-#[command(name = "strands", version, about = "Discrete Elastic Rods: hair, fur, grass and cables")]
+#[command(
+    name = "strands",
+    version,
+    about = "Discrete Elastic Rods: hair, fur, grass and cables"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -58,7 +62,13 @@ fn main() {
     }
 }
 
-fn run(path: PathBuf, steps: Option<u64>, out: Option<PathBuf>, every: u64, set: &[String]) -> Result<()> {
+fn run(
+    path: PathBuf,
+    steps: Option<u64>,
+    out: Option<PathBuf>,
+    every: u64,
+    set: &[String],
+) -> Result<()> {
     let scene = Scene::load(&path, set)?;
     let steps = steps.unwrap_or(scene.steps);
     let (rods, state) = build(&scene.rods, scene.anchors);
@@ -89,7 +99,8 @@ fn run(path: PathBuf, steps: Option<u64>, out: Option<PathBuf>, every: u64, set:
         frames.push(frame(&sim));
     }
     let bar = ProgressBar::new(steps).with_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} steps, {elapsed} elapsed, {eta} left").unwrap(),
+        ProgressStyle::with_template("{bar:40} {pos}/{len} steps, {elapsed} elapsed, {eta} left")
+            .unwrap(),
     );
     let start = Instant::now();
     for _ in 0..steps {
@@ -117,10 +128,12 @@ fn run(path: PathBuf, steps: Option<u64>, out: Option<PathBuf>, every: u64, set:
     let vertex_steps = sim.rods.vertex_count() as f64 * steps as f64 * sim.params.substeps as f64;
     match &out {
         Some(file) => {
-            let f = std::fs::File::create(file).with_context(|| format!("cannot create {}", file.display()))?;
+            let f = std::fs::File::create(file)
+                .with_context(|| format!("cannot create {}", file.display()))?;
             let mut w = std::io::BufWriter::new(f);
             serde_json::to_writer(&mut w, &result)?;
-            w.flush().with_context(|| format!("cannot write {}", file.display()))?;
+            w.flush()
+                .with_context(|| format!("cannot write {}", file.display()))?;
         }
         None => {
             let stdout = std::io::stdout();
@@ -133,7 +146,8 @@ fn run(path: PathBuf, steps: Option<u64>, out: Option<PathBuf>, every: u64, set:
         "done: t = {:.4} s in {wall:.2} s wall ({:.3e} vertex-substeps/s){}",
         sim.state.time,
         vertex_steps / wall.max(1e-9),
-        out.map(|f| format!("; wrote {}", f.display())).unwrap_or_default()
+        out.map(|f| format!("; wrote {}", f.display()))
+            .unwrap_or_default()
     );
     Ok(())
 }

@@ -61,7 +61,11 @@ pub struct StepDiagnostics {
 impl StepDiagnostics {
     pub fn new(step: u64, values: Diagnostics) -> Self {
         let total = values.bending + values.twisting + values.gravitational + values.kinetic;
-        StepDiagnostics { step, values, total }
+        StepDiagnostics {
+            step,
+            values,
+            total,
+        }
     }
 }
 

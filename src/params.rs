@@ -49,8 +49,8 @@ impl Wind {
             return self.velocity;
         }
         let d = self.velocity.try_normalize().unwrap_or(DVec3::X);
-        let phase = std::f64::consts::TAU
-            * (self.gust_frequency * t - d.dot(x) / self.gust_wavelength);
+        let phase =
+            std::f64::consts::TAU * (self.gust_frequency * t - d.dot(x) / self.gust_wavelength);
         self.velocity + d * (self.gust_amplitude * phase.sin())
     }
 }

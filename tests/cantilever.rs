@@ -45,7 +45,10 @@ fn settled_tip_deflection(segments: usize) -> f64 {
     let params = SimParams {
         dt: 0.01,
         gravity: DVec3::new(0.0, -G, 0.0),
-        projection: Projection::Fast { tolerance: 1e-12, max_iterations: 50 },
+        projection: Projection::Fast {
+            tolerance: 1e-12,
+            max_iterations: 50,
+        },
         ..SimParams::default()
     };
     let mut sim = simulator(&[spec], params);
@@ -68,7 +71,10 @@ const SEGMENTS: [usize; 4] = [5, 10, 20, 40];
 
 #[test]
 fn cantilever_matches_euler_bernoulli_and_converges() {
-    let deflections: Vec<f64> = SEGMENTS.iter().map(|&n| settled_tip_deflection(n)).collect();
+    let deflections: Vec<f64> = SEGMENTS
+        .iter()
+        .map(|&n| settled_tip_deflection(n))
+        .collect();
     let errors: Vec<f64> = SEGMENTS
         .iter()
         .zip(&deflections)
@@ -81,11 +87,17 @@ fn cantilever_matches_euler_bernoulli_and_converges() {
     for w in errors.windows(2) {
         assert!(w[1] < w[0] / 3.0, "error does not fall as h²: {errors:?}");
     }
-    assert!(errors[2] < 0.01 && errors[3] < 0.01, "relative errors {errors:?}");
+    assert!(
+        errors[2] < 0.01 && errors[3] < 0.01,
+        "relative errors {errors:?}"
+    );
     // Against the nominal free length the error is first order, ≈ 2h/L.
     for (&n, d) in SEGMENTS.iter().zip(&deflections) {
         let e = (d - euler_bernoulli(L)) / euler_bernoulli(L);
         let predicted = 2.0 / n as f64;
-        assert!((e - predicted).abs() < 0.2 * predicted, "{n} segments: {e} vs 2h/L = {predicted}");
+        assert!(
+            (e - predicted).abs() < 0.2 * predicted,
+            "{n} segments: {e} vs 2h/L = {predicted}"
+        );
     }
 }

@@ -24,7 +24,15 @@ fn tmp(name: &str) -> std::path::PathBuf {
 fn run_writes_the_documented_result() {
     let out = tmp("twist.json");
     let status = strands()
-        .args(["run", &scene("twist.toml"), "--steps", "120", "--every", "40", "--out"])
+        .args([
+            "run",
+            &scene("twist.toml"),
+            "--steps",
+            "120",
+            "--every",
+            "40",
+            "--out",
+        ])
         .arg(&out)
         .args(["--set", "sim.substeps=25"])
         .status()
@@ -34,11 +42,21 @@ fn run_writes_the_documented_result() {
     assert_eq!(v["substeps"], 25);
     assert_eq!(v["steps"], 120);
     assert_eq!(v["diagnostics"].as_array().unwrap().len(), 121);
-    let frames: Vec<u64> = v["frames"].as_array().unwrap().iter().map(|f| f["step"].as_u64().unwrap()).collect();
+    let frames: Vec<u64> = v["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["step"].as_u64().unwrap())
+        .collect();
     assert_eq!(frames, vec![0, 40, 80, 120]);
     let rod = &v["rods"][0];
     assert_eq!(rod["positions"].as_array().unwrap().len(), 21);
-    let theta: Vec<f64> = rod["theta"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    let theta: Vec<f64> = rod["theta"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
     assert!((theta[19] - theta[0] - 5.0 * std::f64::consts::PI).abs() < 1e-9);
     let last = &v["diagnostics"][120];
     assert!(last["twisting"].as_f64().unwrap() > 0.0);
@@ -49,13 +67,22 @@ fn run_writes_the_documented_result() {
 fn a_blow_up_names_rod_and_step_and_writes_nothing() {
     let out = tmp("blow.json");
     let o = strands()
-        .args(["run", &scene("cantilever.toml"), "--set", "sim.substeps=100", "--out"])
+        .args([
+            "run",
+            &scene("cantilever.toml"),
+            "--set",
+            "sim.substeps=100",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("rod 0") && err.contains("unstable at step"), "{err}");
+    assert!(
+        err.contains("rod 0") && err.contains("unstable at step"),
+        "{err}"
+    );
     assert!(err.contains("time step"), "{err}");
     assert!(!out.exists(), "a result was written for a run that blew up");
 }
@@ -63,10 +90,18 @@ fn a_blow_up_names_rod_and_step_and_writes_nothing() {
 #[test]
 fn a_bad_scene_exits_non_zero_with_the_field() {
     let o = strands()
-        .args(["run", &scene("twist.toml"), "--set", "materials.cable.mass_per_length=-1"])
+        .args([
+            "run",
+            &scene("twist.toml"),
+            "--set",
+            "materials.cable.mass_per_length=-1",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("twist.toml") && err.contains("materials.cable.mass_per_length"), "{err}");
+    assert!(
+        err.contains("twist.toml") && err.contains("materials.cable.mass_per_length"),
+        "{err}"
+    );
 }

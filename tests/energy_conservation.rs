@@ -50,7 +50,10 @@ fn energy_band(substeps: u32) -> (f64, f64, f64) {
 #[test]
 fn energy_stays_bounded_without_drift() {
     let (band, drift, kinetic) = energy_band(20);
-    assert!(kinetic > 0.05, "the rod must actually move (kinetic share {kinetic})");
+    assert!(
+        kinetic > 0.05,
+        "the rod must actually move (kinetic share {kinetic})"
+    );
     assert!(band < 0.02, "energy band {band} of the initial energy");
     assert!(drift < 0.005, "drift {drift} of the initial energy");
     // The band is O(h): halving the step roughly halves it.

@@ -31,7 +31,13 @@ fn energy_fixed_theta(sim: &CpuSimulator, pos: &[DVec3]) -> f64 {
     frames(pos, &mut tangent, &mut ref_u);
     let mut kb = vec![DVec3::ZERO; pos.len()];
     curvature_binormals(pos, &mut kb);
-    let (b, t) = elastic_energy(rod_rest(&sim.rods, 0), &kb, &tangent, &ref_u, &sim.state.theta);
+    let (b, t) = elastic_energy(
+        rod_rest(&sim.rods, 0),
+        &kb,
+        &tangent,
+        &ref_u,
+        &sim.state.theta,
+    );
     b + t
 }
 
@@ -66,16 +72,24 @@ fn partial_position_gradient_matches_finite_differences() {
         curvature_binormals(&s.pos, &mut kb);
         let mut gb = vec![0.0; n - 1];
         let mut gt = vec![0.0; n - 1];
-        twist_gradient(rest, &kb, &s.tangent, &s.ref_u, &s.theta, &mut gb, &mut gt, None);
+        twist_gradient(
+            rest, &kb, &s.tangent, &s.ref_u, &s.theta, &mut gb, &mut gt, None,
+        );
         let mut force = vec![DVec3::ZERO; n];
-        elastic_forces(rest, &s.pos, &kb, &s.tangent, &s.ref_u, &s.theta, &gb, &gt, false, &mut force);
+        elastic_forces(
+            rest, &s.pos, &kb, &s.tangent, &s.ref_u, &s.theta, &gb, &gt, false, &mut force,
+        );
         let numeric = fd_gradient(&s.pos, 0..n, |p| energy_fixed_theta(&sim, p));
         assert_close(&force, &numeric, &format!("seed {seed}"));
     }
 }
 
 /// −E gradient by central differences over the given vertices (zero elsewhere).
-fn fd_gradient(pos: &[DVec3], which: std::ops::Range<usize>, energy: impl Fn(&[DVec3]) -> f64) -> Vec<DVec3> {
+fn fd_gradient(
+    pos: &[DVec3],
+    which: std::ops::Range<usize>,
+    energy: impl Fn(&[DVec3]) -> f64,
+) -> Vec<DVec3> {
     let mut out = vec![DVec3::ZERO; pos.len()];
     let mut p = pos.to_vec();
     for i in which {
@@ -115,7 +129,8 @@ fn total_force_with_quasistatic_twist_matches_finite_differences() {
             for c in [&mut sim.rods.start[0], &mut sim.rods.end[0]] {
                 if let strands::rods::EndCondition::Clamped(cl) = c {
                     let axis = (cl.local_pos[1] - cl.local_pos[0]).normalize();
-                    cl.local_m1 = glam::DQuat::from_axis_angle(axis, 1.3 + seed as f64) * cl.local_m1;
+                    cl.local_m1 =
+                        glam::DQuat::from_axis_angle(axis, 1.3 + seed as f64) * cl.local_m1;
                 }
             }
             let params = sim.params;
@@ -136,8 +151,16 @@ fn total_force_with_quasistatic_twist_matches_finite_differences() {
             let n = state.pos.len();
             let mut force = vec![DVec3::ZERO; n];
             rod_forces(
-                &sim.rods, &params, 0, t, &state.pos, &state.vel, &state.tangent, &state.ref_u,
-                &state.theta, &mut force,
+                &sim.rods,
+                &params,
+                0,
+                t,
+                &state.pos,
+                &state.vel,
+                &state.tangent,
+                &state.ref_u,
+                &state.theta,
+                &mut force,
             );
             let lo = if start == EndSpec::Free { 0 } else { 2 };
             let hi = if end == EndSpec::Free { n } else { n - 2 };
@@ -147,7 +170,13 @@ fn total_force_with_quasistatic_twist_matches_finite_differences() {
                 relax(&sim, &mut st);
                 let mut kb = vec![DVec3::ZERO; n];
                 curvature_binormals(&st.pos, &mut kb);
-                let (b, tw) = elastic_energy(rod_rest(&sim.rods, 0), &kb, &st.tangent, &st.ref_u, &st.theta);
+                let (b, tw) = elastic_energy(
+                    rod_rest(&sim.rods, 0),
+                    &kb,
+                    &st.tangent,
+                    &st.ref_u,
+                    &st.theta,
+                );
                 b + tw
             });
             for f in force.iter_mut().take(lo) {
@@ -184,7 +213,16 @@ fn twist_gradient_and_hessian_match_finite_differences() {
             let mut gt = vec![0.0; ne];
             let mut d = vec![0.0; ne];
             let mut o = vec![0.0; ne];
-            twist_gradient(rest, &kb, &s.tangent, &s.ref_u, theta, &mut gb, &mut gt, Some((&mut d, &mut o)));
+            twist_gradient(
+                rest,
+                &kb,
+                &s.tangent,
+                &s.ref_u,
+                theta,
+                &mut gb,
+                &mut gt,
+                Some((&mut d, &mut o)),
+            );
             let g: Vec<f64> = gb.iter().zip(&gt).map(|(a, b)| a + b).collect();
             (g, d, o)
         };
@@ -204,7 +242,11 @@ fn twist_gradient_and_hessian_match_finite_differences() {
             let (em, (gm, _, _)) = (energy(&th), grad(&th));
             th[j] = t0;
             let fd = (ep - em) / (2.0 * EPS_T);
-            assert!((fd - g[j]).abs() <= REL_TOL * gscale, "seed {seed} edge {j}: dE/dθ {} vs {fd}", g[j]);
+            assert!(
+                (fd - g[j]).abs() <= REL_TOL * gscale,
+                "seed {seed} edge {j}: dE/dθ {} vs {fd}",
+                g[j]
+            );
             // Column j of the Hessian: only j−1, j, j+1 may be non-zero.
             for (k, (a, b)) in gp.iter().zip(&gm).enumerate() {
                 let h_fd = (a - b) / (2.0 * EPS_T);
@@ -217,7 +259,10 @@ fn twist_gradient_and_hessian_match_finite_differences() {
                 } else {
                     0.0
                 };
-                assert!((h - h_fd).abs() <= REL_TOL * hscale, "seed {seed}: H[{k}][{j}] = {h} vs {h_fd}");
+                assert!(
+                    (h - h_fd).abs() <= REL_TOL * hscale,
+                    "seed {seed}: H[{k}][{j}] = {h} vs {h_fd}"
+                );
             }
         }
     }

@@ -33,7 +33,12 @@ fn fast_projection_reaches_tolerance() {
         for tol in [1e-6, 1e-12] {
             let r = project_fast(&mut pos, &w, &rest, tol, 50);
             assert!(before > 0.05, "test rod not stretched");
-            assert!(r.max_strain <= tol, "seed {seed}: strain {:.3e} > {tol:e} after {} iterations", r.max_strain, r.iterations);
+            assert!(
+                r.max_strain <= tol,
+                "seed {seed}: strain {:.3e} > {tol:e} after {} iterations",
+                r.max_strain,
+                r.iterations
+            );
             assert_eq!(r.max_strain, max_strain(&pos, &rest));
         }
         assert_eq!([pos[0], pos[1]], clamped, "clamped vertices moved");
@@ -55,9 +60,15 @@ fn jacobi_error_decreases_with_iterations() {
             errors.push(max_strain(&src, &rest));
         }
         for k in 1..errors.len() {
-            assert!(errors[k] < errors[k - 1], "seed {seed}: strain by iterations {errors:?}");
+            assert!(
+                errors[k] < errors[k - 1],
+                "seed {seed}: strain by iterations {errors:?}"
+            );
         }
-        assert!(errors[7] < 0.2 * errors[0], "seed {seed}: 64 iterations barely help: {errors:?}");
+        assert!(
+            errors[7] < 0.2 * errors[0],
+            "seed {seed}: 64 iterations barely help: {errors:?}"
+        );
     }
 }
 
@@ -69,11 +80,17 @@ fn swinging_rod_keeps_its_length() {
     let spec = random_rod(&mut rng, 16, EndSpec::Clamped(0), EndSpec::Free);
     let mut params = elastic_params();
     params.gravity = DVec3::new(0.0, -9.81, 0.0);
-    params.projection = Projection::Fast { tolerance: 1e-10, max_iterations: 50 };
+    params.projection = Projection::Fast {
+        tolerance: 1e-10,
+        max_iterations: 50,
+    };
     let mut sim = simulator(&[spec], params);
     for _ in 0..30 {
         let d = sim.step().unwrap();
         assert!(d.max_strain <= 1e-10, "strain {}", d.max_strain);
     }
-    assert!(sim.diagnostics().kinetic > 1e-6, "the rod should be swinging");
+    assert!(
+        sim.diagnostics().kinetic > 1e-6,
+        "the rod should be swinging"
+    );
 }

@@ -20,8 +20,16 @@ fn clamped_rod_turned_by_phi_twists_uniformly() {
         name: "spin".into(),
         pivot: DVec3::ZERO,
         keyframes: vec![
-            Keyframe { t: 0.0, translation: DVec3::ZERO, rotation: DVec3::ZERO },
-            Keyframe { t: 0.5, translation: DVec3::ZERO, rotation: DVec3::X * phi },
+            Keyframe {
+                t: 0.0,
+                translation: DVec3::ZERO,
+                rotation: DVec3::ZERO,
+            },
+            Keyframe {
+                t: 0.5,
+                translation: DVec3::ZERO,
+                rotation: DVec3::X * phi,
+            },
         ],
     };
     let spec = RodSpec {
@@ -43,18 +51,39 @@ fn clamped_rod_turned_by_phi_twists_uniformly() {
     let th = &sim.state.theta;
     let vor = &sim.rods.voronoi;
     let two_l: f64 = vor.iter().sum();
-    assert!((th[th.len() - 1] - th[0] - phi).abs() < 1e-9, "end-to-end twist {}", th[th.len() - 1] - th[0]);
+    assert!(
+        (th[th.len() - 1] - th[0] - phi).abs() < 1e-9,
+        "end-to-end twist {}",
+        th[th.len() - 1] - th[0]
+    );
     for i in 1..th.len() {
         let expected = phi / two_l;
         let got = (th[i] - th[i - 1]) / vor[i];
-        assert!((got - expected).abs() < 1e-9 * expected, "vertex {i}: twist density {got} vs {expected}");
+        assert!(
+            (got - expected).abs() < 1e-9 * expected,
+            "vertex {i}: twist density {got} vs {expected}"
+        );
     }
     let d = sim.diagnostics();
     let e = beta * phi * phi / two_l;
-    assert!((d.twisting - e).abs() < 1e-9 * e, "twist energy {} vs βΦ²/(2L) = {e}", d.twisting);
-    assert!(d.bending < 1e-20, "a straight rod does not bend: {}", d.bending);
+    assert!(
+        (d.twisting - e).abs() < 1e-9 * e,
+        "twist energy {} vs βΦ²/(2L) = {e}",
+        d.twisting
+    );
+    assert!(
+        d.bending < 1e-20,
+        "a straight rod does not bend: {}",
+        d.bending
+    );
     let [t0, t1] = sim.clamp_torques(0);
     let tau = beta * phi / (two_l / 2.0);
-    assert!((t1.unwrap() - tau).abs() < 1e-9 * tau, "end torque {t1:?} vs βΦ/L = {tau}");
-    assert!((t0.unwrap() + tau).abs() < 1e-9 * tau, "start torque {t0:?} vs −βΦ/L");
+    assert!(
+        (t1.unwrap() - tau).abs() < 1e-9 * tau,
+        "end torque {t1:?} vs βΦ/L = {tau}"
+    );
+    assert!(
+        (t0.unwrap() + tau).abs() < 1e-9 * tau,
+        "start torque {t0:?} vs −βΦ/L"
+    );
 }

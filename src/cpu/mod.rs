@@ -46,7 +46,9 @@ pub struct Diagnostics {
 
 /// A rod whose state became non-finite or ran away.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("rod {rod} ({name}) became unstable at step {step} (t = {time:.6} s): {what}. Likely cause: the time step h = {h:.3e} s is too large for the rod's stiffness; explicit integration of bending needs about h < {h_max:.3e} s here (h ≈ Δx²·√(μ/B)/2). Lower sim.dt or raise sim.substeps.")]
+#[error(
+    "rod {rod} ({name}) became unstable at step {step} (t = {time:.6} s): {what}. Likely cause: the time step h = {h:.3e} s is too large for the rod's stiffness; explicit integration of bending needs about h < {h_max:.3e} s here (h ≈ Δx²·√(μ/B)/2). Lower sim.dt or raise sim.substeps."
+)]
 pub struct Unstable {
     pub rod: usize,
     pub name: String,
@@ -158,6 +160,7 @@ pub fn update_material_frame(
 }
 
 /// Total force on every vertex of one rod (elastic + gravity + drag) at time `t`.
+#[allow(clippy::too_many_arguments)] // one argument per buffer the WGSL kernel binds
 pub fn rod_forces(
     rods: &RodSet,
     params: &SimParams,
@@ -247,8 +250,8 @@ fn substep_rod(
             iterations
         }
     };
-    for i in 0..n {
-        s.vel[i] += (s.pos[i] - unconstrained[i]) / h;
+    for ((v, x), x0) in s.vel.iter_mut().zip(s.pos.iter()).zip(&unconstrained) {
+        *v += (*x - *x0) / h;
     }
     let twist_iterations = update_material_frame(rods, params, r, t + h, s);
     RodReport {

@@ -45,11 +45,23 @@ pub fn project_jacobi_vertex(
     let n = src.len();
     let mut delta = DVec3::ZERO;
     if i > 0 {
-        let c = edge_correction(src[i - 1], src[i], inv_mass[i - 1], inv_mass[i], rest_len[i - 1]);
+        let c = edge_correction(
+            src[i - 1],
+            src[i],
+            inv_mass[i - 1],
+            inv_mass[i],
+            rest_len[i - 1],
+        );
         delta -= c * inv_mass[i];
     }
     if i + 1 < n {
-        let c = edge_correction(src[i], src[i + 1], inv_mass[i], inv_mass[i + 1], rest_len[i]);
+        let c = edge_correction(
+            src[i],
+            src[i + 1],
+            inv_mass[i],
+            inv_mass[i + 1],
+            rest_len[i],
+        );
         delta += c * inv_mass[i];
     }
     src[i] + delta * relaxation

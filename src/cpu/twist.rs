@@ -79,6 +79,7 @@ pub fn elastic_energy(
 /// bending part `∂E_bend/∂θʲ = Σᵢ (1/l̄ᵢ) (−Jωᵢʲ)ᵀ Bʲ (ωᵢʲ − ω̄ᵢʲ)` and its
 /// twisting part `2β(mⱼ/l̄ⱼ − mⱼ₊₁/l̄ⱼ₊₁)` (eq. 7), plus the tridiagonal Hessian
 /// (`diag[j] = Hⱼⱼ`, `off[j] = Hⱼ,ⱼ₊₁`) of §5.1.
+#[allow(clippy::too_many_arguments)] // one argument per buffer the WGSL kernel binds
 pub fn twist_gradient(
     rest: RodRest,
     kb: &[DVec3],
@@ -214,7 +215,11 @@ pub fn twist(
             if solve_tridiagonal(&d, &off[free.start..free.end - 1], &mut step, &mut scratch) {
                 break;
             }
-            mu = if mu == 0.0 { 1e-8 * scale.max(1e-300) } else { mu * 10.0 };
+            mu = if mu == 0.0 {
+                1e-8 * scale.max(1e-300)
+            } else {
+                mu * 10.0
+            };
             if !mu.is_finite() {
                 return out;
             }

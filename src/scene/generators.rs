@@ -61,7 +61,10 @@ fn positive(field: &str, v: f64) -> Result<f64, Field> {
 
 fn segments(n: usize) -> Result<usize, Field> {
     if n < 2 {
-        Err(("segments".into(), format!("must be at least 2 (a rod has at least 3 vertices), got {n}")))
+        Err((
+            "segments".into(),
+            format!("must be at least 2 (a rod has at least 3 vertices), got {n}"),
+        ))
     } else {
         Ok(n)
     }
@@ -87,7 +90,15 @@ fn basis(a: DVec3) -> (DVec3, DVec3) {
 
 /// Points of a helix about unit `axis`, starting at `start` (on the curve),
 /// radius `r`, rise `pitch` per turn, `turns` turns in `n` equal segments.
-fn helix(start: DVec3, axis: DVec3, r: f64, pitch: f64, turns: f64, n: usize, phase: f64) -> Vec<DVec3> {
+fn helix(
+    start: DVec3,
+    axis: DVec3,
+    r: f64,
+    pitch: f64,
+    turns: f64,
+    n: usize,
+    phase: f64,
+) -> Vec<DVec3> {
     let (e1, e2) = basis(axis);
     let radial = |phi: f64| (e1 * phi.cos() + e2 * phi.sin()) * r;
     let center = start - radial(phase);
@@ -105,7 +116,10 @@ pub fn generate(section: &RodSection, _index: usize) -> Result<Generated<'_>, Fi
             common: common!(r, EndKind::Free),
             rods: vec![GenRod {
                 points: r.points.iter().copied().map(v3).collect(),
-                rest: r.rest_points.as_ref().map(|p| p.iter().copied().map(v3).collect()),
+                rest: r
+                    .rest_points
+                    .as_ref()
+                    .map(|p| p.iter().copied().map(v3).collect()),
                 frame_angle: 0.0,
             }],
             many: false,
@@ -134,7 +148,15 @@ pub fn generate(section: &RodSection, _index: usize) -> Result<Generated<'_>, Fi
             Ok(Generated {
                 common: common!(r, EndKind::Free),
                 rods: vec![GenRod {
-                    points: helix(v3(r.center) + e1 * r.radius, axis, r.radius, r.pitch, r.turns, n, 0.0),
+                    points: helix(
+                        v3(r.center) + e1 * r.radius,
+                        axis,
+                        r.radius,
+                        r.pitch,
+                        r.turns,
+                        n,
+                        0.0,
+                    ),
                     rest: None,
                     frame_angle: 0.0,
                 }],
@@ -150,24 +172,35 @@ pub fn generate(section: &RodSection, _index: usize) -> Result<Generated<'_>, Fi
                 return Err(("count".into(), "must be at least 1".into()));
             }
             if !(r.cap_angle > 0.0 && r.cap_angle <= 180.0) {
-                return Err(("cap_angle".into(), format!("must be in (0, 180] degrees, got {}", r.cap_angle)));
+                return Err((
+                    "cap_angle".into(),
+                    format!("must be in (0, 180] degrees, got {}", r.cap_angle),
+                ));
             }
             if r.curl_radius < 0.0 {
-                return Err(("curl_radius".into(), format!("must not be negative, got {}", r.curl_radius)));
+                return Err((
+                    "curl_radius".into(),
+                    format!("must not be negative, got {}", r.curl_radius),
+                ));
             }
             let curl_pitch = if r.curl_radius > 0.0 {
                 let circ = std::f64::consts::TAU * r.curl_radius;
                 if r.curl_period <= circ {
                     return Err((
                         "curl_period".into(),
-                        format!("must exceed one curl circumference 2π·curl_radius = {circ} m, got {}", r.curl_period),
+                        format!(
+                            "must exceed one curl circumference 2π·curl_radius = {circ} m, got {}",
+                            r.curl_period
+                        ),
                     ));
                 }
                 (r.curl_period * r.curl_period - circ * circ).sqrt()
             } else {
                 0.0
             };
-            let up = v3(r.up).try_normalize().ok_or_else(|| ("up".to_string(), "must not be zero".to_string()))?;
+            let up = v3(r.up)
+                .try_normalize()
+                .ok_or_else(|| ("up".to_string(), "must not be zero".to_string()))?;
             let (e1, e2) = basis(up);
             let center = v3(r.center);
             let mut rng = Pcg64::seed_from_u64(r.seed);
@@ -181,12 +214,23 @@ pub fn generate(section: &RodSection, _index: usize) -> Result<Generated<'_>, Fi
                     let phi = golden * k as f64;
                     let normal = up * z + (e1 * phi.cos() + e2 * phi.sin()) * s;
                     let root = center + normal * r.radius;
-                    let length = r.length * (1.0 + r.length_variation * rng.random_range(-1.0..1.0));
+                    let length =
+                        r.length * (1.0 + r.length_variation * rng.random_range(-1.0..1.0));
                     let points = if r.curl_radius > 0.0 {
                         let turns = length / r.curl_period;
-                        helix(root, normal, r.curl_radius, curl_pitch, turns, n, rng.random_range(0.0..std::f64::consts::TAU))
+                        helix(
+                            root,
+                            normal,
+                            r.curl_radius,
+                            curl_pitch,
+                            turns,
+                            n,
+                            rng.random_range(0.0..std::f64::consts::TAU),
+                        )
                     } else {
-                        (0..=n).map(|j| root + normal * (length * j as f64 / n as f64)).collect()
+                        (0..=n)
+                            .map(|j| root + normal * (length * j as f64 / n as f64))
+                            .collect()
                     };
                     GenRod {
                         points,
@@ -211,20 +255,32 @@ pub fn generate(section: &RodSection, _index: usize) -> Result<Generated<'_>, Fi
                 return Err(("count".into(), "must be at least 1".into()));
             }
             if !(0.0..90.0).contains(&r.lean) {
-                return Err(("lean".into(), format!("must be in [0, 90) degrees, got {}", r.lean)));
+                return Err((
+                    "lean".into(),
+                    format!("must be in [0, 90) degrees, got {}", r.lean),
+                ));
             }
             if r.bend.abs() >= 170.0 {
-                return Err(("bend".into(), format!("must be below 170 degrees in size, got {}", r.bend)));
+                return Err((
+                    "bend".into(),
+                    format!("must be below 170 degrees in size, got {}", r.bend),
+                ));
             }
             let origin = v3(r.origin);
             let mut rng = Pcg64::seed_from_u64(r.seed);
             let rods = (0..r.count)
                 .map(|_| {
-                    let root = origin + DVec3::new(r.size[0] * rng.random::<f64>(), 0.0, r.size[1] * rng.random::<f64>());
+                    let root = origin
+                        + DVec3::new(
+                            r.size[0] * rng.random::<f64>(),
+                            0.0,
+                            r.size[1] * rng.random::<f64>(),
+                        );
                     let azimuth = rng.random_range(0.0..std::f64::consts::TAU);
                     let side = DVec3::new(azimuth.cos(), 0.0, azimuth.sin());
                     let lean = r.lean.to_radians() * rng.random::<f64>();
-                    let height = r.height * (1.0 + r.height_variation * rng.random_range(-1.0..1.0));
+                    let height =
+                        r.height * (1.0 + r.height_variation * rng.random_range(-1.0..1.0));
                     let h = height / n as f64;
                     // The blade turns by `bend` in total, evenly, in the lean plane.
                     let turn = r.bend.to_radians() / n as f64;

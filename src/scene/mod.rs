@@ -59,7 +59,11 @@ impl Scene {
         check_finite(doc.as_item(), "").map_err(|f| err(&f, "is not a finite number".into()))?;
         let text = doc.to_string();
         let file: SceneFile = toml::from_str(&text).map_err(|e| {
-            let note = if overrides.is_empty() { "" } else { " (after --set overrides)" };
+            let note = if overrides.is_empty() {
+                ""
+            } else {
+                " (after --set overrides)"
+            };
             err("(structure)", format!("{}{note}", e.to_string().trim_end()))
         })?;
         convert(file).map_err(|(f, m)| err(&f, m))
@@ -83,7 +87,11 @@ pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<()
     set_in_table(doc.as_table_mut(), &parts, value)
 }
 
-fn set_in_table(t: &mut toml_edit::Table, parts: &[&str], value: toml_edit::Value) -> Result<(), String> {
+fn set_in_table(
+    t: &mut toml_edit::Table,
+    parts: &[&str],
+    value: toml_edit::Value,
+) -> Result<(), String> {
     let (part, rest) = (parts[0], &parts[1..]);
     if rest.is_empty() {
         t.insert(part, toml_edit::Item::Value(value));
@@ -112,11 +120,17 @@ fn set_in_table(t: &mut toml_edit::Table, parts: &[&str], value: toml_edit::Valu
     }
 }
 
-fn set_in_value(v: &mut toml_edit::Value, parts: &[&str], value: toml_edit::Value) -> Result<(), String> {
+fn set_in_value(
+    v: &mut toml_edit::Value,
+    parts: &[&str],
+    value: toml_edit::Value,
+) -> Result<(), String> {
     let part = parts[0];
     let slot: &mut toml_edit::Value = match v {
         toml_edit::Value::Array(a) => {
-            let idx: usize = part.parse().map_err(|_| format!("`{part}` is not an index into an array"))?;
+            let idx: usize = part
+                .parse()
+                .map_err(|_| format!("`{part}` is not an index into an array"))?;
             let len = a.len();
             a.get_mut(idx)
                 .ok_or_else(|| format!("index {idx} out of range (the array has {len} entries)"))?
@@ -126,9 +140,14 @@ fn set_in_value(v: &mut toml_edit::Value, parts: &[&str], value: toml_edit::Valu
                 t.insert(part, value);
                 return Ok(());
             }
-            t.get_mut(part).ok_or_else(|| format!("`{part}` does not exist"))?
+            t.get_mut(part)
+                .ok_or_else(|| format!("`{part}` does not exist"))?
         }
-        _ => return Err(format!("`{part}`: the value above it is not a table or array")),
+        _ => {
+            return Err(format!(
+                "`{part}`: the value above it is not a table or array"
+            ));
+        }
     };
     if parts.len() == 1 {
         *slot = value;
@@ -140,11 +159,18 @@ fn set_in_value(v: &mut toml_edit::Value, parts: &[&str], value: toml_edit::Valu
 
 /// Find the first NaN or infinite float; returns its dotted path.
 fn check_finite(item: &toml_edit::Item, path: &str) -> Result<(), String> {
-    let join = |k: &str| if path.is_empty() { k.to_string() } else { format!("{path}.{k}") };
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
     match item {
         toml_edit::Item::Table(t) => t.iter().try_for_each(|(k, i)| check_finite(i, &join(k))),
         toml_edit::Item::ArrayOfTables(a) => a.iter().enumerate().try_for_each(|(i, t)| {
-            t.iter().try_for_each(|(k, it)| check_finite(it, &format!("{path}[{i}].{k}")))
+            t.iter()
+                .try_for_each(|(k, it)| check_finite(it, &format!("{path}[{i}].{k}")))
         }),
         toml_edit::Item::Value(v) => check_value(v, path),
         toml_edit::Item::None => Ok(()),
@@ -202,7 +228,10 @@ fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
         },
         ProjectionMethod::Jacobi => {
             if p.iterations == 0 {
-                return Err(("sim.projection.iterations".into(), "must be at least 1".into()));
+                return Err((
+                    "sim.projection.iterations".into(),
+                    "must be at least 1".into(),
+                ));
             }
             if !(p.relaxation > 0.0 && p.relaxation <= 1.0) {
                 return Err((
@@ -239,10 +268,18 @@ fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
 }
 
 /// Material constants from either physical or direct parameters.
-pub fn convert_material(name: &str, m: &MaterialSection, default_drag: f64) -> Result<RodMaterial, Field> {
+pub fn convert_material(
+    name: &str,
+    m: &MaterialSection,
+    default_drag: f64,
+) -> Result<RodMaterial, Field> {
     let f = |k: &str| format!("materials.{name}.{k}");
-    let physical = m.density.is_some() || m.radius.is_some() || m.semi_axes.is_some() || m.youngs_modulus.is_some();
-    let direct = m.bending_stiffness.is_some() || m.twist_stiffness.is_some() || m.mass_per_length.is_some();
+    let physical = m.density.is_some()
+        || m.radius.is_some()
+        || m.semi_axes.is_some()
+        || m.youngs_modulus.is_some();
+    let direct =
+        m.bending_stiffness.is_some() || m.twist_stiffness.is_some() || m.mass_per_length.is_some();
     let drag = non_negative(&f("drag"), m.drag.unwrap_or(default_drag))?;
     let need = |v: Option<f64>, k: &str| -> Result<f64, Field> {
         positive(&f(k), v.ok_or_else(|| (f(k), "is missing".to_string()))?)
@@ -262,12 +299,21 @@ pub fn convert_material(name: &str, m: &MaterialSection, default_drag: f64) -> R
             Some(Stiffness::List(l)) => {
                 return Err((
                     f("bending_stiffness"),
-                    format!("expected a number, [b11, b22] or [b11, b12, b22]; got {} numbers", l.len()),
+                    format!(
+                        "expected a number, [b11, b22] or [b11, b12, b22]; got {} numbers",
+                        l.len()
+                    ),
                 ));
             }
         };
-        if !(bending[0] > 0.0 && bending[2] > 0.0 && bending[0] * bending[2] > bending[1] * bending[1]) {
-            return Err((f("bending_stiffness"), format!("must be positive definite, got {bending:?}")));
+        if !(bending[0] > 0.0
+            && bending[2] > 0.0
+            && bending[0] * bending[2] > bending[1] * bending[1])
+        {
+            return Err((
+                f("bending_stiffness"),
+                format!("must be positive definite, got {bending:?}"),
+            ));
         }
         return Ok(RodMaterial {
             bending,
@@ -279,12 +325,17 @@ pub fn convert_material(name: &str, m: &MaterialSection, default_drag: f64) -> R
     let density = need(m.density, "density")?;
     let e = need(m.youngs_modulus, "youngs_modulus")?;
     let (a, b) = match (m.radius, m.semi_axes) {
-        (Some(_), Some(_)) => return Err((f("radius"), "give radius or semi_axes, not both".into())),
+        (Some(_), Some(_)) => {
+            return Err((f("radius"), "give radius or semi_axes, not both".into()));
+        }
         (Some(r), None) => {
             let r = positive(&f("radius"), r)?;
             (r, r)
         }
-        (None, Some([a, b])) => (positive(&f("semi_axes[0]"), a)?, positive(&f("semi_axes[1]"), b)?),
+        (None, Some([a, b])) => (
+            positive(&f("semi_axes[0]"), a)?,
+            positive(&f("semi_axes[1]"), b)?,
+        ),
         (None, None) => return Err((f("radius"), "is missing (or give semi_axes)".into())),
     };
     let g = match m.shear_modulus {
@@ -292,7 +343,10 @@ pub fn convert_material(name: &str, m: &MaterialSection, default_drag: f64) -> R
         None => {
             let nu = m.poisson_ratio.unwrap_or(0.3);
             if !(nu > -1.0 && nu < 0.5) {
-                return Err((f("poisson_ratio"), format!("must be in (−1, 0.5), got {nu}")));
+                return Err((
+                    f("poisson_ratio"),
+                    format!("must be in (−1, 0.5), got {nu}"),
+                ));
             }
             e / (2.0 * (1.0 + nu))
         }
@@ -301,7 +355,11 @@ pub fn convert_material(name: &str, m: &MaterialSection, default_drag: f64) -> R
     // Ellipse with semi-axis a along m1, b along m2: bending about m2 (ω₁) has
     // second moment πa³b/4, about m1 (ω₂) πab³/4; torsion constant πa³b³/(a²+b²).
     Ok(RodMaterial {
-        bending: [e * pi * a.powi(3) * b / 4.0, 0.0, e * pi * a * b.powi(3) / 4.0],
+        bending: [
+            e * pi * a.powi(3) * b / 4.0,
+            0.0,
+            e * pi * a * b.powi(3) / 4.0,
+        ],
         twist: g * pi * a.powi(3) * b.powi(3) / (a * a + b * b),
         mass_per_length: density * pi * a * b,
         drag,
@@ -313,7 +371,10 @@ fn convert_anchor(name: &str, a: &AnchorSection) -> Result<Anchor, Field> {
         if w[1].t <= w[0].t {
             return Err((
                 format!("anchors.{name}.keyframes[{}].t", k + 1),
-                format!("keyframe times must increase strictly ({} after {})", w[1].t, w[0].t),
+                format!(
+                    "keyframe times must increase strictly ({} after {})",
+                    w[1].t, w[0].t
+                ),
             ));
         }
     }
@@ -346,7 +407,10 @@ fn convert(file: SceneFile) -> Result<Scene, Field> {
     let mut anchors = vec![Anchor::world()];
     for (name, a) in &file.anchors {
         if name == "world" {
-            return Err(("anchors.world".into(), "`world` is the built-in fixed anchor; choose another name".into()));
+            return Err((
+                "anchors.world".into(),
+                "`world` is the built-in fixed anchor; choose another name".into(),
+            ));
         }
         anchors.push(convert_anchor(name, a)?);
     }
@@ -355,7 +419,10 @@ fn convert(file: SceneFile) -> Result<Scene, Field> {
         materials.insert(name.clone(), convert_material(name, m, file.sim.drag)?);
     }
     if file.rods.is_empty() {
-        return Err(("rods".into(), "the scene has no rods ([[rods]] tables)".into()));
+        return Err((
+            "rods".into(),
+            "the scene has no rods ([[rods]] tables)".into(),
+        ));
     }
     let mut rods = Vec::new();
     for (i, section) in file.rods.iter().enumerate() {
@@ -366,19 +433,33 @@ fn convert(file: SceneFile) -> Result<Scene, Field> {
             let known: Vec<&str> = materials.keys().map(|s| s.as_str()).collect();
             (
                 field("material"),
-                format!("unknown material `{}` (defined: {})", c.material, if known.is_empty() { "none".into() } else { known.join(", ") }),
+                format!(
+                    "unknown material `{}` (defined: {})",
+                    c.material,
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
             )
         })?;
         let anchor = |k: &str, name: &Option<String>| -> Result<usize, Field> {
             let n = name.as_deref().unwrap_or("world");
             anchors.iter().position(|a| a.name == n).ok_or_else(|| {
                 let known: Vec<&str> = anchors.iter().map(|a| a.name.as_str()).collect();
-                (field(k), format!("unknown anchor `{n}` (defined: {})", known.join(", ")))
+                (
+                    field(k),
+                    format!("unknown anchor `{n}` (defined: {})", known.join(", ")),
+                )
             })
         };
         let end = |kind: EndKind, k: &str, name: &Option<String>| -> Result<EndSpec, Field> {
             match kind {
-                EndKind::Free if name.is_some() => Err((field(k), format!("is set but the {} end is free", &k[..k.len() - 7]))),
+                EndKind::Free if name.is_some() => Err((
+                    field(k),
+                    format!("is set but the {} end is free", &k[..k.len() - 7]),
+                )),
                 EndKind::Free => Ok(EndSpec::Free),
                 EndKind::Clamped => Ok(EndSpec::Clamped(anchor(k, name)?)),
             }
@@ -389,7 +470,10 @@ fn convert(file: SceneFile) -> Result<Scene, Field> {
             let rest = match (g.rest, c.rest_shape) {
                 (Some(r), RestShape::Initial) => r,
                 (Some(_), RestShape::Straight) => {
-                    return Err((field("rest_shape"), "rest_points and rest_shape = \"straight\" contradict each other".into()));
+                    return Err((
+                        field("rest_shape"),
+                        "rest_points and rest_shape = \"straight\" contradict each other".into(),
+                    ));
                 }
                 (None, RestShape::Initial) => g.points.clone(),
                 (None, RestShape::Straight) => {
@@ -416,7 +500,11 @@ fn convert(file: SceneFile) -> Result<Scene, Field> {
                 frame_angle: c.frame_angle.to_radians() + g.frame_angle,
             };
             check_rod(&spec).map_err(|e| {
-                let what = if generated.many { format!("rods[{i}] (rod {k}, `{name}`)") } else { format!("rods[{i}]") };
+                let what = if generated.many {
+                    format!("rods[{i}] (rod {k}, `{name}`)")
+                } else {
+                    format!("rods[{i}]")
+                };
                 (what, e.to_string())
             })?;
             rods.push(spec);

@@ -87,7 +87,11 @@ pub fn simulator(specs: &[RodSpec], params: SimParams) -> CpuSimulator {
     simulator_with_anchors(specs, vec![Anchor::world()], params)
 }
 
-pub fn simulator_with_anchors(specs: &[RodSpec], anchors: Vec<Anchor>, params: SimParams) -> CpuSimulator {
+pub fn simulator_with_anchors(
+    specs: &[RodSpec],
+    anchors: Vec<Anchor>,
+    params: SimParams,
+) -> CpuSimulator {
     for s in specs {
         check_rod(s).expect("valid rod");
     }
