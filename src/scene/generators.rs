@@ -6,6 +6,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
 use super::format::*;
+use super::{Field, positive, v3};
 
 /// The fields every rod entry shares.
 pub struct Common<'a> {
@@ -34,8 +35,6 @@ pub struct Generated<'a> {
     pub many: bool,
 }
 
-type Field = (String, String);
-
 macro_rules! common {
     ($r:expr, $default_start:expr) => {
         Common {
@@ -49,14 +48,6 @@ macro_rules! common {
             frame_angle: $r.frame_angle,
         }
     };
-}
-
-fn positive(field: &str, v: f64) -> Result<f64, Field> {
-    if v > 0.0 {
-        Ok(v)
-    } else {
-        Err((field.into(), format!("must be positive, got {v}")))
-    }
 }
 
 fn segments(n: usize) -> Result<usize, Field> {
@@ -76,10 +67,6 @@ fn fraction(field: &str, v: f64) -> Result<f64, Field> {
     } else {
         Err((field.into(), format!("must be in [0, 1), got {v}")))
     }
-}
-
-fn v3(a: V3) -> DVec3 {
-    DVec3::from_array(a)
 }
 
 /// Two unit vectors completing unit `a` to a right-handed basis.

@@ -191,6 +191,7 @@ fn check_value(v: &toml_edit::Value, path: &str) -> Result<(), String> {
     }
 }
 
+/// A field path and what is wrong with it.
 type Field = (String, String);
 
 fn positive(field: &str, v: f64) -> Result<f64, Field> {
