@@ -388,19 +388,10 @@ fn convert_anchor(name: &str, a: &AnchorSection) -> Result<Anchor, Field> {
             .map(|k| Keyframe {
                 t: k.t,
                 translation: v3(k.translation),
-                rotation: v3(k.rotation).to_radians_vec(),
+                rotation: v3(k.rotation) * std::f64::consts::PI / 180.0,
             })
             .collect(),
     })
-}
-
-trait ToRadians {
-    fn to_radians_vec(self) -> Self;
-}
-impl ToRadians for DVec3 {
-    fn to_radians_vec(self) -> Self {
-        self * (std::f64::consts::PI / 180.0)
-    }
 }
 
 fn convert(file: SceneFile) -> Result<Scene, Field> {
