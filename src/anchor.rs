@@ -19,6 +19,16 @@ pub struct Keyframe {
     pub rotation: DVec3,
 }
 
+impl Keyframe {
+    pub fn new(t: f64, translation: DVec3, rotation: DVec3) -> Self {
+        Keyframe {
+            t,
+            translation,
+            rotation,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Anchor {
     pub name: String,
@@ -102,16 +112,12 @@ mod tests {
             name: "a".into(),
             pivot: DVec3::ZERO,
             keyframes: vec![
-                Keyframe {
-                    t: 0.0,
-                    translation: DVec3::ZERO,
-                    rotation: DVec3::ZERO,
-                },
-                Keyframe {
-                    t: 2.0,
-                    translation: DVec3::new(2.0, 0.0, 0.0),
-                    rotation: DVec3::Z * 4.0 * std::f64::consts::PI,
-                },
+                Keyframe::new(0.0, DVec3::ZERO, DVec3::ZERO),
+                Keyframe::new(
+                    2.0,
+                    DVec3::new(2.0, 0.0, 0.0),
+                    DVec3::Z * 4.0 * std::f64::consts::PI,
+                ),
             ],
         };
         let p = a.pose(1.0);

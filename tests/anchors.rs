@@ -16,16 +16,8 @@ fn roots_follow_a_moving_turning_head() {
         name: "head".into(),
         pivot: DVec3::new(0.0, 1.0, 0.0),
         keyframes: vec![
-            Keyframe {
-                t: 0.0,
-                translation: DVec3::ZERO,
-                rotation: DVec3::ZERO,
-            },
-            Keyframe {
-                t: 1.0,
-                translation: DVec3::new(0.3, 0.0, 0.0),
-                rotation: DVec3::Y * 1.0,
-            },
+            Keyframe::new(0.0, DVec3::ZERO, DVec3::ZERO),
+            Keyframe::new(1.0, DVec3::new(0.3, 0.0, 0.0), DVec3::Y * 1.0),
         ],
     };
     let specs: Vec<RodSpec> = (0..3)

@@ -20,16 +20,8 @@ fn clamped_rod_turned_by_phi_twists_uniformly() {
         name: "spin".into(),
         pivot: DVec3::ZERO,
         keyframes: vec![
-            Keyframe {
-                t: 0.0,
-                translation: DVec3::ZERO,
-                rotation: DVec3::ZERO,
-            },
-            Keyframe {
-                t: 0.5,
-                translation: DVec3::ZERO,
-                rotation: DVec3::X * phi,
-            },
+            Keyframe::new(0.0, DVec3::ZERO, DVec3::ZERO),
+            Keyframe::new(0.5, DVec3::ZERO, DVec3::X * phi),
         ],
     };
     let spec = RodSpec {

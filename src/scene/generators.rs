@@ -97,7 +97,7 @@ fn helix(
         .collect()
 }
 
-pub fn generate(section: &RodSection, _index: usize) -> Result<Generated<'_>, Field> {
+pub fn generate(section: &RodSection) -> Result<Generated<'_>, Field> {
     match section {
         RodSection::Polyline(r) => Ok(Generated {
             common: common!(r, EndKind::Free),

@@ -385,10 +385,13 @@ fn convert_anchor(name: &str, a: &AnchorSection) -> Result<Anchor, Field> {
         keyframes: a
             .keyframes
             .iter()
-            .map(|k| Keyframe {
-                t: k.t,
-                translation: v3(k.translation),
-                rotation: v3(k.rotation) * std::f64::consts::PI / 180.0,
+            .map(|k| {
+                let degrees = v3(k.rotation);
+                Keyframe::new(
+                    k.t,
+                    v3(k.translation),
+                    degrees * std::f64::consts::PI / 180.0,
+                )
             })
             .collect(),
     })
@@ -419,7 +422,7 @@ fn convert(file: SceneFile) -> Result<Scene, Field> {
     let mut rods = Vec::new();
     for (i, section) in file.rods.iter().enumerate() {
         let field = |k: &str| format!("rods[{i}].{k}");
-        let generated = generators::generate(section, i).map_err(|(k, m)| (field(&k), m))?;
+        let generated = generators::generate(section).map_err(|(k, m)| (field(&k), m))?;
         let c = generated.common;
         let material = *materials.get(c.material).ok_or_else(|| {
             let known: Vec<&str> = materials.keys().map(|s| s.as_str()).collect();
@@ -446,18 +449,18 @@ fn convert(file: SceneFile) -> Result<Scene, Field> {
                 )
             })
         };
-        let end = |kind: EndKind, k: &str, name: &Option<String>| -> Result<EndSpec, Field> {
+        let end = |kind: EndKind, which: &str, name: &Option<String>| -> Result<EndSpec, Field> {
+            let key = format!("{which}_anchor");
             match kind {
-                EndKind::Free if name.is_some() => Err((
-                    field(k),
-                    format!("is set but the {} end is free", &k[..k.len() - 7]),
-                )),
+                EndKind::Free if name.is_some() => {
+                    Err((field(&key), format!("is set but the {which} end is free")))
+                }
                 EndKind::Free => Ok(EndSpec::Free),
-                EndKind::Clamped => Ok(EndSpec::Clamped(anchor(k, name)?)),
+                EndKind::Clamped => Ok(EndSpec::Clamped(anchor(&key, name)?)),
             }
         };
-        let start = end(c.start, "start_anchor", c.start_anchor)?;
-        let finish = end(c.end, "end_anchor", c.end_anchor)?;
+        let start = end(c.start, "start", c.start_anchor)?;
+        let finish = end(c.end, "end", c.end_anchor)?;
         for (k, g) in generated.rods.into_iter().enumerate() {
             let rest = match (g.rest, c.rest_shape) {
                 (Some(r), RestShape::Initial) => r,
