@@ -4,6 +4,7 @@
 pub mod anchor;
 pub mod build;
 pub mod cpu;
+pub mod gpu;
 pub mod output;
 pub mod params;
 pub mod rods;

@@ -202,6 +202,31 @@ pub fn rod_forces(
     external_forces(rest, &rods.mass[rods.vertices(r)], pos, vel, ext, force);
 }
 
+/// Kernel `integrate` (shaders/integrate.wgsl): symplectic Euler, velocity
+/// first, then position (§7.2). Vertices driven by an anchor go where the
+/// anchor is at `t_end`, with the velocity that takes them there in `h`.
+pub fn integrate(
+    rods: &RodSet,
+    r: usize,
+    t_end: f64,
+    h: f64,
+    force: &[DVec3],
+    pos: &mut [DVec3],
+    vel: &mut [DVec3],
+) {
+    let n = pos.len();
+    let inv_mass = &rods.inv_mass[rods.vertices(r)];
+    for i in 0..n {
+        vel[i] += force[i] * (h * inv_mass[i]);
+        pos[i] += vel[i] * h;
+    }
+    for (i, x) in anchored_positions(rods, r, t_end, n) {
+        let old = pos[i] - vel[i] * h;
+        vel[i] = (x - old) / h;
+        pos[i] = x;
+    }
+}
+
 /// One substep of length `h` from time `t` for one rod: forces, symplectic
 /// Euler (§7.2), anchors, projection with velocity update (§8.1), frames.
 fn substep_rod(
@@ -218,17 +243,7 @@ fn substep_rod(
     rod_forces(
         rods, params, r, t, s.pos, s.vel, s.tangent, s.ref_u, s.theta, &mut force,
     );
-    // Kernel `integrate`: symplectic Euler, velocity first, then position.
-    for i in 0..n {
-        s.vel[i] += force[i] * (h * inv_mass[i]);
-        s.pos[i] += s.vel[i] * h;
-    }
-    // Anchored vertices follow their anchors exactly.
-    for (i, x) in anchored_positions(rods, r, t + h, n) {
-        let old = s.pos[i] - s.vel[i] * h;
-        s.vel[i] = (x - old) / h;
-        s.pos[i] = x;
-    }
+    integrate(rods, r, t + h, h, &force, s.pos, s.vel);
     // Inextensibility, then v ← v + (x_projected − x_unconstrained)/h.
     let unconstrained = s.pos.to_vec();
     let rest_len = &rods.rest_len[rods.edges(r)];
@@ -261,18 +276,24 @@ fn substep_rod(
 }
 
 /// Per-rod check for a state that has left the physical range.
-fn check_rod(rods: &RodSet, params: &SimParams, r: usize, s: &RodStateMut) -> Option<String> {
-    if let Some(i) = s.pos.iter().position(|p| !p.is_finite()) {
+fn check_rod(
+    rods: &RodSet,
+    params: &SimParams,
+    r: usize,
+    pos: &[DVec3],
+    vel: &[DVec3],
+    theta: &[f64],
+) -> Option<String> {
+    if let Some(i) = pos.iter().position(|p| !p.is_finite()) {
         return Some(format!("non-finite position at vertex {i}"));
     }
-    if let Some(i) = s.vel.iter().position(|v| !v.is_finite()) {
+    if let Some(i) = vel.iter().position(|v| !v.is_finite()) {
         return Some(format!("non-finite velocity at vertex {i}"));
     }
-    if let Some(j) = s.theta.iter().position(|v| !v.is_finite()) {
+    if let Some(j) = theta.iter().position(|v| !v.is_finite()) {
         return Some(format!("non-finite twist angle at edge {j}"));
     }
-    if let Some((i, v)) = s
-        .vel
+    if let Some((i, v)) = vel
         .iter()
         .enumerate()
         .find(|(_, v)| v.length() > params.max_speed)
@@ -284,12 +305,88 @@ fn check_rod(rods: &RodSet, params: &SimParams, r: usize, s: &RodStateMut) -> Op
         ));
     }
     if params.projection != Projection::None {
-        let strain = project::max_strain(s.pos, &rods.rest_len[rods.edges(r)]);
+        let strain = project::max_strain(pos, &rods.rest_len[rods.edges(r)]);
         if strain > 0.5 {
             return Some(format!("an edge is stretched by {:.0}%", strain * 100.0));
         }
     }
     None
+}
+
+/// The first rod (and what is wrong) whose state has left the physical range.
+pub fn check_state(rods: &RodSet, params: &SimParams, state: &State) -> Option<(usize, String)> {
+    (0..rods.rod_count()).find_map(|r| {
+        let v = rods.vertices(r);
+        let e = rods.edges(r);
+        check_rod(
+            rods,
+            params,
+            r,
+            &state.pos[v.clone()],
+            &state.vel[v],
+            &state.theta[e],
+        )
+        .map(|what| (r, what))
+    })
+}
+
+/// Energies and extremes of a state.
+pub fn diagnostics_of(rods: &RodSet, state: &State, params: &SimParams) -> Diagnostics {
+    let mut d = Diagnostics {
+        time: state.time,
+        ..Default::default()
+    };
+    for r in 0..rods.rod_count() {
+        let v = rods.vertices(r);
+        let e = rods.edges(r);
+        let pos = &state.pos[v.clone()];
+        let mut kb = vec![DVec3::ZERO; pos.len()];
+        curvature_binormals(pos, &mut kb);
+        let (b, t) = twist::elastic_energy(
+            rod_rest(rods, r),
+            &kb,
+            &state.tangent[e.clone()],
+            &state.ref_u[e.clone()],
+            &state.theta[e.clone()],
+        );
+        d.bending += b;
+        d.twisting += t;
+        d.max_strain = d.max_strain.max(project::max_strain(pos, &rods.rest_len[e]));
+    }
+    for (i, (x, v)) in state.pos.iter().zip(&state.vel).enumerate() {
+        let m = rods.mass[i];
+        d.gravitational -= m * params.gravity.dot(*x);
+        d.kinetic += 0.5 * m * v.length_squared();
+        d.max_speed = d.max_speed.max(v.length());
+    }
+    d
+}
+
+/// Torque (N·m) about the edge tangent that each clamped end of rod `r`
+/// exerts on the rod, `∂E/∂θ` at that edge (§8.2); `None` for a free end.
+pub fn clamp_torques_of(rods: &RodSet, state: &State, r: usize) -> [Option<f64>; 2] {
+    let v = rods.vertices(r);
+    let e = rods.edges(r);
+    let pos = &state.pos[v];
+    let mut kb = vec![DVec3::ZERO; pos.len()];
+    curvature_binormals(pos, &mut kb);
+    let ne = e.len();
+    let mut gb = vec![0.0; ne];
+    let mut gt = vec![0.0; ne];
+    twist_gradient(
+        rod_rest(rods, r),
+        &kb,
+        &state.tangent[e.clone()],
+        &state.ref_u[e.clone()],
+        &state.theta[e],
+        &mut gb,
+        &mut gt,
+        None,
+    );
+    let at = |cond: EndCondition, j: usize| {
+        matches!(cond, EndCondition::Clamped(_)).then(|| gb[j] + gt[j])
+    };
+    [at(rods.start[r], 0), at(rods.end[r], ne - 1)]
 }
 
 /// The CPU reference simulator over a `RodSet`.
@@ -327,7 +424,7 @@ impl CpuSimulator {
             let (rods, params) = (&self.rods, &self.params);
             let reports = for_each_rod(rods, &mut self.state, |r, s| {
                 let rep = substep_rod(rods, params, r, t, h, s);
-                (rep, check_rod(rods, params, r, s))
+                (rep, check_rod(rods, params, r, s.pos, s.vel, s.theta))
             });
             self.state.time = t + h;
             for (r, (rep, bad)) in reports.into_iter().enumerate() {
@@ -355,63 +452,12 @@ impl CpuSimulator {
 
     /// Energies and extremes of the current state.
     pub fn diagnostics(&self) -> Diagnostics {
-        let mut d = Diagnostics {
-            time: self.state.time,
-            ..Default::default()
-        };
-        for r in 0..self.rods.rod_count() {
-            let v = self.rods.vertices(r);
-            let e = self.rods.edges(r);
-            let pos = &self.state.pos[v.clone()];
-            let mut kb = vec![DVec3::ZERO; pos.len()];
-            curvature_binormals(pos, &mut kb);
-            let (b, t) = twist::elastic_energy(
-                rod_rest(&self.rods, r),
-                &kb,
-                &self.state.tangent[e.clone()],
-                &self.state.ref_u[e.clone()],
-                &self.state.theta[e.clone()],
-            );
-            d.bending += b;
-            d.twisting += t;
-            d.max_strain = d
-                .max_strain
-                .max(project::max_strain(pos, &self.rods.rest_len[e]));
-        }
-        for (i, (x, v)) in self.state.pos.iter().zip(&self.state.vel).enumerate() {
-            let m = self.rods.mass[i];
-            d.gravitational -= m * self.params.gravity.dot(*x);
-            d.kinetic += 0.5 * m * v.length_squared();
-            d.max_speed = d.max_speed.max(v.length());
-        }
-        d
+        diagnostics_of(&self.rods, &self.state, &self.params)
     }
 
-    /// Torque (N·m) about the edge tangent that each clamped end exerts on the
-    /// rod, `∂E/∂θ` at that edge (§8.2); `None` for a free end.
+    /// Clamp torques of rod `r` (see `clamp_torques_of`).
     pub fn clamp_torques(&self, r: usize) -> [Option<f64>; 2] {
-        let v = self.rods.vertices(r);
-        let e = self.rods.edges(r);
-        let pos = &self.state.pos[v];
-        let mut kb = vec![DVec3::ZERO; pos.len()];
-        curvature_binormals(pos, &mut kb);
-        let ne = e.len();
-        let mut gb = vec![0.0; ne];
-        let mut gt = vec![0.0; ne];
-        twist_gradient(
-            rod_rest(&self.rods, r),
-            &kb,
-            &self.state.tangent[e.clone()],
-            &self.state.ref_u[e.clone()],
-            &self.state.theta[e],
-            &mut gb,
-            &mut gt,
-            None,
-        );
-        let at = |cond: EndCondition, j: usize| {
-            matches!(cond, EndCondition::Clamped(_)).then(|| gb[j] + gt[j])
-        };
-        [at(self.rods.start[r], 0), at(self.rods.end[r], ne - 1)]
+        clamp_torques_of(&self.rods, &self.state, r)
     }
 }
 

@@ -1,0 +1,189 @@
+// Shared by every kernel: the buffer layout (mirrored field by field by the
+// #[repr(C)] structs of src/gpu/layout.rs and checked against them in
+// tests/gpu_layout.rs) and the DER helpers of src/cpu/, in f32.
+//
+// Every kernel is one entry point of a single module, common.wgsl followed by
+// frames, twist, forces, integrate and project.wgsl. Per-edge data sits at the
+// index of the edge's first vertex: edge j of a rod starting at vertex o is
+// element o + j, and the rod's last vertex slot holds no edge.
+
+const NONE: u32 = 0xffffffffu;
+const WORKGROUP: u32 = 64u;
+
+// Values of one substep, at a dynamic offset of a uniform buffer.
+struct Step {
+    gravity: vec4<f32>,     // m/s², w unused
+    wind: vec4<f32>,        // uniform wind U (m/s), w = gust amplitude (m/s)
+    gust: vec4<f32>,        // gust direction d̂, w = wavenumber 2π/λ (1/m)
+    h: f32,                 // substep length (s)
+    time: f32,              // time at the start of the substep (s)
+    wind_phase: f32,        // 2π·fract(f·t), the time part of the gust phase
+    relaxation: f32,        // Jacobi relaxation factor
+    rod_count: u32,
+    vertex_count: u32,
+    anchor_count: u32,
+    slot_start: u32,        // pose slot of the anchors at `time`
+    slot_end: u32,          // pose slot of the anchors at `time + h`
+    twist_max_iterations: u32,
+    twist_tolerance: f32,   // rad
+    fast_max_iterations: u32,
+    fast_tolerance: f32,    // edge strain
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+struct Rod {
+    vertex_offset: u32,
+    vertex_count: u32,
+    start_clamp: u32,       // index into `clamps`, or NONE for a free end
+    end_clamp: u32,
+    bending: vec4<f32>,     // b11, b12, b22 (N·m²), w = twisting stiffness β (N·m²)
+    drag: f32,              // N·s/m²
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+struct VertexRest {
+    rest_kappa: vec4<f32>,  // ω̄ᵢ^{i−1} (xy) and ω̄ᵢ^{i} (zw)
+    voronoi: f32,           // l̄ᵢ = |ēⁱ⁻¹| + |ēⁱ| (m)
+    mass: f32,              // kg
+    inv_mass: f32,          // 1/kg, 0 when an anchor drives the vertex
+    rest_len: f32,          // |ēⁱ| of the edge starting here (m), 0 at a rod's last vertex
+    rod: u32,
+    clamp: u32,             // clamp driving this vertex, or NONE
+    clamp_slot: u32,        // which of the clamp's two vertices this is
+    _pad0: u32,
+}
+
+struct Clamp {
+    local_pos0: vec4<f32>,
+    local_pos1: vec4<f32>,
+    local_m1: vec4<f32>,
+    anchor: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// Rigid pose x ↦ rotation·x + offset.
+struct Pose {
+    rotation: vec4<f32>,    // unit quaternion (x, y, z, w)
+    offset: vec4<f32>,
+}
+
+struct EdgeFrame {
+    tangent: vec4<f32>,     // unit tangent, w = twist angle θ (rad)
+    ref_u: vec4<f32>,       // Bishop vector u, w unused
+}
+
+// Per-vertex working memory of the per-rod kernels.
+struct Scratch {
+    kb: vec4<f32>,          // curvature binormal (κb)ᵢ
+    g: vec4<f32>,           // per edge: ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, off-diagonal
+    s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ, unused
+}
+
+@group(0) @binding(0) var<uniform> params: Step;
+@group(0) @binding(1) var<storage, read> rods: array<Rod>;
+@group(0) @binding(2) var<storage, read> rest: array<VertexRest>;
+@group(0) @binding(3) var<storage, read> clamps: array<Clamp>;
+@group(0) @binding(4) var<storage, read> poses: array<Pose>;
+
+// State. Each kernel's pipeline layout holds only the bindings it uses.
+@group(1) @binding(0) var<storage, read_write> pos: array<vec4<f32>>;
+@group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
+@group(1) @binding(2) var<storage, read_write> pos_unc: array<vec4<f32>>;
+@group(1) @binding(3) var<storage, read_write> frame: array<EdgeFrame>;
+@group(1) @binding(4) var<storage, read_write> force: array<vec4<f32>>;
+@group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;
+@group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 4>;
+@group(1) @binding(7) var<storage, read> src: array<vec4<f32>>;
+@group(1) @binding(8) var<storage, read_write> dst: array<vec4<f32>>;
+
+// Index of this invocation in a dispatch that may be two-dimensional.
+fn invocation(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return gid.x + gid.y * groups.x * WORKGROUP;
+}
+
+fn rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let t = 2.0 * cross(q.xyz, v);
+    return v + q.w * t + cross(q.xyz, t);
+}
+
+fn pose_point(p: Pose, x: vec3<f32>) -> vec3<f32> {
+    return rotate(p.rotation, x) + p.offset.xyz;
+}
+
+fn pose_vector(p: Pose, v: vec3<f32>) -> vec3<f32> {
+    return rotate(p.rotation, v);
+}
+
+fn anchor_pose(anchor: u32, slot: u32) -> Pose {
+    return poses[slot * params.anchor_count + anchor];
+}
+
+// --- src/cpu/frames.rs ---
+
+fn parallel_transport(u: vec3<f32>, t1: vec3<f32>, t2: vec3<f32>) -> vec3<f32> {
+    let b = cross(t1, t2);
+    let c = dot(t1, t2);
+    return u * c + cross(b, u) + b * (dot(b, u) / (1.0 + c));
+}
+
+fn signed_angle(a: vec3<f32>, b: vec3<f32>, t: vec3<f32>) -> f32 {
+    return atan2(dot(t, cross(a, b)), dot(a, b));
+}
+
+const TAU: f32 = 6.283185307179586;
+
+fn unwrap_angle(angle: f32, previous: f32) -> f32 {
+    return angle + TAU * round((previous - angle) / TAU);
+}
+
+struct MaterialFrame {
+    m1: vec3<f32>,
+    m2: vec3<f32>,
+}
+
+fn material_frame(t: vec3<f32>, u: vec3<f32>, theta: f32) -> MaterialFrame {
+    let v = cross(t, u);
+    let s = sin(theta);
+    let c = cos(theta);
+    return MaterialFrame(u * c + v * s, -u * s + v * c);
+}
+
+// --- src/cpu/curvature.rs ---
+
+fn curvature_binormal(e0: vec3<f32>, e1: vec3<f32>) -> vec3<f32> {
+    return 2.0 * cross(e0, e1) / (length(e0) * length(e1) + dot(e0, e1));
+}
+
+fn material_curvature(kb: vec3<f32>, f: MaterialFrame) -> vec2<f32> {
+    return vec2<f32>(dot(kb, f.m2), -dot(kb, f.m1));
+}
+
+fn rot_j(w: vec2<f32>) -> vec2<f32> {
+    return vec2<f32>(-w.y, w.x);
+}
+
+fn apply_bending(b: vec3<f32>, w: vec2<f32>) -> vec2<f32> {
+    return vec2<f32>(b.x * w.x + b.y * w.y, b.y * w.x + b.z * w.y);
+}
+
+struct VertexTriple {
+    prev: vec3<f32>,
+    mid: vec3<f32>,
+    next: vec3<f32>,
+}
+
+fn curvature_binormal_gradient_t(a: vec3<f32>, b: vec3<f32>, kb: vec3<f32>, k: vec3<f32>) -> VertexTriple {
+    let la = length(a);
+    let lb = length(b);
+    let d = la * lb + dot(a, b);
+    let kbk = dot(kb, k);
+    let ga = (2.0 * cross(b, k) - (a * (lb / la) + b) * kbk) / d;
+    let gb = (-2.0 * cross(a, k) - (b * (la / lb) + a) * kbk) / d;
+    return VertexTriple(-ga, ga - gb, gb);
+}

@@ -1,0 +1,30 @@
+// Kernel `integrate` (the symplectic Euler loop and anchored vertices of
+// `substep_rod` in src/cpu/mod.rs): one invocation per vertex. Velocity first,
+// then position (§7.2); a vertex driven by an anchor goes where the anchor is
+// at t + h with the velocity that takes it there. The unconstrained position
+// goes to both `pos` and `pos_unc`, the latter kept for the velocity update
+// after projection.
+
+@compute @workgroup_size(64)
+fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let v = invocation(gid, groups);
+    if (v >= params.vertex_count) {
+        return;
+    }
+    let h = params.h;
+    let old = pos[v].xyz;
+    var u = vel[v].xyz + force[v].xyz * (h * rest[v].inv_mass);
+    var x = old + u * h;
+    let c = rest[v].clamp;
+    if (c != NONE) {
+        var local = clamps[c].local_pos0.xyz;
+        if (rest[v].clamp_slot == 1u) {
+            local = clamps[c].local_pos1.xyz;
+        }
+        x = pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local);
+        u = (x - old) / h;
+    }
+    vel[v] = vec4<f32>(u, 0.0);
+    pos[v] = vec4<f32>(x, 0.0);
+    pos_unc[v] = vec4<f32>(x, 0.0);
+}

@@ -1,0 +1,122 @@
+// Inextensibility (§8, src/cpu/project.rs).
+// * `project_jacobi`: one Jacobi iteration, one invocation per vertex, reading
+//   `src` and writing `dst` (ping-pong between buffers, as on the CPU).
+// * `project_fast`: the fast projection of Goldenthal et al. 2007, one
+//   invocation per rod, in place on `pos`.
+// * `project_velocity`: v ← v + (x_projected − x_unconstrained)/h, per vertex.
+//
+// f32: edge strain is resolved to about 1e-7, so `project_fast` stops at a
+// strain of at most FAST_TOLERANCE_F32.
+
+const FAST_TOLERANCE_F32: f32 = 1e-6;
+
+fn edge_correction(xa: vec3<f32>, xb: vec3<f32>, wa: f32, wb: f32, rest_len: f32) -> vec3<f32> {
+    let w = wa + wb;
+    if (w == 0.0) {
+        return vec3<f32>(0.0);
+    }
+    let d = xb - xa;
+    let len = length(d);
+    return d * ((len - rest_len) / (len * w));
+}
+
+fn project_jacobi_vertex(v: u32) -> vec3<f32> {
+    let r = rest[v].rod;
+    let o = rods[r].vertex_offset;
+    let n = rods[r].vertex_count;
+    let w = rest[v].inv_mass;
+    var delta = vec3<f32>(0.0);
+    if (v > o) {
+        let c = edge_correction(src[v - 1u].xyz, src[v].xyz, rest[v - 1u].inv_mass, w, rest[v - 1u].rest_len);
+        delta -= c * w;
+    }
+    if (v + 1u < o + n) {
+        let c = edge_correction(src[v].xyz, src[v + 1u].xyz, w, rest[v + 1u].inv_mass, rest[v].rest_len);
+        delta += c * w;
+    }
+    return src[v].xyz + delta * params.relaxation;
+}
+
+@compute @workgroup_size(64)
+fn project_jacobi(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let v = invocation(gid, groups);
+    if (v >= params.vertex_count) {
+        return;
+    }
+    dst[v] = vec4<f32>(project_jacobi_vertex(v), 0.0);
+}
+
+fn edge_strain(e: u32) -> f32 {
+    return abs(length(pos[e + 1u].xyz - pos[e].xyz) / rest[e].rest_len - 1.0);
+}
+
+fn max_strain(r: u32) -> f32 {
+    let o = rods[r].vertex_offset;
+    let ne = rods[r].vertex_count - 1u;
+    var m = 0.0;
+    for (var e = o; e < o + ne; e++) {
+        m = max(m, edge_strain(e));
+    }
+    return m;
+}
+
+fn edge_active(e: u32) -> bool {
+    return rest[e].inv_mass + rest[e + 1u].inv_mass > 0.0;
+}
+
+@compute @workgroup_size(64)
+fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let r = invocation(gid, groups);
+    if (r >= params.rod_count) {
+        return;
+    }
+    let o = rods[r].vertex_offset;
+    let ne = rods[r].vertex_count - 1u;
+    let tolerance = max(params.fast_tolerance, FAST_TOLERANCE_F32);
+    var iterations = 0u;
+    var strain = max_strain(r);
+    while (strain > tolerance && iterations < params.fast_max_iterations) {
+        // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C M⁻¹ ∇Cᵀ) δλ = C. An edge whose
+        // vertices are both anchored gets the row δλ = 0 and no coupling.
+        for (var e = o; e < o + ne; e++) {
+            let d = pos[e + 1u].xyz - pos[e].xyz;
+            if (edge_active(e)) {
+                scratch[e].g.z = 4.0 * dot(d, d) * (rest[e].inv_mass + rest[e + 1u].inv_mass);
+                scratch[e].s.x = dot(d, d) - rest[e].rest_len * rest[e].rest_len;
+            } else {
+                scratch[e].g.z = 1.0;
+                scratch[e].s.x = 0.0;
+            }
+            scratch[e].g.w = 0.0;
+            if (e + 1u < o + ne && edge_active(e) && edge_active(e + 1u)) {
+                let d1 = pos[e + 2u].xyz - pos[e + 1u].xyz;
+                scratch[e].g.w = -4.0 * rest[e + 1u].inv_mass * dot(d, d1);
+            }
+        }
+        if (!solve_tridiagonal(o, o + ne, 0.0)) {
+            break;
+        }
+        // This iteration's edge vectors, saved before any vertex moves (in the
+        // kb slot, which the next kernel to need it recomputes).
+        for (var e = o; e < o + ne; e++) {
+            scratch[e].kb = vec4<f32>(pos[e + 1u].xyz - pos[e].xyz, 0.0);
+        }
+        for (var e = o; e < o + ne; e++) {
+            let g = 2.0 * scratch[e].kb.xyz * scratch[e].s.x;
+            pos[e] = vec4<f32>(pos[e].xyz + g * rest[e].inv_mass, 0.0);
+            pos[e + 1u] = vec4<f32>(pos[e + 1u].xyz - g * rest[e + 1u].inv_mass, 0.0);
+        }
+        iterations++;
+        strain = max_strain(r);
+    }
+    atomicMax(&stats[1], iterations);
+}
+
+@compute @workgroup_size(64)
+fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let v = invocation(gid, groups);
+    if (v >= params.vertex_count) {
+        return;
+    }
+    vel[v] = vec4<f32>(vel[v].xyz + (pos[v].xyz - pos_unc[v].xyz) / params.h, 0.0);
+}

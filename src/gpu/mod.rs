@@ -1,0 +1,176 @@
+//! The GPU simulator: the DER formulation of `crate::cpu` in f32 WGSL compute
+//! shaders (`shaders/`), run through wgpu with the whole state resident on the GPU.
+//!
+//! * `GpuContext`: a device and queue, either the caller's (an engine, the
+//!   demo) or a headless one made here, honouring wgpu's environment variables
+//!   (`WGPU_BACKEND`, `WGPU_ADAPTER_NAME`, `WGPU_POWER_PREF`).
+//! * `GpuSimulator`: buffers, pipelines and the per-substep dispatch sequence.
+//! * `layout`: the structs shared with WGSL.
+//!
+//! Precision: the kernels compute in f32 (about 7 significant digits) where
+//! the CPU reference uses f64. Positions of a rod 1 m from the origin are
+//! resolved to ~6e-8 m, edge strains to ~1e-7, twist angles to ~1e-7·|θ|; the
+//! quasistatic twist and the fast projection therefore stop at no tighter
+//! than 1e-6 (rad, strain) on the GPU whatever the scene asks. Parity tests
+//! (tests/gpu_parity.rs) derive their tolerances from these figures.
+
+pub mod layout;
+mod sim;
+
+pub use layout::Kernel;
+pub use sim::{GpuSimulator, JacobiPass, VertexBuffer};
+
+/// Why the GPU backend could not start or cannot take a scene.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error(
+        "no GPU adapter found{detail}. Install a GPU driver, or Mesa's software Vulkan driver lavapipe (`apt-get install mesa-vulkan-drivers`), or run with --backend cpu"
+    )]
+    NoAdapter { detail: String },
+    #[error("WGPU_ADAPTER_NAME={wanted:?} matches no adapter; available: {available}")]
+    AdapterNotFound { wanted: String, available: String },
+    #[error("cannot open a device on {adapter}: {message}")]
+    RequestDevice { adapter: String, message: String },
+    #[error(
+        "the scene needs {bytes} bytes for GPU buffer `{buffer}` ({per_item} B × {items}), above this device's {limit_name} of {limit} bytes; split the scene into several runs or use --backend cpu"
+    )]
+    TooLarge {
+        buffer: &'static str,
+        per_item: usize,
+        items: usize,
+        bytes: u64,
+        limit_name: &'static str,
+        limit: u64,
+    },
+    #[error("the device allows {have} for {limit_name}; the simulator needs {need}")]
+    Limit {
+        limit_name: &'static str,
+        have: u64,
+        need: u64,
+    },
+}
+
+/// A wgpu device and queue to simulate on.
+#[derive(Clone, Debug)]
+pub struct GpuContext {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+}
+
+impl GpuContext {
+    /// Use a device the caller already has (it must have been created with at
+    /// least the limits `GpuSimulator::new` checks).
+    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
+        GpuContext {
+            device,
+            queue,
+            info,
+        }
+    }
+
+    /// Make a headless device on the adapter wgpu's environment variables
+    /// choose (`WGPU_BACKEND`, `WGPU_ADAPTER_NAME`, `WGPU_POWER_PREF`;
+    /// default: high performance), with that adapter's full limits.
+    pub fn headless() -> Result<Self, GpuError> {
+        pollster::block_on(Self::headless_async())
+    }
+
+    async fn headless_async() -> Result<Self, GpuError> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = choose_adapter(&instance, None).await?;
+        Self::open(&adapter).await
+    }
+
+    /// Open a device with the adapter's full limits on `adapter`.
+    pub async fn open(adapter: &wgpu::Adapter) -> Result<Self, GpuError> {
+        let info = adapter.get_info();
+        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("strands"),
+                required_features: features,
+                required_limits: adapter.limits(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| GpuError::RequestDevice {
+                adapter: info.name.clone(),
+                message: e.to_string(),
+            })?;
+        Ok(GpuContext {
+            device,
+            queue,
+            info,
+        })
+    }
+
+    /// "name (backend, type, driver)" of the adapter in use.
+    pub fn describe(&self) -> String {
+        describe(&self.info)
+    }
+}
+
+/// One line naming an adapter.
+pub fn describe(info: &wgpu::AdapterInfo) -> String {
+    let driver = [info.driver.as_str(), info.driver_info.as_str()]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!(
+        "{} ({:?}, {:?}{})",
+        info.name,
+        info.backend,
+        info.device_type,
+        if driver.is_empty() {
+            String::new()
+        } else {
+            format!(", {driver}")
+        }
+    )
+}
+
+/// The adapter wgpu's environment asks for: `WGPU_ADAPTER_NAME` (a
+/// case-insensitive substring of the name) if set, else the default adapter
+/// for `WGPU_POWER_PREF` (high performance when unset).
+pub async fn choose_adapter(
+    instance: &wgpu::Instance,
+    surface: Option<&wgpu::Surface<'_>>,
+) -> Result<wgpu::Adapter, GpuError> {
+    let compatible = |a: &wgpu::Adapter| surface.is_none_or(|s| a.is_surface_supported(s));
+    if let Ok(wanted) = std::env::var("WGPU_ADAPTER_NAME") {
+        let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
+        let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+        return adapters
+            .into_iter()
+            .filter(compatible)
+            .find(|a| {
+                a.get_info()
+                    .name
+                    .to_lowercase()
+                    .contains(&wanted.to_lowercase())
+            })
+            .ok_or_else(|| GpuError::AdapterNotFound {
+                wanted,
+                available: if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                },
+            });
+    }
+    instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::from_env()
+                .unwrap_or(wgpu::PowerPreference::HighPerformance),
+            compatible_surface: surface,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| GpuError::NoAdapter {
+            detail: format!(" ({e})"),
+        })
+}

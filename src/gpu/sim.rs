@@ -1,0 +1,788 @@
+//! `GpuSimulator`: GPU buffers of a `RodSet` and its `State`, the pipelines,
+//! and the dispatch sequence of a substep — the same order as `substep_rod`
+//! in `src/cpu/mod.rs`: forces, integrate, projection, velocity update,
+//! frames, twist.
+
+use std::collections::HashMap;
+
+use glam::{DVec3, Vec3};
+use wgpu::util::DeviceExt;
+
+use super::layout::{
+    GpuClamp, GpuEdgeFrame, GpuPose, GpuRod, GpuScratch, GpuStep, GpuVertexRest, Kernel, NONE,
+    SHADER_SOURCE, binding,
+};
+use super::{GpuContext, GpuError};
+use crate::cpu::{Diagnostics, Unstable, check_state, diagnostics_of, stable_step_estimate};
+use crate::params::{Projection, SimParams};
+use crate::rods::{EndCondition, RodSet, State};
+
+const WORKGROUP: u32 = 64;
+/// Storage buffers one kernel binds at most (group 0: 4, group 1: 5 for `forces`).
+const STORAGE_BUFFERS_NEEDED: u32 = 9;
+
+/// The buffers holding per-vertex positions, as the Jacobi ping-pong names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VertexBuffer {
+    /// `pos` (P): the positions, after projection.
+    Pos,
+    /// `pos_unc` (U): unconstrained positions of the last `integrate`.
+    Unconstrained,
+    /// The second ping-pong buffer (Q) of the Jacobi iterations.
+    Tmp,
+}
+
+/// One Jacobi iteration reads one vertex buffer and writes another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct JacobiPass {
+    pub src: VertexBuffer,
+    pub dst: VertexBuffer,
+}
+
+/// The passes of `n` Jacobi iterations starting from the unconstrained
+/// positions and ending in `pos`: U→P, P→Q, Q→P… for odd `n`, U→Q, Q→P… for even.
+pub fn jacobi_schedule(n: u32) -> Vec<JacobiPass> {
+    use VertexBuffer::*;
+    let mut out = Vec::with_capacity(n as usize);
+    let mut src = Unconstrained;
+    for k in 0..n {
+        let dst = if (n - 1 - k) % 2 == 0 { Pos } else { Tmp };
+        out.push(JacobiPass { src, dst });
+        src = dst;
+    }
+    out
+}
+
+struct Buffers {
+    steps: wgpu::Buffer,
+    rods: wgpu::Buffer,
+    rest: wgpu::Buffer,
+    clamps: wgpu::Buffer,
+    poses: wgpu::Buffer,
+    pos: wgpu::Buffer,
+    vel: wgpu::Buffer,
+    pos_unc: wgpu::Buffer,
+    pos_tmp: wgpu::Buffer,
+    frame: wgpu::Buffer,
+    force: wgpu::Buffer,
+    scratch: wgpu::Buffer,
+    stats: wgpu::Buffer,
+    readback: wgpu::Buffer,
+}
+
+/// The simulator on the GPU. Rest data and state live in GPU buffers; `step`
+/// records a whole frame into one submission and reads nothing back.
+pub struct GpuSimulator {
+    pub rods: RodSet,
+    pub params: SimParams,
+    /// Simulated time (s), kept in f64 on the host.
+    pub time: f64,
+    /// Frames (of `params.dt`) taken so far.
+    pub step_count: u64,
+    ctx: GpuContext,
+    buffers: Buffers,
+    pipelines: HashMap<Kernel, wgpu::ComputePipeline>,
+    world: wgpu::BindGroup,
+    state_groups: HashMap<Kernel, wgpu::BindGroup>,
+    jacobi_groups: HashMap<JacobiPass, wgpu::BindGroup>,
+    step_stride: u64,
+    /// Per edge of the `RodSet` (flat edge order), its index in GPU edge buffers.
+    edge_index: Vec<usize>,
+}
+
+fn vec4(v: DVec3, w: f32) -> [f32; 4] {
+    [v.x as f32, v.y as f32, v.z as f32, w]
+}
+
+fn dvec3(v: [f32; 4]) -> DVec3 {
+    Vec3::new(v[0], v[1], v[2]).as_dvec3()
+}
+
+/// Pose of every anchor at time `t`, as `x ↦ R x + offset`.
+fn poses_at(rods: &RodSet, t: f64) -> Vec<GpuPose> {
+    rods.anchors
+        .iter()
+        .map(|a| {
+            let p = a.pose(t);
+            let offset = p.pivot + p.translation - p.rotation * p.pivot;
+            let q = p.rotation.as_quat();
+            GpuPose {
+                rotation: [q.x, q.y, q.z, q.w],
+                offset: vec4(offset, 0.0),
+            }
+        })
+        .collect()
+}
+
+impl GpuSimulator {
+    /// Upload rods and state, build the pipelines, and put the material frame
+    /// in quasistatic equilibrium (as `CpuSimulator::new`).
+    pub fn new(
+        ctx: &GpuContext,
+        rods: RodSet,
+        state: State,
+        params: SimParams,
+    ) -> Result<Self, GpuError> {
+        let device = &ctx.device;
+        let limits = device.limits();
+        let nv = rods.vertex_count().max(1);
+        let check = |buffer: &'static str, per_item: usize, items: usize| {
+            let bytes = (per_item * items) as u64;
+            let (limit_name, limit) = if limits.max_storage_buffer_binding_size
+                < limits.max_buffer_size
+            {
+                (
+                    "max_storage_buffer_binding_size",
+                    limits.max_storage_buffer_binding_size,
+                )
+            } else {
+                ("max_buffer_size", limits.max_buffer_size)
+            };
+            if bytes > limit {
+                return Err(GpuError::TooLarge {
+                    buffer,
+                    per_item,
+                    items,
+                    bytes,
+                    limit_name,
+                    limit,
+                });
+            }
+            Ok(())
+        };
+        check("rest", size_of::<GpuVertexRest>(), nv)?;
+        check("scratch", size_of::<GpuScratch>(), nv)?;
+        check("frame", size_of::<GpuEdgeFrame>(), nv)?;
+        check("rods", size_of::<GpuRod>(), rods.rod_count())?;
+        if limits.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS_NEEDED {
+            return Err(GpuError::Limit {
+                limit_name: "max_storage_buffers_per_shader_stage",
+                have: limits.max_storage_buffers_per_shader_stage as u64,
+                need: STORAGE_BUFFERS_NEEDED as u64,
+            });
+        }
+        if limits.max_bind_groups < 2 {
+            return Err(GpuError::Limit {
+                limit_name: "max_bind_groups",
+                have: limits.max_bind_groups as u64,
+                need: 2,
+            });
+        }
+        let align = limits.min_uniform_buffer_offset_alignment as u64;
+        let step_stride = (size_of::<GpuStep>() as u64).div_ceil(align) * align;
+        let step_capacity = params.substeps.max(1);
+
+        // Rest data.
+        let mut clamps = Vec::new();
+        let mut gpu_rods = Vec::with_capacity(rods.rod_count());
+        let mut rest = vec![
+            GpuVertexRest {
+                clamp: NONE,
+                ..Default::default()
+            };
+            nv
+        ];
+        let mut edge_index = Vec::with_capacity(rods.edge_count());
+        for r in 0..rods.rod_count() {
+            let v = rods.vertices(r);
+            let e = rods.edges(r);
+            let n = v.len();
+            let mut clamp_of = |cond: EndCondition, first: usize| match cond {
+                EndCondition::Free => NONE,
+                EndCondition::Clamped(c) => {
+                    let idx = clamps.len() as u32;
+                    clamps.push(GpuClamp {
+                        local_pos0: vec4(c.local_pos[0], 0.0),
+                        local_pos1: vec4(c.local_pos[1], 0.0),
+                        local_m1: vec4(c.local_m1, 0.0),
+                        anchor: c.anchor as u32,
+                        ..Default::default()
+                    });
+                    for k in 0..2 {
+                        let g = &mut rest[v.start + first + k];
+                        g.clamp = idx;
+                        g.clamp_slot = k as u32;
+                    }
+                    idx
+                }
+            };
+            let start_clamp = clamp_of(rods.start[r], 0);
+            let end_clamp = clamp_of(rods.end[r], n - 2);
+            let m = &rods.material[r];
+            gpu_rods.push(GpuRod {
+                vertex_offset: v.start as u32,
+                vertex_count: n as u32,
+                start_clamp,
+                end_clamp,
+                bending: [
+                    m.bending[0] as f32,
+                    m.bending[1] as f32,
+                    m.bending[2] as f32,
+                    m.twist as f32,
+                ],
+                drag: m.drag as f32,
+                ..Default::default()
+            });
+            for (i, vi) in v.clone().enumerate() {
+                let k = rods.rest_kappa[vi];
+                let g = &mut rest[vi];
+                g.rest_kappa = [k[0].x as f32, k[0].y as f32, k[1].x as f32, k[1].y as f32];
+                g.voronoi = rods.voronoi[vi] as f32;
+                g.mass = rods.mass[vi] as f32;
+                g.inv_mass = rods.inv_mass[vi] as f32;
+                g.rest_len = if i + 1 < n {
+                    rods.rest_len[e.start + i] as f32
+                } else {
+                    0.0
+                };
+                g.rod = r as u32;
+            }
+            edge_index.extend((0..n - 1).map(|j| v.start + j));
+        }
+        if clamps.is_empty() {
+            clamps.push(GpuClamp::default());
+        }
+        let storage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC;
+        let init = |label: &str, contents: &[u8]| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage: storage,
+            })
+        };
+        let zeroed = |label: &str, size: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: storage,
+                mapped_at_creation: false,
+            })
+        };
+        let v16 = 16 * nv as u64;
+        let pose_count = rods.anchors.len().max(1) * (step_capacity as usize + 1);
+        let buffers = Buffers {
+            steps: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("steps"),
+                size: step_stride * step_capacity as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            rods: init("rods", bytemuck::cast_slice(&gpu_rods)),
+            rest: init("rest", bytemuck::cast_slice(&rest)),
+            clamps: init("clamps", bytemuck::cast_slice(&clamps)),
+            poses: zeroed("poses", (pose_count * size_of::<GpuPose>()) as u64),
+            pos: zeroed("pos", v16),
+            vel: zeroed("vel", v16),
+            pos_unc: zeroed("pos_unc", v16),
+            pos_tmp: zeroed("pos_tmp", v16),
+            frame: zeroed("frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
+            force: zeroed("force", v16),
+            scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
+            stats: zeroed("stats", 16),
+            readback: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback"),
+                size: (nv * size_of::<GpuScratch>()) as u64,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+        };
+
+        // Layouts and pipelines.
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("strands"),
+            source: wgpu::ShaderSource::Wgsl(SHADER_SOURCE.into()),
+        });
+        let storage_entry = |binding: u32, read_only: bool| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let world_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("world"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: true,
+                        min_binding_size: wgpu::BufferSize::new(size_of::<GpuStep>() as u64),
+                    },
+                    count: None,
+                },
+                storage_entry(1, true),
+                storage_entry(2, true),
+                storage_entry(3, true),
+                storage_entry(4, true),
+            ],
+        });
+        let world = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("world"),
+            layout: &world_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &buffers.steps,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(size_of::<GpuStep>() as u64),
+                    }),
+                },
+                whole(1, &buffers.rods),
+                whole(2, &buffers.rest),
+                whole(3, &buffers.clamps),
+                whole(4, &buffers.poses),
+            ],
+        });
+        let state_buffer = |b: u32| -> &wgpu::Buffer {
+            match b {
+                binding::POS => &buffers.pos,
+                binding::VEL => &buffers.vel,
+                binding::POS_UNC => &buffers.pos_unc,
+                binding::FRAME => &buffers.frame,
+                binding::FORCE => &buffers.force,
+                binding::SCRATCH => &buffers.scratch,
+                binding::STATS => &buffers.stats,
+                _ => unreachable!("src/dst are bound per Jacobi pass"),
+            }
+        };
+        let vertex_buffer = |v: VertexBuffer| match v {
+            VertexBuffer::Pos => &buffers.pos,
+            VertexBuffer::Unconstrained => &buffers.pos_unc,
+            VertexBuffer::Tmp => &buffers.pos_tmp,
+        };
+        let mut pipelines = HashMap::new();
+        let mut state_groups = HashMap::new();
+        let mut jacobi_groups = HashMap::new();
+        for kernel in Kernel::ALL {
+            let name = kernel.entry_point();
+            let entries: Vec<_> = kernel
+                .bindings()
+                .iter()
+                .map(|&b| storage_entry(b, b == binding::SRC))
+                .collect();
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(name),
+                entries: &entries,
+            });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(name),
+                bind_group_layouts: &[Some(&world_layout), Some(&layout)],
+                immediate_size: 0,
+            });
+            pipelines.insert(
+                kernel,
+                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(name),
+                    layout: Some(&pipeline_layout),
+                    module: &module,
+                    entry_point: Some(name),
+                    compilation_options: Default::default(),
+                    cache: None,
+                }),
+            );
+            if kernel == Kernel::ProjectJacobi {
+                use VertexBuffer::*;
+                for (src, dst) in [
+                    (Unconstrained, Pos),
+                    (Unconstrained, Tmp),
+                    (Pos, Tmp),
+                    (Tmp, Pos),
+                ] {
+                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some(name),
+                        layout: &layout,
+                        entries: &[
+                            whole(binding::SRC, vertex_buffer(src)),
+                            whole(binding::DST, vertex_buffer(dst)),
+                        ],
+                    });
+                    jacobi_groups.insert(JacobiPass { src, dst }, group);
+                }
+            } else {
+                let entries: Vec<_> = kernel
+                    .bindings()
+                    .iter()
+                    .map(|&b| whole(b, state_buffer(b)))
+                    .collect();
+                let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(name),
+                    layout: &layout,
+                    entries: &entries,
+                });
+                state_groups.insert(kernel, group);
+            }
+        }
+
+        let time = state.time;
+        let mut sim = GpuSimulator {
+            rods,
+            params,
+            time,
+            step_count: 0,
+            ctx: ctx.clone(),
+            buffers,
+            pipelines,
+            world,
+            state_groups,
+            jacobi_groups,
+            step_stride,
+            edge_index,
+        };
+        sim.write_state(&state);
+        sim.update_material_frame();
+        Ok(sim)
+    }
+
+    /// The device and queue this simulator runs on.
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// The per-vertex positions (`vec4<f32>`, w = 0), for drawing straight
+    /// from the simulation without a copy through the CPU.
+    pub fn position_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.pos
+    }
+
+    fn step_values(&self, t: f64, h: f64, slot_start: u32, slot_end: u32) -> GpuStep {
+        let p = &self.params;
+        let w = &p.wind;
+        let gust = w.velocity.try_normalize().unwrap_or(DVec3::X);
+        let phase = std::f64::consts::TAU * (w.gust_frequency * t).rem_euclid(1.0);
+        let (relaxation, fast_tolerance, fast_max_iterations) = match p.projection {
+            Projection::Jacobi { relaxation, .. } => (relaxation, 0.0, 0),
+            Projection::Fast {
+                tolerance,
+                max_iterations,
+            } => (1.0, tolerance, max_iterations),
+            Projection::None => (1.0, 0.0, 0),
+        };
+        GpuStep {
+            gravity: vec4(p.gravity, 0.0),
+            wind: vec4(w.velocity, w.gust_amplitude as f32),
+            gust: vec4(gust, (std::f64::consts::TAU / w.gust_wavelength) as f32),
+            h: h as f32,
+            time: t as f32,
+            wind_phase: phase as f32,
+            relaxation: relaxation as f32,
+            rod_count: self.rods.rod_count() as u32,
+            vertex_count: self.rods.vertex_count() as u32,
+            anchor_count: self.rods.anchors.len() as u32,
+            slot_start,
+            slot_end,
+            twist_max_iterations: p.twist_max_iterations,
+            twist_tolerance: p.twist_tolerance as f32,
+            fast_max_iterations,
+            fast_tolerance: fast_tolerance as f32,
+            ..Default::default()
+        }
+    }
+
+    /// Write `substeps` step entries from time `t0` and the anchor poses at
+    /// `t0 + k h`, `k = 0..=substeps`.
+    fn write_inputs(&self, t0: f64, h: f64, substeps: u32) {
+        let q = &self.ctx.queue;
+        let mut poses = Vec::new();
+        for k in 0..=substeps {
+            poses.extend(poses_at(&self.rods, t0 + k as f64 * h));
+        }
+        if !poses.is_empty() {
+            q.write_buffer(&self.buffers.poses, 0, bytemuck::cast_slice(&poses));
+        }
+        let mut bytes = vec![0u8; (self.step_stride * substeps.max(1) as u64) as usize];
+        for k in 0..substeps {
+            let s = self.step_values(t0 + k as f64 * h, h, k, k + 1);
+            let at = (k as u64 * self.step_stride) as usize;
+            bytes[at..at + size_of::<GpuStep>()].copy_from_slice(bytemuck::bytes_of(&s));
+        }
+        q.write_buffer(&self.buffers.steps, 0, &bytes);
+    }
+
+    fn dispatch(&self, pass: &mut wgpu::ComputePass, kernel: Kernel, entry: u32) {
+        self.dispatch_with(pass, kernel, &self.state_groups[&kernel], entry);
+    }
+
+    fn dispatch_with(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        kernel: Kernel,
+        group: &wgpu::BindGroup,
+        entry: u32,
+    ) {
+        let count = if kernel.per_rod() {
+            self.rods.rod_count()
+        } else {
+            self.rods.vertex_count()
+        } as u32;
+        let groups = count.div_ceil(WORKGROUP);
+        let max = self.ctx.device.limits().max_compute_workgroups_per_dimension;
+        let (x, y) = if groups <= max {
+            (groups, 1)
+        } else {
+            (max, groups.div_ceil(max))
+        };
+        pass.set_pipeline(&self.pipelines[&kernel]);
+        pass.set_bind_group(
+            0,
+            &self.world,
+            &[(entry as u64 * self.step_stride) as wgpu::DynamicOffset],
+        );
+        pass.set_bind_group(1, group, &[]);
+        pass.dispatch_workgroups(x, y, 1);
+    }
+
+    /// Encode substep `entry` (its step values already written).
+    fn encode_substep(&self, pass: &mut wgpu::ComputePass, entry: u32) {
+        self.dispatch(pass, Kernel::Forces, entry);
+        self.dispatch(pass, Kernel::Integrate, entry);
+        match self.params.projection {
+            Projection::None => {}
+            Projection::Fast { .. } => self.dispatch(pass, Kernel::ProjectFast, entry),
+            Projection::Jacobi { iterations, .. } => {
+                for p in jacobi_schedule(iterations) {
+                    self.dispatch_with(pass, Kernel::ProjectJacobi, &self.jacobi_groups[&p], entry);
+                }
+            }
+        }
+        if self.params.projection != Projection::None {
+            self.dispatch(pass, Kernel::ProjectVelocity, entry);
+        }
+        self.dispatch(pass, Kernel::Frames, entry);
+        self.dispatch(pass, Kernel::Twist, entry);
+    }
+
+    /// Advance one frame of `params.dt` in `params.substeps` substeps, all
+    /// recorded into one submission. Nothing is read back.
+    pub fn step(&mut self) {
+        let h = self.params.h();
+        let n = self.params.substeps;
+        self.write_inputs(self.time, h, n);
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") });
+        encoder.clear_buffer(&self.buffers.stats, 0, None);
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("step"),
+                timestamp_writes: None,
+            });
+            for k in 0..n {
+                self.encode_substep(&mut pass, k);
+            }
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+        self.time += h * n as f64;
+        self.step_count += 1;
+    }
+
+    /// `step`, then read the state back to check it and compute diagnostics
+    /// (energies in f64 on the host, iteration counts from the GPU).
+    pub fn step_checked(&mut self) -> Result<(State, Diagnostics), Unstable> {
+        self.step();
+        let state = self.read_state();
+        if let Some((rod, what)) = check_state(&self.rods, &self.params, &state) {
+            return Err(Unstable {
+                rod,
+                name: self.rods.names[rod].clone(),
+                step: self.step_count,
+                time: self.time,
+                what,
+                h: self.params.h(),
+                h_max: stable_step_estimate(&self.rods, rod),
+            });
+        }
+        let mut d = diagnostics_of(&self.rods, &state, &self.params);
+        let [twist, projection] = self.read_stats();
+        d.twist_iterations = twist;
+        d.projection_iterations = match self.params.projection {
+            Projection::Jacobi { iterations, .. } => iterations,
+            _ => projection,
+        };
+        Ok((state, d))
+    }
+
+    /// Run one kernel once from time `t` with substep `h`, anchors posed at
+    /// `t` and `t + h` (kernel-by-kernel parity tests). `Kernel::ProjectJacobi`
+    /// runs the pass U→P.
+    pub fn run_kernel(&mut self, kernel: Kernel, t: f64, h: f64) {
+        let group = match kernel {
+            Kernel::ProjectJacobi => {
+                &self.jacobi_groups[&JacobiPass {
+                    src: VertexBuffer::Unconstrained,
+                    dst: VertexBuffer::Pos,
+                }]
+            }
+            k => &self.state_groups[&k],
+        };
+        self.run_one(kernel, group, t, h);
+    }
+
+    /// Run one Jacobi iteration between the given buffers.
+    pub fn run_jacobi_pass(&mut self, pass: JacobiPass, t: f64, h: f64) {
+        let group = &self.jacobi_groups[&pass];
+        self.run_one(Kernel::ProjectJacobi, group, t, h);
+    }
+
+    fn run_one(&self, kernel: Kernel, group: &wgpu::BindGroup, t: f64, h: f64) {
+        self.write_inputs(t, h, 1);
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some(kernel.entry_point()),
+            });
+        encoder.clear_buffer(&self.buffers.stats, 0, None);
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(kernel.entry_point()),
+                timestamp_writes: None,
+            });
+            self.dispatch_with(&mut pass, kernel, group, 0);
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+    }
+
+    /// Quasistatic material frame for the current positions at `self.time`
+    /// (Algorithm 1, line 2): `frames` then `twist` with anchors at `time`.
+    pub fn update_material_frame(&mut self) {
+        // A zero-length substep: slot_end = slot 0 = anchors at `time`.
+        let t = self.time;
+        self.write_inputs(t, 0.0, 1);
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("update_material_frame"),
+            });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("update_material_frame"),
+                timestamp_writes: None,
+            });
+            self.dispatch(&mut pass, Kernel::Frames, 0);
+            self.dispatch(&mut pass, Kernel::Twist, 0);
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+    }
+
+    fn read_bytes(&self, buffer: &wgpu::Buffer, size: u64) -> Vec<u8> {
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("read back"),
+            });
+        encoder.copy_buffer_to_buffer(buffer, 0, &self.buffers.readback, 0, size);
+        self.ctx.queue.submit([encoder.finish()]);
+        let slice = self.buffers.readback.slice(..size);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.ctx
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("GPU device lost while reading back");
+        rx.recv()
+            .expect("map callback dropped")
+            .expect("cannot map the read-back buffer");
+        let bytes = slice
+            .get_mapped_range()
+            .expect("mapped range of the read-back buffer")
+            .to_vec();
+        self.buffers.readback.unmap();
+        bytes
+    }
+
+    fn read<T: bytemuck::Pod>(&self, buffer: &wgpu::Buffer, count: usize) -> Vec<T> {
+        let bytes = self.read_bytes(buffer, (count * size_of::<T>()) as u64);
+        bytemuck::pod_collect_to_vec(&bytes)
+    }
+
+    /// One of the per-vertex position buffers, in f64.
+    pub fn read_vertices(&self, which: VertexBuffer) -> Vec<DVec3> {
+        let b = match which {
+            VertexBuffer::Pos => &self.buffers.pos,
+            VertexBuffer::Unconstrained => &self.buffers.pos_unc,
+            VertexBuffer::Tmp => &self.buffers.pos_tmp,
+        };
+        let v: Vec<[f32; 4]> = self.read(b, self.rods.vertex_count());
+        v.into_iter().map(dvec3).collect()
+    }
+
+    /// Forces of the last `forces` kernel (N).
+    pub fn read_forces(&self) -> Vec<DVec3> {
+        let v: Vec<[f32; 4]> = self.read(&self.buffers.force, self.rods.vertex_count());
+        v.into_iter().map(dvec3).collect()
+    }
+
+    /// Per-edge `(∂E_bend/∂θ, ∂E_twist/∂θ)` of the last `forces` kernel, in
+    /// the `RodSet`'s flat edge order.
+    pub fn read_twist_gradient(&self) -> Vec<(f64, f64)> {
+        let s: Vec<GpuScratch> = self.read(&self.buffers.scratch, self.rods.vertex_count());
+        self.edge_index
+            .iter()
+            .map(|&i| (s[i].g[0] as f64, s[i].g[1] as f64))
+            .collect()
+    }
+
+    /// Most twist Newton iterations and fast-projection iterations any rod
+    /// used in the last submission.
+    pub fn read_stats(&self) -> [u32; 2] {
+        let s: Vec<u32> = self.read(&self.buffers.stats, 4);
+        [s[0], s[1]]
+    }
+
+    /// The whole state, converted to f64.
+    pub fn read_state(&self) -> State {
+        let nv = self.rods.vertex_count();
+        let pos: Vec<[f32; 4]> = self.read(&self.buffers.pos, nv);
+        let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, nv);
+        let frame: Vec<GpuEdgeFrame> = self.read(&self.buffers.frame, nv);
+        let edges = || self.edge_index.iter().map(|&i| frame[i]);
+        State {
+            time: self.time,
+            pos: pos.into_iter().map(dvec3).collect(),
+            vel: vel.into_iter().map(dvec3).collect(),
+            theta: edges().map(|f| f.tangent[3] as f64).collect(),
+            tangent: edges().map(|f| dvec3(f.tangent)).collect(),
+            ref_u: edges().map(|f| dvec3(f.ref_u)).collect(),
+        }
+    }
+
+    /// Replace the whole state (rounded to f32). Does not re-solve the twist.
+    pub fn write_state(&mut self, state: &State) {
+        let nv = self.rods.vertex_count();
+        let q = &self.ctx.queue;
+        let pos: Vec<[f32; 4]> = state.pos.iter().map(|&p| vec4(p, 0.0)).collect();
+        let vel: Vec<[f32; 4]> = state.vel.iter().map(|&v| vec4(v, 0.0)).collect();
+        let mut frame = vec![GpuEdgeFrame::default(); nv];
+        for (j, &i) in self.edge_index.iter().enumerate() {
+            frame[i] = GpuEdgeFrame {
+                tangent: vec4(state.tangent[j], state.theta[j] as f32),
+                ref_u: vec4(state.ref_u[j], 0.0),
+            };
+        }
+        q.write_buffer(&self.buffers.pos, 0, bytemuck::cast_slice(&pos));
+        q.write_buffer(&self.buffers.pos_unc, 0, bytemuck::cast_slice(&pos));
+        q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&vel));
+        q.write_buffer(&self.buffers.frame, 0, bytemuck::cast_slice(&frame));
+        self.time = state.time;
+    }
+}
+
+fn whole(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
