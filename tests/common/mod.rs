@@ -108,3 +108,25 @@ pub fn elastic_params() -> SimParams {
         ..SimParams::default()
     }
 }
+
+/// The GPU for GPU tests: the adapter wgpu's environment picks (lavapipe in
+/// CI). Without one the test fails with the message saying how to get one;
+/// it never passes silently.
+pub fn gpu() -> strands::gpu::GpuContext {
+    match strands::gpu::GpuContext::headless() {
+        Ok(ctx) => {
+            eprintln!("GPU test on {}", ctx.describe());
+            ctx
+        }
+        Err(e) => panic!("GPU tests need a GPU adapter: {e}"),
+    }
+}
+
+/// Largest distance between corresponding vectors.
+pub fn max_diff(a: &[DVec3], b: &[DVec3]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (*x - *y).length())
+        .fold(0.0, f64::max)
+}

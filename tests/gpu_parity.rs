@@ -1,0 +1,338 @@
+//! Kernel-by-kernel parity: from the same state (rounded to f32 once, so
+//! both sides start from identical numbers), each GPU kernel's output matches
+//! the f64 CPU reference kernel of the same name.
+//!
+//! Tolerances come from f32 precision, ε = 2⁻²³ ≈ 1.2e-7 (see src/gpu/mod.rs):
+//! a quantity computed by a chain of k roundings of relative size ε is good
+//! to about k·ε of its magnitude. Each test states its chain.
+
+mod common;
+
+use common::*;
+use glam::DVec3;
+use strands::anchor::{Anchor, Keyframe};
+use strands::build::{EndSpec, RodSpec, build};
+use strands::cpu::{self, CpuSimulator, forces, frames, project, twist};
+use strands::gpu::{GpuSimulator, JacobiPass, Kernel, VertexBuffer};
+use strands::params::{Projection, SimParams, Wind};
+use strands::rods::State;
+
+/// Random curved anisotropic rods with every end condition, roots on a
+/// moving, turning anchor, drag and gusty wind.
+fn scene() -> (Vec<RodSpec>, Vec<Anchor>, SimParams) {
+    let mut rng = rng(7);
+    let head = Anchor {
+        name: "head".into(),
+        pivot: DVec3::ZERO,
+        keyframes: vec![
+            Keyframe::new(0.0, DVec3::ZERO, DVec3::ZERO),
+            Keyframe::new(1.0, DVec3::new(0.1, 0.0, 0.0), DVec3::new(0.0, 0.8, 0.0)),
+        ],
+    };
+    let ends = [
+        (EndSpec::Clamped(1), EndSpec::Free),
+        (EndSpec::Free, EndSpec::Free),
+        (EndSpec::Clamped(0), EndSpec::Clamped(1)),
+        (EndSpec::Free, EndSpec::Clamped(1)),
+    ];
+    let mut specs = Vec::new();
+    for (k, n) in [5, 12, 9, 17, 3, 8].iter().enumerate() {
+        let (s, e) = ends[k % ends.len()];
+        let mut spec = random_rod(&mut rng, *n, s, e);
+        spec.material.drag = 1e-3;
+        specs.push(spec);
+    }
+    let params = SimParams {
+        substeps: 10,
+        wind: Wind {
+            velocity: DVec3::new(0.5, 0.0, 0.2),
+            gust_amplitude: 0.3,
+            ..Wind::default()
+        },
+        twist_tolerance: 1e-12,
+        twist_max_iterations: 50,
+        ..SimParams::default()
+    };
+    (specs, vec![Anchor::world(), head], params)
+}
+
+/// The same rods on both sides with the state rounded to f32 on both.
+fn pair() -> (CpuSimulator, GpuSimulator) {
+    let (specs, anchors, params) = scene();
+    let (rods, state) = build(&specs, anchors);
+    let mut cpu = CpuSimulator::new(rods.clone(), state, params);
+    // Move the state off equilibrium so every force term is exercised.
+    cpu.step().expect("stable");
+    let ctx = gpu();
+    let mut gpu = GpuSimulator::new(&ctx, rods, cpu.state.clone(), params).expect("gpu sim");
+    gpu.write_state(&cpu.state);
+    cpu.state = gpu.read_state();
+    (cpu, gpu)
+}
+
+type Ranges = (usize, std::ops::Range<usize>, std::ops::Range<usize>);
+
+/// Every rod with its vertex and edge ranges.
+fn rods_of(cpu: &CpuSimulator) -> Vec<Ranges> {
+    (0..cpu.rods.rod_count())
+        .map(|r| (r, cpu.rods.vertices(r), cpu.rods.edges(r)))
+        .collect()
+}
+
+/// Kernel `frames`: Bishop frames by parallel transport, clamped twist from
+/// the anchors. Transport along n ≤ 17 edges compounds ~10 roundings per
+/// edge: |Δu| ≤ 17·10·ε ≈ 2e-5; a clamped θ inherits that (atan2 of unit vectors).
+#[test]
+fn frames_kernel_matches_cpu() {
+    let (mut cpu, mut gpu) = pair();
+    let (t, h) = (cpu.state.time, cpu.params.h());
+    // Displace the vertices so the frames have something to follow.
+    let mut rng = rng(3);
+    for p in cpu.state.pos.iter_mut() {
+        *p += unit(&mut rng) * 0.01;
+    }
+    gpu.write_state(&cpu.state);
+    cpu.state = gpu.read_state();
+    gpu.run_kernel(Kernel::Frames, t, h);
+    let g = gpu.read_state();
+    for (r, v, e) in rods_of(&cpu) {
+        let s = &mut cpu.state;
+        frames::frames(&s.pos[v.clone()], &mut s.tangent[e.clone()], &mut s.ref_u[e.clone()]);
+        let mut view = cpu::RodStateMut {
+            pos: &mut s.pos[v.clone()],
+            vel: &mut s.vel[v.clone()],
+            theta: &mut s.theta[e.clone()],
+            tangent: &mut s.tangent[e.clone()],
+            ref_u: &mut s.ref_u[e.clone()],
+        };
+        cpu::clamp_twist(&cpu.rods, r, t + h, &mut view);
+    }
+    let tol = 2e-5;
+    let dt = max_diff(&g.tangent, &cpu.state.tangent);
+    eprintln!("frames: tangent {dt:.2e}, ref_u {:.2e}", max_diff(&g.ref_u, &cpu.state.ref_u));
+    assert!(dt < tol, "tangents differ by {dt:.2e}");
+    let du = max_diff(&g.ref_u, &cpu.state.ref_u);
+    assert!(du < tol, "ref_u differs by {du:.2e}");
+    let dtheta = g
+        .theta
+        .iter()
+        .zip(&cpu.state.theta)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(dtheta < tol, "clamped θ differs by {dtheta:.2e}");
+}
+
+/// Kernel `twist`: the quasistatic angles, ∂E/∂θ = 0 (eq. 4). The GPU solve
+/// stops at a 1e-6 rad step; its f32 gradient has an error of ~ε·Σ|terms|,
+/// which moves the root by that over the Hessian: with terms of the size of
+/// the Hessian summed over a few neighbours, ~10·ε ≈ 1e-6, plus the 1e-6
+/// stopping step. Allowed: 1e-5 rad.
+#[test]
+fn twist_kernel_matches_cpu() {
+    let (mut cpu, mut gpu) = pair();
+    let (t, h) = (cpu.state.time, cpu.params.h());
+    // Start from angles off equilibrium (clamped ends keep theirs).
+    for (r, _, e) in rods_of(&cpu) {
+        let free = cpu::free_twist_range(&cpu.rods, r);
+        for j in free {
+            cpu.state.theta[e.start + j] += 0.3 * (j as f64).sin();
+        }
+    }
+    gpu.write_state(&cpu.state);
+    cpu.state = gpu.read_state();
+    gpu.run_kernel(Kernel::Twist, t, h);
+    let g = gpu.read_state();
+    let mut worst: f64 = 0.0;
+    for (r, v, e) in rods_of(&cpu) {
+        let s = &mut cpu.state;
+        let mut kb = vec![DVec3::ZERO; v.len()];
+        twist::curvature_binormals(&s.pos[v], &mut kb);
+        twist::twist(
+            cpu::rod_rest(&cpu.rods, r),
+            &kb,
+            &s.tangent[e.clone()],
+            &s.ref_u[e.clone()],
+            &mut s.theta[e.clone()],
+            cpu::free_twist_range(&cpu.rods, r),
+            1e-12,
+            50,
+        );
+        for j in e {
+            worst = worst.max((g.theta[j] - s.theta[j]).abs());
+        }
+    }
+    eprintln!("twist: θ differs by {worst:.2e} rad");
+    assert!(worst < 1e-5, "θ differs by {worst:.2e} rad");
+    let [iterations, _] = gpu.read_stats();
+    assert!(iterations > 0, "the GPU twist solve did not iterate");
+}
+
+/// Kernel `forces`: elastic (bending, holonomy, clamped-end twist) plus
+/// gravity, drag and wind. Each elastic force is a sum of ~30 terms that
+/// nearly cancel; f32 leaves an error of ~30·3·ε ≈ 1e-5 of the largest term,
+/// which is at most the largest force per rod. Allowed: 1e-5 × max |f| of the rod.
+#[test]
+fn forces_kernel_matches_cpu() {
+    let (cpu, mut gpu) = pair();
+    let t = cpu.state.time;
+    gpu.run_kernel(Kernel::Forces, t, cpu.params.h());
+    let g = gpu.read_forces();
+    let grad = gpu.read_twist_gradient();
+    for (r, v, e) in rods_of(&cpu) {
+        let s = &cpu.state;
+        let mut f = vec![DVec3::ZERO; v.len()];
+        cpu::rod_forces(
+            &cpu.rods,
+            &cpu.params,
+            r,
+            t,
+            &s.pos[v.clone()],
+            &s.vel[v.clone()],
+            &s.tangent[e.clone()],
+            &s.ref_u[e.clone()],
+            &s.theta[e.clone()],
+            &mut f,
+        );
+        let scale = f.iter().map(|x| x.length()).fold(0.0, f64::max);
+        let d = max_diff(&g[v.clone()], &f);
+        eprintln!("forces rod {r}: differ by {:.2e} of max |f|", d / scale);
+        assert!(d < 1e-5 * scale, "rod {r}: force differs by {d:.2e} of {scale:.2e}");
+        // The twist gradient the holonomy terms are built from.
+        let mut kb = vec![DVec3::ZERO; v.len()];
+        twist::curvature_binormals(&s.pos[v], &mut kb);
+        let mut gb = vec![0.0; e.len()];
+        let mut gt = vec![0.0; e.len()];
+        twist::twist_gradient(
+            cpu::rod_rest(&cpu.rods, r),
+            &kb,
+            &s.tangent[e.clone()],
+            &s.ref_u[e.clone()],
+            &s.theta[e.clone()],
+            &mut gb,
+            &mut gt,
+            None,
+        );
+        let gscale = gb.iter().chain(&gt).fold(0.0f64, |m, x| m.max(x.abs()));
+        for (j, (b, tw)) in gb.iter().zip(&gt).enumerate() {
+            let (gb_gpu, gt_gpu) = grad[e.start + j];
+            assert!((gb_gpu - b).abs() < 1e-5 * gscale && (gt_gpu - tw).abs() < 1e-5 * gscale);
+        }
+    }
+    let _ = forces::holonomy_gradient; // the CPU twin of forces.wgsl's helper
+}
+
+/// Kernel `integrate` from identical forces: two roundings per update, so
+/// positions agree to a few ε of |x| (< 1 m here): 1e-6 m; velocities to a
+/// few ε of |x|/h for anchored vertices: 1e-6/h.
+#[test]
+fn integrate_kernel_matches_cpu() {
+    let (mut cpu, mut gpu) = pair();
+    let (t, h) = (cpu.state.time, cpu.params.h());
+    gpu.run_kernel(Kernel::Forces, t, h);
+    let force = gpu.read_forces();
+    gpu.run_kernel(Kernel::Integrate, t, h);
+    let g = gpu.read_state();
+    for (r, v, _) in rods_of(&cpu) {
+        let s = &mut cpu.state;
+        cpu::integrate(&cpu.rods, r, t + h, h, &force[v.clone()], &mut s.pos[v.clone()], &mut s.vel[v]);
+    }
+    let (dx, dv) = (max_diff(&g.pos, &cpu.state.pos), max_diff(&g.vel, &cpu.state.vel));
+    eprintln!("integrate: positions {dx:.2e} m, velocities {dv:.2e} m/s");
+    assert!(dx < 1e-6 && dv < 1e-6 / h, "{dx:.2e} m, {dv:.2e} m/s");
+    assert!(max_diff(&gpu.read_vertices(VertexBuffer::Unconstrained), &cpu.state.pos) < 1e-6);
+}
+
+/// Each Jacobi iteration (`project_jacobi`, src → dst) on stretched rods:
+/// one correction is a few roundings of |x|, so every iterate agrees to 1e-6 m.
+#[test]
+fn each_jacobi_iteration_matches_cpu() {
+    let (mut cpu, mut gpu) = pair();
+    let (t, h) = (cpu.state.time, cpu.params.h());
+    let relaxation = 0.8;
+    gpu.params.projection = Projection::Jacobi { iterations: 3, relaxation };
+    // Stretch every edge by a few percent, then take it as unconstrained.
+    let mut rng = rng(11);
+    for p in cpu.state.pos.iter_mut() {
+        *p += unit(&mut rng) * 0.004;
+    }
+    gpu.write_state(&cpu.state);
+    let mut x = gpu.read_vertices(VertexBuffer::Unconstrained);
+    use VertexBuffer::*;
+    let passes = [
+        JacobiPass { src: Unconstrained, dst: Tmp },
+        JacobiPass { src: Tmp, dst: Pos },
+        JacobiPass { src: Pos, dst: Tmp },
+    ];
+    for (k, pass) in passes.into_iter().enumerate() {
+        gpu.run_jacobi_pass(pass, t, h);
+        let g = gpu.read_vertices(pass.dst);
+        let mut next = x.clone();
+        for (_, v, e) in rods_of(&cpu) {
+            project::project_jacobi(
+                &x[v.clone()],
+                &mut next[v.clone()],
+                &cpu.rods.inv_mass[v.clone()],
+                &cpu.rods.rest_len[e],
+                relaxation,
+            );
+        }
+        let d = max_diff(&g, &next);
+        eprintln!("Jacobi iteration {k}: differs by {d:.2e} m");
+        assert!(d < 1e-6, "Jacobi iteration {k}: differs by {d:.2e} m");
+        assert!(max_diff(&next, &x) > 1e-4, "iteration {k} moved nothing");
+        x = next;
+    }
+}
+
+/// Kernel `project_fast` on stretched rods: both sides stop below their
+/// strain tolerance (GPU: 1e-6, CPU: 1e-10), so the projected positions
+/// agree to about 1e-6 × edge length plus rounding: 1e-6 m here (edges ≈ 0.1 m).
+#[test]
+fn fast_projection_kernel_matches_cpu() {
+    let (mut cpu, mut gpu) = pair();
+    let (t, h) = (cpu.state.time, cpu.params.h());
+    // Stretch the edges; anchored vertices stay on their anchors.
+    let mut rng = rng(5);
+    for (p, w) in cpu.state.pos.iter_mut().zip(&cpu.rods.inv_mass) {
+        if *w > 0.0 {
+            *p += unit(&mut rng) * 0.002;
+        }
+    }
+    gpu.write_state(&cpu.state);
+    cpu.state = gpu.read_state();
+    gpu.run_kernel(Kernel::ProjectFast, t, h);
+    let g = gpu.read_state();
+    for (_, v, e) in rods_of(&cpu) {
+        let r = project::project_fast(
+            &mut cpu.state.pos[v.clone()],
+            &cpu.rods.inv_mass[v.clone()],
+            &cpu.rods.rest_len[e.clone()],
+            1e-10,
+            50,
+        );
+        // Edges between two anchored vertices cannot move and keep the strain
+        // of their f32-rounded ends (~4ε); every other edge is at 1e-10.
+        assert!(r.max_strain < 1e-6, "{r:?}");
+        assert!(project::max_strain(&g.pos[v], &cpu.rods.rest_len[e]) < 2e-6);
+    }
+    let d = max_diff(&g.pos, &cpu.state.pos);
+    eprintln!("project_fast: positions differ by {d:.2e} m");
+    assert!(d < 1e-6, "projected positions differ by {d:.2e} m");
+    assert!(gpu.read_stats()[1] > 0);
+}
+
+/// A whole step (all kernels in sequence, one submission) from identical
+/// states: the end states agree to the accumulated kernel tolerances.
+#[test]
+fn one_whole_step_matches_cpu() {
+    let (mut cpu, mut gpu) = pair();
+    let before: State = cpu.state.clone();
+    cpu.step().expect("stable");
+    gpu.step();
+    let g = gpu.read_state();
+    let moved = max_diff(&cpu.state.pos, &before.pos);
+    let d = max_diff(&g.pos, &cpu.state.pos);
+    assert!(moved > 1e-4, "the step moved nothing ({moved:.2e} m)");
+    eprintln!("one step: positions differ by {d:.2e} m, moved {moved:.2e} m");
+    assert!(d < 1e-5, "positions after one step differ by {d:.2e} m (moved {moved:.2e})");
+}
