@@ -5,10 +5,12 @@
 //   invocation per rod, in place on `pos`.
 // * `project_velocity`: v ← v + (x_projected − x_unconstrained)/h, per vertex.
 //
-// f32: edge strain is resolved to about 1e-7, so `project_fast` stops at a
-// strain of at most FAST_TOLERANCE_F32.
+// f32: an edge's strain is resolved only to ~ε(|xa| + |xb|)/|ē|, far from
+// the origin worse than 1e-7, so `project_fast` asks each movable edge for a
+// strain below max(tolerance, FAST_TOLERANCE_F32) + 4ε(|xa| + |xb|)/|ē|.
 
 const FAST_TOLERANCE_F32: f32 = 1e-6;
+const F32_EPSILON: f32 = 1.1920929e-7;
 
 fn edge_correction(xa: vec3<f32>, xb: vec3<f32>, wa: f32, wb: f32, rest_len: f32) -> vec3<f32> {
     let w = wa + wb;
@@ -50,18 +52,23 @@ fn edge_strain(e: u32) -> f32 {
     return abs(length(pos[e + 1u].xyz - pos[e].xyz) / rest[e].rest_len - 1.0);
 }
 
-fn max_strain(r: u32) -> f32 {
-    let o = rods[r].vertex_offset;
-    let ne = rods[r].vertex_count - 1u;
-    var m = 0.0;
-    for (var e = o; e < o + ne; e++) {
-        m = max(m, edge_strain(e));
-    }
-    return m;
-}
-
 fn edge_active(e: u32) -> bool {
     return rest[e].inv_mass + rest[e + 1u].inv_mass > 0.0;
+}
+
+// Largest strain of a movable edge of rod r above what is asked and what f32
+// resolves; positive while the projection has work to do.
+fn unresolved_strain(r: u32, tolerance: f32) -> f32 {
+    let o = rods[r].vertex_offset;
+    let ne = rods[r].vertex_count - 1u;
+    var m = -1.0;
+    for (var e = o; e < o + ne; e++) {
+        if (edge_active(e)) {
+            let resolution = 4.0 * F32_EPSILON * (length(pos[e].xyz) + length(pos[e + 1u].xyz)) / rest[e].rest_len;
+            m = max(m, edge_strain(e) - tolerance - resolution);
+        }
+    }
+    return m;
 }
 
 @compute @workgroup_size(64)
@@ -74,8 +81,8 @@ fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     let ne = rods[r].vertex_count - 1u;
     let tolerance = max(params.fast_tolerance, FAST_TOLERANCE_F32);
     var iterations = 0u;
-    var strain = max_strain(r);
-    while (strain > tolerance && iterations < params.fast_max_iterations) {
+    var excess = unresolved_strain(r, tolerance);
+    while (excess > 0.0 && iterations < params.fast_max_iterations) {
         // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C M⁻¹ ∇Cᵀ) δλ = C. An edge whose
         // vertices are both anchored gets the row δλ = 0 and no coupling.
         for (var e = o; e < o + ne; e++) {
@@ -107,7 +114,7 @@ fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
             pos[e + 1u] = vec4<f32>(pos[e + 1u].xyz - g * rest[e + 1u].inv_mass, 0.0);
         }
         iterations++;
-        strain = max_strain(r);
+        excess = unresolved_strain(r, tolerance);
     }
     atomicMax(&stats[1], iterations);
 }

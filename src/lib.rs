@@ -2,6 +2,7 @@
 //! grass, cables — with a CPU reference simulator driven by TOML scenes.
 
 pub mod anchor;
+pub mod backend;
 pub mod build;
 pub mod cpu;
 pub mod gpu;

@@ -8,8 +8,10 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use strands::backend::{BackendKind, Simulator};
 use strands::build::build;
-use strands::cpu::{CpuSimulator, stable_step_estimate};
+use strands::cpu::stable_step_estimate;
+use strands::gpu::GpuContext;
 use strands::output::{RunResult, StepDiagnostics, final_rods, frame};
 use strands::scene::Scene;
 
@@ -42,6 +44,9 @@ enum Command {
         /// Override a scene value, e.g. `--set sim.dt=1e-4` or `--set rods.0.segments=40`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Simulator to run (default: gpu when a GPU adapter exists, else cpu).
+        #[arg(long, value_enum)]
+        backend: Option<BackendKind>,
     },
 }
 
@@ -54,7 +59,8 @@ fn main() {
             out,
             every,
             set,
-        } => run(scene, steps, out, every.unwrap_or(0), &set),
+            backend,
+        } => run(scene, steps, out, every.unwrap_or(0), &set, backend),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
@@ -68,6 +74,7 @@ fn run(
     out: Option<PathBuf>,
     every: u64,
     set: &[String],
+    backend: Option<BackendKind>,
 ) -> Result<()> {
     let scene = Scene::load(&path, set)?;
     let steps = steps.unwrap_or(scene.steps);
@@ -84,15 +91,41 @@ fn run(
             stable_step_estimate(&rods, r)
         );
     }
-    eprintln!(
-        "backend: cpu ({} threads); {} rods, {} vertices; {steps} steps of {} s in {} substeps",
-        rayon::current_num_threads(),
+    let params = scene.params;
+    let summary = format!(
+        "{} rods, {} vertices; {steps} steps of {} s in {} substeps",
         rods.rod_count(),
         rods.vertex_count(),
-        scene.params.dt,
-        scene.params.substeps
+        params.dt,
+        params.substeps
     );
-    let mut sim = CpuSimulator::new(rods, state, scene.params);
+    let cpu_line = || format!("cpu ({} threads, f64)", rayon::current_num_threads());
+    let (mut sim, adapter) = match backend {
+        Some(BackendKind::Cpu) => {
+            eprintln!("backend: {}; {summary}", cpu_line());
+            (Simulator::cpu(rods, state, params), None)
+        }
+        Some(BackendKind::Gpu) => {
+            let ctx = GpuContext::headless()?;
+            eprintln!("backend: gpu on {} (f32); {summary}", ctx.describe());
+            let sim = Simulator::gpu(&ctx, rods, state, params)?;
+            (sim, Some(ctx.describe()))
+        }
+        None => match GpuContext::headless() {
+            Ok(ctx) => {
+                eprintln!(
+                    "backend: gpu on {} (f32; --backend cpu for the f64 reference); {summary}",
+                    ctx.describe()
+                );
+                let sim = Simulator::gpu(&ctx, rods, state, params)?;
+                (sim, Some(ctx.describe()))
+            }
+            Err(e) => {
+                eprintln!("backend: {} because {e}; {summary}", cpu_line());
+                (Simulator::cpu(rods, state, params), None)
+            }
+        },
+    };
     let mut diagnostics = vec![StepDiagnostics::new(0, sim.diagnostics())];
     let mut frames = Vec::new();
     if every > 0 {
@@ -105,8 +138,8 @@ fn run(
     let start = Instant::now();
     for _ in 0..steps {
         let d = sim.step()?;
-        diagnostics.push(StepDiagnostics::new(sim.step_count, d));
-        if every > 0 && sim.step_count.is_multiple_of(every) {
+        diagnostics.push(StepDiagnostics::new(sim.step_count(), d));
+        if every > 0 && sim.step_count().is_multiple_of(every) {
             frames.push(frame(&sim));
         }
         bar.inc(1);
@@ -115,17 +148,18 @@ fn run(
     let wall = start.elapsed().as_secs_f64();
     let result = RunResult {
         scene: path.display().to_string(),
-        backend: "cpu",
-        dt: sim.params.dt,
-        substeps: sim.params.substeps,
+        backend: sim.kind(),
+        adapter,
+        dt: params.dt,
+        substeps: params.substeps,
         steps,
         every,
-        time: sim.state.time,
+        time: sim.state().time,
         rods: final_rods(&sim),
         frames,
         diagnostics,
     };
-    let vertex_steps = sim.rods.vertex_count() as f64 * steps as f64 * sim.params.substeps as f64;
+    let vertex_steps = sim.rods().vertex_count() as f64 * steps as f64 * params.substeps as f64;
     match &out {
         Some(file) => {
             let f = std::fs::File::create(file)
@@ -144,7 +178,7 @@ fn run(
     }
     eprintln!(
         "done: t = {:.4} s in {wall:.2} s wall ({:.3e} vertex-substeps/s){}",
-        sim.state.time,
+        sim.state().time,
         vertex_steps / wall.max(1e-9),
         out.map(|f| format!("; wrote {}", f.display()))
             .unwrap_or_default()

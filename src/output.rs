@@ -2,12 +2,16 @@
 
 use serde::Serialize;
 
-use crate::cpu::{CpuSimulator, Diagnostics};
+use crate::backend::Simulator;
+use crate::cpu::{Diagnostics, clamp_torques_of};
 
 #[derive(Serialize)]
 pub struct RunResult {
     pub scene: String,
-    pub backend: &'static str,
+    pub backend: crate::backend::BackendKind,
+    /// The GPU adapter, when the GPU backend ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
     /// Step length (s) and substeps per step.
     pub dt: f64,
     pub substeps: u32,
@@ -69,33 +73,33 @@ impl StepDiagnostics {
     }
 }
 
-fn rod_positions(sim: &CpuSimulator, r: usize) -> Vec<[f64; 3]> {
-    sim.state.pos[sim.rods.vertices(r)]
+fn rod_positions(sim: &Simulator, r: usize) -> Vec<[f64; 3]> {
+    sim.state().pos[sim.rods().vertices(r)]
         .iter()
         .map(|p| p.to_array())
         .collect()
 }
 
-pub fn frame(sim: &CpuSimulator) -> Frame {
+pub fn frame(sim: &Simulator) -> Frame {
     Frame {
-        step: sim.step_count,
-        time: sim.state.time,
-        rods: (0..sim.rods.rod_count())
+        step: sim.step_count(),
+        time: sim.state().time,
+        rods: (0..sim.rods().rod_count())
             .map(|r| FrameRod {
                 positions: rod_positions(sim, r),
-                theta: sim.state.theta[sim.rods.edges(r)].to_vec(),
+                theta: sim.state().theta[sim.rods().edges(r)].to_vec(),
             })
             .collect(),
     }
 }
 
-pub fn final_rods(sim: &CpuSimulator) -> Vec<RodResult> {
-    (0..sim.rods.rod_count())
+pub fn final_rods(sim: &Simulator) -> Vec<RodResult> {
+    (0..sim.rods().rod_count())
         .map(|r| RodResult {
-            name: sim.rods.names[r].clone(),
+            name: sim.rods().names[r].clone(),
             positions: rod_positions(sim, r),
-            theta: sim.state.theta[sim.rods.edges(r)].to_vec(),
-            clamp_torque: sim.clamp_torques(r),
+            theta: sim.state().theta[sim.rods().edges(r)].to_vec(),
+            clamp_torque: clamp_torques_of(sim.rods(), sim.state(), r),
         })
         .collect()
 }

@@ -6,12 +6,8 @@ use strands::gpu::Kernel;
 use strands::gpu::layout::{SHADER_SOURCE, shared_structs};
 
 fn module() -> naga::Module {
-    naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap_or_else(|e| {
-        panic!(
-            "shaders do not parse:\n{}",
-            e.emit_to_string(SHADER_SOURCE)
-        )
-    })
+    naga::front::wgsl::parse_str(SHADER_SOURCE)
+        .unwrap_or_else(|e| panic!("shaders do not parse:\n{}", e.emit_to_string(SHADER_SOURCE)))
 }
 
 #[test]
@@ -22,7 +18,12 @@ fn shaders_validate_with_naga() {
         naga::valid::Capabilities::empty(),
     )
     .validate(&m)
-    .unwrap_or_else(|e| panic!("shaders do not validate:\n{}", e.emit_to_string(SHADER_SOURCE)));
+    .unwrap_or_else(|e| {
+        panic!(
+            "shaders do not validate:\n{}",
+            e.emit_to_string(SHADER_SOURCE)
+        )
+    });
     // Every kernel the simulator dispatches is a compute entry point.
     for k in Kernel::ALL {
         let ep = m

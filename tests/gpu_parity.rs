@@ -97,7 +97,11 @@ fn frames_kernel_matches_cpu() {
     let g = gpu.read_state();
     for (r, v, e) in rods_of(&cpu) {
         let s = &mut cpu.state;
-        frames::frames(&s.pos[v.clone()], &mut s.tangent[e.clone()], &mut s.ref_u[e.clone()]);
+        frames::frames(
+            &s.pos[v.clone()],
+            &mut s.tangent[e.clone()],
+            &mut s.ref_u[e.clone()],
+        );
         let mut view = cpu::RodStateMut {
             pos: &mut s.pos[v.clone()],
             vel: &mut s.vel[v.clone()],
@@ -109,7 +113,10 @@ fn frames_kernel_matches_cpu() {
     }
     let tol = 2e-5;
     let dt = max_diff(&g.tangent, &cpu.state.tangent);
-    eprintln!("frames: tangent {dt:.2e}, ref_u {:.2e}", max_diff(&g.ref_u, &cpu.state.ref_u));
+    eprintln!(
+        "frames: tangent {dt:.2e}, ref_u {:.2e}",
+        max_diff(&g.ref_u, &cpu.state.ref_u)
+    );
     assert!(dt < tol, "tangents differ by {dt:.2e}");
     let du = max_diff(&g.ref_u, &cpu.state.ref_u);
     assert!(du < tol, "ref_u differs by {du:.2e}");
@@ -196,7 +203,10 @@ fn forces_kernel_matches_cpu() {
         let scale = f.iter().map(|x| x.length()).fold(0.0, f64::max);
         let d = max_diff(&g[v.clone()], &f);
         eprintln!("forces rod {r}: differ by {:.2e} of max |f|", d / scale);
-        assert!(d < 1e-5 * scale, "rod {r}: force differs by {d:.2e} of {scale:.2e}");
+        assert!(
+            d < 1e-5 * scale,
+            "rod {r}: force differs by {d:.2e} of {scale:.2e}"
+        );
         // The twist gradient the holonomy terms are built from.
         let mut kb = vec![DVec3::ZERO; v.len()];
         twist::curvature_binormals(&s.pos[v], &mut kb);
@@ -234,12 +244,28 @@ fn integrate_kernel_matches_cpu() {
     let g = gpu.read_state();
     for (r, v, _) in rods_of(&cpu) {
         let s = &mut cpu.state;
-        cpu::integrate(&cpu.rods, r, t + h, h, &force[v.clone()], &mut s.pos[v.clone()], &mut s.vel[v]);
+        cpu::integrate(
+            &cpu.rods,
+            r,
+            t + h,
+            h,
+            &force[v.clone()],
+            &mut s.pos[v.clone()],
+            &mut s.vel[v],
+        );
     }
-    let (dx, dv) = (max_diff(&g.pos, &cpu.state.pos), max_diff(&g.vel, &cpu.state.vel));
+    let (dx, dv) = (
+        max_diff(&g.pos, &cpu.state.pos),
+        max_diff(&g.vel, &cpu.state.vel),
+    );
     eprintln!("integrate: positions {dx:.2e} m, velocities {dv:.2e} m/s");
     assert!(dx < 1e-6 && dv < 1e-6 / h, "{dx:.2e} m, {dv:.2e} m/s");
-    assert!(max_diff(&gpu.read_vertices(VertexBuffer::Unconstrained), &cpu.state.pos) < 1e-6);
+    assert!(
+        max_diff(
+            &gpu.read_vertices(VertexBuffer::Unconstrained),
+            &cpu.state.pos
+        ) < 1e-6
+    );
 }
 
 /// Each Jacobi iteration (`project_jacobi`, src → dst) on stretched rods:
@@ -249,7 +275,10 @@ fn each_jacobi_iteration_matches_cpu() {
     let (mut cpu, mut gpu) = pair();
     let (t, h) = (cpu.state.time, cpu.params.h());
     let relaxation = 0.8;
-    gpu.params.projection = Projection::Jacobi { iterations: 3, relaxation };
+    gpu.params.projection = Projection::Jacobi {
+        iterations: 3,
+        relaxation,
+    };
     // Stretch every edge by a few percent, then take it as unconstrained.
     let mut rng = rng(11);
     for p in cpu.state.pos.iter_mut() {
@@ -259,7 +288,10 @@ fn each_jacobi_iteration_matches_cpu() {
     let mut x = gpu.read_vertices(VertexBuffer::Unconstrained);
     use VertexBuffer::*;
     let passes = [
-        JacobiPass { src: Unconstrained, dst: Tmp },
+        JacobiPass {
+            src: Unconstrained,
+            dst: Tmp,
+        },
         JacobiPass { src: Tmp, dst: Pos },
         JacobiPass { src: Pos, dst: Tmp },
     ];
@@ -334,5 +366,8 @@ fn one_whole_step_matches_cpu() {
     let d = max_diff(&g.pos, &cpu.state.pos);
     assert!(moved > 1e-4, "the step moved nothing ({moved:.2e} m)");
     eprintln!("one step: positions differ by {d:.2e} m, moved {moved:.2e} m");
-    assert!(d < 1e-5, "positions after one step differ by {d:.2e} m (moved {moved:.2e})");
+    assert!(
+        d < 1e-5,
+        "positions after one step differ by {d:.2e} m (moved {moved:.2e})"
+    );
 }

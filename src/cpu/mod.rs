@@ -351,7 +351,9 @@ pub fn diagnostics_of(rods: &RodSet, state: &State, params: &SimParams) -> Diagn
         );
         d.bending += b;
         d.twisting += t;
-        d.max_strain = d.max_strain.max(project::max_strain(pos, &rods.rest_len[e]));
+        d.max_strain = d
+            .max_strain
+            .max(project::max_strain(pos, &rods.rest_len[e]));
     }
     for (i, (x, v)) in state.pos.iter().zip(&state.vel).enumerate() {
         let m = rods.mass[i];

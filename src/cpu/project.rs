@@ -10,6 +10,14 @@ use glam::DVec3;
 
 use super::twist::solve_tridiagonal;
 
+/// Largest strain `||eʲ|/|ēʲ| − 1|` over the edges `edges` of one rod.
+fn max_strain_of(pos: &[DVec3], rest_len: &[f64], edges: &[usize]) -> f64 {
+    edges
+        .iter()
+        .map(|&j| ((pos[j + 1] - pos[j]).length() / rest_len[j] - 1.0).abs())
+        .fold(0.0, f64::max)
+}
+
 /// Largest edge strain `||eʲ|/|ēʲ| − 1|` of one rod.
 pub fn max_strain(pos: &[DVec3], rest_len: &[f64]) -> f64 {
     rest_len
@@ -84,6 +92,7 @@ pub fn project_jacobi(
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FastProjection {
     pub iterations: u32,
+    /// Largest strain of an edge the projection can move (one with a free vertex).
     pub max_strain: f64,
 }
 
@@ -113,7 +122,7 @@ pub fn project_fast(
     let mut scratch = vec![0.0; m];
     let mut out = FastProjection {
         iterations: 0,
-        max_strain: max_strain(pos, rest_len),
+        max_strain: max_strain_of(pos, rest_len, &active),
     };
     while out.max_strain > tolerance && out.iterations < max_iterations && m > 0 {
         let e: Vec<DVec3> = active.iter().map(|&j| pos[j + 1] - pos[j]).collect();
@@ -137,7 +146,7 @@ pub fn project_fast(
             pos[j + 1] -= g * inv_mass[j + 1];
         }
         out.iterations += 1;
-        out.max_strain = max_strain(pos, rest_len);
+        out.max_strain = max_strain_of(pos, rest_len, &active);
     }
     out
 }

@@ -167,7 +167,9 @@ pub fn shared_structs() -> Vec<(&'static str, usize, Vec<(&'static str, usize)>)
         layout!(
             "Clamp",
             GpuClamp,
-            [local_pos0, local_pos1, local_m1, anchor, _pad0, _pad1, _pad2]
+            [
+                local_pos0, local_pos1, local_m1, anchor, _pad0, _pad1, _pad2
+            ]
         ),
         layout!("Pose", GpuPose, [rotation, offset]),
         layout!("EdgeFrame", GpuEdgeFrame, [tangent, ref_u]),

@@ -128,16 +128,15 @@ impl GpuSimulator {
         let nv = rods.vertex_count().max(1);
         let check = |buffer: &'static str, per_item: usize, items: usize| {
             let bytes = (per_item * items) as u64;
-            let (limit_name, limit) = if limits.max_storage_buffer_binding_size
-                < limits.max_buffer_size
-            {
-                (
-                    "max_storage_buffer_binding_size",
-                    limits.max_storage_buffer_binding_size,
-                )
-            } else {
-                ("max_buffer_size", limits.max_buffer_size)
-            };
+            let (limit_name, limit) =
+                if limits.max_storage_buffer_binding_size < limits.max_buffer_size {
+                    (
+                        "max_storage_buffer_binding_size",
+                        limits.max_storage_buffer_binding_size,
+                    )
+                } else {
+                    ("max_buffer_size", limits.max_buffer_size)
+                };
             if bytes > limit {
                 return Err(GpuError::TooLarge {
                     buffer,
@@ -523,7 +522,11 @@ impl GpuSimulator {
             self.rods.vertex_count()
         } as u32;
         let groups = count.div_ceil(WORKGROUP);
-        let max = self.ctx.device.limits().max_compute_workgroups_per_dimension;
+        let max = self
+            .ctx
+            .device
+            .limits()
+            .max_compute_workgroups_per_dimension;
         let (x, y) = if groups <= max {
             (groups, 1)
         } else {
@@ -568,7 +571,9 @@ impl GpuSimulator {
         let mut encoder = self
             .ctx
             .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") });
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("step"),
+            });
         encoder.clear_buffer(&self.buffers.stats, 0, None);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {

@@ -1,0 +1,157 @@
+//! Whole steps on the GPU against the CPU reference, over hundreds of steps
+//! of scenes without chaotic motion: a cantilever settling, a clamped rod
+//! twisting, hair hanging from a still head. The two trajectories start from
+//! the same state and must stay together, and the settled shapes agree.
+//!
+//! Tolerances: each GPU substep adds f32 rounding of ~ε|x| ≈ 1e-7 m to the
+//! positions (parity tests: ~1e-6 m per step). A damped, non-chaotic system
+//! does not amplify those errors, so over N steps they grow at most linearly:
+//! 300 steps · 1e-6 m ≈ 3e-4 m bounds the trajectories. A settled shape is an
+//! equilibrium of forces the GPU evaluates to ~1e-5 of their size (parity
+//! test), so it moves by ~1e-5 of the sag/deflection it balances.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use strands::backend::Simulator;
+use strands::build::build;
+use strands::scene::Scene;
+
+struct Comparison {
+    /// Largest vertex distance over every step (m).
+    trajectory: f64,
+    /// Largest vertex distance at the end (m).
+    last: f64,
+    /// Largest twist angle difference at the end (rad).
+    theta: f64,
+    /// Largest distance any vertex moved from its start (m).
+    travel: f64,
+    /// Kinetic energy at the end on the CPU (J).
+    kinetic: f64,
+    /// Largest |θ| at the end on the CPU (rad).
+    theta_max: f64,
+}
+
+fn compare(scene: &str, set: &[&str]) -> Comparison {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    let scene = Scene::load(Path::new(scene), &set).expect("scene loads");
+    let (rods, state) = build(&scene.rods, scene.anchors);
+    let ctx = gpu();
+    let mut g = Simulator::gpu(&ctx, rods.clone(), state, scene.params).expect("GPU simulator");
+    // Start the CPU from the GPU's f32 state so both begin identically.
+    let mut c = Simulator::cpu(rods, g.state().clone(), scene.params);
+    let start = c.state().pos.clone();
+    let mut out = Comparison {
+        trajectory: 0.0,
+        last: 0.0,
+        theta: 0.0,
+        travel: 0.0,
+        kinetic: 0.0,
+        theta_max: 0.0,
+    };
+    for _ in 0..scene.steps {
+        c.step().expect("CPU stable");
+        g.step().expect("GPU stable");
+        out.last = max_diff(&c.state().pos, &g.state().pos);
+        out.trajectory = out.trajectory.max(out.last);
+        out.travel = out.travel.max(max_diff(&c.state().pos, &start));
+    }
+    out.theta = c
+        .state()
+        .theta
+        .iter()
+        .zip(&g.state().theta)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    out.kinetic = c.diagnostics().kinetic;
+    out.theta_max = c.state().theta.iter().fold(0.0, |m, t| m.max(t.abs()));
+    eprintln!(
+        "trajectory {:.2e} m, last {:.2e} m, θ {:.2e} rad, travel {:.2e} m, kinetic {:.2e} J",
+        out.trajectory, out.last, out.theta, out.travel, out.kinetic
+    );
+    out
+}
+
+/// A cantilever sags under gravity and settles (critical damping of its
+/// first mode): 200 steps of 5 ms. The tip sags ~1 mm; the settled shape
+/// agrees to 1e-5 of that plus rounding: 1e-7 m allowed 1e-6 m.
+#[test]
+fn cantilever_settles_the_same() {
+    let c = compare(
+        "scenes/cantilever.toml",
+        &[
+            "rods.0.segments=11",
+            "sim.dt=0.005",
+            "sim.substeps=60",
+            "sim.steps=200",
+        ],
+    );
+    assert!(
+        c.travel > 5e-4,
+        "the cantilever did not sag ({:.2e} m)",
+        c.travel
+    );
+    assert!(c.kinetic < 1e-9, "not settled: kinetic {:.2e} J", c.kinetic);
+    assert!(
+        c.trajectory < 3e-4,
+        "trajectories differ by {:.2e} m",
+        c.trajectory
+    );
+    assert!(c.last < 1e-6, "settled shapes differ by {:.2e} m", c.last);
+}
+
+/// A rod clamped at both ends, one end turned 2.5 turns in 1 s, then held:
+/// the quasistatic twist angles follow the clamp (eq. 5). θ is resolved by
+/// the GPU to 1e-6 rad per solve, on angles up to 5π: allowed 1e-4 rad.
+#[test]
+fn clamped_rod_twists_the_same() {
+    let c = compare("scenes/twist.toml", &["sim.steps=150"]);
+    assert!(
+        c.theta_max > 15.0,
+        "the end did not turn: θ ≤ {:.2} rad",
+        c.theta_max
+    );
+    assert!(c.theta < 1e-4, "twist angles differ by {:.2e} rad", c.theta);
+    assert!(
+        c.trajectory < 3e-4,
+        "trajectories differ by {:.2e} m",
+        c.trajectory
+    );
+}
+
+/// Hair clamped to a still head falls under gravity and drag and comes to
+/// rest (the scene's drag damps the swing): 300 steps of 1/60 s. The roots
+/// are 1.7 m from the origin, where f32 resolves positions only to ~2e-7 m:
+/// the GPU's fast projection stops when each edge's length is within
+/// 1e-6·|ē| + 4ε(|xa| + |xb|) ≈ 1.6e-6 m of rest (shaders/project.wgsl), so
+/// along 16 edges a settled strand may differ by 16 × 1.6e-6 ≈ 2.6e-5 m.
+/// Allowed: 3e-5 m on 0.3 m strands.
+#[test]
+fn hair_on_a_still_head_settles_the_same() {
+    let c = compare(
+        "scenes/hair.toml",
+        &[
+            "rods.0.count=24",
+            "sim.steps=300",
+            "anchors.head.keyframes=[{ t = 0.0 }]",
+        ],
+    );
+    assert!(
+        c.travel > 0.05,
+        "the hair did not fall ({:.2e} m)",
+        c.travel
+    );
+    assert!(
+        c.kinetic < 1e-10,
+        "not settled: kinetic {:.2e} J",
+        c.kinetic
+    );
+    assert!(
+        c.trajectory < 3e-4,
+        "trajectories differ by {:.2e} m",
+        c.trajectory
+    );
+    assert!(c.last < 3e-5, "settled shapes differ by {:.2e} m", c.last);
+}
