@@ -18,7 +18,7 @@ pub enum BackendKind {
 /// state, refreshed by `step` (which reads back every step: `run` writes
 /// every step's diagnostics; use `GpuSimulator::step` to avoid reading back).
 pub enum Simulator {
-    Cpu(CpuSimulator),
+    Cpu(Box<CpuSimulator>),
     Gpu {
         sim: Box<GpuSimulator>,
         state: State,
@@ -28,7 +28,7 @@ pub enum Simulator {
 
 impl Simulator {
     pub fn cpu(rods: RodSet, state: State, params: SimParams) -> Self {
-        Simulator::Cpu(CpuSimulator::new(rods, state, params))
+        Simulator::Cpu(Box::new(CpuSimulator::new(rods, state, params)))
     }
 
     pub fn gpu(

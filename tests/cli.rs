@@ -34,7 +34,8 @@ fn run_writes_the_documented_result() {
             "--out",
         ])
         .arg(&out)
-        .args(["--set", "sim.substeps=25"])
+        // The f64 reference: θ to 1e-9 (the GPU run is in tests/gpu_cli.rs).
+        .args(["--set", "sim.substeps=25", "--backend", "cpu"])
         .status()
         .unwrap();
     assert!(status.success());

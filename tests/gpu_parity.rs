@@ -317,8 +317,10 @@ fn each_jacobi_iteration_matches_cpu() {
 }
 
 /// Kernel `project_fast` on stretched rods: both sides stop below their
-/// strain tolerance (GPU: 1e-6, CPU: 1e-10), so the projected positions
-/// agree to about 1e-6 × edge length plus rounding: 1e-6 m here (edges ≈ 0.1 m).
+/// strain tolerance (CPU: 1e-10; GPU: 1e-6 plus what f32 resolves at that
+/// distance from the origin, ~1e-5 here), and Newton's quadratic convergence
+/// usually overshoots that by far, so the projected positions agree to the
+/// GPU's stopping error of ≤ 1e-5 × 0.1 m edges: 1e-6 m.
 #[test]
 fn fast_projection_kernel_matches_cpu() {
     let (mut cpu, mut gpu) = pair();
@@ -342,10 +344,19 @@ fn fast_projection_kernel_matches_cpu() {
             1e-10,
             50,
         );
-        // Edges between two anchored vertices cannot move and keep the strain
-        // of their f32-rounded ends (~4ε); every other edge is at 1e-10.
-        assert!(r.max_strain < 1e-6, "{r:?}");
-        assert!(project::max_strain(&g.pos[v], &cpu.rods.rest_len[e]) < 2e-6);
+        assert!(r.max_strain < 1e-10, "{r:?}");
+        // The GPU's stopping rule (shaders/project.wgsl) on every movable edge:
+        // strain ≤ 1e-6 + 4ε(|xa| + |xb|)/|ē|.
+        for (j, l) in cpu.rods.rest_len[e].iter().enumerate() {
+            let (a, b) = (g.pos[v.start + j], g.pos[v.start + j + 1]);
+            let w = cpu.rods.inv_mass[v.start + j] + cpu.rods.inv_mass[v.start + j + 1];
+            let strain = ((b - a).length() / l - 1.0).abs();
+            let bound = 1e-6 + 4.0 * f32::EPSILON as f64 * (a.length() + b.length()) / l;
+            assert!(
+                w == 0.0 || strain <= bound,
+                "edge {j}: strain {strain:.2e} > {bound:.2e}"
+            );
+        }
     }
     let d = max_diff(&g.pos, &cpu.state.pos);
     eprintln!("project_fast: positions differ by {d:.2e} m");

@@ -108,9 +108,11 @@ pub struct GpuScratch {
 }
 const _: () = assert!(size_of::<GpuScratch>() == 48);
 
-/// Name, size and `(member, offset)` of every struct shared with WGSL, for
-/// the layout test.
-pub fn shared_structs() -> Vec<(&'static str, usize, Vec<(&'static str, usize)>)> {
+/// A struct shared with WGSL: its WGSL name, size, and `(member, offset)`s.
+pub type StructLayout = (&'static str, usize, Vec<(&'static str, usize)>);
+
+/// Every struct shared with WGSL, for the layout test.
+pub fn shared_structs() -> Vec<StructLayout> {
     macro_rules! layout {
         ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
             ($wgsl, size_of::<$t>(), vec![$((stringify!($f), std::mem::offset_of!($t, $f))),*])

@@ -46,7 +46,11 @@ pub fn jacobi_schedule(n: u32) -> Vec<JacobiPass> {
     let mut out = Vec::with_capacity(n as usize);
     let mut src = Unconstrained;
     for k in 0..n {
-        let dst = if (n - 1 - k) % 2 == 0 { Pos } else { Tmp };
+        let dst = if (n - 1 - k).is_multiple_of(2) {
+            Pos
+        } else {
+            Tmp
+        };
         out.push(JacobiPass { src, dst });
         src = dst;
     }

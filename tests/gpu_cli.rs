@@ -1,0 +1,111 @@
+//! `strands run --backend`: the GPU path end to end, the CPU fallback when
+//! there is no adapter, and the error that says how to get one.
+
+use std::process::{Command, Output};
+
+fn strands() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_strands"))
+}
+
+fn twist(backend: Option<&str>, env: Option<(&str, &str)>) -> (Output, Option<serde_json::Value>) {
+    let dir = std::env::temp_dir().join(format!("strands-gpu-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!(
+        "{}-{}.json",
+        backend.unwrap_or("auto"),
+        env.is_some()
+    ));
+    let _ = std::fs::remove_file(&out);
+    let mut cmd = strands();
+    cmd.args([
+        "run",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/twist.toml"),
+        "--steps",
+        "100",
+        "--out",
+    ])
+    .arg(&out);
+    if let Some(b) = backend {
+        cmd.args(["--backend", b]);
+    }
+    if let Some((k, v)) = env {
+        cmd.env(k, v);
+    }
+    let output = cmd.output().unwrap();
+    let json = std::fs::read(&out)
+        .ok()
+        .map(|b| serde_json::from_slice(&b).unwrap());
+    (output, json)
+}
+
+fn theta(v: &serde_json::Value) -> Vec<f64> {
+    v["rods"][0]["theta"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect()
+}
+
+/// The twist scene on the GPU: the end clamp has turned 2.5 turns, so
+/// θⁿ − θ⁰ = 5π (uniform twist, eq. 5), and θ matches the CPU run to the
+/// 1e-4 rad of tests/gpu_whole_steps.rs.
+#[test]
+fn gpu_run_twists_like_the_cpu() {
+    let (out, json) = twist(Some("gpu"), None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("backend: gpu on "), "{stderr}");
+    let gpu = json.expect("result written");
+    assert_eq!(gpu["backend"], "gpu");
+    assert!(!gpu["adapter"].as_str().unwrap().is_empty());
+    let (_, cpu) = twist(Some("cpu"), None);
+    let cpu = cpu.expect("result written");
+    assert_eq!(cpu["backend"], "cpu");
+    let (g, c) = (theta(&gpu), theta(&cpu));
+    let turn = g.last().unwrap() - g[0];
+    assert!((turn - 5.0 * std::f64::consts::PI).abs() < 1e-4, "{turn}");
+    for (a, b) in g.iter().zip(&c) {
+        assert!((a - b).abs() < 1e-4, "GPU θ {a} vs CPU θ {b}");
+    }
+}
+
+/// With no adapter (`WGPU_BACKEND=metal` leaves none on Linux), asking for
+/// the GPU is an error that names the way out, and nothing is written.
+#[test]
+fn no_adapter_is_a_clear_error() {
+    let (out, json) = twist(Some("gpu"), Some(("WGPU_BACKEND", "metal")));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no GPU adapter found"), "{stderr}");
+    assert!(
+        stderr.contains("apt-get install mesa-vulkan-drivers"),
+        "{stderr}"
+    );
+    assert!(json.is_none());
+}
+
+/// Without `--backend`, no adapter means the CPU, with a line saying so.
+#[test]
+fn default_backend_falls_back_to_cpu_and_says_so() {
+    let (out, json) = twist(None, Some(("WGPU_BACKEND", "metal")));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("backend: cpu") && stderr.contains("no GPU adapter"),
+        "{stderr}"
+    );
+    assert_eq!(json.unwrap()["backend"], "cpu");
+}
+
+/// `WGPU_ADAPTER_NAME` that matches nothing is an error listing the adapters.
+#[test]
+fn unknown_adapter_name_lists_the_available_ones() {
+    let (out, _) = twist(Some("gpu"), Some(("WGPU_ADAPTER_NAME", "no-such-gpu-xyz")));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no-such-gpu-xyz") && stderr.contains("available:"),
+        "{stderr}"
+    );
+}
