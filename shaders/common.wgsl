@@ -83,6 +83,7 @@ struct Scratch {
     kb: vec4<f32>,          // curvature binormal (κb)ᵢ
     g: vec4<f32>,           // per edge: ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, off-diagonal
     s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ, unused
+    force: vec4<f32>,       // total force on the vertex (N), from `forces` to `integrate`
 }
 
 @group(0) @binding(0) var<uniform> params: Step;
@@ -91,12 +92,12 @@ struct Scratch {
 @group(0) @binding(3) var<storage, read> clamps: array<Clamp>;
 @group(0) @binding(4) var<storage, read> poses: array<Pose>;
 
-// State. Each kernel's pipeline layout holds only the bindings it uses.
+// State. Each kernel's pipeline layout holds only the bindings it uses, so
+// no kernel binds more than 8 storage buffers (WebGPU's default limit).
 @group(1) @binding(0) var<storage, read_write> pos: array<vec4<f32>>;
 @group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
 @group(1) @binding(2) var<storage, read_write> pos_unc: array<vec4<f32>>;
 @group(1) @binding(3) var<storage, read_write> frame: array<EdgeFrame>;
-@group(1) @binding(4) var<storage, read_write> force: array<vec4<f32>>;
 @group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;
 @group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 4>;
 @group(1) @binding(7) var<storage, read> src: array<vec4<f32>>;

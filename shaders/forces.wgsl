@@ -9,7 +9,7 @@ fn holonomy_gradient(kb: vec3<f32>, len_prev: f32, len_next: f32) -> VertexTripl
 }
 
 fn add_force(v: u32, f: vec3<f32>) {
-    force[v] = vec4<f32>(force[v].xyz + f, 0.0);
+    scratch[v].force = vec4<f32>(scratch[v].force.xyz + f, 0.0);
 }
 
 fn elastic_forces(r: u32) {
@@ -92,7 +92,7 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     curvature_binormals(r);
     twist_gradient(r, false);
     for (var i = 0u; i < n; i++) {
-        force[o + i] = vec4<f32>(0.0);
+        scratch[o + i].force = vec4<f32>(0.0);
     }
     elastic_forces(r);
     external_forces(r);

@@ -13,7 +13,7 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     }
     let h = params.h;
     let old = pos[v].xyz;
-    var u = vel[v].xyz + force[v].xyz * (h * rest[v].inv_mass);
+    var u = vel[v].xyz + scratch[v].force.xyz * (h * rest[v].inv_mass);
     var x = old + u * h;
     let c = rest[v].clamp;
     if (c != NONE) {

@@ -105,8 +105,9 @@ pub struct GpuScratch {
     pub kb: [f32; 4],
     pub g: [f32; 4],
     pub s: [f32; 4],
+    pub force: [f32; 4],
 }
-const _: () = assert!(size_of::<GpuScratch>() == 48);
+const _: () = assert!(size_of::<GpuScratch>() == 64);
 
 /// A struct shared with WGSL: its WGSL name, size, and `(member, offset)`s.
 pub type StructLayout = (&'static str, usize, Vec<(&'static str, usize)>);
@@ -175,7 +176,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
         ),
         layout!("Pose", GpuPose, [rotation, offset]),
         layout!("EdgeFrame", GpuEdgeFrame, [tangent, ref_u]),
-        layout!("Scratch", GpuScratch, [kb, g, s]),
+        layout!("Scratch", GpuScratch, [kb, g, s, force]),
     ]
 }
 
@@ -210,7 +211,6 @@ pub mod binding {
     pub const VEL: u32 = 1;
     pub const POS_UNC: u32 = 2;
     pub const FRAME: u32 = 3;
-    pub const FORCE: u32 = 4;
     pub const SCRATCH: u32 = 5;
     pub const STATS: u32 = 6;
     pub const SRC: u32 = 7;
@@ -255,8 +255,8 @@ impl Kernel {
         match self {
             Kernel::Frames => &[POS, FRAME],
             Kernel::Twist => &[POS, FRAME, SCRATCH, STATS],
-            Kernel::Forces => &[POS, VEL, FRAME, FORCE, SCRATCH],
-            Kernel::Integrate => &[POS, VEL, POS_UNC, FORCE],
+            Kernel::Forces => &[POS, VEL, FRAME, SCRATCH],
+            Kernel::Integrate => &[POS, VEL, POS_UNC, SCRATCH],
             Kernel::ProjectJacobi => &[SRC, DST],
             Kernel::ProjectFast => &[POS, SCRATCH, STATS],
             Kernel::ProjectVelocity => &[POS, VEL, POS_UNC],

@@ -18,8 +18,9 @@ use crate::params::{Projection, SimParams};
 use crate::rods::{EndCondition, RodSet, State};
 
 const WORKGROUP: u32 = 64;
-/// Storage buffers one kernel binds at most (group 0: 4, group 1: 5 for `forces`).
-const STORAGE_BUFFERS_NEEDED: u32 = 9;
+/// Storage buffers one kernel binds at most (group 0: 4, group 1: 4), within
+/// WebGPU's default limit so a caller's default device will do.
+const STORAGE_BUFFERS_NEEDED: u32 = 8;
 
 /// The buffers holding per-vertex positions, as the Jacobi ping-pong names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -68,7 +69,6 @@ struct Buffers {
     pos_unc: wgpu::Buffer,
     pos_tmp: wgpu::Buffer,
     frame: wgpu::Buffer,
-    force: wgpu::Buffer,
     scratch: wgpu::Buffer,
     stats: wgpu::Buffer,
     readback: wgpu::Buffer,
@@ -276,12 +276,17 @@ impl GpuSimulator {
             rest: init("rest", bytemuck::cast_slice(&rest)),
             clamps: init("clamps", bytemuck::cast_slice(&clamps)),
             poses: zeroed("poses", (pose_count * size_of::<GpuPose>()) as u64),
-            pos: zeroed("pos", v16),
+            pos: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("pos"),
+                size: v16,
+                // VERTEX too: a renderer may draw straight from it.
+                usage: storage | wgpu::BufferUsages::VERTEX,
+                mapped_at_creation: false,
+            }),
             vel: zeroed("vel", v16),
             pos_unc: zeroed("pos_unc", v16),
             pos_tmp: zeroed("pos_tmp", v16),
             frame: zeroed("frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
-            force: zeroed("force", v16),
             scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
             stats: zeroed("stats", 16),
             readback: device.create_buffer(&wgpu::BufferDescriptor {
@@ -350,7 +355,6 @@ impl GpuSimulator {
                 binding::VEL => &buffers.vel,
                 binding::POS_UNC => &buffers.pos_unc,
                 binding::FRAME => &buffers.frame,
-                binding::FORCE => &buffers.force,
                 binding::SCRATCH => &buffers.scratch,
                 binding::STATS => &buffers.stats,
                 _ => unreachable!("src/dst are bound per Jacobi pass"),
@@ -730,8 +734,8 @@ impl GpuSimulator {
 
     /// Forces of the last `forces` kernel (N).
     pub fn read_forces(&self) -> Vec<DVec3> {
-        let v: Vec<[f32; 4]> = self.read(&self.buffers.force, self.rods.vertex_count());
-        v.into_iter().map(dvec3).collect()
+        let s: Vec<GpuScratch> = self.read(&self.buffers.scratch, self.rods.vertex_count());
+        s.into_iter().map(|s| dvec3(s.force)).collect()
     }
 
     /// Per-edge `(∂E_bend/∂θ, ∂E_twist/∂θ)` of the last `forces` kernel, in

@@ -1,0 +1,79 @@
+//! The library runs on a device the caller made (an engine, the demo) with
+//! WebGPU's default limits, and refuses a scene bigger than a storage-buffer
+//! binding with an error naming the limit.
+
+mod common;
+
+use common::*;
+use strands::build::{EndSpec, build};
+use strands::gpu::{GpuContext, GpuError, GpuSimulator, choose_adapter};
+use strands::params::SimParams;
+
+fn caller_device(limits: wgpu::Limits) -> GpuContext {
+    pollster::block_on(async {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = choose_adapter(&instance, None)
+            .await
+            .unwrap_or_else(|e| panic!("GPU tests need a GPU adapter: {e}"));
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("caller's device"),
+                required_limits: limits,
+                ..Default::default()
+            })
+            .await
+            .expect("device with the requested limits");
+        GpuContext::from_device(device, queue, adapter.get_info())
+    })
+}
+
+fn rods(count: usize, n: usize) -> Vec<strands::build::RodSpec> {
+    let mut rng = rng(9);
+    (0..count)
+        .map(|_| random_rod(&mut rng, n, EndSpec::Clamped(0), EndSpec::Free))
+        .collect()
+}
+
+/// Same scene on the caller's default-limits device and on the library's
+/// own device: bit-identical states after 10 steps.
+#[test]
+fn runs_on_a_callers_default_device() {
+    let specs = rods(8, 12);
+    let params = SimParams::default();
+    let run = |ctx: &GpuContext| {
+        let (r, s) = build(&specs, vec![strands::anchor::Anchor::world()]);
+        let mut sim = GpuSimulator::new(ctx, r, s, params).expect("simulator on this device");
+        for _ in 0..10 {
+            sim.step();
+        }
+        sim.read_state()
+    };
+    let theirs = run(&caller_device(wgpu::Limits::default()));
+    let ours = run(&gpu());
+    assert!(max_diff(&theirs.pos, &ours.pos) == 0.0);
+    assert_eq!(theirs.theta, ours.theta);
+    assert!(theirs.pos.iter().all(|p| p.is_finite()));
+}
+
+/// A device whose storage bindings hold 64 KiB cannot take 2000 vertices of
+/// 64-byte scratch: the error names the buffer, the sizes and the limit.
+#[test]
+fn too_large_for_a_binding_is_refused_by_name() {
+    let ctx = caller_device(wgpu::Limits {
+        max_storage_buffer_binding_size: 1 << 16,
+        ..wgpu::Limits::default()
+    });
+    let (r, s) = build(&rods(100, 20), vec![strands::anchor::Anchor::world()]);
+    let err = match GpuSimulator::new(&ctx, r, s, SimParams::default()) {
+        Ok(_) => panic!("a 128 KB buffer was accepted under a 64 KiB binding limit"),
+        Err(e) => e,
+    };
+    assert!(matches!(err, GpuError::TooLarge { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("max_storage_buffer_binding_size of 65536 bytes"),
+        "{msg}"
+    );
+    assert!(msg.contains("--backend cpu"), "{msg}");
+}
