@@ -164,6 +164,16 @@ impl GpuSimulator {
                 need: STORAGE_BUFFERS_NEEDED as u64,
             });
         }
+        // Dispatches spread over two dimensions of workgroups.
+        let groups = (nv as u64).div_ceil(WORKGROUP as u64);
+        let per_dim = limits.max_compute_workgroups_per_dimension as u64;
+        if groups > per_dim * per_dim {
+            return Err(GpuError::Limit {
+                limit_name: "max_compute_workgroups_per_dimension",
+                have: per_dim,
+                need: (groups as f64).sqrt().ceil() as u64,
+            });
+        }
         if limits.max_bind_groups < 2 {
             return Err(GpuError::Limit {
                 limit_name: "max_bind_groups",
