@@ -3,6 +3,7 @@
 
 pub mod anchor;
 pub mod backend;
+pub mod bench;
 pub mod build;
 pub mod cpu;
 pub mod gpu;

@@ -48,6 +48,46 @@ enum Command {
         #[arg(long, value_enum)]
         backend: Option<BackendKind>,
     },
+    /// Measure the cost per step of standard workloads and scene files on
+    /// both backends; print a table, write JSON and an SVG plot.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Standard workloads to run (hair, grass).
+    #[arg(long = "workload", value_delimiter = ',', default_value = "hair,grass")]
+    workloads: Vec<String>,
+    /// Strand counts of the standard workloads.
+    #[arg(long, value_delimiter = ',', default_value = "1000,4000,16000,32000")]
+    strands: Vec<usize>,
+    /// Vertices per strand of the standard workloads (16–64 is typical).
+    #[arg(long, default_value_t = 32)]
+    vertices: usize,
+    /// Also time these scene files, as they are.
+    #[arg(long = "scene")]
+    scenes: Vec<PathBuf>,
+    /// Backends to time (default: both; the GPU where an adapter exists).
+    #[arg(long = "backend", value_enum, value_delimiter = ',')]
+    backends: Vec<BackendKind>,
+    /// Frames run before timing.
+    #[arg(long, default_value_t = 2)]
+    warmup: u32,
+    /// Timed frames; the figures are the median, min and max over them.
+    #[arg(long, default_value_t = 5)]
+    repeats: u32,
+    /// Integrator steps per frame (one GPU submission).
+    #[arg(long, default_value_t = 10)]
+    substeps: u32,
+    /// Write every figure here as JSON.
+    #[arg(long, default_value = "bench.json")]
+    out: PathBuf,
+    /// Write the plot of cost per step against vertex count here (SVG).
+    #[arg(long, default_value = "bench.svg")]
+    plot: PathBuf,
+    /// Print the speed-up against an earlier report.
+    #[arg(long, value_name = "OLD.json")]
+    compare: Option<PathBuf>,
 }
 
 fn main() {
@@ -61,6 +101,7 @@ fn main() {
             set,
             backend,
         } => run(scene, steps, out, every.unwrap_or(0), &set, backend),
+        Command::Bench(args) => bench(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
@@ -183,5 +224,135 @@ fn run(
         out.map(|f| format!("; wrote {}", f.display()))
             .unwrap_or_default()
     );
+    Ok(())
+}
+
+fn bench(args: BenchArgs) -> Result<()> {
+    use strands::bench::{self, Environment, Report, Settings, Workload};
+    if args.repeats == 0 || args.substeps == 0 {
+        anyhow::bail!("--repeats and --substeps must be at least 1");
+    }
+    let old = args
+        .compare
+        .as_deref()
+        .map(bench::load_report)
+        .transpose()?;
+    let backends = if args.backends.is_empty() {
+        vec![BackendKind::Cpu, BackendKind::Gpu]
+    } else {
+        args.backends.clone()
+    };
+    let (gpu, gpu_error) = if backends.contains(&BackendKind::Gpu) {
+        match GpuContext::headless() {
+            Ok(ctx) => (Some(ctx), None),
+            Err(e) if args.backends.is_empty() => {
+                eprintln!("GPU: {e}; timing the CPU only");
+                (None, Some(e.to_string()))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        (None, None)
+    };
+    let env = Environment {
+        strands_version: env!("CARGO_PKG_VERSION").into(),
+        build_profile: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+        .into(),
+        cpu: bench::cpu_name(),
+        cpu_threads: rayon::current_num_threads(),
+        gpu: gpu.as_ref().map(|c| c.describe()),
+        gpu_driver: gpu
+            .as_ref()
+            .map(|c| format!("{} {}", c.info.driver, c.info.driver_info)),
+        gpu_error,
+    };
+    if env.build_profile == "debug" {
+        eprintln!("warning: a debug build; figures are not representative (use --release)");
+    }
+    eprintln!(
+        "bench: CPU {} ({} threads){}",
+        env.cpu,
+        env.cpu_threads,
+        env.gpu
+            .as_ref()
+            .map(|g| format!("; GPU {g}"))
+            .unwrap_or_default()
+    );
+    // Workloads, smallest first within each kind.
+    let mut plan: Vec<Workload> = Vec::new();
+    let mut sizes = args.strands.clone();
+    sizes.sort_unstable();
+    for kind in &args.workloads {
+        for &n in &sizes {
+            plan.push(Workload::standard(kind, n, args.vertices)?);
+        }
+    }
+    for path in &args.scenes {
+        plan.push(Workload::from_file(path)?);
+    }
+    let runs: Vec<(usize, BackendKind)> = plan
+        .iter()
+        .enumerate()
+        .flat_map(|(i, _)| {
+            backends
+                .iter()
+                .filter(|b| **b == BackendKind::Cpu || gpu.is_some())
+                .map(move |b| (i, *b))
+        })
+        .collect();
+    let settings = Settings {
+        warmup: args.warmup,
+        repeats: args.repeats,
+        substeps: args.substeps,
+    };
+    let frames = (settings.warmup + settings.repeats) as u64;
+    let bar = ProgressBar::new(runs.len() as u64 * frames).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {elapsed} elapsed {msg}")
+            .unwrap(),
+    );
+    let mut results = Vec::new();
+    let mut too_big: Vec<(String, BackendKind)> = Vec::new();
+    for (i, backend) in runs {
+        let w = &plan[i];
+        let key = (w.name.clone(), backend);
+        let strands = w.scene.rods.len();
+        if too_big.contains(&key) {
+            bar.inc(frames);
+            continue;
+        }
+        bar.set_message(format!("{} {strands} strands on {backend:?}", w.name));
+        let m = bench::measure(w, backend, gpu.as_ref(), settings, &mut || bar.inc(1));
+        bar.set_position(bar.position().div_ceil(frames) * frames);
+        if let Some(e) = &m.error {
+            bar.println(format!("{} {strands} strands on {backend:?}: {e}", w.name));
+            if m.out_of_capacity {
+                too_big.push(key);
+            }
+        }
+        results.push(m);
+    }
+    bar.finish_and_clear();
+    let report = Report {
+        environment: env,
+        warmup: settings.warmup,
+        repeats: settings.repeats,
+        results,
+    };
+    print!("{}", bench::table(&report.results));
+    if let Some(old) = &old {
+        println!();
+        print!("{}", bench::compare(old, &report));
+    }
+    let f = std::fs::File::create(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    serde_json::to_writer_pretty(std::io::BufWriter::new(f), &report)
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    bench::plot(&report.results, &args.plot)
+        .with_context(|| format!("cannot draw {}", args.plot.display()))?;
+    eprintln!("wrote {} and {}", args.out.display(), args.plot.display());
     Ok(())
 }

@@ -72,6 +72,9 @@ struct Buffers {
     scratch: wgpu::Buffer,
     stats: wgpu::Buffer,
     readback: wgpu::Buffer,
+    /// Timestamps at the start and end of a frame's compute pass, where the
+    /// device has `TIMESTAMP_QUERY`.
+    timestamps: Option<(wgpu::QuerySet, wgpu::Buffer)>,
 }
 
 /// The simulator on the GPU. Rest data and state live in GPU buffers; `step`
@@ -305,6 +308,23 @@ impl GpuSimulator {
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             }),
+            timestamps: device
+                .features()
+                .contains(wgpu::Features::TIMESTAMP_QUERY)
+                .then(|| {
+                    let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+                        label: Some("frame timestamps"),
+                        ty: wgpu::QueryType::Timestamp,
+                        count: 2,
+                    });
+                    let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("timestamp resolve"),
+                        size: 16,
+                        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                        mapped_at_creation: false,
+                    });
+                    (set, resolve)
+                }),
         };
 
         // Layouts and pipelines.
@@ -583,6 +603,59 @@ impl GpuSimulator {
     /// Advance one frame of `params.dt` in `params.substeps` substeps, all
     /// recorded into one submission. Nothing is read back.
     pub fn step(&mut self) {
+        self.encode_step(false);
+    }
+
+    /// `step`, then wait for it and return the GPU time of its compute pass
+    /// (s) from timestamp queries; `None` when the device has no
+    /// `TIMESTAMP_QUERY` (time it with a synchronised wall clock instead:
+    /// `step` then `wait`).
+    pub fn step_timed(&mut self) -> Option<f64> {
+        self.encode_step(true);
+        let (_, resolve) = self.buffers.timestamps.as_ref()?;
+        let t: Vec<u64> = self.read(resolve, 2);
+        let period = self.ctx.queue.get_timestamp_period() as f64;
+        Some(t[1].saturating_sub(t[0]) as f64 * period * 1e-9)
+    }
+
+    /// Whether `step_timed` measures GPU time.
+    pub fn has_timestamps(&self) -> bool {
+        self.buffers.timestamps.is_some()
+    }
+
+    /// Block until the GPU has finished all submitted work.
+    pub fn wait(&self) {
+        self.ctx
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("GPU device lost");
+    }
+
+    /// Bytes of GPU memory this simulator allocated (state, rest data,
+    /// working memory, staging).
+    pub fn gpu_bytes(&self) -> u64 {
+        let b = &self.buffers;
+        [
+            &b.steps,
+            &b.rods,
+            &b.rest,
+            &b.clamps,
+            &b.poses,
+            &b.pos,
+            &b.vel,
+            &b.pos_unc,
+            &b.pos_tmp,
+            &b.frame,
+            &b.scratch,
+            &b.stats,
+            &b.readback,
+        ]
+        .iter()
+        .map(|x| x.size())
+        .sum()
+    }
+
+    fn encode_step(&mut self, timed: bool) {
         let h = self.params.h();
         let n = self.params.substeps;
         self.write_inputs(self.time, h, n);
@@ -593,14 +666,22 @@ impl GpuSimulator {
                 label: Some("step"),
             });
         encoder.clear_buffer(&self.buffers.stats, 0, None);
+        let stamps = self.buffers.timestamps.as_ref().filter(|_| timed);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("step"),
-                timestamp_writes: None,
+                timestamp_writes: stamps.map(|(set, _)| wgpu::ComputePassTimestampWrites {
+                    query_set: set,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                }),
             });
             for k in 0..n {
                 self.encode_substep(&mut pass, k);
             }
+        }
+        if let Some((set, resolve)) = stamps {
+            encoder.resolve_query_set(set, 0..2, resolve, 0);
         }
         self.ctx.queue.submit([encoder.finish()]);
         self.time += h * n as f64;

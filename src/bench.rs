@@ -1,0 +1,509 @@
+//! `strands bench`: standard workloads (hair on a head, a grass field) at
+//! increasing sizes and any scene file, on both backends; per workload the
+//! cost of an integrator step, throughput, the inextensibility error reached,
+//! iterations used and memory. See README.md, "Benchmark".
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::backend::BackendKind;
+use crate::build::build;
+use crate::cpu::{CpuSimulator, check_state, diagnostics_of, stable_step_estimate};
+use crate::gpu::{GpuContext, GpuError, GpuSimulator};
+use crate::params::{Projection, SimParams};
+use crate::rods::RodSet;
+use crate::scene::Scene;
+
+/// A scene prepared for timing.
+pub struct Workload {
+    /// "hair", "grass", or a scene file's stem.
+    pub name: String,
+    pub scene: Scene,
+}
+
+/// Fraction of the explicit stability estimate used as the benchmark substep.
+const STABILITY_MARGIN: f64 = 0.8;
+
+impl Workload {
+    /// A standard workload: `kind` ("hair": strands clamped to a head that
+    /// moves and turns, 4 Jacobi iterations; "grass": bent elliptic blades in
+    /// gusty wind, 4 Jacobi iterations) with `strands` strands of `vertices`
+    /// vertices. Both keep the quasistatic twist solve at every substep.
+    pub fn standard(kind: &str, strands: usize, vertices: usize) -> Result<Workload> {
+        let (text, file) = match kind {
+            "hair" => (include_str!("../scenes/hair.toml"), "scenes/hair.toml"),
+            "grass" => (include_str!("../scenes/grass.toml"), "scenes/grass.toml"),
+            other => bail!("unknown workload {other:?}: use hair or grass"),
+        };
+        if !(3..=1024).contains(&vertices) {
+            bail!("--vertices {vertices}: a strand needs 3 to 1024 vertices");
+        }
+        let set = [
+            format!("rods.0.count={strands}"),
+            format!("rods.0.segments={}", vertices - 1),
+            "sim.projection.method=\"jacobi\"".into(),
+            "sim.projection.iterations=4".into(),
+        ];
+        let scene = Scene::parse(text, Path::new(file), &set)?;
+        Ok(Workload {
+            name: kind.into(),
+            scene,
+        })
+    }
+
+    /// Any scene file, as it is.
+    pub fn from_file(path: &Path) -> Result<Workload> {
+        let scene = Scene::load(path, &[])?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        Ok(Workload { name, scene })
+    }
+}
+
+/// Median, fastest and slowest of the repeats (ms).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    fn of(mut v: Vec<f64>) -> Spread {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            0.5 * (v[n / 2 - 1] + v[n / 2])
+        };
+        Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        }
+    }
+}
+
+/// Every figure of one workload on one backend.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Measurement {
+    pub workload: String,
+    pub backend: String,
+    pub strands: usize,
+    /// Vertices per strand (the largest, for scene files with mixed rods).
+    pub vertices_per_strand: usize,
+    pub vertices: usize,
+    /// Integrator substep h (s) and substeps per timed frame.
+    pub h: f64,
+    pub substeps_per_frame: u32,
+    pub projection: String,
+    /// "gpu timestamps" or "wall clock" (synchronised with the GPU).
+    pub timing: String,
+    /// Milliseconds per integrator step (substep), over the repeats.
+    pub ms_per_step: Spread,
+    /// Vertices × steps per second at the median.
+    pub vertex_steps_per_second: f64,
+    /// Largest edge strain after the timed steps (the inextensibility error reached).
+    pub max_strain: f64,
+    /// Projection iterations per step (Jacobi: fixed; fast: most used).
+    pub projection_iterations: u32,
+    /// Most Newton iterations a twist solve used in the last frame.
+    pub twist_iterations: u32,
+    /// GPU buffers allocated for this simulation (bytes).
+    pub gpu_bytes: Option<u64>,
+    /// Host memory of the rods' rest data and state (bytes).
+    pub host_bytes: u64,
+    /// Peak resident memory of the whole process so far (bytes; Linux).
+    pub peak_rss_bytes: Option<u64>,
+    /// Why there are no timings, when the run could not be measured.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    /// The device cannot hold this size (larger ones are not tried).
+    #[serde(skip)]
+    pub out_of_capacity: bool,
+}
+
+/// What the machine and the build are.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Environment {
+    pub strands_version: String,
+    pub build_profile: String,
+    pub cpu: String,
+    pub cpu_threads: usize,
+    /// The GPU adapter, or why there is none.
+    pub gpu: Option<String>,
+    pub gpu_driver: Option<String>,
+    pub gpu_error: Option<String>,
+}
+
+/// The JSON file `strands bench` writes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    pub environment: Environment,
+    pub warmup: u32,
+    pub repeats: u32,
+    pub results: Vec<Measurement>,
+}
+
+/// How long to measure.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// Frames run before timing.
+    pub warmup: u32,
+    /// Timed frames.
+    pub repeats: u32,
+    /// Substeps per frame (one submission on the GPU).
+    pub substeps: u32,
+}
+
+/// The scene's parameters with the substep shortened to the stability margin
+/// where the rods need it, and `substeps` substeps per frame.
+pub fn bench_params(rods: &RodSet, params: &SimParams, substeps: u32) -> SimParams {
+    let stable = (0..rods.rod_count())
+        .map(|r| stable_step_estimate(rods, r))
+        .fold(f64::INFINITY, f64::min);
+    let h = params.h().min(STABILITY_MARGIN * stable);
+    SimParams {
+        dt: h * substeps as f64,
+        substeps,
+        ..*params
+    }
+}
+
+fn projection_name(p: &Projection) -> String {
+    match p {
+        Projection::Jacobi { iterations, .. } => format!("jacobi×{iterations}"),
+        Projection::Fast { tolerance, .. } => format!("fast to {tolerance:e}"),
+        Projection::None => "none".into(),
+    }
+}
+
+/// Bytes of the host-side rest data and state.
+fn host_bytes(rods: &RodSet) -> u64 {
+    let v = rods.vertex_count() as u64;
+    let e = rods.edge_count() as u64;
+    // Per vertex: pos, vel (24 B each), voronoi, mass, inv_mass (8 B), rest curvatures (32 B).
+    // Per edge: theta (8 B), tangent, ref_u (24 B), rest_len (8 B).
+    v * (24 * 2 + 8 * 3 + 32) + e * (8 + 24 * 2 + 8)
+}
+
+/// Peak resident set size of this process (VmHWM), where /proc has it.
+pub fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The CPU's model name, where /proc/cpuinfo has it.
+pub fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// Measure one workload on one backend. `tick` is called after every frame
+/// (warm-up and timed), for a progress bar.
+pub fn measure(
+    workload: &Workload,
+    backend: BackendKind,
+    gpu: Option<&GpuContext>,
+    settings: Settings,
+    tick: &mut dyn FnMut(),
+) -> Measurement {
+    let scene = &workload.scene;
+    let (rods, state) = build(&scene.rods, scene.anchors.clone());
+    let params = bench_params(&rods, &scene.params, settings.substeps);
+    let vertices_per_strand = (0..rods.rod_count())
+        .map(|r| rods.vertices(r).len())
+        .max()
+        .unwrap_or(0);
+    let mut m = Measurement {
+        workload: workload.name.clone(),
+        backend: format!("{backend:?}").to_lowercase(),
+        strands: rods.rod_count(),
+        vertices_per_strand,
+        vertices: rods.vertex_count(),
+        h: params.h(),
+        substeps_per_frame: params.substeps,
+        projection: projection_name(&params.projection),
+        timing: "wall clock".into(),
+        ms_per_step: Spread {
+            median: f64::NAN,
+            min: f64::NAN,
+            max: f64::NAN,
+        },
+        vertex_steps_per_second: 0.0,
+        max_strain: f64::NAN,
+        projection_iterations: 0,
+        twist_iterations: 0,
+        gpu_bytes: None,
+        host_bytes: host_bytes(&rods),
+        peak_rss_bytes: None,
+        error: None,
+        out_of_capacity: false,
+    };
+    let per_frame = params.substeps as f64;
+    let mut times = Vec::with_capacity(settings.repeats as usize);
+    match backend {
+        BackendKind::Cpu => {
+            let mut sim = CpuSimulator::new(rods, state, params);
+            for k in 0..settings.warmup + settings.repeats {
+                let start = Instant::now();
+                let step = sim.step();
+                let dt = start.elapsed().as_secs_f64();
+                tick();
+                match step {
+                    Ok(d) => {
+                        m.projection_iterations = d.projection_iterations;
+                        m.twist_iterations = d.twist_iterations;
+                    }
+                    Err(e) => {
+                        m.error = Some(e.to_string());
+                        return m;
+                    }
+                }
+                if k >= settings.warmup {
+                    times.push(dt * 1e3 / per_frame);
+                }
+            }
+            m.max_strain = sim.diagnostics().max_strain;
+        }
+        BackendKind::Gpu => {
+            let Some(ctx) = gpu else {
+                m.error = Some("no GPU adapter".into());
+                return m;
+            };
+            let mut sim = match GpuSimulator::new(ctx, rods, state, params) {
+                Ok(s) => s,
+                Err(e) => {
+                    m.out_of_capacity = is_capacity_error(&e);
+                    m.error = Some(e.to_string());
+                    return m;
+                }
+            };
+            m.gpu_bytes = Some(sim.gpu_bytes());
+            sim.wait();
+            for k in 0..settings.warmup + settings.repeats {
+                let start = Instant::now();
+                let gpu_time = sim.step_timed();
+                if gpu_time.is_none() {
+                    sim.wait();
+                }
+                let wall = start.elapsed().as_secs_f64();
+                tick();
+                if k >= settings.warmup {
+                    let t = gpu_time.unwrap_or(wall);
+                    times.push(t * 1e3 / per_frame);
+                }
+            }
+            if sim.has_timestamps() {
+                m.timing = "gpu timestamps".into();
+            }
+            let state = sim.read_state();
+            if let Some((r, what)) = check_state(&sim.rods, &sim.params, &state) {
+                m.error = Some(format!("rod {r} became unstable: {what}"));
+                return m;
+            }
+            let d = diagnostics_of(&sim.rods, &state, &sim.params);
+            m.max_strain = d.max_strain;
+            let [twist, fast] = sim.read_stats();
+            m.twist_iterations = twist;
+            m.projection_iterations = match sim.params.projection {
+                Projection::Jacobi { iterations, .. } => iterations,
+                _ => fast,
+            };
+        }
+    }
+    m.ms_per_step = Spread::of(times);
+    m.vertex_steps_per_second = m.vertices as f64 / (m.ms_per_step.median * 1e-3);
+    m.peak_rss_bytes = peak_rss();
+    m
+}
+
+/// Whether an error means larger sizes will not fit either.
+pub fn is_capacity_error(e: &GpuError) -> bool {
+    matches!(e, GpuError::TooLarge { .. } | GpuError::Limit { .. })
+}
+
+/// Human-readable bytes.
+pub fn bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{:.0} kB", b / 1e3)
+    }
+}
+
+/// The table `strands bench` prints.
+pub fn table(results: &[Measurement]) -> String {
+    let mut out = format!(
+        "{:<10} {:<4} {:>8} {:>9} {:>24} {:>11} {:>9} {:>5} {:>5} {:>10} {:>10}\n",
+        "workload",
+        "back",
+        "strands",
+        "vertices",
+        "ms/step median (min–max)",
+        "vert-step/s",
+        "strain",
+        "proj",
+        "twist",
+        "gpu mem",
+        "host mem"
+    );
+    for m in results {
+        if let Some(e) = &m.error {
+            out += &format!(
+                "{:<10} {:<4} {:>8} {:>9}  not measured: {e}\n",
+                m.workload, m.backend, m.strands, m.vertices
+            );
+            continue;
+        }
+        let s = &m.ms_per_step;
+        out += &format!(
+            "{:<10} {:<4} {:>8} {:>9} {:>24} {:>11.3e} {:>9.1e} {:>5} {:>5} {:>10} {:>10}\n",
+            m.workload,
+            m.backend,
+            m.strands,
+            m.vertices,
+            format!("{:.3} ({:.3}–{:.3})", s.median, s.min, s.max),
+            m.vertex_steps_per_second,
+            m.max_strain,
+            m.projection_iterations,
+            m.twist_iterations,
+            m.gpu_bytes.map(bytes).unwrap_or_else(|| "-".into()),
+            bytes(m.host_bytes)
+        );
+    }
+    out
+}
+
+/// Ratio of old to new median time per matching workload (> 1: faster now).
+pub fn compare(old: &Report, new: &Report) -> String {
+    let mut out =
+        String::from("workload   back  strands  vertices   old ms/step  new ms/step  speed-up\n");
+    for m in &new.results {
+        let found = old.results.iter().find(|o| {
+            o.workload == m.workload
+                && o.backend == m.backend
+                && o.strands == m.strands
+                && o.vertices == m.vertices
+        });
+        match found {
+            Some(o) if o.error.is_none() && m.error.is_none() => {
+                out += &format!(
+                    "{:<10} {:<4} {:>8} {:>9} {:>13.4} {:>12.4} {:>8.2}×\n",
+                    m.workload,
+                    m.backend,
+                    m.strands,
+                    m.vertices,
+                    o.ms_per_step.median,
+                    m.ms_per_step.median,
+                    o.ms_per_step.median / m.ms_per_step.median
+                );
+            }
+            _ => {
+                out += &format!(
+                    "{:<10} {:<4} {:>8} {:>9}  no comparable figure in the old report\n",
+                    m.workload, m.backend, m.strands, m.vertices
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Read a report written by an earlier `strands bench`.
+pub fn load_report(path: &Path) -> Result<Report> {
+    let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_slice(&text)
+        .with_context(|| format!("{}: not a strands bench report", path.display()))
+}
+
+/// SVG plot of milliseconds per step against vertex count, one line per
+/// workload and backend, both axes logarithmic.
+pub fn plot(results: &[Measurement], path: &PathBuf) -> Result<()> {
+    use plotters::prelude::*;
+    let ok: Vec<&Measurement> = results.iter().filter(|m| m.error.is_none()).collect();
+    if ok.is_empty() {
+        bail!("nothing measured to plot");
+    }
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, 0.0f64, f64::MAX, 0.0f64);
+    for m in &ok {
+        x0 = x0.min(m.vertices as f64);
+        x1 = x1.max(m.vertices as f64);
+        y0 = y0.min(m.ms_per_step.min);
+        y1 = y1.max(m.ms_per_step.max);
+    }
+    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("strands bench: cost per step", ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (x0 * 0.7..x1 * 1.4).log_scale(),
+            (y0 * 0.7..y1 * 1.4).log_scale(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("vertices")
+        .y_desc("ms per step (median; bars: min–max)")
+        .draw()?;
+    let mut series: Vec<(String, Vec<&Measurement>)> = Vec::new();
+    for m in &ok {
+        let key = format!("{} ({})", m.workload, m.backend);
+        match series.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(m),
+            None => series.push((key, vec![m])),
+        }
+    }
+    for (i, (key, mut pts)) in series.into_iter().enumerate() {
+        pts.sort_by_key(|m| m.vertices);
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(
+                pts.iter()
+                    .map(|m| (m.vertices as f64, m.ms_per_step.median)),
+                color.stroke_width(2),
+            ))?
+            .label(key)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart.draw_series(pts.iter().map(|m| {
+            PathElement::new(
+                vec![
+                    (m.vertices as f64, m.ms_per_step.min),
+                    (m.vertices as f64, m.ms_per_step.max),
+                ],
+                color,
+            )
+        }))?;
+        chart
+            .draw_series(pts.iter().map(|m| {
+                Circle::new((m.vertices as f64, m.ms_per_step.median), 4, color.filled())
+            }))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
