@@ -1,0 +1,112 @@
+//! `strands bench` end to end on a tiny workload: the documented JSON (every
+//! figure, device, build profile), the SVG plot, `--compare`, and bad input.
+
+use std::process::Command;
+
+fn strands() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_strands"))
+}
+
+fn dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("strands-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn bench_writes_report_plot_and_compares() {
+    let d = dir();
+    let (json, svg) = (d.join("b.json"), d.join("b.svg"));
+    let args = [
+        "bench",
+        "--workload",
+        "hair,grass",
+        "--strands",
+        "12,24",
+        "--vertices",
+        "16",
+        "--warmup",
+        "1",
+        "--repeats",
+        "3",
+        "--substeps",
+        "2",
+    ];
+    let o = strands()
+        .args(args)
+        .arg("--out")
+        .arg(&json)
+        .arg("--plot")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r["environment"]["build_profile"], "release");
+    assert!(!r["environment"]["gpu"].as_str().unwrap().is_empty(), "GPU adapter named");
+    let results = r["results"].as_array().unwrap();
+    // 2 workloads × 2 sizes × 2 backends.
+    assert_eq!(results.len(), 8);
+    for m in results {
+        assert!(m.get("error").is_none(), "{m}");
+        let s = &m["ms_per_step"];
+        let (lo, med, hi) = (
+            s["min"].as_f64().unwrap(),
+            s["median"].as_f64().unwrap(),
+            s["max"].as_f64().unwrap(),
+        );
+        assert!(0.0 < lo && lo <= med && med <= hi, "{s}");
+        let v = m["vertices"].as_f64().unwrap();
+        let vs = m["vertex_steps_per_second"].as_f64().unwrap();
+        assert!((vs - v / (med * 1e-3)).abs() < 1e-6 * vs);
+        assert_eq!(m["vertices_per_strand"], 16);
+        // Jacobi with 4 iterations leaves a small but nonzero stretch.
+        let strain = m["max_strain"].as_f64().unwrap();
+        assert!(strain > 0.0 && strain < 0.1, "{strain}");
+        assert_eq!(m["projection_iterations"], 4);
+        assert!(m["host_bytes"].as_u64().unwrap() > 0);
+        if m["backend"] == "gpu" {
+            assert!(m["gpu_bytes"].as_u64().unwrap() > 0);
+        }
+    }
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("ms/step median"), "{stdout}");
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.contains("<svg") && plot.contains("hair (cpu)") && plot.contains("grass (gpu)"));
+
+    // Comparing with itself: every workload found, speed-ups printed.
+    let o = strands()
+        .args(args)
+        .arg("--out")
+        .arg(d.join("c.json"))
+        .arg("--plot")
+        .arg(d.join("c.svg"))
+        .arg("--compare")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(stdout.matches('×').count(), 8, "{stdout}");
+    assert!(!stdout.contains("no comparable figure"), "{stdout}");
+}
+
+#[test]
+fn bench_rejects_bad_input_clearly() {
+    let d = dir();
+    let o = strands()
+        .args(["bench", "--vertices", "2", "--backend", "cpu", "--out"])
+        .arg(d.join("x.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--vertices 2"));
+    let o = strands()
+        .args(["bench", "--backend", "cpu", "--compare"])
+        .arg(d.join("missing.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json"));
+}
