@@ -201,6 +201,14 @@ pub fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Memory available to new allocations (MemAvailable), where /proc has it.
+pub fn available_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// The CPU's model name, where /proc/cpuinfo has it.
 pub fn cpu_name() -> String {
     std::fs::read_to_string("/proc/cpuinfo")

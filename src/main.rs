@@ -88,6 +88,11 @@ struct BenchArgs {
     /// Print the speed-up against an earlier report.
     #[arg(long, value_name = "OLD.json")]
     compare: Option<PathBuf>,
+    /// After the listed sizes, keep doubling the strand count on the GPU
+    /// until the device cannot hold it, host memory runs short, or a step
+    /// takes over a second.
+    #[arg(long)]
+    grow: bool,
 }
 
 fn main() {
@@ -336,6 +341,50 @@ fn bench(args: BenchArgs) -> Result<()> {
         results.push(m);
     }
     bar.finish_and_clear();
+    if args.grow {
+        let Some(ctx) = gpu.as_ref() else {
+            anyhow::bail!("--grow needs a GPU adapter");
+        };
+        let largest = sizes.last().copied().unwrap_or(1000);
+        for kind in &args.workloads {
+            let mut n = largest * 2;
+            loop {
+                // Building the scene on the host takes ~400 B per vertex.
+                let need = (n * args.vertices) as u64 * 400;
+                if let Some(avail) = bench::available_memory()
+                    && need > avail / 2
+                {
+                    eprintln!(
+                        "{kind}: stopping before {n} strands: the host would need {} of {} available",
+                        bench::bytes(need),
+                        bench::bytes(avail)
+                    );
+                    break;
+                }
+                eprintln!("{kind}: {n} strands on the GPU…");
+                let w = Workload::standard(kind, n, args.vertices)?;
+                let m = bench::measure(&w, BackendKind::Gpu, Some(ctx), settings, &mut || {});
+                let stop = if m.out_of_capacity {
+                    Some(format!(
+                        "the device cannot hold it: {}",
+                        m.error.clone().unwrap_or_default()
+                    ))
+                } else if let Some(e) = &m.error {
+                    Some(e.clone())
+                } else if m.ms_per_step.median > 1000.0 {
+                    Some("a step takes over a second".into())
+                } else {
+                    None
+                };
+                results.push(m);
+                if let Some(why) = stop {
+                    eprintln!("{kind}: stopping at {n} strands: {why}");
+                    break;
+                }
+                n *= 2;
+            }
+        }
+    }
     let report = Report {
         environment: env,
         warmup: settings.warmup,

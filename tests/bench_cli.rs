@@ -44,7 +44,10 @@ fn bench_writes_report_plot_and_compares() {
     assert!(o.status.success(), "{stderr}");
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(r["environment"]["build_profile"], "release");
-    assert!(!r["environment"]["gpu"].as_str().unwrap().is_empty(), "GPU adapter named");
+    assert!(
+        !r["environment"]["gpu"].as_str().unwrap().is_empty(),
+        "GPU adapter named"
+    );
     let results = r["results"].as_array().unwrap();
     // 2 workloads × 2 sizes × 2 backends.
     assert_eq!(results.len(), 8);

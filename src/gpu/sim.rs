@@ -156,8 +156,9 @@ impl GpuSimulator {
             }
             Ok(())
         };
-        check("rest", size_of::<GpuVertexRest>(), nv)?;
+        // Largest per-vertex buffer first.
         check("scratch", size_of::<GpuScratch>(), nv)?;
+        check("rest", size_of::<GpuVertexRest>(), nv)?;
         check("frame", size_of::<GpuEdgeFrame>(), nv)?;
         check("rods", size_of::<GpuRod>(), rods.rod_count())?;
         if limits.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS_NEEDED {
