@@ -9,6 +9,7 @@
 
 const NONE: u32 = 0xffffffffu;
 const WORKGROUP: u32 = 64u;
+const F32_EPSILON: f32 = 1.1920929e-7; // 2⁻²³
 
 // Values of one substep, at a dynamic offset of a uniform buffer.
 struct Step {

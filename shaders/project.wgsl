@@ -10,7 +10,6 @@
 // strain below max(tolerance, FAST_TOLERANCE_F32) + 4ε(|xa| + |xb|)/|ē|.
 
 const FAST_TOLERANCE_F32: f32 = 1e-6;
-const F32_EPSILON: f32 = 1.1920929e-7;
 
 fn edge_correction(xa: vec3<f32>, xb: vec3<f32>, wa: f32, wb: f32, rest_len: f32) -> vec3<f32> {
     let w = wa + wb;

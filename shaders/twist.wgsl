@@ -3,8 +3,8 @@
 // Newton's method on the tridiagonal Hessian with a backtracking line search,
 // warm-started from the previous angles.
 //
-// f32: a Newton step is resolved only to about 1e-7·|θ|, so the stopping
-// tolerance is at least TWIST_TOLERANCE_F32, and the Armijo test allows the
+// f32: a Newton step is resolved only to about ε·|θ|, so the stopping
+// tolerance is at least max(TWIST_TOLERANCE_F32, 4ε max|θ|), and the Armijo test allows the
 // energy to rise by ENERGY_SLACK_F32·|E| (a few ulps), which the f64 CPU does not need.
 
 const TWIST_TOLERANCE_F32: f32 = 1e-6;
@@ -144,10 +144,12 @@ fn twist(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     if (a == b) {
         return;
     }
-    let tolerance = max(params.twist_tolerance, TWIST_TOLERANCE_F32);
+    var theta_max = 0.0;
     for (var e = o; e < o + ne; e++) {
         scratch[e].s.z = frame[e].tangent.w;
+        theta_max = max(theta_max, abs(frame[e].tangent.w));
     }
+    let tolerance = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * theta_max);
     var e0 = total(elastic_energy(r, false));
     var iterations = 0u;
     for (var it = 0u; it < params.twist_max_iterations; it++) {

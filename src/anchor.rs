@@ -71,7 +71,7 @@ impl Anchor {
     }
 
     /// Translation and rotation vector at time `t`.
-    fn sample(&self, t: f64) -> (DVec3, DVec3) {
+    pub fn sample(&self, t: f64) -> (DVec3, DVec3) {
         let k = &self.keyframes;
         match k.len() {
             0 => (DVec3::ZERO, DVec3::ZERO),

@@ -21,6 +21,8 @@ use crate::scene::Scene;
 pub struct Workload {
     /// "hair", "grass", or a scene file's stem.
     pub name: String,
+    /// "standard" or the scene file's path.
+    pub source: String,
     pub scene: Scene,
 }
 
@@ -41,27 +43,41 @@ impl Workload {
         if !(3..=1024).contains(&vertices) {
             bail!("--vertices {vertices}: a strand needs 3 to 1024 vertices");
         }
-        let set = [
+        let mut set = vec![
             format!("rods.0.count={strands}"),
             format!("rods.0.segments={}", vertices - 1),
             "sim.projection.method=\"jacobi\"".into(),
             "sim.projection.iterations=4".into(),
         ];
+        if kind == "hair" {
+            // The head moves (0.3 m/s) and turns (60°/s) from the first step,
+            // so the short timed window sees dragged and twisted hair.
+            set.push(
+                "anchors.head.keyframes=[{ t = 0.0 }, { t = 10.0, translation = [3.0, 0.0, 0.0], rotation = [0.0, 600.0, 0.0] }]"
+                    .into(),
+            );
+        }
         let scene = Scene::parse(text, Path::new(file), &set)?;
         Ok(Workload {
             name: kind.into(),
+            source: "standard".into(),
             scene,
         })
     }
 
-    /// Any scene file, as it is.
+    /// Any scene file, its substep kept (or shortened to the stability
+    /// margin) and its frame cut to `--substeps` steps.
     pub fn from_file(path: &Path) -> Result<Workload> {
         let scene = Scene::load(path, &[])?;
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| path.display().to_string());
-        Ok(Workload { name, scene })
+        Ok(Workload {
+            name,
+            source: path.display().to_string(),
+            scene,
+        })
     }
 }
 
@@ -90,27 +106,48 @@ impl Spread {
     }
 }
 
+/// The simulation settings of a workload, so two reports can be matched.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SettingsSummary {
+    /// Integrator step h (s) and steps per frame.
+    pub h: f64,
+    pub substeps: u32,
+    pub projection: String,
+    pub gravity: [f64; 3],
+    pub wind: [f64; 3],
+    pub gust_amplitude: f64,
+    pub twist_tolerance: f64,
+    pub twist_max_iterations: u32,
+    /// Material of the first rod: bending [b11, b12, b22], twist (N·m²),
+    /// mass per length (kg/m), drag (N·s/m²).
+    pub material: [f64; 6],
+}
+
 /// Every figure of one workload on one backend.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Measurement {
     pub workload: String,
+    /// "standard" or the scene file's path.
+    pub source: String,
     pub backend: String,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
     pub vertices: usize,
-    /// Integrator substep h (s) and substeps per timed frame.
-    pub h: f64,
-    pub substeps_per_frame: u32,
-    pub projection: String,
-    /// "gpu timestamps" or "wall clock" (synchronised with the GPU).
+    pub settings: SettingsSummary,
+    /// Simulated time at the end of the timed frames (s).
+    pub simulated_time: f64,
+    /// "gpu timestamps" (device time of each frame's compute pass) or "wall
+    /// clock" (CPU: the frame's wall time; GPU without timestamps: submit and wait).
     pub timing: String,
-    /// Milliseconds per integrator step (substep), over the repeats.
-    pub ms_per_step: Spread,
+    /// Milliseconds per integrator step, over the repeats (null: not measured).
+    pub ms_per_step: Option<Spread>,
+    /// GPU only: wall time per step of submitting a frame and waiting for it.
+    pub wall_ms_per_step: Option<Spread>,
     /// Vertices × steps per second at the median.
-    pub vertex_steps_per_second: f64,
+    pub vertex_steps_per_second: Option<f64>,
     /// Largest edge strain after the timed steps (the inextensibility error reached).
-    pub max_strain: f64,
+    pub max_strain: Option<f64>,
     /// Projection iterations per step (Jacobi: fixed; fast: most used).
     pub projection_iterations: u32,
     /// Most Newton iterations a twist solve used in the last frame.
@@ -119,7 +156,8 @@ pub struct Measurement {
     pub gpu_bytes: Option<u64>,
     /// Host memory of the rods' rest data and state (bytes).
     pub host_bytes: u64,
-    /// Peak resident memory of the whole process so far (bytes; Linux).
+    /// Peak resident memory of the process during this measurement (bytes;
+    /// Linux, reset before each measurement through /proc/self/clear_refs).
     pub peak_rss_bytes: Option<u64>,
     /// Why there are no timings, when the run could not be measured.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -193,6 +231,11 @@ fn host_bytes(rods: &RodSet) -> u64 {
     v * (24 * 2 + 8 * 3 + 32) + e * (8 + 24 * 2 + 8)
 }
 
+/// Reset the peak resident set size to the current one (Linux ≥ 4.0).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
 /// Peak resident set size of this process (VmHWM), where /proc has it.
 pub fn peak_rss() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -238,23 +281,48 @@ pub fn measure(
         .map(|r| rods.vertices(r).len())
         .max()
         .unwrap_or(0);
+    let mat = rods
+        .material
+        .first()
+        .copied()
+        .unwrap_or(crate::rods::RodMaterial {
+            bending: [0.0; 3],
+            twist: 0.0,
+            mass_per_length: 0.0,
+            drag: 0.0,
+        });
+    reset_peak_rss();
     let mut m = Measurement {
         workload: workload.name.clone(),
+        source: workload.source.clone(),
         backend: format!("{backend:?}").to_lowercase(),
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
-        h: params.h(),
-        substeps_per_frame: params.substeps,
-        projection: projection_name(&params.projection),
-        timing: "wall clock".into(),
-        ms_per_step: Spread {
-            median: f64::NAN,
-            min: f64::NAN,
-            max: f64::NAN,
+        settings: SettingsSummary {
+            h: params.h(),
+            substeps: params.substeps,
+            projection: projection_name(&params.projection),
+            gravity: params.gravity.to_array(),
+            wind: params.wind.velocity.to_array(),
+            gust_amplitude: params.wind.gust_amplitude,
+            twist_tolerance: params.twist_tolerance,
+            twist_max_iterations: params.twist_max_iterations,
+            material: [
+                mat.bending[0],
+                mat.bending[1],
+                mat.bending[2],
+                mat.twist,
+                mat.mass_per_length,
+                mat.drag,
+            ],
         },
-        vertex_steps_per_second: 0.0,
-        max_strain: f64::NAN,
+        simulated_time: 0.0,
+        timing: "wall clock".into(),
+        ms_per_step: None,
+        wall_ms_per_step: None,
+        vertex_steps_per_second: None,
+        max_strain: None,
         projection_iterations: 0,
         twist_iterations: 0,
         gpu_bytes: None,
@@ -265,18 +333,19 @@ pub fn measure(
     };
     let per_frame = params.substeps as f64;
     let mut times = Vec::with_capacity(settings.repeats as usize);
+    let mut walls = Vec::with_capacity(settings.repeats as usize);
     match backend {
         BackendKind::Cpu => {
             let mut sim = CpuSimulator::new(rods, state, params);
             for k in 0..settings.warmup + settings.repeats {
                 let start = Instant::now();
-                let step = sim.step();
+                let step = sim.advance();
                 let dt = start.elapsed().as_secs_f64();
                 tick();
                 match step {
-                    Ok(d) => {
-                        m.projection_iterations = d.projection_iterations;
-                        m.twist_iterations = d.twist_iterations;
+                    Ok([twist, projection]) => {
+                        m.projection_iterations = projection;
+                        m.twist_iterations = twist;
                     }
                     Err(e) => {
                         m.error = Some(e.to_string());
@@ -287,7 +356,8 @@ pub fn measure(
                     times.push(dt * 1e3 / per_frame);
                 }
             }
-            m.max_strain = sim.diagnostics().max_strain;
+            m.max_strain = Some(sim.diagnostics().max_strain);
+            m.simulated_time = sim.state.time;
         }
         BackendKind::Gpu => {
             let Some(ctx) = gpu else {
@@ -313,12 +383,13 @@ pub fn measure(
                 let wall = start.elapsed().as_secs_f64();
                 tick();
                 if k >= settings.warmup {
-                    let t = gpu_time.unwrap_or(wall);
-                    times.push(t * 1e3 / per_frame);
+                    times.push(gpu_time.unwrap_or(wall) * 1e3 / per_frame);
+                    walls.push(wall * 1e3 / per_frame);
                 }
             }
             if sim.has_timestamps() {
                 m.timing = "gpu timestamps".into();
+                m.wall_ms_per_step = Some(Spread::of(walls));
             }
             let state = sim.read_state();
             if let Some((r, what)) = check_state(&sim.rods, &sim.params, &state) {
@@ -326,7 +397,8 @@ pub fn measure(
                 return m;
             }
             let d = diagnostics_of(&sim.rods, &state, &sim.params);
-            m.max_strain = d.max_strain;
+            m.max_strain = Some(d.max_strain);
+            m.simulated_time = state.time;
             let [twist, fast] = sim.read_stats();
             m.twist_iterations = twist;
             m.projection_iterations = match sim.params.projection {
@@ -335,15 +407,19 @@ pub fn measure(
             };
         }
     }
-    m.ms_per_step = Spread::of(times);
-    m.vertex_steps_per_second = m.vertices as f64 / (m.ms_per_step.median * 1e-3);
+    let spread = Spread::of(times);
+    m.vertex_steps_per_second = Some(m.vertices as f64 / (spread.median * 1e-3));
+    m.ms_per_step = Some(spread);
     m.peak_rss_bytes = peak_rss();
     m
 }
 
 /// Whether an error means larger sizes will not fit either.
 pub fn is_capacity_error(e: &GpuError) -> bool {
-    matches!(e, GpuError::TooLarge { .. } | GpuError::Limit { .. })
+    matches!(
+        e,
+        GpuError::TooLarge { .. } | GpuError::Limit { .. } | GpuError::OutOfMemory { .. }
+    )
 }
 
 /// Human-readable bytes.
@@ -361,7 +437,7 @@ pub fn bytes(b: u64) -> String {
 /// The table `strands bench` prints.
 pub fn table(results: &[Measurement]) -> String {
     let mut out = format!(
-        "{:<10} {:<4} {:>8} {:>9} {:>24} {:>11} {:>9} {:>5} {:>5} {:>10} {:>10}\n",
+        "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11} {:>9} {:>5} {:>5} {:>10} {:>10}\n",
         "workload",
         "back",
         "strands",
@@ -375,23 +451,31 @@ pub fn table(results: &[Measurement]) -> String {
         "host mem"
     );
     for m in results {
-        if let Some(e) = &m.error {
+        let (Some(s), Some(vs), Some(strain), None) = (
+            &m.ms_per_step,
+            m.vertex_steps_per_second,
+            m.max_strain,
+            &m.error,
+        ) else {
             out += &format!(
-                "{:<10} {:<4} {:>8} {:>9}  not measured: {e}\n",
-                m.workload, m.backend, m.strands, m.vertices
+                "{:<10} {:<4} {:>8} {:>9}  not measured: {}\n",
+                m.workload,
+                m.backend,
+                m.strands,
+                m.vertices,
+                m.error.as_deref().unwrap_or("unknown")
             );
             continue;
-        }
-        let s = &m.ms_per_step;
+        };
         out += &format!(
-            "{:<10} {:<4} {:>8} {:>9} {:>24} {:>11.3e} {:>9.1e} {:>5} {:>5} {:>10} {:>10}\n",
+            "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11.3e} {:>9.1e} {:>5} {:>5} {:>10} {:>10}\n",
             m.workload,
             m.backend,
             m.strands,
             m.vertices,
             format!("{:.3} ({:.3}–{:.3})", s.median, s.min, s.max),
-            m.vertex_steps_per_second,
-            m.max_strain,
+            vs,
+            strain,
             m.projection_iterations,
             m.twist_iterations,
             m.gpu_bytes.map(bytes).unwrap_or_else(|| "-".into()),
@@ -402,36 +486,40 @@ pub fn table(results: &[Measurement]) -> String {
 }
 
 /// Ratio of old to new median time per matching workload (> 1: faster now).
+/// Workloads match by name, source, backend and size; different simulation
+/// settings are flagged rather than compared.
 pub fn compare(old: &Report, new: &Report) -> String {
     let mut out =
         String::from("workload   back  strands  vertices   old ms/step  new ms/step  speed-up\n");
     for m in &new.results {
+        let head = format!(
+            "{:<10} {:<4} {:>8} {:>9}",
+            m.workload, m.backend, m.strands, m.vertices
+        );
         let found = old.results.iter().find(|o| {
             o.workload == m.workload
+                && o.source == m.source
                 && o.backend == m.backend
                 && o.strands == m.strands
                 && o.vertices == m.vertices
         });
-        match found {
-            Some(o) if o.error.is_none() && m.error.is_none() => {
-                out += &format!(
-                    "{:<10} {:<4} {:>8} {:>9} {:>13.4} {:>12.4} {:>8.2}×\n",
-                    m.workload,
-                    m.backend,
-                    m.strands,
-                    m.vertices,
-                    o.ms_per_step.median,
-                    m.ms_per_step.median,
-                    o.ms_per_step.median / m.ms_per_step.median
-                );
+        out += &match found {
+            None => format!("{head}  no such workload in the old report\n"),
+            Some(o) if o.settings != m.settings => {
+                format!(
+                    "{head}  different settings (h, substeps, projection, forces or material)\n"
+                )
             }
-            _ => {
-                out += &format!(
-                    "{:<10} {:<4} {:>8} {:>9}  no comparable figure in the old report\n",
-                    m.workload, m.backend, m.strands, m.vertices
-                );
-            }
-        }
+            Some(o) => match (&o.ms_per_step, &m.ms_per_step) {
+                (Some(a), Some(b)) => format!(
+                    "{head} {:>13.4} {:>12.4} {:>8.2}×\n",
+                    a.median,
+                    b.median,
+                    a.median / b.median
+                ),
+                _ => format!("{head}  not measured in one of the reports\n"),
+            },
+        };
     }
     out
 }
@@ -447,16 +535,19 @@ pub fn load_report(path: &Path) -> Result<Report> {
 /// workload and backend, both axes logarithmic.
 pub fn plot(results: &[Measurement], path: &PathBuf) -> Result<()> {
     use plotters::prelude::*;
-    let ok: Vec<&Measurement> = results.iter().filter(|m| m.error.is_none()).collect();
+    let ok: Vec<(&Measurement, Spread)> = results
+        .iter()
+        .filter_map(|m| m.ms_per_step.map(|s| (m, s)))
+        .collect();
     if ok.is_empty() {
         bail!("nothing measured to plot");
     }
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, 0.0f64, f64::MAX, 0.0f64);
-    for m in &ok {
+    for (m, s) in &ok {
         x0 = x0.min(m.vertices as f64);
         x1 = x1.max(m.vertices as f64);
-        y0 = y0.min(m.ms_per_step.min);
-        y1 = y1.max(m.ms_per_step.max);
+        y0 = y0.min(s.min);
+        y1 = y1.max(s.max);
     }
     let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
     root.fill(&WHITE)?;
@@ -474,38 +565,33 @@ pub fn plot(results: &[Measurement], path: &PathBuf) -> Result<()> {
         .x_desc("vertices")
         .y_desc("ms per step (median; bars: min–max)")
         .draw()?;
-    let mut series: Vec<(String, Vec<&Measurement>)> = Vec::new();
-    for m in &ok {
+    let mut series: Vec<(String, Vec<(f64, Spread)>)> = Vec::new();
+    for (m, s) in &ok {
         let key = format!("{} ({})", m.workload, m.backend);
+        let p = (m.vertices as f64, *s);
         match series.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.push(m),
-            None => series.push((key, vec![m])),
+            Some((_, v)) => v.push(p),
+            None => series.push((key, vec![p])),
         }
     }
     for (i, (key, mut pts)) in series.into_iter().enumerate() {
-        pts.sort_by_key(|m| m.vertices);
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         let color = Palette99::pick(i).to_rgba();
         chart
             .draw_series(LineSeries::new(
-                pts.iter()
-                    .map(|m| (m.vertices as f64, m.ms_per_step.median)),
+                pts.iter().map(|(x, s)| (*x, s.median)),
                 color.stroke_width(2),
             ))?
             .label(key)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        chart.draw_series(pts.iter().map(|m| {
-            PathElement::new(
-                vec![
-                    (m.vertices as f64, m.ms_per_step.min),
-                    (m.vertices as f64, m.ms_per_step.max),
-                ],
-                color,
-            )
-        }))?;
-        chart
-            .draw_series(pts.iter().map(|m| {
-                Circle::new((m.vertices as f64, m.ms_per_step.median), 4, color.filled())
-            }))?;
+        chart.draw_series(
+            pts.iter()
+                .map(|(x, s)| PathElement::new(vec![(*x, s.min), (*x, s.max)], color)),
+        )?;
+        chart.draw_series(
+            pts.iter()
+                .map(|(x, s)| Circle::new((*x, s.median), 4, color.filled())),
+        )?;
     }
     chart
         .configure_series_labels()
@@ -514,4 +600,58 @@ pub fn plot(results: &[Measurement], path: &PathBuf) -> Result<()> {
         .draw()?;
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_median_min_max() {
+        let s = Spread::of(vec![3.0, 1.0, 2.0, 10.0]);
+        assert_eq!((s.median, s.min, s.max), (2.5, 1.0, 10.0));
+        let s = Spread::of(vec![5.0, 1.0, 2.0]);
+        assert_eq!(s.median, 2.0);
+    }
+
+    /// A report with an entry that was not measured (e.g. the device could
+    /// not hold it) survives JSON and is compared entry by entry.
+    #[test]
+    fn reports_with_failed_entries_round_trip_and_compare() {
+        let w = Workload::standard("hair", 4, 8).unwrap();
+        let settings = Settings {
+            warmup: 0,
+            repeats: 1,
+            substeps: 1,
+        };
+        let ok = measure(&w, BackendKind::Cpu, None, settings, &mut || {});
+        let failed = measure(&w, BackendKind::Gpu, None, settings, &mut || {});
+        assert!(ok.error.is_none() && ok.ms_per_step.is_some());
+        assert!(failed.error.is_some() && failed.ms_per_step.is_none());
+        let report = Report {
+            environment: Environment {
+                strands_version: "test".into(),
+                build_profile: "test".into(),
+                cpu: cpu_name(),
+                cpu_threads: 1,
+                gpu: None,
+                gpu_driver: None,
+                gpu_error: Some("none".into()),
+            },
+            warmup: 0,
+            repeats: 1,
+            results: vec![ok, failed],
+        };
+        let back: Report = serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
+        let text = compare(&back, &report);
+        assert_eq!(text.matches('×').count(), 1, "{text}");
+        assert!(
+            text.contains("not measured in one of the reports"),
+            "{text}"
+        );
+        // Different settings are flagged, not compared.
+        let mut other = back.clone();
+        other.results[0].settings.substeps = 7;
+        assert!(compare(&other, &report).contains("different settings"));
+    }
 }

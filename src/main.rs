@@ -146,6 +146,11 @@ fn run(
         params.substeps
     );
     let cpu_line = || format!("cpu ({} threads, f64)", rayon::current_num_threads());
+    let gpu_note = || {
+        if let Some(n) = strands::gpu::precision_note(&params) {
+            eprintln!("{n}");
+        }
+    };
     let (mut sim, adapter) = match backend {
         Some(BackendKind::Cpu) => {
             eprintln!("backend: {}; {summary}", cpu_line());
@@ -154,6 +159,7 @@ fn run(
         Some(BackendKind::Gpu) => {
             let ctx = GpuContext::headless()?;
             eprintln!("backend: gpu on {} (f32); {summary}", ctx.describe());
+            gpu_note();
             let sim = Simulator::gpu(&ctx, rods, state, params)?;
             (sim, Some(ctx.describe()))
         }
@@ -163,6 +169,7 @@ fn run(
                     "backend: gpu on {} (f32; --backend cpu for the f64 reference); {summary}",
                     ctx.describe()
                 );
+                gpu_note();
                 let sim = Simulator::gpu(&ctx, rods, state, params)?;
                 (sim, Some(ctx.describe()))
             }
@@ -315,6 +322,20 @@ fn bench(args: BenchArgs) -> Result<()> {
         substeps: args.substeps,
     };
     let frames = (settings.warmup + settings.repeats) as u64;
+    // The report is rewritten after every measurement, so a run that dies
+    // (e.g. the GPU runs out of memory) keeps what it measured.
+    let save = |results: &Vec<bench::Measurement>| -> Result<()> {
+        let report = Report {
+            environment: env.clone(),
+            warmup: settings.warmup,
+            repeats: settings.repeats,
+            results: results.clone(),
+        };
+        let f = std::fs::File::create(&args.out)
+            .with_context(|| format!("cannot create {}", args.out.display()))?;
+        serde_json::to_writer_pretty(std::io::BufWriter::new(f), &report)
+            .with_context(|| format!("cannot write {}", args.out.display()))
+    };
     let bar = ProgressBar::new(runs.len() as u64 * frames).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {elapsed} elapsed {msg}")
             .unwrap(),
@@ -339,6 +360,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             }
         }
         results.push(m);
+        save(&results)?;
     }
     bar.finish_and_clear();
     if args.grow {
@@ -371,12 +393,13 @@ fn bench(args: BenchArgs) -> Result<()> {
                     ))
                 } else if let Some(e) = &m.error {
                     Some(e.clone())
-                } else if m.ms_per_step.median > 1000.0 {
+                } else if m.ms_per_step.is_some_and(|s| s.median > 1000.0) {
                     Some("a step takes over a second".into())
                 } else {
                     None
                 };
                 results.push(m);
+                save(&results)?;
                 if let Some(why) = stop {
                     eprintln!("{kind}: stopping at {n} strands: {why}");
                     break;
@@ -385,6 +408,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             }
         }
     }
+    save(&results)?;
     let report = Report {
         environment: env,
         warmup: settings.warmup,
@@ -396,10 +420,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         println!();
         print!("{}", bench::compare(old, &report));
     }
-    let f = std::fs::File::create(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
-    serde_json::to_writer_pretty(std::io::BufWriter::new(f), &report)
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
     bench::plot(&report.results, &args.plot)
         .with_context(|| format!("cannot draw {}", args.plot.display()))?;
     eprintln!("wrote {} and {}", args.out.display(), args.plot.display());

@@ -61,6 +61,8 @@ fn bench_writes_report_plot_and_compares() {
         );
         assert!(0.0 < lo && lo <= med && med <= hi, "{s}");
         let v = m["vertices"].as_f64().unwrap();
+        assert_eq!(m["settings"]["substeps"], 2);
+        assert!(m["simulated_time"].as_f64().unwrap() > 0.0);
         let vs = m["vertex_steps_per_second"].as_f64().unwrap();
         assert!((vs - v / (med * 1e-3)).abs() < 1e-6 * vs);
         assert_eq!(m["vertices_per_strand"], 16);

@@ -111,9 +111,13 @@ fn rods_together_equal_rods_alone() {
     // many steps these rods, released far from rest, swing and fall at metres
     // per second and amplify f32 rounding; the smooth scenes of
     // tests/gpu_whole_steps.rs compare long trajectories.)
-    let one = run_gpu(&ctx, &specs, 1);
+    // Both start from the GPU's f32-rounded initial state.
     let (rods, state) = build(&specs, anchors());
-    let mut cpu = strands::cpu::CpuSimulator::new(rods, state, params());
+    let mut sim = GpuSimulator::new(&ctx, rods.clone(), state, params()).expect("GPU simulator");
+    let start = sim.read_state();
+    sim.step();
+    let one = sim.read_state();
+    let mut cpu = strands::cpu::CpuSimulator::new(rods, start, params());
     cpu.step().expect("CPU stable");
     let d = max_diff(&cpu.state.pos, &one.pos);
     eprintln!("{} rods: GPU vs CPU after one step: {d:.2e} m", specs.len());

@@ -418,6 +418,16 @@ impl CpuSimulator {
 
     /// Advance one frame of `params.dt` in `params.substeps` substeps.
     pub fn step(&mut self) -> Result<Diagnostics, Unstable> {
+        let [twist_iterations, projection_iterations] = self.advance()?;
+        let mut d = self.diagnostics();
+        d.twist_iterations = twist_iterations;
+        d.projection_iterations = projection_iterations;
+        Ok(d)
+    }
+
+    /// `step` without the diagnostics (energies are a serial pass over all
+    /// rods): returns the most twist and projection iterations used.
+    pub fn advance(&mut self) -> Result<[u32; 2], Unstable> {
         let h = self.params.h();
         let mut twist_iterations = 0;
         let mut projection_iterations = 0;
@@ -446,10 +456,7 @@ impl CpuSimulator {
             }
         }
         self.step_count += 1;
-        let mut d = self.diagnostics();
-        d.twist_iterations = twist_iterations;
-        d.projection_iterations = projection_iterations;
-        Ok(d)
+        Ok([twist_iterations, projection_iterations])
     }
 
     /// Energies and extremes of the current state.

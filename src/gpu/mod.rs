@@ -9,16 +9,43 @@
 //!
 //! Precision: the kernels compute in f32 (about 7 significant digits) where
 //! the CPU reference uses f64. Positions of a rod 1 m from the origin are
-//! resolved to ~6e-8 m, edge strains to ~1e-7, twist angles to ~1e-7·|θ|; the
-//! quasistatic twist and the fast projection therefore stop at no tighter
-//! than 1e-6 (rad, strain) on the GPU whatever the scene asks. Parity tests
-//! (tests/gpu_parity.rs) derive their tolerances from these figures.
+//! resolved to ~6e-8 m, an edge's strain to ~ε(|xa| + |xb|)/|ē| (1e-5 for a
+//! 2 cm edge 1.7 m from the origin), twist angles to ~ε|θ|. The quasistatic
+//! twist therefore stops at steps of max(tolerance, 1e-6, 4ε max|θ|) rad and
+//! the fast projection at a strain of max(tolerance, 1e-6) + 4ε(|xa| + |xb|)/|ē|
+//! on the GPU, whatever tighter value the scene asks (`strands run` says so).
+//! Parity tests (tests/gpu_parity.rs) derive their tolerances from these figures.
 
 pub mod layout;
 mod sim;
 
 pub use layout::Kernel;
 pub use sim::{GpuSimulator, JacobiPass, VertexBuffer};
+
+/// What the GPU will not honour of `params` because of f32, as a line for
+/// the user; `None` when the scene asks for nothing tighter than f32 resolves.
+pub fn precision_note(params: &crate::params::SimParams) -> Option<String> {
+    let mut parts = Vec::new();
+    if params.twist_tolerance < 1e-6 {
+        parts.push(format!(
+            "sim.twist_tolerance {:e} rad → 1e-6 rad (or 4ε|θ| when larger)",
+            params.twist_tolerance
+        ));
+    }
+    if let crate::params::Projection::Fast { tolerance, .. } = params.projection
+        && tolerance < 1e-6
+    {
+        parts.push(format!(
+            "projection tolerance {tolerance:e} → 1e-6 + 4ε(|xa| + |xb|)/|ē| per edge"
+        ));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "note: the GPU computes in f32 and loosens {} (--backend cpu honours them)",
+            parts.join(", ")
+        )
+    })
+}
 
 /// Why the GPU backend could not start or cannot take a scene.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +69,10 @@ pub enum GpuError {
         limit_name: &'static str,
         limit: u64,
     },
+    #[error(
+        "the GPU ran out of memory allocating about {bytes} bytes for the scene ({message}); use fewer strands or --backend cpu"
+    )]
+    OutOfMemory { bytes: u64, message: String },
     #[error("the device allows {have} for {limit_name}; the simulator needs {need}")]
     Limit {
         limit_name: &'static str,

@@ -93,6 +93,9 @@ pub struct GpuSimulator {
     state_groups: HashMap<Kernel, wgpu::BindGroup>,
     jacobi_groups: HashMap<JacobiPass, wgpu::BindGroup>,
     step_stride: u64,
+    world_layout: wgpu::BindGroupLayout,
+    /// Substeps and anchors the `steps` and `poses` buffers hold.
+    capacity: (u32, usize),
     /// Per edge of the `RodSet` (flat edge order), its index in GPU edge buffers.
     edge_index: Vec<usize>,
 }
@@ -278,7 +281,10 @@ impl GpuSimulator {
             })
         };
         let v16 = 16 * nv as u64;
-        let pose_count = rods.anchors.len().max(1) * (step_capacity as usize + 1);
+        // Allocation failures are reported as an error, not a panic.
+        let oom_scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let pose_anchors = rods.anchors.len().max(1);
+        let pose_count = pose_anchors * (step_capacity as usize + 1);
         let buffers = Buffers {
             steps: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("steps"),
@@ -303,9 +309,11 @@ impl GpuSimulator {
             frame: zeroed("frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
             scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
             stats: zeroed("stats", 16),
+            // Sized for the state (`frame` is the largest); reading the
+            // scratch buffer (tests) uses a temporary one.
             readback: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("readback"),
-                size: (nv * size_of::<GpuScratch>()) as u64,
+                size: (nv * size_of::<GpuEdgeFrame>()) as u64,
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             }),
@@ -327,6 +335,13 @@ impl GpuSimulator {
                     (set, resolve)
                 }),
         };
+
+        if let Some(e) = pollster::block_on(oom_scope.pop()) {
+            return Err(GpuError::OutOfMemory {
+                bytes: (nv * (4 * 16 + 48 + 32 + 64 + 32)) as u64,
+                message: e.to_string(),
+            });
+        }
 
         // Layouts and pipelines.
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -362,24 +377,7 @@ impl GpuSimulator {
                 storage_entry(4, true),
             ],
         });
-        let world = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("world"),
-            layout: &world_layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &buffers.steps,
-                        offset: 0,
-                        size: wgpu::BufferSize::new(size_of::<GpuStep>() as u64),
-                    }),
-                },
-                whole(1, &buffers.rods),
-                whole(2, &buffers.rest),
-                whole(3, &buffers.clamps),
-                whole(4, &buffers.poses),
-            ],
-        });
+        let world = world_group(device, &world_layout, &buffers);
         let state_buffer = |b: u32| -> &wgpu::Buffer {
             match b {
                 binding::POS => &buffers.pos,
@@ -472,6 +470,8 @@ impl GpuSimulator {
             state_groups,
             jacobi_groups,
             step_stride,
+            world_layout,
+            capacity: (step_capacity, pose_anchors),
             edge_index,
         };
         sim.write_state(&state);
@@ -488,6 +488,13 @@ impl GpuSimulator {
     /// from the simulation without a copy through the CPU.
     pub fn position_buffer(&self) -> &wgpu::Buffer {
         &self.buffers.pos
+    }
+
+    /// The per-edge frames (`EdgeFrame`: tangent with θ in w, Bishop vector
+    /// u; edge j of a rod at the index of its first vertex), for drawing the
+    /// material frame.
+    pub fn frame_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.frame
     }
 
     fn step_values(&self, t: f64, h: f64, slot_start: u32, slot_end: u32) -> GpuStep {
@@ -526,7 +533,8 @@ impl GpuSimulator {
 
     /// Write `substeps` step entries from time `t0` and the anchor poses at
     /// `t0 + k h`, `k = 0..=substeps`.
-    fn write_inputs(&self, t0: f64, h: f64, substeps: u32) {
+    fn write_inputs(&mut self, t0: f64, h: f64, substeps: u32) {
+        self.ensure_capacity(substeps);
         let q = &self.ctx.queue;
         let mut poses = Vec::new();
         for k in 0..=substeps {
@@ -542,6 +550,32 @@ impl GpuSimulator {
             bytes[at..at + size_of::<GpuStep>()].copy_from_slice(bytemuck::bytes_of(&s));
         }
         q.write_buffer(&self.buffers.steps, 0, &bytes);
+    }
+
+    /// Grow the `steps` and `poses` buffers when `params.substeps` or the
+    /// anchors changed since they were made.
+    fn ensure_capacity(&mut self, substeps: u32) {
+        let anchors = self.rods.anchors.len().max(1);
+        if substeps <= self.capacity.0 && anchors <= self.capacity.1 {
+            return;
+        }
+        let n = substeps.max(self.capacity.0);
+        let a = anchors.max(self.capacity.1);
+        let device = &self.ctx.device;
+        self.buffers.steps = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("steps"),
+            size: self.step_stride * n as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.buffers.poses = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("poses"),
+            size: (a * (n as usize + 1) * size_of::<GpuPose>()) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.world = world_group(device, &self.world_layout, &self.buffers);
+        self.capacity = (n, a);
     }
 
     fn dispatch(&self, pass: &mut wgpu::ComputePass, kernel: Kernel, entry: u32) {
@@ -719,26 +753,25 @@ impl GpuSimulator {
     /// `t` and `t + h` (kernel-by-kernel parity tests). `Kernel::ProjectJacobi`
     /// runs the pass U→P.
     pub fn run_kernel(&mut self, kernel: Kernel, t: f64, h: f64) {
-        let group = match kernel {
-            Kernel::ProjectJacobi => {
-                &self.jacobi_groups[&JacobiPass {
-                    src: VertexBuffer::Unconstrained,
-                    dst: VertexBuffer::Pos,
-                }]
-            }
-            k => &self.state_groups[&k],
+        let pass = JacobiPass {
+            src: VertexBuffer::Unconstrained,
+            dst: VertexBuffer::Pos,
         };
-        self.run_one(kernel, group, t, h);
+        self.run_one(kernel, pass, t, h);
     }
 
     /// Run one Jacobi iteration between the given buffers.
     pub fn run_jacobi_pass(&mut self, pass: JacobiPass, t: f64, h: f64) {
-        let group = &self.jacobi_groups[&pass];
-        self.run_one(Kernel::ProjectJacobi, group, t, h);
+        self.run_one(Kernel::ProjectJacobi, pass, t, h);
     }
 
-    fn run_one(&self, kernel: Kernel, group: &wgpu::BindGroup, t: f64, h: f64) {
+    /// Run `kernel` once (`jacobi`: its buffers, for `ProjectJacobi` only).
+    fn run_one(&mut self, kernel: Kernel, jacobi: JacobiPass, t: f64, h: f64) {
         self.write_inputs(t, h, 1);
+        let group = match kernel {
+            Kernel::ProjectJacobi => &self.jacobi_groups[&jacobi],
+            k => &self.state_groups[&k],
+        };
         let mut encoder = self
             .ctx
             .device
@@ -780,15 +813,27 @@ impl GpuSimulator {
     }
 
     fn read_bytes(&self, buffer: &wgpu::Buffer, size: u64) -> Vec<u8> {
+        let temporary;
+        let readback = if size <= self.buffers.readback.size() {
+            &self.buffers.readback
+        } else {
+            temporary = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback (large)"),
+                size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            &temporary
+        };
         let mut encoder = self
             .ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("read back"),
             });
-        encoder.copy_buffer_to_buffer(buffer, 0, &self.buffers.readback, 0, size);
+        encoder.copy_buffer_to_buffer(buffer, 0, readback, 0, size);
         self.ctx.queue.submit([encoder.finish()]);
-        let slice = self.buffers.readback.slice(..size);
+        let slice = readback.slice(..size);
         let (tx, rx) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
@@ -804,7 +849,7 @@ impl GpuSimulator {
             .get_mapped_range()
             .expect("mapped range of the read-back buffer")
             .to_vec();
-        self.buffers.readback.unmap();
+        readback.unmap();
         bytes
     }
 
@@ -890,4 +935,29 @@ fn whole(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
         binding,
         resource: buffer.as_entire_binding(),
     }
+}
+
+fn world_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    buffers: &Buffers,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("world"),
+        layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &buffers.steps,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(size_of::<GpuStep>() as u64),
+                }),
+            },
+            whole(1, &buffers.rods),
+            whole(2, &buffers.rest),
+            whole(3, &buffers.clamps),
+            whole(4, &buffers.poses),
+        ],
+    })
 }
