@@ -6,6 +6,7 @@ pub mod backend;
 pub mod bench;
 pub mod build;
 pub mod cpu;
+pub mod demo;
 pub mod gpu;
 pub mod output;
 pub mod params;

@@ -51,6 +51,46 @@ enum Command {
     /// Measure the cost per step of standard workloads and scene files on
     /// both backends; print a table, write JSON and an SVG plot.
     Bench(BenchArgs),
+    /// Show the GPU simulation live in a window (or write one image with
+    /// --screenshot). Keys are listed in the window title and README.md.
+    Demo(DemoArgs),
+}
+
+#[derive(clap::Args)]
+struct DemoArgs {
+    /// A scene file to show (default: the built-in hair, curly hair and grass;
+    /// Tab switches between them).
+    scene: Option<PathBuf>,
+    /// Built-in scene to start with: hair, curly or grass.
+    #[arg(long, default_value = "hair")]
+    start: String,
+    /// Override a value of the scene file (as `strands run --set`).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Render offscreen after --frames simulation steps and write this PNG;
+    /// no window is opened.
+    #[arg(long, value_name = "FILE.png")]
+    screenshot: Option<PathBuf>,
+    /// Simulation steps before the screenshot.
+    #[arg(long, default_value_t = 60)]
+    frames: u32,
+    /// Screenshot size in pixels, WIDTHxHEIGHT.
+    #[arg(long, default_value = "960x540")]
+    size: String,
+    /// Screenshot: move the head by X,Y,Z metres during the frames.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "X,Y,Z",
+        allow_negative_numbers = true
+    )]
+    head_offset: Option<Vec<f64>>,
+    /// Screenshot: turn the head by this many degrees about the vertical.
+    #[arg(long, default_value_t = 0.0, value_name = "DEGREES")]
+    head_turn: f64,
+    /// Window: close after this many displayed frames (for tests).
+    #[arg(long, value_name = "N")]
+    exit_after_frames: Option<u64>,
 }
 
 #[derive(clap::Args)]
@@ -107,6 +147,7 @@ fn main() {
             backend,
         } => run(scene, steps, out, every.unwrap_or(0), &set, backend),
         Command::Bench(args) => bench(args),
+        Command::Demo(args) => demo(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
@@ -423,5 +464,64 @@ fn bench(args: BenchArgs) -> Result<()> {
     bench::plot(&report.results, &args.plot)
         .with_context(|| format!("cannot draw {}", args.plot.display()))?;
     eprintln!("wrote {} and {}", args.out.display(), args.plot.display());
+    Ok(())
+}
+
+fn demo(args: DemoArgs) -> Result<()> {
+    use strands::demo::{self, screenshot};
+    let (scenes, start) = match &args.scene {
+        Some(path) => (vec![demo::scene_file(path, &args.set)?], 0),
+        None => {
+            if !args.set.is_empty() {
+                anyhow::bail!("--set needs a scene file");
+            }
+            let scenes = demo::builtin_scenes()?;
+            let start = scenes
+                .iter()
+                .position(|s| s.name == args.start)
+                .with_context(|| {
+                    format!(
+                        "--start {}: the built-in scenes are hair, curly and grass",
+                        args.start
+                    )
+                })?;
+            (scenes, start)
+        }
+    };
+    let Some(path) = &args.screenshot else {
+        if args.head_offset.is_some() || args.head_turn != 0.0 {
+            anyhow::bail!(
+                "--head-offset and --head-turn apply to --screenshot; in the window use the keys"
+            );
+        }
+        return demo::window::run(scenes, start, args.exit_after_frames);
+    };
+    let size = args
+        .size
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .filter(|&(w, h)| (1..=8192).contains(&w) && (1..=8192).contains(&h))
+        .with_context(|| format!("--size {}: expected WIDTHxHEIGHT, e.g. 960x540", args.size))?;
+    let offset = match args.head_offset.as_deref() {
+        None => glam::DVec3::ZERO,
+        Some(&[x, y, z]) => glam::DVec3::new(x, y, z),
+        Some(v) => anyhow::bail!("--head-offset needs 3 numbers X,Y,Z (m), got {}", v.len()),
+    };
+    let ctx = GpuContext::headless()?;
+    eprintln!("demo: GPU {}", ctx.describe());
+    let shot = screenshot::Shot {
+        frames: args.frames,
+        size,
+        head_offset: offset,
+        head_turn: args.head_turn.to_radians(),
+    };
+    screenshot::write(&ctx, &scenes[start], &shot, path)?;
+    eprintln!(
+        "wrote {} ({}x{}) after {} steps",
+        path.display(),
+        size.0,
+        size.1,
+        args.frames
+    );
     Ok(())
 }

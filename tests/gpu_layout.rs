@@ -2,28 +2,58 @@
 //! Rust struct shared with WGSL has the size and member offsets that WGSL's
 //! layout rules give it (naga computes them from the shader source).
 
+use strands::demo::render::SHADER_SOURCE as RENDER_SOURCE;
 use strands::gpu::Kernel;
 use strands::gpu::layout::{SHADER_SOURCE, shared_structs};
 
+fn parse(source: &str) -> naga::Module {
+    naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("shaders do not parse:\n{}", e.emit_to_string(source)))
+}
+
 fn module() -> naga::Module {
-    naga::front::wgsl::parse_str(SHADER_SOURCE)
-        .unwrap_or_else(|e| panic!("shaders do not parse:\n{}", e.emit_to_string(SHADER_SOURCE)))
+    parse(SHADER_SOURCE)
+}
+
+fn validate(m: &naga::Module, source: &str) {
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(m)
+    .unwrap_or_else(|e| panic!("shaders do not validate:\n{}", e.emit_to_string(source)));
+}
+
+/// Struct `name` of module `m`: its members' names and offsets, and its size.
+fn wgsl_struct(m: &naga::Module, name: &str) -> (Vec<(String, usize)>, usize) {
+    m.types
+        .iter()
+        .find_map(|(_, ty)| match (&ty.name, &ty.inner) {
+            (Some(n), naga::TypeInner::Struct { members, span }) if n == name => Some((
+                members
+                    .iter()
+                    .map(|mb| (mb.name.clone().unwrap_or_default(), mb.offset as usize))
+                    .collect(),
+                *span as usize,
+            )),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("WGSL has no struct {name}"))
+}
+
+fn check_layouts(m: &naga::Module, structs: Vec<strands::gpu::layout::StructLayout>) {
+    for (name, size, fields) in structs {
+        let (wgsl, span) = wgsl_struct(m, name);
+        assert_eq!(span, size, "size of {name}");
+        let rust: Vec<(String, usize)> = fields.iter().map(|(f, o)| (f.to_string(), *o)).collect();
+        assert_eq!(rust, wgsl, "members and offsets of {name} (Rust vs WGSL)");
+    }
 }
 
 #[test]
 fn shaders_validate_with_naga() {
     let m = module();
-    naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::empty(),
-    )
-    .validate(&m)
-    .unwrap_or_else(|e| {
-        panic!(
-            "shaders do not validate:\n{}",
-            e.emit_to_string(SHADER_SOURCE)
-        )
-    });
+    validate(&m, SHADER_SOURCE);
     // Every kernel the simulator dispatches is a compute entry point.
     for k in Kernel::ALL {
         let ep = m
@@ -34,28 +64,36 @@ fn shaders_validate_with_naga() {
         assert_eq!(ep.stage, naga::ShaderStage::Compute);
         assert_eq!(ep.workgroup_size, [64, 1, 1], "{}", ep.name);
     }
+    // The demo's drawing.
+    let r = parse(RENDER_SOURCE);
+    validate(&r, RENDER_SOURCE);
+    for (name, stage) in [
+        ("strand_vertex", naga::ShaderStage::Vertex),
+        ("strand_fragment", naga::ShaderStage::Fragment),
+        ("mesh_vertex", naga::ShaderStage::Vertex),
+        ("mesh_fragment", naga::ShaderStage::Fragment),
+    ] {
+        assert!(
+            r.entry_points
+                .iter()
+                .any(|ep| ep.name == name && ep.stage == stage),
+            "{name}"
+        );
+    }
 }
 
 #[test]
 fn rust_structs_match_wgsl_layout() {
-    let m = module();
-    for (name, size, fields) in shared_structs() {
-        let (members, span) = m
-            .types
-            .iter()
-            .find_map(|(_, ty)| match (&ty.name, &ty.inner) {
-                (Some(n), naga::TypeInner::Struct { members, span }) if n == name => {
-                    Some((members.clone(), *span))
-                }
-                _ => None,
-            })
-            .unwrap_or_else(|| panic!("WGSL has no struct {name}"));
-        assert_eq!(span as usize, size, "size of {name}");
-        let wgsl: Vec<(String, usize)> = members
-            .iter()
-            .map(|mb| (mb.name.clone().unwrap_or_default(), mb.offset as usize))
-            .collect();
-        let rust: Vec<(String, usize)> = fields.iter().map(|(f, o)| (f.to_string(), *o)).collect();
-        assert_eq!(rust, wgsl, "members and offsets of {name} (Rust vs WGSL)");
-    }
+    check_layouts(&module(), shared_structs());
+    let r = parse(RENDER_SOURCE);
+    check_layouts(&r, strands::demo::render::shared_structs());
+    // The renderer reads the simulation's frame buffer with its own copy of
+    // `EdgeFrame`: same layout as the compute side's.
+    check_layouts(
+        &r,
+        shared_structs()
+            .into_iter()
+            .filter(|(n, _, _)| *n == "EdgeFrame")
+            .collect(),
+    );
 }

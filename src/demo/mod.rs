@@ -1,0 +1,397 @@
+//! `strands demo`: the GPU simulation live in a window (winit + wgpu), drawn
+//! straight from the simulation's buffers, or one offscreen image
+//! (`--screenshot`). The head (the first anchor that strands are clamped to)
+//! is moved and turned by the user; the hair follows through its clamped
+//! roots and twists when the head turns.
+
+pub mod render;
+pub mod screenshot;
+pub mod window;
+
+use anyhow::{Context, Result};
+use glam::{DMat4, DQuat, DVec3, Mat4, Vec3};
+
+use crate::anchor::{Anchor, Keyframe};
+use crate::build::{EndSpec, build};
+use crate::gpu::{GpuContext, GpuSimulator};
+use crate::params::Wind;
+use crate::scene::Scene;
+use render::{Look, MeshPose, OrbitCamera};
+
+/// A scene the demo can show.
+#[derive(Clone)]
+pub struct DemoScene {
+    pub name: String,
+    pub scene: Scene,
+    pub look: Look,
+}
+
+/// The built-in scenes: straight hair (600 strands), curly hair (300), both
+/// on a head the user moves (the scene files' scripted motion is removed),
+/// and grass in wind (scenes/grass.toml).
+pub fn builtin_scenes() -> Result<Vec<DemoScene>> {
+    let still_head = |count: usize| {
+        [
+            "anchors.head.keyframes=[{ t = 0.0 }]".to_string(),
+            format!("rods.0.count={count}"),
+        ]
+    };
+    let parse = |text: &str, file: &str, set: &[String]| {
+        Scene::parse(text, std::path::Path::new(file), set)
+            .with_context(|| format!("built-in scene {file}"))
+    };
+    Ok(vec![
+        DemoScene {
+            name: "hair".into(),
+            scene: parse(
+                include_str!("../../scenes/hair.toml"),
+                "scenes/hair.toml",
+                &still_head(600),
+            )?,
+            look: Look::hair(),
+        },
+        DemoScene {
+            name: "curly".into(),
+            scene: parse(
+                include_str!("../../scenes/curly.toml"),
+                "scenes/curly.toml",
+                &still_head(300),
+            )?,
+            look: Look::curly(),
+        },
+        DemoScene {
+            name: "grass".into(),
+            scene: parse(
+                include_str!("../../scenes/grass.toml"),
+                "scenes/grass.toml",
+                &[],
+            )?,
+            look: Look::grass(),
+        },
+    ])
+}
+
+/// A scene file for the demo, with a look chosen from what it contains.
+pub fn scene_file(path: &std::path::Path, set: &[String]) -> Result<DemoScene> {
+    let scene = Scene::load(path, set)?;
+    let (head, ground) = (find_head(&scene), find_ground(&scene));
+    let look = if head.is_some() {
+        Look::hair()
+    } else if ground.is_some() {
+        Look::grass()
+    } else {
+        Look::cable()
+    };
+    Ok(DemoScene {
+        name: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        scene,
+        look,
+    })
+}
+
+/// The head: the first non-world anchor strands start clamped to, drawn as a
+/// sphere about its pivot through the roots: `(anchor, centre, radius)`.
+pub fn find_head(scene: &Scene) -> Option<(usize, DVec3, f64)> {
+    let anchor = scene.rods.iter().find_map(|r| match r.start {
+        EndSpec::Clamped(a) if a > 0 => Some(a),
+        _ => None,
+    })?;
+    let c = scene.anchors[anchor].pivot;
+    let d: Vec<f64> = scene
+        .rods
+        .iter()
+        .filter(|r| r.start == EndSpec::Clamped(anchor))
+        .map(|r| (r.points[0] - c).length())
+        .collect();
+    let (lo, hi) = d
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    // Roots on a sphere about the pivot: a head.
+    (lo > 0.0 && hi < 1.2 * lo).then_some((anchor, c, 0.97 * lo))
+}
+
+/// Ground: strands rooted in the world frame, all at one height: `(y, min, max)`.
+pub fn find_ground(scene: &Scene) -> Option<(f64, DVec3, DVec3)> {
+    let roots: Vec<DVec3> = scene
+        .rods
+        .iter()
+        .filter(|r| r.start == EndSpec::Clamped(0))
+        .map(|r| r.points[0])
+        .collect();
+    let first = roots.first()?;
+    let flat = roots.iter().all(|p| (p.y - first.y).abs() < 1e-3);
+    let (lo, hi) = roots
+        .iter()
+        .fold((*first, *first), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+    flat.then_some((first.y, lo, hi))
+}
+
+/// What the user asks of the head during one step: a direction to move in
+/// (each component −1, 0 or 1) and a turning direction.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeadInput {
+    pub movement: DVec3,
+    pub turn: f64,
+}
+
+/// Head speed (m/s) and turning rate (rad/s) at full input.
+pub const HEAD_SPEED: f64 = 0.4;
+pub const HEAD_TURN_RATE: f64 = 1.6;
+
+/// The user's control of one anchor, on top of its scripted motion.
+struct Control {
+    anchor: usize,
+    script: Anchor,
+    offset: DVec3,
+    yaw: f64,
+    /// Rotation vector of the last keyframe written, to continue from.
+    last_rotation: DVec3,
+}
+
+/// Among the rotation vectors of `q` (its axis-angle form plus whole turns),
+/// the one nearest `previous`, so interpolating between keyframes never
+/// swings the long way round.
+pub fn continue_rotation(previous: DVec3, q: DQuat) -> DVec3 {
+    let rv = q.to_scaled_axis();
+    let angle = rv.length();
+    let axis = if angle > 1e-12 {
+        rv / angle
+    } else {
+        previous.try_normalize().unwrap_or(DVec3::Y)
+    };
+    (-3..=3)
+        .map(|k| axis * (angle + std::f64::consts::TAU * k as f64))
+        .min_by(|a, b| {
+            (*a - previous)
+                .length()
+                .total_cmp(&(*b - previous).length())
+        })
+        .unwrap_or(rv)
+}
+
+/// One running scene: the simulation, how to draw it, and the user's controls.
+pub struct World {
+    pub name: String,
+    pub sim: GpuSimulator,
+    pub look: Look,
+    pub head: Option<(DVec3, f64)>,
+    pub ground: Option<(f64, DVec3, DVec3)>,
+    control: Option<Control>,
+    base_wind: Wind,
+    pub wind_on: bool,
+    pub wind_strength: f64,
+}
+
+impl World {
+    pub fn new(ctx: &GpuContext, s: &DemoScene) -> Result<World> {
+        let (rods, state) = build(&s.scene.rods, s.scene.anchors.clone());
+        let sim = GpuSimulator::new(ctx, rods, state, s.scene.params)?;
+        let head = find_head(&s.scene);
+        let control = head.map(|(anchor, _, _)| Control {
+            anchor,
+            script: s.scene.anchors[anchor].clone(),
+            offset: DVec3::ZERO,
+            yaw: 0.0,
+            last_rotation: s.scene.anchors[anchor].sample(sim.time).1,
+        });
+        let scene_wind = s.scene.params.wind;
+        let has_wind = scene_wind.velocity != DVec3::ZERO || scene_wind.gust_amplitude != 0.0;
+        let base_wind = if has_wind {
+            scene_wind
+        } else {
+            Wind {
+                velocity: DVec3::new(1.0, 0.0, 0.4),
+                gust_amplitude: 0.8,
+                gust_frequency: 0.6,
+                gust_wavelength: 1.5,
+            }
+        };
+        let mut w = World {
+            name: s.name.clone(),
+            sim,
+            look: s.look,
+            head: head.map(|(_, c, r)| (c, r)),
+            ground: find_ground(&s.scene),
+            control,
+            base_wind,
+            wind_on: has_wind,
+            wind_strength: 1.0,
+        };
+        w.apply_wind();
+        Ok(w)
+    }
+
+    fn apply_wind(&mut self) {
+        let b = self.base_wind;
+        self.sim.params.wind = if self.wind_on {
+            Wind {
+                velocity: b.velocity * self.wind_strength,
+                gust_amplitude: b.gust_amplitude * self.wind_strength,
+                ..b
+            }
+        } else {
+            Wind::default()
+        };
+    }
+
+    pub fn toggle_wind(&mut self) {
+        self.wind_on = !self.wind_on;
+        self.apply_wind();
+    }
+
+    /// Multiply the wind's speed and gusts by `factor`.
+    pub fn scale_wind(&mut self, factor: f64) {
+        self.wind_strength = (self.wind_strength * factor).clamp(0.05, 20.0);
+        self.apply_wind();
+    }
+
+    /// Whether the user can move a head in this scene.
+    pub fn has_control(&self) -> bool {
+        self.control.is_some()
+    }
+
+    /// The user's head offset (m) and turn (rad).
+    pub fn head_control(&self) -> Option<(DVec3, f64)> {
+        self.control.as_ref().map(|c| (c.offset, c.yaw))
+    }
+
+    /// Pose of the controlled anchor at `t` with the user's offset and turn
+    /// on top of its script: translation and rotation about the pivot.
+    fn controlled_pose(c: &Control, t: f64, offset: DVec3, yaw: f64) -> (DVec3, DQuat) {
+        let (ts, rv) = c.script.sample(t);
+        let user = DQuat::from_rotation_y(yaw);
+        (offset + user * ts, user * DQuat::from_scaled_axis(rv))
+    }
+
+    /// One simulation step (a frame of `dt`), the head moving by `input`.
+    /// With `timed`, waits for the GPU and returns its time for the step (s).
+    pub fn step(&mut self, input: HeadInput, timed: bool) -> Option<f64> {
+        let dt = self.sim.params.dt;
+        let t0 = self.sim.time;
+        if let Some(c) = self.control.as_mut() {
+            let (o0, y0) = (c.offset, c.yaw);
+            c.offset +=
+                input.movement.clamp(DVec3::splat(-1.0), DVec3::splat(1.0)) * (HEAD_SPEED * dt);
+            c.yaw += input.turn.clamp(-1.0, 1.0) * HEAD_TURN_RATE * dt;
+            let (tr0, q0) = Self::controlled_pose(c, t0, o0, y0);
+            let (tr1, q1) = Self::controlled_pose(c, t0 + dt, c.offset, c.yaw);
+            let rv0 = continue_rotation(c.last_rotation, q0);
+            let rv1 = continue_rotation(rv0, q1);
+            c.last_rotation = rv1;
+            self.sim.rods.anchors[c.anchor].keyframes = vec![
+                Keyframe::new(t0, tr0, rv0),
+                Keyframe::new(t0 + dt, tr1, rv1),
+            ];
+        }
+        if timed {
+            self.sim.step_timed()
+        } else {
+            self.sim.step();
+            None
+        }
+    }
+
+    /// Model matrices of the meshes to draw (head sphere, ground quad).
+    pub fn meshes(&self) -> Vec<MeshPose> {
+        let mut out = Vec::new();
+        if let (Some((c, r)), Some(ctl)) = (self.head, self.control.as_ref()) {
+            let a = &self.sim.rods.anchors[ctl.anchor];
+            let now = a.pose(self.sim.time);
+            let start = ctl.script.pose(0.0);
+            // Rest coordinates (pose at t = 0 undone), then today's pose.
+            let m = pose_matrix(now.pivot, now.translation, now.rotation)
+                * pose_matrix(start.pivot, start.translation, start.rotation).inverse()
+                * DMat4::from_translation(c)
+                * DMat4::from_scale(DVec3::splat(r));
+            out.push(MeshPose {
+                model: m.as_mat4(),
+                color: Vec3::new(0.80, 0.62, 0.50),
+            });
+        }
+        if let Some((y, lo, hi)) = self.ground {
+            let centre = (lo + hi) * 0.5;
+            let half = ((hi - lo) * 0.5).max(DVec3::splat(0.05)) * 1.6;
+            let m = Mat4::from_translation(Vec3::new(
+                centre.x as f32,
+                y as f32 - 1e-3,
+                centre.z as f32,
+            )) * Mat4::from_scale(Vec3::new(half.x as f32, 1.0, half.z as f32));
+            out.push(MeshPose {
+                model: m,
+                color: Vec3::new(0.22, 0.17, 0.10),
+            });
+        }
+        out
+    }
+
+    /// Geometry of the meshes `meshes` returns, in the same order.
+    pub fn mesh_geometry(&self) -> Vec<(Vec<render::MeshVertex>, Vec<u32>)> {
+        let mut out = Vec::new();
+        if self.head.is_some() && self.control.is_some() {
+            out.push(render::sphere(48, 24));
+        }
+        if self.ground.is_some() {
+            out.push(render::quad());
+        }
+        out
+    }
+
+    /// A camera that frames the scene: the head from the front, the field
+    /// from above its edge, or all the strands.
+    pub fn default_camera(&self) -> OrbitCamera {
+        if let Some((c, r)) = self.head {
+            return OrbitCamera {
+                target: (c - DVec3::new(0.0, 0.8 * r, 0.0)).as_vec3(),
+                yaw: 0.5,
+                pitch: 0.15,
+                distance: (8.0 * r) as f32,
+            };
+        }
+        let (lo, hi) = match self.ground {
+            Some((_, lo, hi)) => (lo, hi),
+            None => (DVec3::splat(-0.5), DVec3::splat(0.5)),
+        };
+        let centre = (lo + hi) * 0.5;
+        let size = (hi - lo).length().max(0.2);
+        OrbitCamera {
+            target: (centre + DVec3::new(0.0, 0.1 * size, 0.0)).as_vec3(),
+            yaw: 0.6,
+            pitch: 0.45,
+            distance: (1.3 * size) as f32,
+        }
+    }
+}
+
+/// The matrix of `x ↦ pivot + translation + R (x − pivot)`.
+fn pose_matrix(pivot: DVec3, translation: DVec3, rotation: DQuat) -> DMat4 {
+    DMat4::from_translation(pivot + translation)
+        * DMat4::from_quat(rotation)
+        * DMat4::from_translation(-pivot)
+}
+
+/// Keys, as the window title and README list them.
+pub const KEYS: &str = "drag orbit, wheel zoom, arrows/PgUp/PgDn move head, Q/E turn head, F wind, +/- wind strength, Space pause, N step, R reset, Tab scene, Esc quit";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whole turns are kept: a rotation just past π continues from one just
+    /// before it instead of jumping to the opposite axis.
+    #[test]
+    fn rotation_vectors_continue_through_pi() {
+        let before = DVec3::Y * 3.1;
+        let q = DQuat::from_rotation_y(3.2);
+        let rv = continue_rotation(before, q);
+        assert!((rv - DVec3::Y * 3.2).length() < 1e-9, "{rv}");
+        let q = DQuat::from_rotation_y(3.2 + std::f64::consts::TAU);
+        let rv = continue_rotation(DVec3::Y * 9.4, q);
+        assert!(
+            (rv - DVec3::Y * (3.2 + std::f64::consts::TAU)).length() < 1e-9,
+            "{rv}"
+        );
+    }
+}

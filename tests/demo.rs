@@ -1,0 +1,141 @@
+//! `strands demo`: the offscreen screenshot shows hair on the head and
+//! follows the head when it moves; the real window opens under Xvfb, renders
+//! frames and exits; bad arguments are refused.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn strands() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_strands"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("strands-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn shot(path: &Path, extra: &[&str]) -> image::RgbaImage {
+    let o = strands()
+        .args([
+            "demo",
+            "--frames",
+            "40",
+            "--size",
+            "320x180",
+            "--screenshot",
+        ])
+        .arg(path)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    image::open(path).unwrap().to_rgba8()
+}
+
+/// Hair pixels: dark and brown (red over green over blue), unlike the
+/// blue-grey background and the skin-coloured head.
+fn is_hair(p: &image::Rgba<u8>) -> bool {
+    let [r, g, b, _] = p.0.map(|c| c as i32);
+    r >= g && g >= b && r < 170 && r - b > 8
+}
+
+/// Column centroid of the hair pixels and how many there are.
+fn hair(img: &image::RgbaImage) -> (f64, usize) {
+    let (mut sum, mut n) = (0.0, 0);
+    for (x, _, p) in img.enumerate_pixels() {
+        if is_hair(p) {
+            sum += x as f64;
+            n += 1;
+        }
+    }
+    (sum / n.max(1) as f64, n)
+}
+
+/// The default camera looks at the head: the centre of the image is head
+/// or hair, hair covers a good part of it, and the corners show background.
+#[test]
+fn screenshot_shows_hair_on_the_head() {
+    let img = shot(&tmp("still.png"), &[]);
+    let (w, h) = img.dimensions();
+    let (cx, n) = hair(&img);
+    assert!(n > (w * h / 50) as usize, "only {n} hair pixels");
+    assert!(
+        (cx - w as f64 / 2.0).abs() < w as f64 / 4.0,
+        "hair centred at x = {cx}"
+    );
+    let centre = img.get_pixel(w / 2, h / 2);
+    let background = img.get_pixel(1, 1);
+    assert_ne!(centre, background, "nothing drawn at the centre");
+    for (x, y) in [(1, 1), (w - 2, 1)] {
+        assert!(
+            !is_hair(img.get_pixel(x, y)),
+            "hair in the corner ({x}, {y})"
+        );
+    }
+}
+
+/// Moving the head 15 cm to +x (screen right for the default camera) and
+/// turning it 60° moves the hair: many pixels change and the hair's
+/// centroid moves right.
+#[test]
+fn moving_the_head_changes_the_picture() {
+    let still = shot(&tmp("a.png"), &[]);
+    let moved = shot(
+        &tmp("b.png"),
+        &["--head-offset", "0.15,0,0", "--head-turn", "60"],
+    );
+    let changed = still
+        .pixels()
+        .zip(moved.pixels())
+        .filter(|(a, b)| a.0.iter().zip(b.0).any(|(x, y)| x.abs_diff(y) > 24))
+        .count();
+    let total = (still.width() * still.height()) as usize;
+    assert!(
+        changed > total / 20,
+        "only {changed} of {total} pixels changed"
+    );
+    let (a, _) = hair(&still);
+    let (b, _) = hair(&moved);
+    assert!(
+        b > a + 10.0,
+        "hair centroid moved from x = {a:.0} to {b:.0}"
+    );
+}
+
+/// The real window under Xvfb (a virtual X display): opens, renders 30
+/// frames of the simulation through the swapchain, exits cleanly.
+#[test]
+fn window_opens_renders_and_exits_under_xvfb() {
+    let xvfb = Command::new("xvfb-run").arg("--help").output();
+    assert!(
+        xvfb.is_ok(),
+        "the window test needs Xvfb: apt-get install xvfb (as .ci/run does)"
+    );
+    let o = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_strands"))
+        .args(["demo", "--start", "grass", "--exit-after-frames", "30"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("demo: GPU "), "{stderr}");
+}
+
+#[test]
+fn bad_demo_arguments_are_refused() {
+    for (args, says) in [
+        (vec!["--start", "fur"], "hair, curly and grass"),
+        (
+            vec!["--screenshot", "x.png", "--size", "0x10"],
+            "WIDTHxHEIGHT",
+        ),
+        (vec!["--head-turn", "30"], "--screenshot"),
+    ] {
+        let o = strands().arg("demo").args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
