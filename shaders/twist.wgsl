@@ -150,7 +150,10 @@ fn twist(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
         theta_max = max(theta_max, abs(frame[e].tangent.w));
     }
     let tolerance = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * theta_max);
-    var e0 = total(elastic_energy(r, false));
+    // The energy is needed only for a line search: a Newton step below the
+    // tolerance is taken without one (warm starts end that way).
+    var e0 = 0.0;
+    var have_e0 = false;
     var iterations = 0u;
     for (var it = 0u; it < params.twist_max_iterations; it++) {
         twist_gradient(r, true);
@@ -184,6 +187,17 @@ fn twist(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
         for (var e = a; e < b; e++) {
             slope += scratch[e].s.x * gradient_at(e);
             max_step = max(max_step, abs(scratch[e].s.x));
+        }
+        if (max_step < tolerance) {
+            for (var e = a; e < b; e++) {
+                frame[e].tangent.w += scratch[e].s.x;
+            }
+            iterations = it + 1u;
+            break;
+        }
+        if (!have_e0) {
+            e0 = total(elastic_energy(r, false));
+            have_e0 = true;
         }
         // Backtracking line search with the Armijo condition.
         var alpha = 1.0;

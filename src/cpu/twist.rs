@@ -148,6 +148,11 @@ pub fn solve_tridiagonal(diag: &[f64], off: &[f64], rhs: &mut [f64], scratch: &m
     true
 }
 
+thread_local! {
+    /// Working arrays of `twist`, one set per thread (rods run in parallel).
+    static WORK: std::cell::RefCell<[Vec<f64>; 8]> = std::cell::RefCell::new(Default::default());
+}
+
 /// Outcome of one quasistatic solve.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TwistSolve {
@@ -173,83 +178,102 @@ pub fn twist(
     if free.is_empty() {
         return TwistSolve::default();
     }
-    let mut gb = vec![0.0; ne];
-    let mut gt = vec![0.0; ne];
-    let mut diag = vec![0.0; ne];
-    let mut off = vec![0.0; ne];
-    let mut step = vec![0.0; free.len()];
-    let mut scratch = vec![0.0; free.len()];
-    let mut trial = theta.to_vec();
-    let energy = |th: &[f64]| {
-        let (b, t) = elastic_energy(rest, kb, tangent, ref_u, th);
-        b + t
-    };
-    let mut e0 = energy(theta);
-    let mut out = TwistSolve::default();
-    for it in 0..max_iterations {
-        twist_gradient(
-            rest,
-            kb,
-            tangent,
-            ref_u,
-            theta,
-            &mut gb,
-            &mut gt,
-            Some((&mut diag, &mut off)),
-        );
-        let g = |j: usize| gb[j] + gt[j];
-        out.residual = free.clone().map(|j| g(j).abs()).fold(0.0, f64::max);
-        out.iterations = it;
-        if out.residual == 0.0 {
-            break;
+    WORK.with_borrow_mut(|work| {
+        // Working arrays, reused between calls on the same thread.
+        let [gb, gt, diag, off, step, scratch, trial, d] = work;
+        for (v, len) in [(&mut *gb, ne), (gt, ne), (diag, ne), (off, ne)] {
+            v.clear();
+            v.resize(len, 0.0);
         }
-        // Newton direction, with Levenberg damping where H is not positive
-        // definite (e.g. the free–free isotropic rod, invariant to a uniform θ shift).
-        let scale = free.clone().map(|j| diag[j].abs()).fold(0.0, f64::max);
-        let mut mu = 0.0;
-        loop {
-            let d: Vec<f64> = free.clone().map(|j| diag[j] + mu).collect();
-            for (s, j) in step.iter_mut().zip(free.clone()) {
-                *s = -g(j);
-            }
-            if solve_tridiagonal(&d, &off[free.start..free.end - 1], &mut step, &mut scratch) {
+        for v in [&mut *step, scratch, d] {
+            v.clear();
+            v.resize(free.len(), 0.0);
+        }
+        trial.clear();
+        trial.extend_from_slice(theta);
+        let energy = |th: &[f64]| {
+            let (b, t) = elastic_energy(rest, kb, tangent, ref_u, th);
+            b + t
+        };
+        // The energy is needed only for a line search: a Newton step below the
+        // tolerance is taken without one (warm starts end that way).
+        let mut e0: Option<f64> = None;
+        let mut out = TwistSolve::default();
+        for it in 0..max_iterations {
+            twist_gradient(
+                rest,
+                kb,
+                tangent,
+                ref_u,
+                theta,
+                gb,
+                gt,
+                Some((&mut diag[..], &mut off[..])),
+            );
+            let g = |j: usize| gb[j] + gt[j];
+            out.residual = free.clone().map(|j| g(j).abs()).fold(0.0, f64::max);
+            out.iterations = it;
+            if out.residual == 0.0 {
                 break;
             }
-            mu = if mu == 0.0 {
-                1e-8 * scale.max(1e-300)
-            } else {
-                mu * 10.0
+            // Newton direction, with Levenberg damping where H is not positive
+            // definite (e.g. the free–free isotropic rod, invariant to a uniform θ shift).
+            let scale = free.clone().map(|j| diag[j].abs()).fold(0.0, f64::max);
+            let mut mu = 0.0;
+            loop {
+                for (dk, j) in d.iter_mut().zip(free.clone()) {
+                    *dk = diag[j] + mu;
+                }
+                for (s, j) in step.iter_mut().zip(free.clone()) {
+                    *s = -g(j);
+                }
+                if solve_tridiagonal(d, &off[free.start..free.end - 1], step, scratch) {
+                    break;
+                }
+                mu = if mu == 0.0 {
+                    1e-8 * scale.max(1e-300)
+                } else {
+                    mu * 10.0
+                };
+                if !mu.is_finite() {
+                    return out;
+                }
+            }
+            let slope: f64 = step.iter().zip(free.clone()).map(|(s, j)| s * g(j)).sum();
+            let max_step = step.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+            if max_step < tolerance {
+                for (s, j) in step.iter().zip(free.clone()) {
+                    theta[j] += s;
+                }
+                out.iterations = it + 1;
+                break;
+            }
+            let e_start = *e0.get_or_insert_with(|| energy(theta));
+            // Backtracking line search with the Armijo condition.
+            let mut alpha = 1.0;
+            let accepted = loop {
+                for (s, j) in step.iter().zip(free.clone()) {
+                    trial[j] = theta[j] + alpha * s;
+                }
+                let e1 = energy(&trial);
+                if e1 <= e_start + 1e-4 * alpha * slope || alpha * max_step < tolerance {
+                    e0 = Some(e1);
+                    break true;
+                }
+                alpha *= 0.5;
+                if alpha < 1e-10 {
+                    break false;
+                }
             };
-            if !mu.is_finite() {
-                return out;
+            if !accepted {
+                break;
+            }
+            theta[free.clone()].copy_from_slice(&trial[free.clone()]);
+            out.iterations = it + 1;
+            if alpha * max_step < tolerance {
+                break;
             }
         }
-        let slope: f64 = step.iter().zip(free.clone()).map(|(s, j)| s * g(j)).sum();
-        let max_step = step.iter().fold(0.0f64, |m, s| m.max(s.abs()));
-        // Backtracking line search with the Armijo condition.
-        let mut alpha = 1.0;
-        let accepted = loop {
-            for (s, j) in step.iter().zip(free.clone()) {
-                trial[j] = theta[j] + alpha * s;
-            }
-            let e1 = energy(&trial);
-            if e1 <= e0 + 1e-4 * alpha * slope || alpha * max_step < tolerance {
-                e0 = e1;
-                break true;
-            }
-            alpha *= 0.5;
-            if alpha < 1e-10 {
-                break false;
-            }
-        };
-        if !accepted {
-            break;
-        }
-        theta[free.clone()].copy_from_slice(&trial[free.clone()]);
-        out.iterations = it + 1;
-        if alpha * max_step < tolerance {
-            break;
-        }
-    }
-    out
+        out
+    })
 }
