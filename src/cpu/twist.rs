@@ -255,7 +255,7 @@ pub fn twist(
                 for (s, j) in step.iter().zip(free.clone()) {
                     trial[j] = theta[j] + alpha * s;
                 }
-                let e1 = energy(&trial);
+                let e1 = energy(trial);
                 if e1 <= e_start + 1e-4 * alpha * slope || alpha * max_step < tolerance {
                     e0 = Some(e1);
                     break true;
