@@ -139,3 +139,27 @@ fn bad_demo_arguments_are_refused() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+/// Any scene file: a single twisted cable (no head, no ground) is framed by
+/// the camera and drawn — the image is not just background.
+#[test]
+fn scene_file_screenshot_draws_the_rod() {
+    let path = tmp("twist.png");
+    let o = strands()
+        .args([
+            "demo",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/twist.toml"),
+        ])
+        .args(["--frames", "20", "--size", "320x180", "--screenshot"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let img = image::open(&path).unwrap().to_rgba8();
+    let background = *img.get_pixel(0, 0);
+    let drawn = img.pixels().filter(|p| **p != background).count();
+    assert!(
+        drawn > 200,
+        "only {drawn} pixels differ from the background"
+    );
+}

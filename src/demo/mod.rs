@@ -80,7 +80,16 @@ pub fn scene_file(path: &std::path::Path, set: &[String]) -> Result<DemoScene> {
     } else if ground.is_some() {
         Look::grass()
     } else {
-        Look::cable()
+        // Ribbons wide enough to show the twist at the scene's scale.
+        let (lo, hi) = scene.rods.iter().flat_map(|r| r.points.iter()).fold(
+            (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        );
+        let size = (hi - lo).length();
+        Look {
+            half_width: (0.02 * size).clamp(1e-3, 0.05) as f32,
+            ..Look::cable()
+        }
     };
     Ok(DemoScene {
         name: path
@@ -113,7 +122,8 @@ pub fn find_head(scene: &Scene) -> Option<(usize, DVec3, f64)> {
     (lo > 0.0 && hi < 1.2 * lo).then_some((anchor, c, 0.97 * lo))
 }
 
-/// Ground: strands rooted in the world frame, all at one height: `(y, min, max)`.
+/// Ground: at least 8 strands rooted in the world frame at one height over
+/// an area (a field, not a single cable): `(y, min, max)`.
 pub fn find_ground(scene: &Scene) -> Option<(f64, DVec3, DVec3)> {
     let roots: Vec<DVec3> = scene
         .rods
@@ -126,7 +136,8 @@ pub fn find_ground(scene: &Scene) -> Option<(f64, DVec3, DVec3)> {
     let (lo, hi) = roots
         .iter()
         .fold((*first, *first), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
-    flat.then_some((first.y, lo, hi))
+    let spread = hi.x - lo.x > 0.01 && hi.z - lo.z > 0.01;
+    (flat && spread && roots.len() >= 8).then_some((first.y, lo, hi))
 }
 
 /// What the user asks of the head during one step: a direction to move in
@@ -179,6 +190,8 @@ pub struct World {
     pub look: Look,
     pub head: Option<(DVec3, f64)>,
     pub ground: Option<(f64, DVec3, DVec3)>,
+    /// Bounding box of the initial vertex positions.
+    pub bounds: (DVec3, DVec3),
     control: Option<Control>,
     base_wind: Wind,
     pub wind_on: bool,
@@ -188,6 +201,10 @@ pub struct World {
 impl World {
     pub fn new(ctx: &GpuContext, s: &DemoScene) -> Result<World> {
         let (rods, state) = build(&s.scene.rods, s.scene.anchors.clone());
+        let bounds = state.pos.iter().fold(
+            (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        );
         let sim = GpuSimulator::new(ctx, rods, state, s.scene.params)?;
         let head = find_head(&s.scene);
         let control = head.map(|(anchor, _, _)| Control {
@@ -215,6 +232,7 @@ impl World {
             look: s.look,
             head: head.map(|(_, c, r)| (c, r)),
             ground: find_ground(&s.scene),
+            bounds,
             control,
             base_wind,
             wind_on: has_wind,
@@ -350,17 +368,23 @@ impl World {
                 distance: (8.0 * r) as f32,
             };
         }
-        let (lo, hi) = match self.ground {
-            Some((_, lo, hi)) => (lo, hi),
-            None => (DVec3::splat(-0.5), DVec3::splat(0.5)),
-        };
-        let centre = (lo + hi) * 0.5;
-        let size = (hi - lo).length().max(0.2);
+        if let Some((_, lo, hi)) = self.ground {
+            let centre = (lo + hi) * 0.5;
+            let size = (hi - lo).length().max(0.2);
+            return OrbitCamera {
+                target: (centre + DVec3::new(0.0, 0.1 * size, 0.0)).as_vec3(),
+                yaw: 0.6,
+                pitch: 0.45,
+                distance: (1.3 * size) as f32,
+            };
+        }
+        let (lo, hi) = self.bounds;
+        let size = (hi - lo).length().max(0.05);
         OrbitCamera {
-            target: (centre + DVec3::new(0.0, 0.1 * size, 0.0)).as_vec3(),
+            target: ((lo + hi) * 0.5).as_vec3(),
             yaw: 0.6,
-            pitch: 0.45,
-            distance: (1.3 * size) as f32,
+            pitch: 0.3,
+            distance: (1.6 * size) as f32,
         }
     }
 }
