@@ -12,7 +12,7 @@
 //!   time, `Ψ⁰ = 0`, so a clamped first edge adds nothing.)
 //!
 //! The holonomy sums are accumulated from the tip: `Σⱼ Cⱼ ∇Ψʲ = Σₖ Sₖ ∇ψₖ`
-//! with `Sₖ = Σ_{j≥k} Cⱼ`, so the whole kernel is O(n) per rod.
+//! with `Sₖ = Σ_{j≥k} Cⱼ`, so the whole kernel is one O(n) sweep per rod.
 
 use glam::DVec3;
 
@@ -41,7 +41,12 @@ pub fn holonomy_gradient(kb: DVec3, len_prev: f64, len_next: f64) -> [DVec3; 3] 
 
 /// Elastic forces `−dE/dx` of one rod, added into `force`. `grad_bend` and
 /// `grad_twist` are `∂E/∂θ` split as `twist_gradient` returns them.
-/// Returns nothing; the torque on a clamped end is `grad_bend + grad_twist` there (§8.2).
+/// The torque on a clamped end is `grad_bend + grad_twist` there (§8.2).
+///
+/// One sweep from the tip: at interior vertex k the bending term through
+/// `(κb)ₖ` and the holonomy term `Sₖ ∇ψₖ` (`Sₖ = Σ_{j≥k} Cⱼ`) both act on
+/// `xₖ₋₁, xₖ, xₖ₊₁`, so vertex k+1 is complete once k is done: three running
+/// sums, each vertex's force written once (the GPU kernel's memory pattern).
 #[allow(clippy::too_many_arguments)]
 pub fn elastic_forces(
     rest: RodRest,
@@ -58,24 +63,6 @@ pub fn elastic_forces(
     let n = pos.len();
     let ne = n - 1;
     let b = rest.material.bending;
-    // Bending through the curvature binormal.
-    let mut prev = material_frame(tangent[0], ref_u[0], theta[0]);
-    for i in 1..n - 1 {
-        let next = material_frame(tangent[i], ref_u[i], theta[i]);
-        let w = vertex_curvatures(kb[i], prev, next);
-        let l = rest.voronoi[i];
-        // k = ∂E/∂(κb)ᵢ = Σⱼ (g₁ m₂ʲ − g₂ m₁ʲ) with g = Bʲ(ω − ω̄)/l̄ᵢ.
-        let mut k = DVec3::ZERO;
-        for ((wj, wbar), (m1, m2)) in w.iter().zip(&rest.rest_kappa[i]).zip([prev, next]) {
-            let g = apply_bending(b, *wj - *wbar) / l;
-            k += m2 * g.x - m1 * g.y;
-        }
-        let g = curvature_binormal_gradient_t(pos[i] - pos[i - 1], pos[i + 1] - pos[i], kb[i], k);
-        force[i - 1] -= g[0];
-        force[i] -= g[1];
-        force[i + 1] -= g[2];
-        prev = next;
-    }
     // Holonomy: Cⱼ = ∂E_bend/∂θʲ, except at a clamped last edge where the
     // total derivative leaves Cₙ = ∂E_bend/∂θⁿ − ∂E/∂θⁿ = −∂E_twist/∂θⁿ.
     let mut s = if end_clamped {
@@ -83,16 +70,37 @@ pub fn elastic_forces(
     } else {
         grad_bend[ne - 1]
     };
+    // Running sums for vertices k+1 and k.
+    let mut f_next = DVec3::ZERO;
+    let mut f_cur = DVec3::ZERO;
+    let mut next = material_frame(tangent[ne - 1], ref_u[ne - 1], theta[ne - 1]);
     for k in (1..n - 1).rev() {
         // Here s = Σ_{j≥k} Cⱼ.
-        let len_prev = (pos[k] - pos[k - 1]).length();
-        let len_next = (pos[k + 1] - pos[k]).length();
-        let g = holonomy_gradient(kb[k], len_prev, len_next);
-        force[k - 1] -= s * g[0];
-        force[k] -= s * g[1];
-        force[k + 1] -= s * g[2];
+        let prev = material_frame(tangent[k - 1], ref_u[k - 1], theta[k - 1]);
+        let w = vertex_curvatures(kb[k], prev, next);
+        let l = rest.voronoi[k];
+        // Bending: k = ∂E/∂(κb)ₖ = Σⱼ (g₁ m₂ʲ − g₂ m₁ʲ) with g = Bʲ(ω − ω̄)/l̄ₖ.
+        let mut dk = DVec3::ZERO;
+        for ((wj, wbar), (m1, m2)) in w.iter().zip(&rest.rest_kappa[k]).zip([prev, next]) {
+            let g = apply_bending(b, *wj - *wbar) / l;
+            dk += m2 * g.x - m1 * g.y;
+        }
+        let e0 = pos[k] - pos[k - 1];
+        let e1 = pos[k + 1] - pos[k];
+        let g = curvature_binormal_gradient_t(e0, e1, kb[k], dk);
+        let hg = holonomy_gradient(kb[k], e0.length(), e1.length());
+        f_next -= g[2] + hg[2] * s;
+        f_cur -= g[1] + hg[1] * s;
+        let f_prev = -(g[0] + hg[0] * s);
+        // Vertex k+1 is complete.
+        force[k + 1] += f_next;
+        f_next = f_cur;
+        f_cur = f_prev;
         s += grad_bend[k - 1];
+        next = prev;
     }
+    force[1] += f_next;
+    force[0] += f_cur;
 }
 
 /// Gravity and linear drag `−c L (v − w(x, t))` on every vertex, with `L`
