@@ -88,9 +88,13 @@ struct DemoArgs {
     /// Screenshot: turn the head by this many degrees about the vertical.
     #[arg(long, default_value_t = 0.0, value_name = "DEGREES")]
     head_turn: f64,
-    /// Window: close after this many displayed frames (for tests).
+    /// Window: close after this many frames (for tests).
     #[arg(long, value_name = "N")]
     exit_after_frames: Option<u64>,
+    /// Window: resize (down to 1×1), minimise and restore the window while
+    /// running, as a user might (for tests).
+    #[arg(long)]
+    exercise_window: bool,
 }
 
 #[derive(clap::Args)]
@@ -494,7 +498,7 @@ fn demo(args: DemoArgs) -> Result<()> {
                 "--head-offset and --head-turn apply to --screenshot; in the window use the keys"
             );
         }
-        return demo::window::run(scenes, start, args.exit_after_frames);
+        return demo::window::run(scenes, start, args.exit_after_frames, args.exercise_window);
     };
     let size = args
         .size

@@ -103,24 +103,46 @@ fn moving_the_head_changes_the_picture() {
     );
 }
 
-/// The real window under Xvfb (a virtual X display): opens, renders 30
-/// frames of the simulation through the swapchain, exits cleanly.
-#[test]
-fn window_opens_renders_and_exits_under_xvfb() {
+/// Run the demo window under Xvfb (a virtual X display) with `args`.
+fn xvfb_demo(args: &[&str]) -> std::process::Output {
     let xvfb = Command::new("xvfb-run").arg("--help").output();
     assert!(
         xvfb.is_ok(),
-        "the window test needs Xvfb: apt-get install xvfb (as .ci/run does)"
+        "the window test needs Xvfb: apt-get install xvfb xauth (as .ci/run does)"
     );
-    let o = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24"])
+    Command::new("timeout")
+        .args(["300", "xvfb-run", "-a", "-s", "-screen 0 1280x800x24"])
         .arg(env!("CARGO_BIN_EXE_strands"))
-        .args(["demo", "--start", "grass", "--exit-after-frames", "30"])
+        .arg("demo")
+        .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// The real window: opens, renders 30 frames of the simulation through the
+/// swapchain, exits cleanly.
+#[test]
+fn window_opens_renders_and_exits_under_xvfb() {
+    let o = xvfb_demo(&["--start", "grass", "--exit-after-frames", "30"]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains("demo: GPU "), "{stderr}");
+}
+
+/// Resizing (down to 1×1), minimising and restoring the window while the
+/// simulation runs does not crash the demo.
+#[test]
+fn window_survives_resize_and_minimise() {
+    let o = xvfb_demo(&["--exit-after-frames", "70", "--exercise-window"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for size in ["320x200", "1x1", "900x500"] {
+        assert!(
+            stderr.contains(&format!("resized to {size}")),
+            "no resize to {size}: {stderr}"
+        );
+    }
 }
 
 #[test]

@@ -40,7 +40,10 @@ struct App {
     gfx: Option<Gfx>,
     error: Option<anyhow::Error>,
     exit_after: Option<u64>,
+    /// Redraws handled (presented or skipped).
     frames: u64,
+    /// Resize and minimise the window on a schedule (tests).
+    exercise: bool,
     keys: HashSet<KeyCode>,
     camera: Option<OrbitCamera>,
     dragging: bool,
@@ -59,8 +62,14 @@ struct App {
 }
 
 /// Open the window on scene `start` of `scenes` and run until closed (or
-/// after `exit_after` displayed frames).
-pub fn run(scenes: Vec<DemoScene>, start: usize, exit_after: Option<u64>) -> Result<()> {
+/// after `exit_after` redraws). With `exercise`, the window resizes itself,
+/// shrinks to 1×1, minimises and comes back while running (tests).
+pub fn run(
+    scenes: Vec<DemoScene>,
+    start: usize,
+    exit_after: Option<u64>,
+    exercise: bool,
+) -> Result<()> {
     let event_loop = EventLoop::new().context("cannot open a window (no display?)")?;
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(
         Box::new(event_loop.owned_display_handle()),
@@ -73,6 +82,7 @@ pub fn run(scenes: Vec<DemoScene>, start: usize, exit_after: Option<u64>) -> Res
         error: None,
         exit_after,
         frames: 0,
+        exercise,
         keys: HashSet::new(),
         camera: None,
         dragging: false,
@@ -249,6 +259,14 @@ impl App {
     }
 
     fn redraw(&mut self, event_loop: &ActiveEventLoop) {
+        self.frames += 1;
+        if self.exit_after.is_some_and(|n| self.frames > n) {
+            event_loop.exit();
+            return;
+        }
+        if self.exercise {
+            self.exercise_window();
+        }
         self.simulate();
         let camera = self.camera;
         let Some(g) = self.gfx.as_mut() else {
@@ -289,7 +307,6 @@ impl App {
         g.ctx.queue.submit([encoder.finish()]);
         g.window.pre_present_notify();
         g.ctx.queue.present(frame);
-        self.frames += 1;
         self.title_frames += 1;
         let since = self.title_at.elapsed();
         if since > Duration::from_millis(500) {
@@ -317,8 +334,25 @@ impl App {
             self.title_frames = 0;
             self.title_sim = 0.0;
         }
-        if self.exit_after.is_some_and(|n| self.frames >= n) {
-            event_loop.exit();
+    }
+
+    /// The window-system events a user causes: resizes (down to 1×1), a
+    /// minimise and a restore, at fixed redraw counts.
+    fn exercise_window(&self) {
+        let Some(g) = &self.gfx else {
+            return;
+        };
+        let w = &g.window;
+        let size = |x: u32, y: u32| {
+            let _ = w.request_inner_size(winit::dpi::PhysicalSize::new(x, y));
+        };
+        match self.frames {
+            10 => size(320, 200),
+            20 => size(1, 1),
+            30 => w.set_minimized(true),
+            40 => w.set_minimized(false),
+            50 => size(900, 500),
+            _ => {}
         }
     }
 }
@@ -336,6 +370,9 @@ impl ApplicationHandler for App {
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::Resized(size) => {
+                if self.exercise {
+                    eprintln!("demo: resized to {}x{}", size.width, size.height);
+                }
                 if let Some(g) = self.gfx.as_mut() {
                     g.config.width = size.width;
                     g.config.height = size.height;
