@@ -314,11 +314,12 @@ impl App {
             let rods = &g.world.sim.rods;
             let speed = self.title_sim / since.as_secs_f64();
             g.window.set_title(&format!(
-                "strands — {} | {} strands, {} vertices | GPU {} | {fps:.0} fps, sim {} ({:.2}× real time){}{} | {KEYS}",
+                "strands — {} | {} strands, {} vertices | GPU {} ({:?}) | {fps:.0} fps, sim {} ({:.2}× real time){}{} | {KEYS}",
                 g.world.name,
                 rods.rod_count(),
                 rods.vertex_count(),
                 g.ctx.info.name,
+                g.ctx.info.backend,
                 self.sim_ms
                     .map(|m| format!("{m:.2} ms/step of {} substeps", g.world.sim.params.substeps))
                     .unwrap_or_else(|| "– ms/step".into()),
