@@ -6,6 +6,10 @@
 // frames, twist, forces, integrate and project.wgsl. Per-edge data sits at the
 // index of the edge's first vertex: edge j of a rod starting at vertex o is
 // element o + j, and the rod's last vertex slot holds no edge.
+//
+// Positions are stored relative to their rod's origin (`Rod.origin`, its
+// first vertex at the start), so f32 resolves them to ε × the rod's size
+// wherever the rod is; absolute x = origin + pos.
 
 const NONE: u32 = 0xffffffffu;
 const WORKGROUP: u32 = 64u;
@@ -40,6 +44,7 @@ struct Rod {
     start_clamp: u32,       // index into `clamps`, or NONE for a free end
     end_clamp: u32,
     bending: vec4<f32>,     // b11, b12, b22 (N·m²), w = twisting stiffness β (N·m²)
+    origin: vec4<f32>,      // world position the rod's positions are relative to (m), w unused
     drag: f32,              // N·s/m²
     _pad0: u32,
     _pad1: u32,
@@ -58,6 +63,8 @@ struct VertexRest {
     _pad0: u32,
 }
 
+// The clamped end edge's two vertices relative to the anchor's pivot, in the
+// anchor's rest frame, and its material vector m1.
 struct Clamp {
     local_pos0: vec4<f32>,
     local_pos1: vec4<f32>,
@@ -68,10 +75,10 @@ struct Clamp {
     _pad2: u32,
 }
 
-// Rigid pose x ↦ rotation·x + offset.
+// Rigid pose x ↦ rotation·(x − pivot) + offset, offset = pivot + translation.
 struct Pose {
     rotation: vec4<f32>,    // unit quaternion (x, y, z, w)
-    offset: vec4<f32>,
+    offset: vec4<f32>,      // world position of the pivot (m)
 }
 
 struct EdgeFrame {
@@ -114,8 +121,11 @@ fn rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
     return v + q.w * t + cross(q.xyz, t);
 }
 
-fn pose_point(p: Pose, x: vec3<f32>) -> vec3<f32> {
-    return rotate(p.rotation, x) + p.offset.xyz;
+// Where a point at `x` from the pivot goes, relative to `origin`: the two
+// large world positions are subtracted first, so the result keeps the
+// precision of a rod-sized vector.
+fn pose_point(p: Pose, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
+    return (p.offset.xyz - origin) + rotate(p.rotation, x);
 }
 
 fn pose_vector(p: Pose, v: vec3<f32>) -> vec3<f32> {

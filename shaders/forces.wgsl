@@ -77,7 +77,7 @@ fn external_force(r: u32, i: u32) -> vec3<f32> {
     len *= 0.5;
     var f = params.gravity.xyz * rest[v].mass;
     if (c > 0.0) {
-        f -= (vel[v].xyz - wind_at(pos[v].xyz)) * (c * len);
+        f -= (vel[v].xyz - wind_at(rods[r].origin.xyz + pos[v].xyz)) * (c * len);
     }
     return f;
 }

@@ -21,7 +21,7 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         if (rest[v].clamp_slot == 1u) {
             local = clamps[c].local_pos1.xyz;
         }
-        x = pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local);
+        x = pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[v].rod].origin.xyz);
         u = (x - old) / h;
     }
     vel[v] = vec4<f32>(u, 0.0);

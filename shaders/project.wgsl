@@ -5,9 +5,10 @@
 //   invocation per rod, in place on `pos`.
 // * `project_velocity`: v ← v + (x_projected − x_unconstrained)/h, per vertex.
 //
-// f32: an edge's strain is resolved only to ~ε(|xa| + |xb|)/|ē|, far from
-// the origin worse than 1e-7, so `project_fast` asks each movable edge for a
-// strain below max(tolerance, FAST_TOLERANCE_F32) + 4ε(|xa| + |xb|)/|ē|.
+// f32: an edge's strain is resolved only to ~ε(|xa| + |xb|)/|ē| (positions
+// relative to the rod's origin, so |x| is at most the rod's length), so
+// `project_fast` asks each movable edge for a strain below
+// max(tolerance, FAST_TOLERANCE_F32) + 4ε(|xa| + |xb|)/|ē|.
 
 const FAST_TOLERANCE_F32: f32 = 1e-6;
 

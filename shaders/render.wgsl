@@ -17,10 +17,12 @@ struct MeshUniform {
     color: vec4<f32>,
 }
 
-// Per simulation vertex: x = strand seed in [0, 1), y = arc parameter s in
-// [0, 1] from root to tip, z = 1 when an edge starts here, w = width scale.
+// Per simulation vertex: data.x = strand seed in [0, 1), y = arc parameter s
+// in [0, 1] from root to tip, z = 1 when an edge starts here, w = width
+// scale; origin = the world point the vertex's simulated position is relative to.
 struct StrandInfo {
     data: vec4<f32>,
+    origin: vec4<f32>,
 }
 
 struct EdgeFrame {
@@ -58,8 +60,8 @@ fn strand_vertex(@builtin(vertex_index) corner: u32, @builtin(instance_index) i:
     let ends = array<f32, 6>(0.0, 0.0, 1.0, 0.0, 1.0, 1.0);
     let sides = array<f32, 6>(-1.0, 1.0, -1.0, 1.0, 1.0, -1.0);
     let end = ends[corner];
-    let a = positions[i].xyz;
-    let b = positions[i + 1u].xyz;
+    let a = info[i].origin.xyz + positions[i].xyz;
+    let b = info[i + 1u].origin.xyz + positions[i + 1u].xyz;
     let t = normalize(b - a);
     let p = mix(a, b, end);
     let s = mix(d.y, info[i + 1u].data.y, end);

@@ -40,8 +40,9 @@ const _: () = assert!(size_of::<GpuMeshUniform>() == 80);
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuStrandInfo {
     pub data: [f32; 4],
+    pub origin: [f32; 4],
 }
-const _: () = assert!(size_of::<GpuStrandInfo>() == 16);
+const _: () = assert!(size_of::<GpuStrandInfo>() == 32);
 
 /// A mesh vertex (vertex buffer, locations 0 and 1).
 #[repr(C)]
@@ -78,7 +79,10 @@ pub fn shared_structs() -> Vec<crate::gpu::layout::StructLayout> {
         (
             "StrandInfo",
             size_of::<GpuStrandInfo>(),
-            vec![("data", offset_of!(GpuStrandInfo, data))],
+            vec![
+                ("data", offset_of!(GpuStrandInfo, data)),
+                ("origin", offset_of!(GpuStrandInfo, origin)),
+            ],
         ),
     ]
 }
@@ -259,8 +263,9 @@ pub fn quad() -> (Vec<MeshVertex>, Vec<u32>) {
     (v, vec![0, 2, 1, 0, 3, 2])
 }
 
-/// Per-vertex strand data for `StrandInfo`.
-pub fn strand_info(rods: &RodSet) -> Vec<GpuStrandInfo> {
+/// Per-vertex strand data for `StrandInfo`; `origins` as
+/// `GpuSimulator::vertex_origins` gives them.
+pub fn strand_info(rods: &RodSet, origins: &[glam::DVec3]) -> Vec<GpuStrandInfo> {
     let mut out = Vec::with_capacity(rods.vertex_count());
     for r in 0..rods.rod_count() {
         let e = rods.edges(r);
@@ -269,6 +274,7 @@ pub fn strand_info(rods: &RodSet) -> Vec<GpuStrandInfo> {
         let mut s = 0.0;
         let n = rods.vertices(r).len();
         for i in 0..n {
+            let o = origins[out.len()].as_vec3();
             out.push(GpuStrandInfo {
                 data: [
                     seed,
@@ -276,6 +282,7 @@ pub fn strand_info(rods: &RodSet) -> Vec<GpuStrandInfo> {
                     if i + 1 < n { 1.0 } else { 0.0 },
                     1.0,
                 ],
+                origin: [o.x, o.y, o.z, 0.0],
             });
             if i + 1 < n {
                 s += rods.rest_len[e.start + i];
@@ -368,7 +375,7 @@ impl Renderer {
         });
         let info = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("strand info"),
-            contents: bytemuck::cast_slice(&strand_info(&sim.rods)),
+            contents: bytemuck::cast_slice(&strand_info(&sim.rods, sim.vertex_origins())),
             usage: wgpu::BufferUsages::STORAGE,
         });
         let strand_group = device.create_bind_group(&wgpu::BindGroupDescriptor {

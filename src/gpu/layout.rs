@@ -43,12 +43,13 @@ pub struct GpuRod {
     pub start_clamp: u32,
     pub end_clamp: u32,
     pub bending: [f32; 4],
+    pub origin: [f32; 4],
     pub drag: f32,
     pub _pad0: u32,
     pub _pad1: u32,
     pub _pad2: u32,
 }
-const _: () = assert!(size_of::<GpuRod>() == 48);
+const _: () = assert!(size_of::<GpuRod>() == 64);
 
 /// WGSL `VertexRest`.
 #[repr(C)]
@@ -80,7 +81,7 @@ pub struct GpuClamp {
 }
 const _: () = assert!(size_of::<GpuClamp>() == 64);
 
-/// WGSL `Pose`: `x ↦ rotation·x + offset`.
+/// WGSL `Pose`: `x ↦ rotation·(x − pivot) + offset`, offset = pivot + translation.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuPose {
@@ -154,6 +155,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 start_clamp,
                 end_clamp,
                 bending,
+                origin,
                 drag,
                 _pad0,
                 _pad1,

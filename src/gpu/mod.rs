@@ -7,14 +7,16 @@
 //! * `GpuSimulator`: buffers, pipelines and the per-substep dispatch sequence.
 //! * `layout`: the structs shared with WGSL.
 //!
-//! Precision: the kernels compute in f32 (about 7 significant digits) where
-//! the CPU reference uses f64. Positions of a rod 1 m from the origin are
-//! resolved to ~6e-8 m, an edge's strain to ~ε(|xa| + |xb|)/|ē| (1e-5 for a
-//! 2 cm edge 1.7 m from the origin), twist angles to ~ε|θ|. The quasistatic
-//! twist therefore stops at steps of max(tolerance, 1e-6, 4ε max|θ|) rad and
-//! the fast projection at a strain of max(tolerance, 1e-6) + 4ε(|xa| + |xb|)/|ē|
-//! on the GPU, whatever tighter value the scene asks (`strands run` says so).
-//! Parity tests (tests/gpu_parity.rs) derive their tolerances from these figures.
+//! Precision: the kernels compute in f32 (ε = 2⁻²³ ≈ 1.2e-7) where the CPU
+//! reference uses f64. Positions are stored relative to each rod's origin
+//! (its first vertex at the start), so they are resolved to ε × the rod's
+//! extent wherever the rod is in the world (3.6e-8 m for a 0.3 m hair), an
+//! edge's strain to ~ε(|xa| + |xb|)/|ē| in those coordinates, twist angles
+//! to ~ε|θ|. The quasistatic twist therefore stops at steps of
+//! max(tolerance, 1e-6, 4ε max|θ|) rad and the fast projection at a strain of
+//! max(tolerance, 1e-6) + 4ε(|xa| + |xb|)/|ē| on the GPU, whatever tighter
+//! value the scene asks (`strands run` says so). Parity tests
+//! (tests/gpu_parity.rs) derive their tolerances from these figures.
 
 pub mod layout;
 mod sim;

@@ -98,6 +98,8 @@ pub struct GpuSimulator {
     capacity: (u32, usize),
     /// Per edge of the `RodSet` (flat edge order), its index in GPU edge buffers.
     edge_index: Vec<usize>,
+    /// Per vertex, the origin its GPU position is relative to.
+    vertex_origin: Vec<DVec3>,
 }
 
 fn vec4(v: DVec3, w: f32) -> [f32; 4] {
@@ -108,13 +110,13 @@ fn dvec3(v: [f32; 4]) -> DVec3 {
     Vec3::new(v[0], v[1], v[2]).as_dvec3()
 }
 
-/// Pose of every anchor at time `t`, as `x ↦ R x + offset`.
+/// Pose of every anchor at time `t`, as `x ↦ R (x − pivot) + offset`.
 fn poses_at(rods: &RodSet, t: f64) -> Vec<GpuPose> {
     rods.anchors
         .iter()
         .map(|a| {
             let p = a.pose(t);
-            let offset = p.pivot + p.translation - p.rotation * p.pivot;
+            let offset = p.pivot + p.translation;
             let q = p.rotation.as_quat();
             GpuPose {
                 rotation: [q.x, q.y, q.z, q.w],
@@ -192,6 +194,11 @@ impl GpuSimulator {
         let step_stride = (size_of::<GpuStep>() as u64).div_ceil(align) * align;
         let step_capacity = params.substeps.max(1);
 
+        // Each rod's positions are stored relative to its first vertex at the
+        // start (rounded to f32, so host and GPU agree on it exactly).
+        let origin: Vec<DVec3> = (0..rods.rod_count())
+            .map(|r| state.pos[rods.vertex_offset[r]].as_vec3().as_dvec3())
+            .collect();
         // Rest data.
         let mut clamps = Vec::new();
         let mut gpu_rods = Vec::with_capacity(rods.rod_count());
@@ -211,9 +218,10 @@ impl GpuSimulator {
                 EndCondition::Free => NONE,
                 EndCondition::Clamped(c) => {
                     let idx = clamps.len() as u32;
+                    let pivot = rods.anchors[c.anchor].pivot;
                     clamps.push(GpuClamp {
-                        local_pos0: vec4(c.local_pos[0], 0.0),
-                        local_pos1: vec4(c.local_pos[1], 0.0),
+                        local_pos0: vec4(c.local_pos[0] - pivot, 0.0),
+                        local_pos1: vec4(c.local_pos[1] - pivot, 0.0),
                         local_m1: vec4(c.local_m1, 0.0),
                         anchor: c.anchor as u32,
                         ..Default::default()
@@ -240,6 +248,7 @@ impl GpuSimulator {
                     m.bending[2] as f32,
                     m.twist as f32,
                 ],
+                origin: vec4(origin[r], 0.0),
                 drag: m.drag as f32,
                 ..Default::default()
             });
@@ -457,6 +466,9 @@ impl GpuSimulator {
             }
         }
 
+        let vertex_origin: Vec<DVec3> = (0..rods.rod_count())
+            .flat_map(|r| std::iter::repeat_n(origin[r], rods.vertices(r).len()))
+            .collect();
         let time = state.time;
         let mut sim = GpuSimulator {
             rods,
@@ -473,6 +485,7 @@ impl GpuSimulator {
             world_layout,
             capacity: (step_capacity, pose_anchors),
             edge_index,
+            vertex_origin,
         };
         sim.write_state(&state);
         sim.update_material_frame();
@@ -484,10 +497,17 @@ impl GpuSimulator {
         &self.ctx
     }
 
-    /// The per-vertex positions (`vec4<f32>`, w = 0), for drawing straight
-    /// from the simulation without a copy through the CPU.
+    /// The per-vertex positions (`vec4<f32>`, w = 0, relative to the
+    /// vertex's rod origin: see `vertex_origins`), for drawing straight from
+    /// the simulation without a copy through the CPU.
     pub fn position_buffer(&self) -> &wgpu::Buffer {
         &self.buffers.pos
+    }
+
+    /// Per vertex, the world point its GPU position is relative to (its rod's
+    /// first vertex at the start, an f32 value).
+    pub fn vertex_origins(&self) -> &[DVec3] {
+        &self.vertex_origin
     }
 
     /// The per-edge frames (`EdgeFrame`: tangent with θ in w, Bishop vector
@@ -866,7 +886,10 @@ impl GpuSimulator {
             VertexBuffer::Tmp => &self.buffers.pos_tmp,
         };
         let v: Vec<[f32; 4]> = self.read(b, self.rods.vertex_count());
-        v.into_iter().map(dvec3).collect()
+        v.into_iter()
+            .zip(&self.vertex_origin)
+            .map(|(x, o)| *o + dvec3(x))
+            .collect()
     }
 
     /// Forces of the last `forces` kernel (N).
@@ -901,7 +924,11 @@ impl GpuSimulator {
         let edges = || self.edge_index.iter().map(|&i| frame[i]);
         State {
             time: self.time,
-            pos: pos.into_iter().map(dvec3).collect(),
+            pos: pos
+                .into_iter()
+                .zip(&self.vertex_origin)
+                .map(|(x, o)| *o + dvec3(x))
+                .collect(),
             vel: vel.into_iter().map(dvec3).collect(),
             theta: edges().map(|f| f.tangent[3] as f64).collect(),
             tangent: edges().map(|f| dvec3(f.tangent)).collect(),
@@ -913,7 +940,12 @@ impl GpuSimulator {
     pub fn write_state(&mut self, state: &State) {
         let nv = self.rods.vertex_count();
         let q = &self.ctx.queue;
-        let pos: Vec<[f32; 4]> = state.pos.iter().map(|&p| vec4(p, 0.0)).collect();
+        let pos: Vec<[f32; 4]> = state
+            .pos
+            .iter()
+            .zip(&self.vertex_origin)
+            .map(|(&p, o)| vec4(p - *o, 0.0))
+            .collect();
         let vel: Vec<[f32; 4]> = state.vel.iter().map(|&v| vec4(v, 0.0)).collect();
         let mut frame = vec![GpuEdgeFrame::default(); nv];
         for (j, &i) in self.edge_index.iter().enumerate() {
