@@ -210,7 +210,7 @@ impl GpuSimulator {
             nv
         ];
         let mut edge_index = Vec::with_capacity(rods.edge_count());
-        for r in 0..rods.rod_count() {
+        for (r, &rod_origin) in origin.iter().enumerate() {
             let v = rods.vertices(r);
             let e = rods.edges(r);
             let n = v.len();
@@ -248,7 +248,7 @@ impl GpuSimulator {
                     m.bending[2] as f32,
                     m.twist as f32,
                 ],
-                origin: vec4(origin[r], 0.0),
+                origin: vec4(rod_origin, 0.0),
                 drag: m.drag as f32,
                 ..Default::default()
             });
