@@ -86,7 +86,8 @@ fn strand_vertex(@builtin(vertex_index) corner: u32, @builtin(instance_index) i:
     return out;
 }
 
-// Kajiya–Kay: diffuse sin(T, L), specular (cos(T, L) cos(T, V) + sin sin)^p.
+// Kajiya–Kay: diffuse sin(T, L); specular peaks on the reflection cone of
+// the fibre, T·V = −T·L (V towards the eye): (−(T·L)(T·V) + sin sin)^p.
 @fragment
 fn strand_fragment(in: StrandOut) -> @location(0) vec4<f32> {
     let t = normalize(in.tangent);
@@ -97,7 +98,7 @@ fn strand_fragment(in: StrandOut) -> @location(0) vec4<f32> {
     let sin_tl = sqrt(max(0.0, 1.0 - tl * tl));
     let sin_tv = sqrt(max(0.0, 1.0 - tv * tv));
     let diffuse = 0.25 + 0.75 * sin_tl;
-    let spec = pow(max(0.0, tl * tv + sin_tl * sin_tv), camera.tip_color.w);
+    let spec = pow(max(0.0, -tl * tv + sin_tl * sin_tv), camera.tip_color.w);
     let c = in.color * diffuse + vec3<f32>(0.35) * spec * (0.3 + 0.7 * in.s);
     return vec4<f32>(c, 1.0);
 }

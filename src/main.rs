@@ -61,9 +61,9 @@ struct DemoArgs {
     /// A scene file to show (default: the built-in hair, curly hair and grass;
     /// Tab switches between them).
     scene: Option<PathBuf>,
-    /// Built-in scene to start with: hair, curly or grass.
-    #[arg(long, default_value = "hair")]
-    start: String,
+    /// Built-in scene to start with: hair (default), curly or grass.
+    #[arg(long)]
+    start: Option<String>,
     /// Override a value of the scene file (as `strands run --set`).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -71,12 +71,12 @@ struct DemoArgs {
     /// no window is opened.
     #[arg(long, value_name = "FILE.png")]
     screenshot: Option<PathBuf>,
-    /// Simulation steps before the screenshot.
-    #[arg(long, default_value_t = 60)]
-    frames: u32,
-    /// Screenshot size in pixels, WIDTHxHEIGHT.
-    #[arg(long, default_value = "960x540")]
-    size: String,
+    /// Simulation steps before the screenshot (default 60).
+    #[arg(long)]
+    frames: Option<u32>,
+    /// Screenshot size in pixels, WIDTHxHEIGHT (default 960x540).
+    #[arg(long)]
+    size: Option<String>,
     /// Screenshot: move the head by X,Y,Z metres during the frames.
     #[arg(
         long,
@@ -474,38 +474,53 @@ fn bench(args: BenchArgs) -> Result<()> {
 fn demo(args: DemoArgs) -> Result<()> {
     use strands::demo::{self, screenshot};
     let (scenes, start) = match &args.scene {
-        Some(path) => (vec![demo::scene_file(path, &args.set)?], 0),
+        Some(path) => {
+            if args.start.is_some() {
+                anyhow::bail!(
+                    "--start picks a built-in scene; it cannot be used with a scene file"
+                );
+            }
+            (vec![demo::scene_file(path, &args.set)?], 0)
+        }
         None => {
             if !args.set.is_empty() {
                 anyhow::bail!("--set needs a scene file");
             }
             let scenes = demo::builtin_scenes()?;
+            let name = args.start.as_deref().unwrap_or("hair");
             let start = scenes
                 .iter()
-                .position(|s| s.name == args.start)
+                .position(|s| s.name == name)
                 .with_context(|| {
-                    format!(
-                        "--start {}: the built-in scenes are hair, curly and grass",
-                        args.start
-                    )
+                    format!("--start {name}: the built-in scenes are hair, curly and grass")
                 })?;
             (scenes, start)
         }
     };
     let Some(path) = &args.screenshot else {
-        if args.head_offset.is_some() || args.head_turn != 0.0 {
+        if args.head_offset.is_some()
+            || args.head_turn != 0.0
+            || args.frames.is_some()
+            || args.size.is_some()
+        {
             anyhow::bail!(
-                "--head-offset and --head-turn apply to --screenshot; in the window use the keys"
+                "--frames, --size, --head-offset and --head-turn apply to --screenshot; in the window use the keys"
             );
         }
         return demo::window::run(scenes, start, args.exit_after_frames, args.exercise_window);
     };
-    let size = args
-        .size
+    if args.exit_after_frames.is_some() || args.exercise_window {
+        anyhow::bail!(
+            "--exit-after-frames and --exercise-window apply to the window, not to --screenshot"
+        );
+    }
+    let frames = args.frames.unwrap_or(60);
+    let size_arg = args.size.as_deref().unwrap_or("960x540");
+    let size = size_arg
         .split_once('x')
         .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
         .filter(|&(w, h)| (1..=8192).contains(&w) && (1..=8192).contains(&h))
-        .with_context(|| format!("--size {}: expected WIDTHxHEIGHT, e.g. 960x540", args.size))?;
+        .with_context(|| format!("--size {size_arg}: expected WIDTHxHEIGHT, e.g. 960x540"))?;
     let offset = match args.head_offset.as_deref() {
         None => glam::DVec3::ZERO,
         Some(&[x, y, z]) => glam::DVec3::new(x, y, z),
@@ -514,7 +529,7 @@ fn demo(args: DemoArgs) -> Result<()> {
     let ctx = GpuContext::headless()?;
     eprintln!("demo: GPU {}", ctx.describe());
     let shot = screenshot::Shot {
-        frames: args.frames,
+        frames,
         size,
         head_offset: offset,
         head_turn: args.head_turn.to_radians(),
@@ -525,7 +540,7 @@ fn demo(args: DemoArgs) -> Result<()> {
         path.display(),
         size.0,
         size.1,
-        args.frames
+        frames
     );
     Ok(())
 }

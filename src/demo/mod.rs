@@ -101,8 +101,9 @@ pub fn scene_file(path: &std::path::Path, set: &[String]) -> Result<DemoScene> {
     })
 }
 
-/// The head: the first non-world anchor strands start clamped to, drawn as a
-/// sphere about its pivot through the roots: `(anchor, centre, radius)`.
+/// The head: the first non-world anchor that at least 8 strands start
+/// clamped to with their roots on a sphere about its pivot, drawn as that
+/// sphere: `(anchor, centre, radius)`.
 pub fn find_head(scene: &Scene) -> Option<(usize, DVec3, f64)> {
     let anchor = scene.rods.iter().find_map(|r| match r.start {
         EndSpec::Clamped(a) if a > 0 => Some(a),
@@ -118,8 +119,9 @@ pub fn find_head(scene: &Scene) -> Option<(usize, DVec3, f64)> {
     let (lo, hi) = d
         .iter()
         .fold((f64::MAX, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    // Roots on a sphere about the pivot: a head.
-    (lo > 0.0 && hi < 1.2 * lo).then_some((anchor, c, 0.97 * lo))
+    // At least 8 roots on a sphere about the pivot: a head (one cable
+    // clamped to a moving anchor is not).
+    (d.len() >= 8 && lo > 0.0 && hi < 1.2 * lo).then_some((anchor, c, 0.97 * lo))
 }
 
 /// Ground: at least 8 strands rooted in the world frame at one height over
@@ -173,14 +175,10 @@ pub fn continue_rotation(previous: DVec3, q: DQuat) -> DVec3 {
     } else {
         previous.try_normalize().unwrap_or(DVec3::Y)
     };
-    (-3..=3)
-        .map(|k| axis * (angle + std::f64::consts::TAU * k as f64))
-        .min_by(|a, b| {
-            (*a - previous)
-                .length()
-                .total_cmp(&(*b - previous).length())
-        })
-        .unwrap_or(rv)
+    // (angle + τk)·axis for the k nearest `previous` along the axis; the
+    // other representation, (τ − angle)·(−axis), is among these.
+    let k = ((axis.dot(previous) - angle) / std::f64::consts::TAU).round();
+    axis * (angle + std::f64::consts::TAU * k)
 }
 
 /// One running scene: the simulation, how to draw it, and the user's controls.
@@ -277,11 +275,12 @@ impl World {
     }
 
     /// Pose of the controlled anchor at `t` with the user's offset and turn
-    /// on top of its script: translation and rotation about the pivot.
+    /// on top of its script: the head turns in place (about its pivot where
+    /// the script has put it) and moves by the offset.
     fn controlled_pose(c: &Control, t: f64, offset: DVec3, yaw: f64) -> (DVec3, DQuat) {
         let (ts, rv) = c.script.sample(t);
         let user = DQuat::from_rotation_y(yaw);
-        (offset + user * ts, user * DQuat::from_scaled_axis(rv))
+        (ts + offset, user * DQuat::from_scaled_axis(rv))
     }
 
     /// One simulation step (a frame of `dt`), the head moving by `input`.

@@ -523,6 +523,7 @@ impl Renderer {
             })
             .collect();
         let (msaa, depth) = targets(device, format, size);
+        let size = (size.0.max(1), size.1.max(1));
         Renderer {
             strand_pipeline,
             mesh_pipeline,
@@ -626,6 +627,8 @@ fn targets(
     format: wgpu::TextureFormat,
     (w, h): (u32, u32),
 ) -> (wgpu::TextureView, wgpu::TextureView) {
+    // Never zero-sized (a minimised window reports 0 × 0).
+    let (w, h) = (w.max(1), h.max(1));
     let make = |label, format| {
         device
             .create_texture(&wgpu::TextureDescriptor {

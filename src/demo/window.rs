@@ -44,6 +44,8 @@ struct App {
     frames: u64,
     /// Resize and minimise the window on a schedule (tests).
     exercise: bool,
+    /// Frames presented to the window.
+    presented: u64,
     keys: HashSet<KeyCode>,
     camera: Option<OrbitCamera>,
     dragging: bool,
@@ -83,6 +85,7 @@ pub fn run(
         exit_after,
         frames: 0,
         exercise,
+        presented: 0,
         keys: HashSet::new(),
         camera: None,
         dragging: false,
@@ -98,6 +101,10 @@ pub fn run(
         title_sim: 0.0,
     };
     event_loop.run_app(&mut app)?;
+    eprintln!(
+        "demo: presented {} frames in {} redraws, {} simulation steps",
+        app.presented, app.frames, app.steps
+    );
     match app.error {
         Some(e) => Err(e),
         None => Ok(()),
@@ -307,6 +314,7 @@ impl App {
         g.ctx.queue.submit([encoder.finish()]);
         g.window.pre_present_notify();
         g.ctx.queue.present(frame);
+        self.presented += 1;
         self.title_frames += 1;
         let since = self.title_at.elapsed();
         if since > Duration::from_millis(500) {
@@ -370,6 +378,8 @@ impl ApplicationHandler for App {
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
+            // Keys released while another window has focus never arrive.
+            WindowEvent::Focused(false) => self.keys.clear(),
             WindowEvent::Resized(size) => {
                 if self.exercise {
                     eprintln!("demo: resized to {}x{}", size.width, size.height);
@@ -426,7 +436,12 @@ impl ApplicationHandler for App {
     }
 
     fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
-        if let Some(g) = &self.gfx {
+        // Continuous redraw, except while minimised (zero size): then the
+        // loop waits for the next event instead of spinning.
+        if let Some(g) = &self.gfx
+            && g.config.width > 0
+            && g.config.height > 0
+        {
             g.window.request_redraw();
         }
     }
