@@ -236,20 +236,22 @@ fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// Peak resident set size of this process (VmHWM), where /proc has it.
-pub fn peak_rss() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+/// The `key:  N kB` entry of a /proc file, in bytes.
+fn proc_kb(file: &str, key: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(file).ok()?;
+    let line = s.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
 
+/// Peak resident set size of this process (VmHWM), where /proc has it.
+pub fn peak_rss() -> Option<u64> {
+    proc_kb("/proc/self/status", "VmHWM:")
+}
+
 /// Memory available to new allocations (MemAvailable), where /proc has it.
 pub fn available_memory() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    proc_kb("/proc/meminfo", "MemAvailable:")
 }
 
 /// The CPU's model name, where /proc/cpuinfo has it.

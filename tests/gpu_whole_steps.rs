@@ -60,22 +60,9 @@ fn compare(scene: &str, set: &[&str]) -> Comparison {
         out.last = max_diff(&c.state().pos, &g.state().pos);
         out.trajectory = out.trajectory.max(out.last);
         out.travel = out.travel.max(max_diff(&c.state().pos, &start));
-        let dtheta = c
-            .state()
-            .theta
-            .iter()
-            .zip(&g.state().theta)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
-        out.theta_trajectory = out.theta_trajectory.max(dtheta);
+        out.theta = max_abs_diff(&c.state().theta, &g.state().theta);
+        out.theta_trajectory = out.theta_trajectory.max(out.theta);
     }
-    out.theta = c
-        .state()
-        .theta
-        .iter()
-        .zip(&g.state().theta)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f64::max);
     out.kinetic = c.diagnostics().kinetic;
     out.theta_max = c.state().theta.iter().fold(0.0, |m, t| m.max(t.abs()));
     eprintln!(

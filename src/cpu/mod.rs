@@ -265,9 +265,7 @@ fn substep_rod(
             iterations
         }
     };
-    for ((v, x), x0) in s.vel.iter_mut().zip(s.pos.iter()).zip(&unconstrained) {
-        *v += (*x - *x0) / h;
-    }
+    project::project_velocity(s.vel, s.pos, &unconstrained, h);
     let twist_iterations = update_material_frame(rods, params, r, t + h, s);
     RodReport {
         twist_iterations,

@@ -5,6 +5,7 @@
 //!   runs it, one invocation per vertex, reading `src` and writing `dst`.
 //! * `project_fast`: the fast projection of Goldenthal et al. 2007, the gold
 //!   reference, iterated to a stated strain tolerance.
+//! * `project_velocity`: the velocity update after either.
 
 use glam::DVec3;
 
@@ -85,6 +86,13 @@ pub fn project_jacobi(
 ) {
     for (i, d) in dst.iter_mut().enumerate() {
         *d = project_jacobi_vertex(i, src, inv_mass, rest_len, relaxation);
+    }
+}
+
+/// Kernel `project_velocity`: `v ← v + (x_projected − x_unconstrained)/h`.
+pub fn project_velocity(vel: &mut [DVec3], pos: &[DVec3], unconstrained: &[DVec3], h: f64) {
+    for ((v, x), x0) in vel.iter_mut().zip(pos).zip(unconstrained) {
+        *v += (*x - *x0) / h;
     }
 }
 

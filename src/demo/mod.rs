@@ -344,6 +344,23 @@ impl World {
         out
     }
 
+    /// A renderer for this world into targets of `format` and `size`.
+    pub fn renderer(
+        &self,
+        device: &wgpu::Device,
+        format: wgpu::TextureFormat,
+        size: (u32, u32),
+    ) -> render::Renderer {
+        render::Renderer::new(
+            device,
+            format,
+            size,
+            &self.sim,
+            self.look,
+            &self.mesh_geometry(),
+        )
+    }
+
     /// Geometry of the meshes `meshes` returns, in the same order.
     pub fn mesh_geometry(&self) -> Vec<(Vec<render::MeshVertex>, Vec<u32>)> {
         let mut out = Vec::new();

@@ -4,7 +4,6 @@
 use anyhow::{Context, Result};
 use glam::DVec3;
 
-use super::render::Renderer;
 use super::{DemoScene, HeadInput, World};
 use crate::gpu::GpuContext;
 
@@ -45,14 +44,7 @@ pub fn render(ctx: &GpuContext, scene: &DemoScene, shot: &Shot) -> Result<Vec<u8
         let input = toward(&world, shot);
         world.step(input, false);
     }
-    let renderer = Renderer::new(
-        device,
-        format,
-        shot.size,
-        &world.sim,
-        world.look,
-        &world.mesh_geometry(),
-    );
+    let renderer = world.renderer(device, format, shot.size);
     renderer.update(&ctx.queue, &world.default_camera(), &world.meshes());
     let target = device.create_texture(&wgpu::TextureDescriptor {
         label: Some("screenshot"),
@@ -95,23 +87,12 @@ pub fn render(ctx: &GpuContext, scene: &DemoScene, shot: &Shot) -> Result<Vec<u8
         },
     );
     ctx.queue.submit([encoder.finish()]);
-    let slice = buffer.slice(..);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .context("GPU lost while rendering the screenshot")?;
-    rx.recv()?.context("cannot map the screenshot")?;
-    let data = slice.get_mapped_range().context("screenshot mapping")?;
+    let data = crate::gpu::read_mapped(device, &buffer, buffer.size());
     let mut pixels = Vec::with_capacity((w * h * 4) as usize);
     for y in 0..h {
         let start = (y * row) as usize;
         pixels.extend_from_slice(&data[start..start + (w * 4) as usize]);
     }
-    drop(data);
-    buffer.unmap();
     Ok(pixels)
 }
 

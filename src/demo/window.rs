@@ -140,14 +140,7 @@ impl App {
         config.present_mode = wgpu::PresentMode::AutoVsync;
         surface.configure(&ctx.device, &config);
         let world = World::new(&ctx, &self.scenes[self.index])?;
-        let renderer = Renderer::new(
-            &ctx.device,
-            config.format,
-            (config.width, config.height),
-            &world.sim,
-            world.look,
-            &world.mesh_geometry(),
-        );
+        let renderer = world.renderer(&ctx.device, config.format, (config.width, config.height));
         self.camera = Some(world.default_camera());
         self.gfx = Some(Gfx {
             window,
@@ -169,13 +162,10 @@ impl App {
         self.index = index % self.scenes.len();
         let scene = &self.scenes[self.index];
         let world = World::new(&g.ctx, scene)?;
-        g.renderer = Renderer::new(
+        g.renderer = world.renderer(
             &g.ctx.device,
             g.config.format,
             (g.config.width, g.config.height),
-            &world.sim,
-            world.look,
-            &world.mesh_geometry(),
         );
         self.camera = Some(world.default_camera());
         g.world = world;

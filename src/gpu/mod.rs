@@ -141,29 +141,47 @@ impl GpuContext {
 
     /// "name (backend, type, driver)" of the adapter in use.
     pub fn describe(&self) -> String {
-        describe(&self.info)
+        let info = &self.info;
+        let driver = [info.driver.as_str(), info.driver_info.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        format!(
+            "{} ({:?}, {:?}{})",
+            info.name,
+            info.backend,
+            info.device_type,
+            if driver.is_empty() {
+                String::new()
+            } else {
+                format!(", {driver}")
+            }
+        )
     }
 }
 
-/// One line naming an adapter.
-pub fn describe(info: &wgpu::AdapterInfo) -> String {
-    let driver = [info.driver.as_str(), info.driver_info.as_str()]
-        .iter()
-        .filter(|s| !s.is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join(" ");
-    format!(
-        "{} ({:?}, {:?}{})",
-        info.name,
-        info.backend,
-        info.device_type,
-        if driver.is_empty() {
-            String::new()
-        } else {
-            format!(", {driver}")
-        }
-    )
+/// Map `buffer` (MAP_READ, its copy already submitted), wait for the GPU and
+/// return its first `size` bytes.
+pub fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer, size: u64) -> Vec<u8> {
+    let slice = buffer.slice(..size);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("GPU device lost while reading back");
+    rx.recv()
+        .expect("map callback dropped")
+        .expect("cannot map the read-back buffer");
+    let bytes = slice
+        .get_mapped_range()
+        .expect("mapped range of the read-back buffer")
+        .to_vec();
+    buffer.unmap();
+    bytes
 }
 
 /// The adapter wgpu's environment asks for: `WGPU_ADAPTER_NAME` (a

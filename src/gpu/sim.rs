@@ -853,24 +853,7 @@ impl GpuSimulator {
             });
         encoder.copy_buffer_to_buffer(buffer, 0, readback, 0, size);
         self.ctx.queue.submit([encoder.finish()]);
-        let slice = readback.slice(..size);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        self.ctx
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .expect("GPU device lost while reading back");
-        rx.recv()
-            .expect("map callback dropped")
-            .expect("cannot map the read-back buffer");
-        let bytes = slice
-            .get_mapped_range()
-            .expect("mapped range of the read-back buffer")
-            .to_vec();
-        readback.unmap();
-        bytes
+        super::read_mapped(&self.ctx.device, readback, size)
     }
 
     fn read<T: bytemuck::Pod>(&self, buffer: &wgpu::Buffer, count: usize) -> Vec<T> {

@@ -130,3 +130,12 @@ pub fn max_diff(a: &[DVec3], b: &[DVec3]) -> f64 {
         .map(|(x, y)| (*x - *y).length())
         .fold(0.0, f64::max)
 }
+
+/// Largest difference between corresponding numbers.
+pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
