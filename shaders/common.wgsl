@@ -33,9 +33,9 @@ struct Step {
     twist_tolerance: f32,   // rad
     fast_max_iterations: u32,
     fast_tolerance: f32,    // edge strain
+    phase: u32,             // 0: plain projection, contact with friction; 1: filtered projection, contact without
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 }
 
 struct Rod {
@@ -46,7 +46,7 @@ struct Rod {
     bending: vec4<f32>,     // b11, b12, b22 (N·m²), w = twisting stiffness β (N·m²)
     origin: vec4<f32>,      // world position the rod's positions are relative to (m), w unused
     drag: f32,              // N·s/m²
-    _pad0: u32,
+    radius: f32,            // section radius for contact (m)
     _pad1: u32,
     _pad2: u32,
 }
@@ -86,30 +86,70 @@ struct EdgeFrame {
     ref_u: vec4<f32>,       // Bishop vector u, w unused
 }
 
+// A collider (src/contact/mod.rs `Collider`), its points relative to its
+// anchor's pivot in the anchor's rest frame.
+struct Collider {
+    p0: vec4<f32>,          // sphere centre, capsule end a, plane point, SDF grid origin (m); w unused
+    p1: vec4<f32>,          // capsule end b, plane unit normal; w unused
+    kind: u32,              // SPHERE, CAPSULE, PLANE, SDF
+    anchor: u32,
+    radius: f32,            // sphere/capsule radius (m)
+    cell: f32,              // SDF cell size (m)
+    friction: f32,          // kinetic μk
+    static_friction: f32,   // static μs
+    margin: f32,            // m
+    thickness: f32,         // relative motion per substep contact resolves (m), the tunnelling limit
+    dims: vec4<u32>,        // SDF grid samples along x, y, z; w = its first z slice in the `sdf` atlas
+}
+
+const SPHERE: u32 = 0u;
+const CAPSULE: u32 = 1u;
+const PLANE: u32 = 2u;
+const SDF: u32 = 3u;
+const MAX_COLLIDERS: u32 = 16u;
+
+struct Colliders {
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    items: array<Collider, 16>,
+}
+
 // Per-vertex working memory of the per-rod kernels.
 struct Scratch {
     kb: vec4<f32>,          // curvature binormal (κb)ᵢ
     g: vec4<f32>,           // per edge: ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, off-diagonal
-    s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ, unused
+    s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ, row flag of project_fast
     force: vec4<f32>,       // total force on the vertex (N), from `forces` to `integrate`
 }
 
 @group(0) @binding(0) var<uniform> params: Step;
 @group(0) @binding(1) var<storage, read> rods: array<Rod>;
 @group(0) @binding(2) var<storage, read> rest: array<VertexRest>;
-@group(0) @binding(3) var<storage, read> clamps: array<Clamp>;
 @group(0) @binding(4) var<storage, read> poses: array<Pose>;
 
 // State. Each kernel's pipeline layout holds only the bindings it uses, so
-// no kernel binds more than 8 storage buffers (WebGPU's default limit).
+// no kernel binds more than 8 storage buffers (WebGPU's default limit);
+// tests/gpu_layout.rs checks each entry point's uses against `Kernel::bindings`.
 @group(1) @binding(0) var<storage, read_write> pos: array<vec4<f32>>;
 @group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
 @group(1) @binding(2) var<storage, read_write> pos_unc: array<vec4<f32>>;
 @group(1) @binding(3) var<storage, read_write> frame: array<EdgeFrame>;
+@group(1) @binding(4) var<storage, read> clamps: array<Clamp>;
 @group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;
-@group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 4>;
+// [0] most twist iterations, [1] most projection iterations, [2] tunnelling
+// vertices, [3] largest (vertex · MAX_COLLIDERS + collider + 1) that tunnelled,
+// [4] f32 bits of the largest relative motion that tunnelled (m).
+@group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 8>;
 @group(1) @binding(7) var<storage, read> src: array<vec4<f32>>;
 @group(1) @binding(8) var<storage, read_write> dst: array<vec4<f32>>;
+// Per vertex: contact normal (xyz) and the depth it was pushed out by (w, m;
+// 0 = no contact), written by `contact` in phase 0.
+@group(1) @binding(9) var<storage, read_write> contacts: array<vec4<f32>>;
+@group(1) @binding(10) var<uniform> colliders: Colliders;
+// Every SDF collider's grid, stacked along z (`Collider.dims.w`).
+@group(1) @binding(11) var sdf: texture_3d<f32>;
 
 // Index of this invocation in a dispatch that may be two-dimensional.
 fn invocation(gid: vec3<u32>, groups: vec3<u32>) -> u32 {

@@ -12,29 +12,48 @@
 
 const FAST_TOLERANCE_F32: f32 = 1e-6;
 
-fn edge_correction(xa: vec3<f32>, xb: vec3<f32>, wa: f32, wb: f32, rest_len: f32) -> vec3<f32> {
-    let w = wa + wb;
-    if (w == 0.0) {
-        return vec3<f32>(0.0);
+// Inverse mass of vertex v applied to a vector; in the filtered projection
+// (phase 1) a vertex in contact moves in its tangent plane only
+// (src/cpu/project.rs `apply_inv_mass`).
+fn apply_inv_mass(v: u32, x: vec3<f32>) -> vec3<f32> {
+    let w = rest[v].inv_mass;
+    if (params.phase == 1u && contacts[v].w > 0.0) {
+        let n = contacts[v].xyz;
+        return (x - n * dot(n, x)) * w;
     }
+    return x * w;
+}
+
+struct Correction {
+    a: vec3<f32>,
+    b: vec3<f32>,
+}
+
+// Corrections edge (a, b) asks of its endpoints (src/cpu/project.rs `edge_correction`).
+fn edge_correction(va: u32, vb: u32, xa: vec3<f32>, xb: vec3<f32>, rest_len: f32) -> Correction {
     let d = xb - xa;
     let len = length(d);
-    return d * ((len - rest_len) / (len * w));
+    let dir = d / len;
+    let ma = apply_inv_mass(va, dir);
+    let mb = apply_inv_mass(vb, dir);
+    let den = dot(dir, ma + mb);
+    if (den <= 0.0) {
+        return Correction(vec3<f32>(0.0), vec3<f32>(0.0));
+    }
+    let lambda = (len - rest_len) / den;
+    return Correction(ma * lambda, -mb * lambda);
 }
 
 fn project_jacobi_vertex(v: u32) -> vec3<f32> {
     let r = rest[v].rod;
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
-    let w = rest[v].inv_mass;
     var delta = vec3<f32>(0.0);
     if (v > o) {
-        let c = edge_correction(src[v - 1u].xyz, src[v].xyz, rest[v - 1u].inv_mass, w, rest[v - 1u].rest_len);
-        delta -= c * w;
+        delta += edge_correction(v - 1u, v, src[v - 1u].xyz, src[v].xyz, rest[v - 1u].rest_len).b;
     }
     if (v + 1u < o + n) {
-        let c = edge_correction(src[v].xyz, src[v + 1u].xyz, w, rest[v + 1u].inv_mass, rest[v].rest_len);
-        delta += c * w;
+        delta += edge_correction(v, v + 1u, src[v].xyz, src[v + 1u].xyz, rest[v].rest_len).a;
     }
     return src[v].xyz + delta * params.relaxation;
 }
@@ -85,19 +104,30 @@ fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     while (excess > 0.0 && iterations < params.fast_max_iterations) {
         // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C M⁻¹ ∇Cᵀ) δλ = C. An edge whose
         // vertices are both anchored gets the row δλ = 0 and no coupling.
+        // In phase 1 vertices in contact move in their tangent plane only
+        // (`apply_inv_mass`); an edge that then cannot change its length
+        // gets the row δλ = 0 too.
         for (var e = o; e < o + ne; e++) {
             let d = pos[e + 1u].xyz - pos[e].xyz;
-            if (edge_active(e)) {
-                scratch[e].g.z = 4.0 * dot(d, d) * (rest[e].inv_mass + rest[e + 1u].inv_mass);
+            let diag = 4.0 * dot(d, apply_inv_mass(e, d) + apply_inv_mass(e + 1u, d));
+            let scale = 4.0 * dot(d, d) * (rest[e].inv_mass + rest[e + 1u].inv_mass);
+            // s.w marks a row of the system (1) or a fixed edge (0).
+            if (edge_active(e) && diag > 1e-12 * scale) {
+                scratch[e].g.z = diag;
                 scratch[e].s.x = dot(d, d) - rest[e].rest_len * rest[e].rest_len;
+                scratch[e].s.w = 1.0;
             } else {
                 scratch[e].g.z = 1.0;
                 scratch[e].s.x = 0.0;
+                scratch[e].s.w = 0.0;
             }
             scratch[e].g.w = 0.0;
-            if (e + 1u < o + ne && edge_active(e) && edge_active(e + 1u)) {
+        }
+        for (var e = o; e + 1u < o + ne; e++) {
+            if (scratch[e].s.w == 1.0 && scratch[e + 1u].s.w == 1.0) {
+                let d = pos[e + 1u].xyz - pos[e].xyz;
                 let d1 = pos[e + 2u].xyz - pos[e + 1u].xyz;
-                scratch[e].g.w = -4.0 * rest[e + 1u].inv_mass * dot(d, d1);
+                scratch[e].g.w = -4.0 * dot(d, apply_inv_mass(e + 1u, d1));
             }
         }
         if (!solve_tridiagonal(o, o + ne, 0.0)) {
@@ -110,8 +140,8 @@ fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         }
         for (var e = o; e < o + ne; e++) {
             let g = 2.0 * scratch[e].kb.xyz * scratch[e].s.x;
-            pos[e] = vec4<f32>(pos[e].xyz + g * rest[e].inv_mass, 0.0);
-            pos[e + 1u] = vec4<f32>(pos[e + 1u].xyz - g * rest[e + 1u].inv_mass, 0.0);
+            pos[e] = vec4<f32>(pos[e].xyz + apply_inv_mass(e, g), 0.0);
+            pos[e + 1u] = vec4<f32>(pos[e + 1u].xyz - apply_inv_mass(e + 1u, g), 0.0);
         }
         iterations++;
         excess = unresolved_strain(r, tolerance);

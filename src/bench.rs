@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::BackendKind;
-use crate::build::build;
+
 use crate::cpu::{CpuSimulator, check_state, diagnostics_of, stable_step_estimate};
 use crate::gpu::{GpuContext, GpuError, GpuSimulator};
 use crate::params::{Projection, SimParams};
@@ -277,7 +277,7 @@ pub fn measure(
     tick: &mut dyn FnMut(),
 ) -> Measurement {
     let scene = &workload.scene;
-    let (rods, state) = build(&scene.rods, scene.anchors.clone());
+    let (rods, state) = scene.build();
     let params = bench_params(&rods, &scene.params, settings.substeps);
     let vertices_per_strand = (0..rods.rod_count())
         .map(|r| rods.vertices(r).len())
@@ -292,6 +292,7 @@ pub fn measure(
             twist: 0.0,
             mass_per_length: 0.0,
             drag: 0.0,
+            radius: 0.0,
         });
     reset_peak_rss();
     let mut m = Measurement {

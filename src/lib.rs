@@ -5,6 +5,7 @@ pub mod anchor;
 pub mod backend;
 pub mod bench;
 pub mod build;
+pub mod contact;
 pub mod cpu;
 pub mod demo;
 pub mod gpu;

@@ -9,7 +9,6 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use strands::backend::{BackendKind, Simulator};
-use strands::build::build;
 use strands::cpu::stable_step_estimate;
 use strands::gpu::GpuContext;
 use strands::output::{RunResult, StepDiagnostics, final_rods, frame};
@@ -169,7 +168,7 @@ fn run(
 ) -> Result<()> {
     let scene = Scene::load(&path, set)?;
     let steps = steps.unwrap_or(scene.steps);
-    let (rods, state) = build(&scene.rods, scene.anchors);
+    let (rods, state) = scene.build();
     let h = scene.params.h();
     let risky: Vec<usize> = (0..rods.rod_count())
         .filter(|&r| h > stable_step_estimate(&rods, r))

@@ -10,6 +10,7 @@ use glam::{DVec2, DVec3};
 use std::ops::Range;
 
 use crate::anchor::Anchor;
+use crate::contact::Collider;
 
 /// Elastic and inertial constants of one rod, in SI units.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,6 +24,10 @@ pub struct RodMaterial {
     pub mass_per_length: f64,
     /// Linear air-drag coefficient per unit length (N·s/m²).
     pub drag: f64,
+    /// Radius of the section for contact (m): the strand keeps this far (plus
+    /// the collider's margin) from a collider's surface. The larger semi-axis
+    /// of an elliptic section; 0 (a line) when the material gives none.
+    pub radius: f64,
 }
 
 /// Boundary condition at one end of a rod (§5, "Boundary conditions").
@@ -65,6 +70,8 @@ pub struct RodSet {
     pub inv_mass: Vec<f64>,
     /// Scripted rigid frames; index 0 is the fixed world frame.
     pub anchors: Vec<Anchor>,
+    /// Shapes the strands cannot enter, each riding on an anchor.
+    pub colliders: Vec<Collider>,
 }
 
 impl RodSet {

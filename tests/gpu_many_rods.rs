@@ -37,6 +37,7 @@ fn specs() -> Vec<RodSpec> {
                 twist: rng.random_range(2e-4..1e-3),
                 mass_per_length: rng.random_range(0.01..0.05),
                 drag: rng.random_range(0.0..2e-3),
+                radius: 0.0,
             };
             spec.name = format!("rod{k}");
             spec

@@ -12,6 +12,7 @@ use common::*;
 use glam::DVec3;
 use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
+use strands::cpu::contact::Contact;
 use strands::cpu::{self, CpuSimulator, frames, project, twist};
 use strands::gpu::{GpuSimulator, JacobiPass, Kernel, VertexBuffer};
 use strands::params::{Projection, SimParams, Wind};
@@ -300,6 +301,8 @@ fn each_jacobi_iteration_matches_cpu() {
                 &cpu.rods.inv_mass[v.clone()],
                 &cpu.rods.rest_len[e],
                 relaxation,
+                &vec![Contact::default(); v.len()],
+                false,
             );
         }
         let d = max_diff(&g, &next);
@@ -337,6 +340,8 @@ fn fast_projection_kernel_matches_cpu() {
             &cpu.rods.rest_len[e.clone()],
             1e-10,
             50,
+            &vec![Contact::default(); v.len()],
+            false,
         );
         assert!(r.max_strain < 1e-10, "{r:?}");
         // The GPU's stopping rule (shaders/project.wgsl) on every movable edge:

@@ -39,7 +39,7 @@ struct Comparison {
 fn compare(scene: &str, set: &[&str]) -> Comparison {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::load(Path::new(scene), &set).expect("scene loads");
-    let (rods, state) = build(&scene.rods, scene.anchors);
+    let (rods, state) = scene.build();
     let ctx = gpu();
     let mut g = Simulator::gpu(&ctx, rods.clone(), state, scene.params).expect("GPU simulator");
     // Start the CPU from the GPU's f32 state so both begin identically.

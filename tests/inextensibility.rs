@@ -9,6 +9,7 @@ mod common;
 use common::*;
 use glam::DVec3;
 use strands::build::EndSpec;
+use strands::cpu::contact::Contact;
 use strands::cpu::project::{max_strain, project_fast, project_jacobi};
 use strands::params::Projection;
 
@@ -31,7 +32,8 @@ fn fast_projection_reaches_tolerance() {
         let before = max_strain(&pos, &rest);
         let clamped = [pos[0], pos[1]];
         for tol in [1e-6, 1e-12] {
-            let r = project_fast(&mut pos, &w, &rest, tol, 50);
+            let none = vec![Contact::default(); pos.len()];
+            let r = project_fast(&mut pos, &w, &rest, tol, 50, &none, false);
             assert!(before > 0.05, "test rod not stretched");
             assert!(
                 r.max_strain <= tol,
@@ -54,7 +56,15 @@ fn jacobi_error_decreases_with_iterations() {
             let mut src = pos.clone();
             let mut dst = pos.clone();
             for _ in 0..iterations {
-                project_jacobi(&src, &mut dst, &w, &rest, 0.5);
+                project_jacobi(
+                    &src,
+                    &mut dst,
+                    &w,
+                    &rest,
+                    0.5,
+                    &vec![Contact::default(); src.len()],
+                    false,
+                );
                 std::mem::swap(&mut src, &mut dst);
             }
             errors.push(max_strain(&src, &rest));

@@ -1,11 +1,13 @@
 //! The CPU reference simulator: the DER formulation of Bergou et al. 2008 in
-//! f64, one rod at a time, rods in parallel.
+//! f64. A substep is stage-major like the GPU's: each stage runs over all
+//! rods (in parallel) in the order the GPU dispatches its kernels.
 //!
 //! Each kernel module mirrors a WGSL kernel of the same name (`frames`,
 //! `twist`, `forces`, `integrate`, `project_jacobi`); the code keeps the GPU's
 //! loop shape where that lets a reader compare the two, even where more
 //! idiomatic Rust would read differently.
 
+pub mod contact;
 pub mod curvature;
 pub mod forces;
 pub mod frames;
@@ -17,6 +19,7 @@ use rayon::prelude::*;
 
 use crate::params::{Projection, SimParams};
 use crate::rods::{EndCondition, RodSet, State, split_mut};
+use contact::{ColliderPoses, Contact};
 use forces::{External, elastic_forces, external_forces};
 use frames::{signed_angle, unwrap_angle};
 use twist::{RodRest, curvature_binormals, twist_gradient};
@@ -40,23 +43,67 @@ pub struct Diagnostics {
     pub max_speed: f64,
     /// Most Newton iterations a twist solve used in this step.
     pub twist_iterations: u32,
-    /// Most iterations a projection used in this step (fixed for Jacobi).
+    /// Most iterations a projection used in this step (fixed for Jacobi;
+    /// with colliders, both projections of a substep added).
     pub projection_iterations: u32,
+    /// Deepest penetration of a free vertex (or an edge's interior point,
+    /// for spheres and capsules) into a collider: strand radius − signed
+    /// distance to the surface, 0 when none (m).
+    pub max_penetration: f64,
 }
 
-/// A rod whose state became non-finite or ran away.
+/// A rod whose state became non-finite, ran away, or passed through a collider.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error(
-    "rod {rod} ({name}) became unstable at step {step} (t = {time:.6} s): {what}. Likely cause: the time step h = {h:.3e} s is too large for the rod's stiffness; explicit integration of bending needs about h < {h_max:.3e} s here (h ≈ Δx²·√(μ/B)/2). Lower sim.dt or raise sim.substeps."
-)]
+#[error("rod {rod} ({name}) became unstable at step {step} (t = {time:.6} s): {what}. {hint}")]
 pub struct Unstable {
     pub rod: usize,
     pub name: String,
     pub step: u64,
     pub time: f64,
     pub what: String,
-    pub h: f64,
-    pub h_max: f64,
+    /// The likely cause and what to change.
+    pub hint: String,
+}
+
+impl Unstable {
+    /// A state that left the physical range: the step-size hint.
+    pub fn blow_up(rods: &RodSet, r: usize, step: u64, time: f64, what: String, h: f64) -> Self {
+        let h_max = stable_step_estimate(rods, r);
+        Unstable {
+            rod: r,
+            name: rods.names[r].clone(),
+            step,
+            time,
+            what,
+            hint: format!(
+                "Likely cause: the time step h = {h:.3e} s is too large for the rod's stiffness; explicit integration of bending needs about h < {h_max:.3e} s here (h ≈ Δx²·√(μ/B)/2). Lower sim.dt or raise sim.substeps."
+            ),
+        }
+    }
+
+    /// A vertex that passed through a collider within one substep.
+    pub fn tunnelled(rods: &RodSet, r: usize, step: u64, time: f64, t: contact::Tunnel) -> Self {
+        let c = &rods.colliders[t.collider];
+        let moved = if t.distance.is_finite() {
+            format!("{:.3e} m", t.distance)
+        } else {
+            "more".into()
+        };
+        Unstable {
+            rod: r,
+            name: rods.names[r].clone(),
+            step,
+            time,
+            what: format!(
+                "vertex {} moved {moved} relative to collider `{}` in one substep and crossed it (tunnelling)",
+                t.vertex, c.name
+            ),
+            hint: format!(
+                "Contact resolves at most {:.3e} m of relative motion per substep for this collider (its thickness); raise sim.substeps or slow the anchor `{}`.",
+                t.limit, rods.anchors[c.anchor].name
+            ),
+        }
+    }
 }
 
 /// Largest stable explicit step for one rod, from the highest bending mode
@@ -88,13 +135,6 @@ pub struct RodStateMut<'a> {
     pub theta: &'a mut [f64],
     pub tangent: &'a mut [DVec3],
     pub ref_u: &'a mut [DVec3],
-}
-
-/// Per-rod outcome of a substep.
-#[derive(Clone, Copy, Debug, Default)]
-struct RodReport {
-    twist_iterations: u32,
-    projection_iterations: u32,
 }
 
 /// Range of twist angles of a rod that the quasistatic solve may change.
@@ -227,52 +267,6 @@ pub fn integrate(
     }
 }
 
-/// One substep of length `h` from time `t` for one rod: forces, symplectic
-/// Euler (§7.2), anchors, projection with velocity update (§8.1), frames.
-fn substep_rod(
-    rods: &RodSet,
-    params: &SimParams,
-    r: usize,
-    t: f64,
-    h: f64,
-    s: &mut RodStateMut,
-) -> RodReport {
-    let n = s.pos.len();
-    let inv_mass = &rods.inv_mass[rods.vertices(r)];
-    let mut force = vec![DVec3::ZERO; n];
-    rod_forces(
-        rods, params, r, t, s.pos, s.vel, s.tangent, s.ref_u, s.theta, &mut force,
-    );
-    integrate(rods, r, t + h, h, &force, s.pos, s.vel);
-    // Inextensibility, then v ← v + (x_projected − x_unconstrained)/h.
-    let unconstrained = s.pos.to_vec();
-    let rest_len = &rods.rest_len[rods.edges(r)];
-    let projection_iterations = match params.projection {
-        Projection::None => 0,
-        Projection::Fast {
-            tolerance,
-            max_iterations,
-        } => project::project_fast(s.pos, inv_mass, rest_len, tolerance, max_iterations).iterations,
-        Projection::Jacobi {
-            iterations,
-            relaxation,
-        } => {
-            let mut other = unconstrained.clone();
-            for _ in 0..iterations {
-                project::project_jacobi(s.pos, &mut other, inv_mass, rest_len, relaxation);
-                s.pos.copy_from_slice(&other);
-            }
-            iterations
-        }
-    };
-    project::project_velocity(s.vel, s.pos, &unconstrained, h);
-    let twist_iterations = update_material_frame(rods, params, r, t + h, s);
-    RodReport {
-        twist_iterations,
-        projection_iterations,
-    }
-}
-
 /// Per-rod check for a state that has left the physical range.
 fn check_rod(
     rods: &RodSet,
@@ -334,6 +328,11 @@ pub fn diagnostics_of(rods: &RodSet, state: &State, params: &SimParams) -> Diagn
         time: state.time,
         ..Default::default()
     };
+    let poses: Vec<_> = rods
+        .colliders
+        .iter()
+        .map(|c| rods.anchors[c.anchor].pose(state.time))
+        .collect();
     for r in 0..rods.rod_count() {
         let v = rods.vertices(r);
         let e = rods.edges(r);
@@ -352,6 +351,15 @@ pub fn diagnostics_of(rods: &RodSet, state: &State, params: &SimParams) -> Diagn
         d.max_strain = d
             .max_strain
             .max(project::max_strain(pos, &rods.rest_len[e]));
+        if !rods.colliders.is_empty() {
+            d.max_penetration = d.max_penetration.max(contact::max_penetration(
+                &rods.colliders,
+                &poses,
+                rods.material[r].radius,
+                &rods.inv_mass[v],
+                pos,
+            ));
+        }
     }
     for (i, (x, v)) in state.pos.iter().zip(&state.vel).enumerate() {
         let m = rods.mass[i];
@@ -396,6 +404,8 @@ pub struct CpuSimulator {
     pub params: SimParams,
     /// Frames (of `params.dt`) taken so far.
     pub step_count: u64,
+    /// Working arrays of the substep.
+    pub work: Workspace,
 }
 
 impl CpuSimulator {
@@ -403,14 +413,16 @@ impl CpuSimulator {
     /// quasistatic equilibrium (Algorithm 1, line 2).
     pub fn new(rods: RodSet, mut state: State, params: SimParams) -> Self {
         let t = state.time;
-        for_each_rod(&rods, &mut state, |r, s| {
-            update_material_frame(&rods, &params, r, t, s);
+        let mut work = Workspace::new(rods.vertex_count());
+        for_each_rod(&rods, &mut state, &mut work, |r, w| {
+            update_material_frame(&rods, &params, r, t, &mut w.s);
         });
         CpuSimulator {
             rods,
             state,
             params,
             step_count: 0,
+            work,
         }
     }
 
@@ -431,23 +443,35 @@ impl CpuSimulator {
         let mut projection_iterations = 0;
         for _ in 0..self.params.substeps {
             let t = self.state.time;
-            let (rods, params) = (&self.rods, &self.params);
-            let reports = for_each_rod(rods, &mut self.state, |r, s| {
-                let rep = substep_rod(rods, params, r, t, h, s);
-                (rep, check_rod(rods, params, r, s.pos, s.vel, s.theta))
-            });
+            let reports = substep(
+                &self.rods,
+                &self.params,
+                t,
+                h,
+                &mut self.state,
+                &mut self.work,
+            );
             self.state.time = t + h;
-            for (r, (rep, bad)) in reports.into_iter().enumerate() {
-                if let Some(what) = bad {
-                    return Err(Unstable {
-                        rod: r,
-                        name: self.rods.names[r].clone(),
-                        step: self.step_count + 1,
-                        time: self.state.time,
+            for (r, rep) in reports.into_iter().enumerate() {
+                let step = self.step_count + 1;
+                if let Some(what) = rep.bad {
+                    return Err(Unstable::blow_up(
+                        &self.rods,
+                        r,
+                        step,
+                        self.state.time,
                         what,
                         h,
-                        h_max: stable_step_estimate(&self.rods, r),
-                    });
+                    ));
+                }
+                if let Some(tunnel) = rep.tunnel {
+                    return Err(Unstable::tunnelled(
+                        &self.rods,
+                        r,
+                        step,
+                        self.state.time,
+                        tunnel,
+                    ));
                 }
                 twist_iterations = twist_iterations.max(rep.twist_iterations);
                 projection_iterations = projection_iterations.max(rep.projection_iterations);
@@ -468,12 +492,225 @@ impl CpuSimulator {
     }
 }
 
-/// Run `f` on every rod's slice of the state, in parallel.
-fn for_each_rod<T: Send>(
+/// Per-vertex working arrays of a substep, flat like the state (the CPU
+/// twins of the GPU's `scratch`, `pos_unc` and `contact` buffers).
+#[derive(Clone, Debug, Default)]
+pub struct Workspace {
+    pub force: Vec<DVec3>,
+    pub pos_unc: Vec<DVec3>,
+    pub contact: Vec<Contact>,
+}
+
+impl Workspace {
+    pub fn new(vertex_count: usize) -> Self {
+        Workspace {
+            force: vec![DVec3::ZERO; vertex_count],
+            pos_unc: vec![DVec3::ZERO; vertex_count],
+            contact: vec![Contact::default(); vertex_count],
+        }
+    }
+}
+
+/// One rod's slices of the state and the workspace.
+pub struct RodWork<'a> {
+    pub s: RodStateMut<'a>,
+    pub force: &'a mut [DVec3],
+    pub pos_unc: &'a mut [DVec3],
+    pub contact: &'a mut [Contact],
+}
+
+/// Per-rod outcome of a substep.
+#[derive(Clone, Debug, Default)]
+pub struct RodReport {
+    pub twist_iterations: u32,
+    pub projection_iterations: u32,
+    pub tunnel: Option<contact::Tunnel>,
+    /// What left the physical range, if anything.
+    pub bad: Option<String>,
+}
+
+/// Poses of every collider's anchor at `t` and `t + h`.
+pub fn collider_poses(rods: &RodSet, t: f64, h: f64) -> Vec<ColliderPoses> {
+    rods.colliders
+        .iter()
+        .map(|c| ColliderPoses {
+            start: rods.anchors[c.anchor].pose(t),
+            end: rods.anchors[c.anchor].pose(t + h),
+        })
+        .collect()
+}
+
+/// Stage `project` (phase 0: plain; phase 1: filtered by the contacts) of
+/// one rod; returns the iterations used.
+fn project_rod(rods: &RodSet, params: &SimParams, r: usize, w: &mut RodWork, phase: u32) -> u32 {
+    let inv_mass = &rods.inv_mass[rods.vertices(r)];
+    let rest_len = &rods.rest_len[rods.edges(r)];
+    let filtered = phase == 1;
+    match params.projection {
+        Projection::None => 0,
+        Projection::Fast {
+            tolerance,
+            max_iterations,
+        } => {
+            project::project_fast(
+                w.s.pos,
+                inv_mass,
+                rest_len,
+                tolerance,
+                max_iterations,
+                w.contact,
+                filtered,
+            )
+            .iterations
+        }
+        Projection::Jacobi {
+            iterations,
+            relaxation,
+        } => {
+            let n = jacobi_iterations(iterations, phase);
+            let mut other = w.s.pos.to_vec();
+            for _ in 0..n {
+                project::project_jacobi(
+                    w.s.pos, &mut other, inv_mass, rest_len, relaxation, w.contact, filtered,
+                );
+                w.s.pos.copy_from_slice(&other);
+            }
+            n
+        }
+    }
+}
+
+/// Jacobi iterations of a projection: the setting for the first; the second
+/// (filtered, after contact) starts from `pos` and must end there on the GPU's
+/// ping-pong buffers, so it rounds up to an even count.
+pub fn jacobi_iterations(iterations: u32, phase: u32) -> u32 {
+    if phase == 0 {
+        iterations
+    } else {
+        iterations.div_ceil(2) * 2
+    }
+}
+
+/// One substep of length `h` from time `t`, stage-major: each stage runs
+/// over every rod (in parallel) before the next starts, in the order the GPU
+/// dispatches its kernels (`GpuSimulator::encode_substep`): forces,
+/// integrate (§7.2), project (§8.1), [contact, filtered project, contact]
+/// when there are colliders, project_velocity, frames and twist.
+pub fn substep(
+    rods: &RodSet,
+    params: &SimParams,
+    t: f64,
+    h: f64,
+    state: &mut State,
+    work: &mut Workspace,
+) -> Vec<RodReport> {
+    let mut reports = vec![RodReport::default(); rods.rod_count()];
+    let poses = collider_poses(rods, t, h);
+    // forces
+    for_each_rod(rods, state, work, |r, w| {
+        rod_forces(
+            rods,
+            params,
+            r,
+            t,
+            w.s.pos,
+            w.s.vel,
+            w.s.tangent,
+            w.s.ref_u,
+            w.s.theta,
+            w.force,
+        );
+    });
+    // integrate
+    for_each_rod(rods, state, work, |r, w| {
+        integrate(rods, r, t + h, h, w.force, w.s.pos, w.s.vel);
+        w.pos_unc.copy_from_slice(w.s.pos);
+    });
+    // project
+    let it = for_each_rod(rods, state, work, |r, w| project_rod(rods, params, r, w, 0));
+    for (rep, i) in reports.iter_mut().zip(it) {
+        rep.projection_iterations = i;
+    }
+    if !rods.colliders.is_empty() {
+        for phase in 0..2 {
+            // contact
+            let found = for_each_rod(rods, state, work, |r, w| {
+                contact::contact(
+                    &rods.colliders,
+                    &poses,
+                    rods.material[r].radius,
+                    &rods.inv_mass[rods.vertices(r)],
+                    phase,
+                    h,
+                    w.s.pos,
+                    w.pos_unc,
+                    w.s.vel,
+                    w.contact,
+                )
+            });
+            for (rep, f) in reports.iter_mut().zip(found) {
+                rep.tunnel = rep.tunnel.or(f.tunnel);
+            }
+            // project (filtered), between the two contact phases
+            if phase == 0 {
+                let it = for_each_rod(rods, state, work, |r, w| project_rod(rods, params, r, w, 1));
+                for (rep, i) in reports.iter_mut().zip(it) {
+                    rep.projection_iterations += i;
+                }
+            }
+        }
+    }
+    // project_velocity, frames, twist, and the per-rod check
+    let rest = for_each_rod(rods, state, work, |r, w| {
+        if params.projection != Projection::None || !rods.colliders.is_empty() {
+            project::project_velocity(w.s.vel, w.s.pos, w.pos_unc, h);
+        }
+        let twist = update_material_frame(rods, params, r, t + h, &mut w.s);
+        (
+            twist,
+            check_rod(rods, params, r, w.s.pos, w.s.vel, w.s.theta),
+        )
+    });
+    for (rep, (twist, bad)) in reports.iter_mut().zip(rest) {
+        rep.twist_iterations = twist;
+        rep.bad = bad;
+    }
+    reports
+}
+
+/// Run `f` on every rod's slices of the state and workspace, in parallel.
+pub fn for_each_rod<T: Send>(
     rods: &RodSet,
     state: &mut State,
-    f: impl Fn(usize, &mut RodStateMut) -> T + Sync,
+    work: &mut Workspace,
+    f: impl Fn(usize, &mut RodWork) -> T + Sync,
 ) -> Vec<T> {
+    let vo = &rods.vertex_offset;
+    let views = rod_views(rods, state);
+    let force = split_mut(&mut work.force, vo);
+    let pos_unc = split_mut(&mut work.pos_unc, vo);
+    let contact = split_mut(&mut work.contact, vo);
+    let works: Vec<RodWork> = views
+        .into_iter()
+        .zip(force)
+        .zip(pos_unc)
+        .zip(contact)
+        .map(|(((s, force), pos_unc), contact)| RodWork {
+            s,
+            force,
+            pos_unc,
+            contact,
+        })
+        .collect();
+    works
+        .into_par_iter()
+        .enumerate()
+        .map(|(r, mut w)| f(r, &mut w))
+        .collect()
+}
+
+/// Every rod's slices of the state.
+fn rod_views<'a>(rods: &RodSet, state: &'a mut State) -> Vec<RodStateMut<'a>> {
     let vo = &rods.vertex_offset;
     let eo = rods.edge_offsets();
     let pos = split_mut(&mut state.pos, vo);
@@ -481,8 +718,7 @@ fn for_each_rod<T: Send>(
     let theta = split_mut(&mut state.theta, &eo);
     let tangent = split_mut(&mut state.tangent, &eo);
     let ref_u = split_mut(&mut state.ref_u, &eo);
-    let views: Vec<RodStateMut> = pos
-        .into_iter()
+    pos.into_iter()
         .zip(vel)
         .zip(theta)
         .zip(tangent)
@@ -494,10 +730,5 @@ fn for_each_rod<T: Send>(
             tangent,
             ref_u,
         })
-        .collect();
-    views
-        .into_par_iter()
-        .enumerate()
-        .map(|(r, mut s)| f(r, &mut s))
         .collect()
 }

@@ -9,6 +9,7 @@
 
 use glam::DVec3;
 
+use super::contact::Contact;
 use super::twist::solve_tridiagonal;
 
 /// Largest strain `||eʲ|/|ēʲ| − 1|` over the edges `edges` of one rod.
@@ -28,50 +29,61 @@ pub fn max_strain(pos: &[DVec3], rest_len: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Correction that edge `(a, b)` asks of its endpoint `a` (the negative of it
-/// for `b`): split the length error between the endpoints by inverse mass.
+/// Inverse mass of vertex `i` applied to `v`. In a filtered projection
+/// (after contact has recorded normals) a vertex in contact may move only in
+/// its contact's tangent plane: `W = w (I − n nᵀ)` (the filtered mass of
+/// Baraff and Witkin 1998), so the projection cannot push it back in.
 #[inline]
-fn edge_correction(xa: DVec3, xb: DVec3, wa: f64, wb: f64, rest: f64) -> DVec3 {
-    let w = wa + wb;
-    if w == 0.0 {
-        return DVec3::ZERO;
+pub fn apply_inv_mass(w: f64, c: Contact, filtered: bool, v: DVec3) -> DVec3 {
+    if filtered && c.depth > 0.0 {
+        (v - c.normal * c.normal.dot(v)) * w
+    } else {
+        v * w
     }
+}
+
+/// Corrections that edge `(a, b)` asks of its endpoints: the length error
+/// split between them by (filtered) inverse mass along the edge direction.
+#[inline]
+fn edge_correction(xa: DVec3, xb: DVec3, wa: DVec3Map, wb: DVec3Map, rest: f64) -> (DVec3, DVec3) {
     let d = xb - xa;
     let len = d.length();
-    d * ((len - rest) / (len * w))
+    let dir = d / len;
+    let (ma, mb) = (wa(dir), wb(dir));
+    let den = dir.dot(ma + mb);
+    if den <= 0.0 {
+        return (DVec3::ZERO, DVec3::ZERO);
+    }
+    let lambda = (len - rest) / den;
+    (ma * lambda, -mb * lambda)
 }
+
+/// A vertex's (filtered) inverse mass as a map on vectors.
+type DVec3Map<'a> = &'a dyn Fn(DVec3) -> DVec3;
 
 /// One Jacobi iteration for vertex `i` of a rod: the relaxed sum of the
 /// corrections its two edges ask for, computed from `src` only.
 #[inline]
+#[allow(clippy::too_many_arguments)] // the WGSL twin's inputs
 pub fn project_jacobi_vertex(
     i: usize,
     src: &[DVec3],
     inv_mass: &[f64],
     rest_len: &[f64],
     relaxation: f64,
+    contact: &[Contact],
+    filtered: bool,
 ) -> DVec3 {
     let n = src.len();
+    let w = |k: usize| move |v: DVec3| apply_inv_mass(inv_mass[k], contact[k], filtered, v);
     let mut delta = DVec3::ZERO;
     if i > 0 {
-        let c = edge_correction(
-            src[i - 1],
-            src[i],
-            inv_mass[i - 1],
-            inv_mass[i],
-            rest_len[i - 1],
-        );
-        delta -= c * inv_mass[i];
+        let (_, db) = edge_correction(src[i - 1], src[i], &w(i - 1), &w(i), rest_len[i - 1]);
+        delta += db;
     }
     if i + 1 < n {
-        let c = edge_correction(
-            src[i],
-            src[i + 1],
-            inv_mass[i],
-            inv_mass[i + 1],
-            rest_len[i],
-        );
-        delta += c * inv_mass[i];
+        let (da, _) = edge_correction(src[i], src[i + 1], &w(i), &w(i + 1), rest_len[i]);
+        delta += da;
     }
     src[i] + delta * relaxation
 }
@@ -83,9 +95,11 @@ pub fn project_jacobi(
     inv_mass: &[f64],
     rest_len: &[f64],
     relaxation: f64,
+    contact: &[Contact],
+    filtered: bool,
 ) {
     for (i, d) in dst.iter_mut().enumerate() {
-        *d = project_jacobi_vertex(i, src, inv_mass, rest_len, relaxation);
+        *d = project_jacobi_vertex(i, src, inv_mass, rest_len, relaxation, contact, filtered);
     }
 }
 
@@ -111,13 +125,20 @@ pub struct FastProjection {
 /// `x ← x − M⁻¹ ∇Cᵀ δλ`, until every strain is below `tolerance`.
 /// Edges whose two vertices are both driven by anchors are rigid already and
 /// are left out of the system.
+/// In a filtered projection, vertices in contact move in their tangent plane
+/// only (`apply_inv_mass`); an edge that then cannot change its length (both
+/// ends held along it) gets the row δλ = 0.
+#[allow(clippy::too_many_arguments)] // the WGSL twin's inputs
 pub fn project_fast(
     pos: &mut [DVec3],
     inv_mass: &[f64],
     rest_len: &[f64],
     tolerance: f64,
     max_iterations: u32,
+    contact: &[Contact],
+    filtered: bool,
 ) -> FastProjection {
+    let w = |k: usize, v: DVec3| apply_inv_mass(inv_mass[k], contact[k], filtered, v);
     let ne = rest_len.len();
     // Indices of the edges that can move.
     let active: Vec<usize> = (0..ne)
@@ -135,13 +156,25 @@ pub fn project_fast(
     while out.max_strain > tolerance && out.iterations < max_iterations && m > 0 {
         let e: Vec<DVec3> = active.iter().map(|&j| pos[j + 1] - pos[j]).collect();
         for (a, &j) in active.iter().enumerate() {
-            diag[a] = 4.0 * e[a].length_squared() * (inv_mass[j] + inv_mass[j + 1]);
+            diag[a] = 4.0 * e[a].dot(w(j, e[a]) + w(j + 1, e[a]));
             lambda[a] = e[a].length_squared() - rest_len[j] * rest_len[j];
             // Coupling with the next active edge through their shared vertex.
             off[a] = match active.get(a + 1) {
-                Some(&k) if k == j + 1 => -4.0 * inv_mass[j + 1] * e[a].dot(e[a + 1]),
+                Some(&k) if k == j + 1 => -4.0 * e[a].dot(w(j + 1, e[a + 1])),
                 _ => 0.0,
             };
+        }
+        for a in 0..m {
+            let j = active[a];
+            let scale = 4.0 * e[a].length_squared() * (inv_mass[j] + inv_mass[j + 1]);
+            if diag[a] <= 1e-12 * scale {
+                diag[a] = 1.0;
+                lambda[a] = 0.0;
+                off[a] = 0.0;
+                if a > 0 {
+                    off[a - 1] = 0.0;
+                }
+            }
         }
         // Active edges that are not adjacent are uncoupled (off = 0), so one
         // tridiagonal solve covers every stretch of free edges.
@@ -150,8 +183,8 @@ pub fn project_fast(
         }
         for (a, &j) in active.iter().enumerate() {
             let g = 2.0 * e[a] * lambda[a];
-            pos[j] += g * inv_mass[j];
-            pos[j + 1] -= g * inv_mass[j + 1];
+            pos[j] += w(j, g);
+            pos[j + 1] -= w(j + 1, g);
         }
         out.iterations += 1;
         out.max_strain = max_strain_of(pos, rest_len, &active);
@@ -168,7 +201,15 @@ mod tests {
     #[test]
     fn one_edge_newton_step_is_quadratic() {
         let mut pos = [DVec3::ZERO, DVec3::new(1.01, 0.0, 0.0)];
-        let r = project_fast(&mut pos, &[0.0, 1.0], &[1.0], 0.0, 1);
+        let r = project_fast(
+            &mut pos,
+            &[0.0, 1.0],
+            &[1.0],
+            0.0,
+            1,
+            &[Contact::default(); 2],
+            false,
+        );
         // Newton on |e|² = 1 from |e| = 1.01: error (0.01)²/(2·1.01) ≈ 5e-5.
         assert!(r.max_strain < 6e-5 && r.max_strain > 4e-5, "{r:?}");
     }

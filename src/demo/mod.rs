@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use glam::{DMat4, DQuat, DVec3, Mat4, Vec3};
 
 use crate::anchor::{Anchor, Keyframe};
-use crate::build::{EndSpec, build};
+use crate::build::EndSpec;
 use crate::gpu::{GpuContext, GpuSimulator};
 use crate::params::Wind;
 use crate::scene::Scene;
@@ -198,7 +198,7 @@ pub struct World {
 
 impl World {
     pub fn new(ctx: &GpuContext, s: &DemoScene) -> Result<World> {
-        let (rods, state) = build(&s.scene.rods, s.scene.anchors.clone());
+        let (rods, state) = s.scene.build();
         let bounds = state.pos.iter().fold(
             (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)),
             |(lo, hi), p| (lo.min(*p), hi.max(*p)),

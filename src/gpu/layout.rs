@@ -28,9 +28,11 @@ pub struct GpuStep {
     pub twist_tolerance: f32,
     pub fast_max_iterations: u32,
     pub fast_tolerance: f32,
+    /// 0: plain projection, contact with friction; 1: filtered projection,
+    /// contact without friction.
+    pub phase: u32,
     pub _pad0: u32,
     pub _pad1: u32,
-    pub _pad2: u32,
 }
 const _: () = assert!(size_of::<GpuStep>() == 112);
 
@@ -45,7 +47,8 @@ pub struct GpuRod {
     pub bending: [f32; 4],
     pub origin: [f32; 4],
     pub drag: f32,
-    pub _pad0: u32,
+    /// Section radius for contact (m).
+    pub radius: f32,
     pub _pad1: u32,
     pub _pad2: u32,
 }
@@ -99,6 +102,41 @@ pub struct GpuEdgeFrame {
 }
 const _: () = assert!(size_of::<GpuEdgeFrame>() == 32);
 
+/// WGSL `Collider` (see `crate::contact::Collider`): points relative to the
+/// anchor pivot in the anchor's rest frame.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct GpuCollider {
+    /// Sphere centre, capsule end a, plane point, SDF grid origin (m).
+    pub p0: [f32; 4],
+    /// Capsule end b, plane unit normal.
+    pub p1: [f32; 4],
+    pub kind: u32,
+    pub anchor: u32,
+    pub radius: f32,
+    pub cell: f32,
+    pub friction: f32,
+    pub static_friction: f32,
+    pub margin: f32,
+    /// Relative motion per substep that contact resolves (m); `f32::MAX` for a plane.
+    pub thickness: f32,
+    /// SDF samples along x, y, z; w = first z slice in the SDF atlas.
+    pub dims: [u32; 4],
+}
+const _: () = assert!(size_of::<GpuCollider>() == 80);
+
+/// WGSL `Colliders`: the uniform block of all colliders.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct GpuColliders {
+    pub count: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
+    pub items: [GpuCollider; crate::contact::MAX_COLLIDERS],
+}
+const _: () = assert!(size_of::<GpuColliders>() == 16 + 80 * 16);
+
 /// WGSL `Scratch`: per-vertex working memory of the per-rod kernels.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
@@ -141,9 +179,9 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 twist_tolerance,
                 fast_max_iterations,
                 fast_tolerance,
+                phase,
                 _pad0,
-                _pad1,
-                _pad2
+                _pad1
             ]
         ),
         layout!(
@@ -157,7 +195,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 bending,
                 origin,
                 drag,
-                _pad0,
+                radius,
                 _pad1,
                 _pad2
             ]
@@ -179,6 +217,28 @@ pub fn shared_structs() -> Vec<StructLayout> {
         layout!("Pose", GpuPose, [rotation, offset]),
         layout!("EdgeFrame", GpuEdgeFrame, [tangent, ref_u]),
         layout!("Scratch", GpuScratch, [kb, g, s, force]),
+        layout!(
+            "Collider",
+            GpuCollider,
+            [
+                p0,
+                p1,
+                kind,
+                anchor,
+                radius,
+                cell,
+                friction,
+                static_friction,
+                margin,
+                thickness,
+                dims
+            ]
+        ),
+        layout!(
+            "Colliders",
+            GpuColliders,
+            [count, _pad0, _pad1, _pad2, items]
+        ),
     ]
 }
 
@@ -191,6 +251,7 @@ pub const SHADER_SOURCE: &str = concat!(
     include_str!("../../shaders/forces.wgsl"),
     include_str!("../../shaders/integrate.wgsl"),
     include_str!("../../shaders/project.wgsl"),
+    include_str!("../../shaders/contact.wgsl"),
 );
 
 /// A compute kernel: its entry point (also the pipeline label), what one
@@ -205,6 +266,7 @@ pub enum Kernel {
     ProjectJacobi,
     ProjectFast,
     ProjectVelocity,
+    Contact,
 }
 
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
@@ -213,14 +275,42 @@ pub mod binding {
     pub const VEL: u32 = 1;
     pub const POS_UNC: u32 = 2;
     pub const FRAME: u32 = 3;
+    pub const CLAMPS: u32 = 4;
     pub const SCRATCH: u32 = 5;
     pub const STATS: u32 = 6;
     pub const SRC: u32 = 7;
     pub const DST: u32 = 8;
+    pub const CONTACTS: u32 = 9;
+    /// A uniform buffer, not storage.
+    pub const COLLIDERS: u32 = 10;
+    /// A 3D texture (`texture_3d<f32>`, R32Float), not a buffer.
+    pub const SDF: u32 = 11;
 }
 
+/// What a group-1 binding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindingKind {
+    Storage { read_only: bool },
+    Uniform,
+    Texture3d,
+}
+
+/// The kind of each group-1 binding (as declared in `shaders/common.wgsl`).
+pub fn binding_kind(b: u32) -> BindingKind {
+    use binding::*;
+    match b {
+        SRC | CLAMPS => BindingKind::Storage { read_only: true },
+        COLLIDERS => BindingKind::Uniform,
+        SDF => BindingKind::Texture3d,
+        _ => BindingKind::Storage { read_only: false },
+    }
+}
+
+/// Group-0 (`world`) storage bindings, shared by every kernel.
+pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
+
 impl Kernel {
-    pub const ALL: [Kernel; 7] = [
+    pub const ALL: [Kernel; 8] = [
         Kernel::Frames,
         Kernel::Twist,
         Kernel::Forces,
@@ -228,6 +318,7 @@ impl Kernel {
         Kernel::ProjectJacobi,
         Kernel::ProjectFast,
         Kernel::ProjectVelocity,
+        Kernel::Contact,
     ];
 
     pub fn entry_point(self) -> &'static str {
@@ -239,6 +330,7 @@ impl Kernel {
             Kernel::ProjectJacobi => "project_jacobi",
             Kernel::ProjectFast => "project_fast",
             Kernel::ProjectVelocity => "project_velocity",
+            Kernel::Contact => "contact",
         }
     }
 
@@ -246,22 +338,34 @@ impl Kernel {
     pub fn per_rod(self) -> bool {
         matches!(
             self,
-            Kernel::Frames | Kernel::Twist | Kernel::Forces | Kernel::ProjectFast
+            Kernel::Frames | Kernel::Twist | Kernel::Forces | Kernel::ProjectFast | Kernel::Contact
         )
     }
 
-    /// The state bindings (group 1) the kernel reads or writes. Every one is
-    /// declared `read_write` in WGSL except `src`.
+    /// The bindings of group 1 the kernel reads or writes (see
+    /// `binding_kind`); tests/gpu_layout.rs checks them against what each
+    /// entry point uses.
     pub fn bindings(self) -> &'static [u32] {
         use binding::*;
         match self {
-            Kernel::Frames => &[POS, FRAME],
+            Kernel::Frames => &[POS, FRAME, CLAMPS],
             Kernel::Twist => &[POS, FRAME, SCRATCH, STATS],
             Kernel::Forces => &[POS, VEL, FRAME, SCRATCH],
-            Kernel::Integrate => &[POS, VEL, POS_UNC, SCRATCH],
-            Kernel::ProjectJacobi => &[SRC, DST],
-            Kernel::ProjectFast => &[POS, SCRATCH, STATS],
+            Kernel::Integrate => &[POS, VEL, POS_UNC, SCRATCH, CLAMPS],
+            Kernel::ProjectJacobi => &[SRC, DST, CONTACTS],
+            Kernel::ProjectFast => &[POS, SCRATCH, STATS, CONTACTS],
             Kernel::ProjectVelocity => &[POS, VEL, POS_UNC],
+            Kernel::Contact => &[POS, VEL, POS_UNC, STATS, CONTACTS, COLLIDERS, SDF],
         }
+    }
+
+    /// Storage buffers the kernel binds in both groups.
+    pub fn storage_buffers(self) -> usize {
+        WORLD_STORAGE.len()
+            + self
+                .bindings()
+                .iter()
+                .filter(|&&b| matches!(binding_kind(b), BindingKind::Storage { .. }))
+                .count()
     }
 }

@@ -9,18 +9,26 @@ use glam::{DVec3, Vec3};
 use wgpu::util::DeviceExt;
 
 use super::layout::{
-    GpuClamp, GpuEdgeFrame, GpuPose, GpuRod, GpuScratch, GpuStep, GpuVertexRest, Kernel, NONE,
-    SHADER_SOURCE, binding,
+    BindingKind, GpuClamp, GpuColliders, GpuEdgeFrame, GpuPose, GpuRod, GpuScratch, GpuStep,
+    GpuVertexRest, Kernel, NONE, SHADER_SOURCE, binding, binding_kind,
 };
 use super::{GpuContext, GpuError};
-use crate::cpu::{Diagnostics, Unstable, check_state, diagnostics_of, stable_step_estimate};
+use crate::contact::{MAX_COLLIDERS, Shape};
+use crate::cpu::contact::Contact;
+use crate::cpu::{Diagnostics, Unstable, check_state, diagnostics_of};
 use crate::params::{Projection, SimParams};
 use crate::rods::{EndCondition, RodSet, State};
 
 const WORKGROUP: u32 = 64;
-/// Storage buffers one kernel binds at most (group 0: 4, group 1: 4), within
-/// WebGPU's default limit so a caller's default device will do.
+/// Storage buffers one kernel binds at most (`Kernel::storage_buffers`),
+/// within WebGPU's default limit so a caller's default device will do.
 const STORAGE_BUFFERS_NEEDED: u32 = 8;
+const _: () = {
+    let mut k = 0;
+    while k < Kernel::ALL.len() {
+        k += 1;
+    }
+};
 
 /// The buffers holding per-vertex positions, as the Jacobi ping-pong names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -42,6 +50,21 @@ pub struct JacobiPass {
 
 /// The passes of `n` Jacobi iterations starting from the unconstrained
 /// positions and ending in `pos`: U→P, P→Q, Q→P… for odd `n`, U→Q, Q→P… for even.
+/// The passes of the second (filtered) projection after contact: from `pos`
+/// back to `pos`, P→Q, Q→P… (`n` even; see `cpu::jacobi_iterations`).
+pub fn jacobi_schedule_from_pos(n: u32) -> Vec<JacobiPass> {
+    use VertexBuffer::*;
+    (0..n)
+        .map(|k| {
+            if k % 2 == 0 {
+                JacobiPass { src: Pos, dst: Tmp }
+            } else {
+                JacobiPass { src: Tmp, dst: Pos }
+            }
+        })
+        .collect()
+}
+
 pub fn jacobi_schedule(n: u32) -> Vec<JacobiPass> {
     use VertexBuffer::*;
     let mut out = Vec::with_capacity(n as usize);
@@ -71,6 +94,10 @@ struct Buffers {
     frame: wgpu::Buffer,
     scratch: wgpu::Buffer,
     stats: wgpu::Buffer,
+    contacts: wgpu::Buffer,
+    colliders: wgpu::Buffer,
+    /// Every SDF collider's grid stacked along z (1×1×1 when there is none).
+    sdf: wgpu::Texture,
     readback: wgpu::Buffer,
     /// Timestamps at the start and end of a frame's compute pass, where the
     /// device has `TIMESTAMP_QUERY`.
@@ -166,6 +193,21 @@ impl GpuSimulator {
         check("rest", size_of::<GpuVertexRest>(), nv)?;
         check("frame", size_of::<GpuEdgeFrame>(), nv)?;
         check("rods", size_of::<GpuRod>(), rods.rod_count())?;
+        let sdf_depth: u32 = rods
+            .colliders
+            .iter()
+            .filter_map(|c| match &c.shape {
+                Shape::Sdf(g) => Some(g.dims[2]),
+                _ => None,
+            })
+            .sum();
+        if sdf_depth > limits.max_texture_dimension_3d {
+            return Err(GpuError::Limit {
+                limit_name: "max_texture_dimension_3d (SDF grids stacked along z)",
+                have: limits.max_texture_dimension_3d as u64,
+                need: sdf_depth as u64,
+            });
+        }
         if limits.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS_NEEDED {
             return Err(GpuError::Limit {
                 limit_name: "max_storage_buffers_per_shader_stage",
@@ -250,6 +292,7 @@ impl GpuSimulator {
                 ],
                 origin: vec4(rod_origin, 0.0),
                 drag: m.drag as f32,
+                radius: m.radius as f32,
                 ..Default::default()
             });
             for (i, vi) in v.clone().enumerate() {
@@ -290,6 +333,7 @@ impl GpuSimulator {
             })
         };
         let v16 = 16 * nv as u64;
+        let (gpu_colliders, sdf_atlas) = colliders_of(&rods);
         // Allocation failures are reported as an error, not a panic.
         let oom_scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let pose_anchors = rods.anchors.len().max(1);
@@ -297,7 +341,7 @@ impl GpuSimulator {
         let buffers = Buffers {
             steps: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("steps"),
-                size: step_stride * step_capacity as u64,
+                size: step_stride * 2 * step_capacity as u64,
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             }),
@@ -317,7 +361,14 @@ impl GpuSimulator {
             pos_tmp: zeroed("pos_tmp", v16),
             frame: zeroed("frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
             scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
-            stats: zeroed("stats", 16),
+            stats: zeroed("stats", 32),
+            contacts: zeroed("contacts", v16),
+            colliders: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("colliders"),
+                contents: bytemuck::bytes_of(&gpu_colliders),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            }),
+            sdf: sdf_texture(device, &ctx.queue, &sdf_atlas),
             // Sized for the state (`frame` is the largest); reading the
             // scratch buffer (tests) uses a temporary one.
             readback: device.create_buffer(&wgpu::BufferDescriptor {
@@ -382,21 +433,50 @@ impl GpuSimulator {
                 },
                 storage_entry(1, true),
                 storage_entry(2, true),
-                storage_entry(3, true),
                 storage_entry(4, true),
             ],
         });
         let world = world_group(device, &world_layout, &buffers);
-        let state_buffer = |b: u32| -> &wgpu::Buffer {
+        let sdf_view = buffers
+            .sdf
+            .create_view(&wgpu::TextureViewDescriptor::default());
+        let state_resource = |b: u32| -> wgpu::BindingResource<'_> {
             match b {
-                binding::POS => &buffers.pos,
-                binding::VEL => &buffers.vel,
-                binding::POS_UNC => &buffers.pos_unc,
-                binding::FRAME => &buffers.frame,
-                binding::SCRATCH => &buffers.scratch,
-                binding::STATS => &buffers.stats,
+                binding::POS => buffers.pos.as_entire_binding(),
+                binding::VEL => buffers.vel.as_entire_binding(),
+                binding::POS_UNC => buffers.pos_unc.as_entire_binding(),
+                binding::FRAME => buffers.frame.as_entire_binding(),
+                binding::CLAMPS => buffers.clamps.as_entire_binding(),
+                binding::SCRATCH => buffers.scratch.as_entire_binding(),
+                binding::STATS => buffers.stats.as_entire_binding(),
+                binding::CONTACTS => buffers.contacts.as_entire_binding(),
+                binding::COLLIDERS => buffers.colliders.as_entire_binding(),
+                binding::SDF => wgpu::BindingResource::TextureView(&sdf_view),
                 _ => unreachable!("src/dst are bound per Jacobi pass"),
             }
+        };
+        let layout_entry = |b: u32| match binding_kind(b) {
+            BindingKind::Storage { read_only } => storage_entry(b, read_only),
+            BindingKind::Uniform => wgpu::BindGroupLayoutEntry {
+                binding: b,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            },
+            BindingKind::Texture3d => wgpu::BindGroupLayoutEntry {
+                binding: b,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                    view_dimension: wgpu::TextureViewDimension::D3,
+                    multisampled: false,
+                },
+                count: None,
+            },
         };
         let vertex_buffer = |v: VertexBuffer| match v {
             VertexBuffer::Pos => &buffers.pos,
@@ -408,11 +488,7 @@ impl GpuSimulator {
         let mut jacobi_groups = HashMap::new();
         for kernel in Kernel::ALL {
             let name = kernel.entry_point();
-            let entries: Vec<_> = kernel
-                .bindings()
-                .iter()
-                .map(|&b| storage_entry(b, b == binding::SRC))
-                .collect();
+            let entries: Vec<_> = kernel.bindings().iter().map(|&b| layout_entry(b)).collect();
             let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                 label: Some(name),
                 entries: &entries,
@@ -447,6 +523,7 @@ impl GpuSimulator {
                         entries: &[
                             whole(binding::SRC, vertex_buffer(src)),
                             whole(binding::DST, vertex_buffer(dst)),
+                            whole(binding::CONTACTS, &buffers.contacts),
                         ],
                     });
                     jacobi_groups.insert(JacobiPass { src, dst }, group);
@@ -455,7 +532,10 @@ impl GpuSimulator {
                 let entries: Vec<_> = kernel
                     .bindings()
                     .iter()
-                    .map(|&b| whole(b, state_buffer(b)))
+                    .map(|&b| wgpu::BindGroupEntry {
+                        binding: b,
+                        resource: state_resource(b),
+                    })
                     .collect();
                 let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some(name),
@@ -517,11 +597,11 @@ impl GpuSimulator {
         &self.buffers.frame
     }
 
-    fn step_values(&self, t: f64, h: f64, slot_start: u32, slot_end: u32) -> GpuStep {
+    fn step_values(&self, t: f64, h: f64, slot_start: u32, slot_end: u32, phase: u32) -> GpuStep {
         let p = &self.params;
         let w = &p.wind;
         let gust = w.velocity.try_normalize().unwrap_or(DVec3::X);
-        let phase = std::f64::consts::TAU * (w.gust_frequency * t).rem_euclid(1.0);
+        let wind_phase = std::f64::consts::TAU * (w.gust_frequency * t).rem_euclid(1.0);
         let (relaxation, fast_tolerance, fast_max_iterations) = match p.projection {
             Projection::Jacobi { relaxation, .. } => (relaxation, 0.0, 0),
             Projection::Fast {
@@ -536,7 +616,7 @@ impl GpuSimulator {
             gust: vec4(gust, (std::f64::consts::TAU / w.gust_wavelength) as f32),
             h: h as f32,
             time: t as f32,
-            wind_phase: phase as f32,
+            wind_phase: wind_phase as f32,
             relaxation: relaxation as f32,
             rod_count: self.rods.rod_count() as u32,
             vertex_count: self.rods.vertex_count() as u32,
@@ -547,6 +627,7 @@ impl GpuSimulator {
             twist_tolerance: p.twist_tolerance as f32,
             fast_max_iterations,
             fast_tolerance: fast_tolerance as f32,
+            phase,
             ..Default::default()
         }
     }
@@ -563,11 +644,14 @@ impl GpuSimulator {
         if !poses.is_empty() {
             q.write_buffer(&self.buffers.poses, 0, bytemuck::cast_slice(&poses));
         }
-        let mut bytes = vec![0u8; (self.step_stride * substeps.max(1) as u64) as usize];
+        // Two entries per substep, one per phase (`entry`).
+        let mut bytes = vec![0u8; (self.step_stride * 2 * substeps.max(1) as u64) as usize];
         for k in 0..substeps {
-            let s = self.step_values(t0 + k as f64 * h, h, k, k + 1);
-            let at = (k as u64 * self.step_stride) as usize;
-            bytes[at..at + size_of::<GpuStep>()].copy_from_slice(bytemuck::bytes_of(&s));
+            for phase in 0..2 {
+                let s = self.step_values(t0 + k as f64 * h, h, k, k + 1, phase);
+                let at = (entry(k, phase) as u64 * self.step_stride) as usize;
+                bytes[at..at + size_of::<GpuStep>()].copy_from_slice(bytemuck::bytes_of(&s));
+            }
         }
         q.write_buffer(&self.buffers.steps, 0, &bytes);
     }
@@ -584,7 +668,7 @@ impl GpuSimulator {
         let device = &self.ctx.device;
         self.buffers.steps = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("steps"),
-            size: self.step_stride * n as u64,
+            size: self.step_stride * 2 * n as u64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -635,24 +719,45 @@ impl GpuSimulator {
         pass.dispatch_workgroups(x, y, 1);
     }
 
-    /// Encode substep `entry` (its step values already written).
-    fn encode_substep(&self, pass: &mut wgpu::ComputePass, entry: u32) {
-        self.dispatch(pass, Kernel::Forces, entry);
-        self.dispatch(pass, Kernel::Integrate, entry);
+    /// Encode the projection of `phase` (0: from the unconstrained
+    /// positions; 1: filtered by the contacts, from `pos`).
+    fn encode_project(&self, pass: &mut wgpu::ComputePass, k: u32, phase: u32) {
+        let at = entry(k, phase);
         match self.params.projection {
             Projection::None => {}
-            Projection::Fast { .. } => self.dispatch(pass, Kernel::ProjectFast, entry),
+            Projection::Fast { .. } => self.dispatch(pass, Kernel::ProjectFast, at),
             Projection::Jacobi { iterations, .. } => {
-                for p in jacobi_schedule(iterations) {
-                    self.dispatch_with(pass, Kernel::ProjectJacobi, &self.jacobi_groups[&p], entry);
+                let n = crate::cpu::jacobi_iterations(iterations, phase);
+                let schedule = if phase == 0 {
+                    jacobi_schedule(n)
+                } else {
+                    jacobi_schedule_from_pos(n)
+                };
+                for p in schedule {
+                    self.dispatch_with(pass, Kernel::ProjectJacobi, &self.jacobi_groups[&p], at);
                 }
             }
         }
-        if self.params.projection != Projection::None {
-            self.dispatch(pass, Kernel::ProjectVelocity, entry);
+    }
+
+    /// Encode substep `k` (its step values already written), in the order of
+    /// `cpu::substep`.
+    fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
+        let at = entry(k, 0);
+        self.dispatch(pass, Kernel::Forces, at);
+        self.dispatch(pass, Kernel::Integrate, at);
+        self.encode_project(pass, k, 0);
+        let contact = !self.rods.colliders.is_empty();
+        if contact {
+            self.dispatch(pass, Kernel::Contact, entry(k, 0));
+            self.encode_project(pass, k, 1);
+            self.dispatch(pass, Kernel::Contact, entry(k, 1));
         }
-        self.dispatch(pass, Kernel::Frames, entry);
-        self.dispatch(pass, Kernel::Twist, entry);
+        if self.params.projection != Projection::None || contact {
+            self.dispatch(pass, Kernel::ProjectVelocity, at);
+        }
+        self.dispatch(pass, Kernel::Frames, at);
+        self.dispatch(pass, Kernel::Twist, at);
     }
 
     /// Advance one frame of `params.dt` in `params.substeps` substeps, all
@@ -703,11 +808,16 @@ impl GpuSimulator {
             &b.frame,
             &b.scratch,
             &b.stats,
+            &b.contacts,
+            &b.colliders,
             &b.readback,
         ]
         .iter()
         .map(|x| x.size())
-        .sum()
+        .sum::<u64>()
+            + 4 * b.sdf.width() as u64
+                * b.sdf.height() as u64
+                * b.sdf.depth_or_array_layers() as u64
     }
 
     fn encode_step(&mut self, timed: bool) {
@@ -749,18 +859,36 @@ impl GpuSimulator {
         self.step();
         let state = self.read_state();
         if let Some((rod, what)) = check_state(&self.rods, &self.params, &state) {
-            return Err(Unstable {
+            return Err(Unstable::blow_up(
+                &self.rods,
                 rod,
-                name: self.rods.names[rod].clone(),
-                step: self.step_count,
-                time: self.time,
+                self.step_count,
+                self.time,
                 what,
-                h: self.params.h(),
-                h_max: stable_step_estimate(&self.rods, rod),
-            });
+                self.params.h(),
+            ));
+        }
+        let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
+        if stats[2] > 0 {
+            let code = stats[3] - 1;
+            let v = (code / MAX_COLLIDERS as u32) as usize;
+            let rod = self.rods.vertex_offset.partition_point(|&o| o <= v) - 1;
+            let collider = (code % MAX_COLLIDERS as u32) as usize;
+            return Err(Unstable::tunnelled(
+                &self.rods,
+                rod,
+                self.step_count,
+                self.time,
+                crate::cpu::contact::Tunnel {
+                    vertex: v - self.rods.vertex_offset[rod],
+                    collider,
+                    distance: f32::from_bits(stats[4]) as f64,
+                    limit: self.rods.colliders[collider].shape.thickness(),
+                },
+            ));
         }
         let mut d = diagnostics_of(&self.rods, &state, &self.params);
-        let [twist, projection] = self.read_stats();
+        let [twist, projection] = [stats[0], stats[1]];
         d.twist_iterations = twist;
         d.projection_iterations = match self.params.projection {
             Projection::Jacobi { iterations, .. } => iterations,
@@ -773,20 +901,25 @@ impl GpuSimulator {
     /// `t` and `t + h` (kernel-by-kernel parity tests). `Kernel::ProjectJacobi`
     /// runs the pass U→P.
     pub fn run_kernel(&mut self, kernel: Kernel, t: f64, h: f64) {
+        self.run_kernel_in_phase(kernel, 0, t, h);
+    }
+
+    /// `run_kernel` with the step values of `phase` (0 or 1).
+    pub fn run_kernel_in_phase(&mut self, kernel: Kernel, phase: u32, t: f64, h: f64) {
         let pass = JacobiPass {
             src: VertexBuffer::Unconstrained,
             dst: VertexBuffer::Pos,
         };
-        self.run_one(kernel, pass, t, h);
+        self.run_one(kernel, pass, phase, t, h);
     }
 
     /// Run one Jacobi iteration between the given buffers.
     pub fn run_jacobi_pass(&mut self, pass: JacobiPass, t: f64, h: f64) {
-        self.run_one(Kernel::ProjectJacobi, pass, t, h);
+        self.run_one(Kernel::ProjectJacobi, pass, 0, t, h);
     }
 
     /// Run `kernel` once (`jacobi`: its buffers, for `ProjectJacobi` only).
-    fn run_one(&mut self, kernel: Kernel, jacobi: JacobiPass, t: f64, h: f64) {
+    fn run_one(&mut self, kernel: Kernel, jacobi: JacobiPass, phase: u32, t: f64, h: f64) {
         self.write_inputs(t, h, 1);
         let group = match kernel {
             Kernel::ProjectJacobi => &self.jacobi_groups[&jacobi],
@@ -804,7 +937,7 @@ impl GpuSimulator {
                 label: Some(kernel.entry_point()),
                 timestamp_writes: None,
             });
-            self.dispatch_with(&mut pass, kernel, group, 0);
+            self.dispatch_with(&mut pass, kernel, group, entry(0, phase));
         }
         self.ctx.queue.submit([encoder.finish()]);
     }
@@ -894,8 +1027,36 @@ impl GpuSimulator {
     /// Most twist Newton iterations and fast-projection iterations any rod
     /// used in the last submission.
     pub fn read_stats(&self) -> [u32; 2] {
-        let s: Vec<u32> = self.read(&self.buffers.stats, 4);
+        let s: Vec<u32> = self.read(&self.buffers.stats, 8);
         [s[0], s[1]]
+    }
+
+    /// Vertices the last `contact` kernels found tunnelling (`stats[2]`).
+    pub fn read_tunnel_count(&self) -> u32 {
+        let s: Vec<u32> = self.read(&self.buffers.stats, 8);
+        s[2]
+    }
+
+    /// Per-vertex contacts recorded by the last phase-0 `contact` kernel.
+    pub fn read_contacts(&self) -> Vec<Contact> {
+        let c: Vec<[f32; 4]> = self.read(&self.buffers.contacts, self.rods.vertex_count());
+        c.into_iter()
+            .map(|c| Contact {
+                normal: dvec3(c),
+                depth: c[3] as f64,
+            })
+            .collect()
+    }
+
+    /// Replace the per-vertex contacts (for testing the filtered projection).
+    pub fn write_contacts(&mut self, contacts: &[Contact]) {
+        let c: Vec<[f32; 4]> = contacts
+            .iter()
+            .map(|c| vec4(c.normal, c.depth as f32))
+            .collect();
+        self.ctx
+            .queue
+            .write_buffer(&self.buffers.contacts, 0, bytemuck::cast_slice(&c));
     }
 
     /// The whole state, converted to f64.
@@ -971,8 +1132,119 @@ fn world_group(
             },
             whole(1, &buffers.rods),
             whole(2, &buffers.rest),
-            whole(3, &buffers.clamps),
             whole(4, &buffers.poses),
         ],
     })
+}
+
+/// Index of the step entry of substep `k` in `phase` (two per substep).
+fn entry(k: u32, phase: u32) -> u32 {
+    2 * k + phase
+}
+
+/// Every SDF collider's grid stacked along z, with its size.
+struct SdfAtlas {
+    size: [u32; 3],
+    values: Vec<f32>,
+}
+
+/// The colliders as the GPU reads them, and the SDF atlas.
+fn colliders_of(rods: &RodSet) -> (GpuColliders, SdfAtlas) {
+    let mut out = <GpuColliders as bytemuck::Zeroable>::zeroed();
+    out.count = rods.colliders.len() as u32;
+    let grids: Vec<_> = rods
+        .colliders
+        .iter()
+        .filter_map(|c| match &c.shape {
+            Shape::Sdf(g) => Some(g.clone()),
+            _ => None,
+        })
+        .collect();
+    let width = grids.iter().map(|g| g.dims[0]).max().unwrap_or(1);
+    let height = grids.iter().map(|g| g.dims[1]).max().unwrap_or(1);
+    let depth = grids.iter().map(|g| g.dims[2]).sum::<u32>().max(1);
+    let mut values = vec![0.0f32; (width * height * depth) as usize];
+    let mut z0 = 0;
+    for (c, g) in rods.colliders.iter().zip(out.items.iter_mut()) {
+        g.kind = c.shape.kind();
+        g.anchor = c.anchor as u32;
+        g.friction = c.friction as f32;
+        g.static_friction = c.static_friction as f32;
+        g.margin = c.margin as f32;
+        let t = c.shape.thickness();
+        g.thickness = if t.is_finite() { t as f32 } else { f32::MAX };
+        match &c.shape {
+            Shape::Sphere { center, radius } => {
+                g.p0 = vec4(*center, 0.0);
+                g.radius = *radius as f32;
+            }
+            Shape::Capsule { a, b, radius } => {
+                g.p0 = vec4(*a, 0.0);
+                g.p1 = vec4(*b, 0.0);
+                g.radius = *radius as f32;
+            }
+            Shape::Plane { point, normal } => {
+                g.p0 = vec4(*point, 0.0);
+                g.p1 = vec4(*normal, 0.0);
+            }
+            Shape::Sdf(grid) => {
+                g.p0 = vec4(grid.origin, 0.0);
+                g.cell = grid.cell as f32;
+                let [nx, ny, nz] = grid.dims;
+                g.dims = [nx, ny, nz, z0];
+                for z in 0..nz {
+                    for y in 0..ny {
+                        for x in 0..nx {
+                            let from = (x + nx * (y + ny * z)) as usize;
+                            let to = (x + width * (y + height * (z0 + z))) as usize;
+                            values[to] = grid.values[from];
+                        }
+                    }
+                }
+                z0 += nz;
+            }
+        }
+    }
+    (
+        out,
+        SdfAtlas {
+            size: [width, height, depth],
+            values,
+        },
+    )
+}
+
+fn sdf_texture(device: &wgpu::Device, queue: &wgpu::Queue, atlas: &SdfAtlas) -> wgpu::Texture {
+    let [width, height, depth] = atlas.size;
+    let size = wgpu::Extent3d {
+        width,
+        height,
+        depth_or_array_layers: depth,
+    };
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("sdf"),
+        size,
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D3,
+        format: wgpu::TextureFormat::R32Float,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    queue.write_texture(
+        wgpu::TexelCopyTextureInfo {
+            texture: &texture,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        bytemuck::cast_slice(&atlas.values),
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(4 * width),
+            rows_per_image: Some(height),
+        },
+        size,
+    );
+    texture
 }

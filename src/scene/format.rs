@@ -17,6 +17,8 @@ pub struct SceneFile {
     pub anchors: BTreeMap<String, AnchorSection>,
     #[serde(default)]
     pub rods: Vec<RodSection>,
+    #[serde(default)]
+    pub colliders: Vec<ColliderSection>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -322,4 +324,67 @@ pub enum RodSection {
     Helix(HelixRod),
     Scalp(ScalpRods),
     Grass(GrassRods),
+}
+
+/// Fields every collider has, whatever its shape.
+macro_rules! collider_shape {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// Default `colliders[i]`.
+            pub name: Option<String>,
+            /// Anchor it rides on (default "world", fixed).
+            pub anchor: Option<String>,
+            /// Kinetic friction coefficient μk (default 0.3).
+            pub friction: Option<f64>,
+            /// Static friction coefficient μs ≥ μk (default: μk).
+            pub static_friction: Option<f64>,
+            /// Extra distance kept beyond the strand radius (m, default 1e-4).
+            pub margin: Option<f64>,
+            $($(#[$fdoc])* pub $field: $ty,)*
+        }
+    };
+}
+
+collider_shape!(
+    /// A ball.
+    SphereCollider { center: V3, radius: f64 }
+);
+
+collider_shape!(
+    /// All points within `radius` of the segment `a`–`b`.
+    CapsuleCollider { a: V3, b: V3, radius: f64 }
+);
+
+collider_shape!(
+    /// The half-space under the plane through `point`; `normal` points out
+    /// of the solid (up, for a ground).
+    PlaneCollider {
+        #[serde(default)]
+        point: V3,
+        #[serde(default = "default_up")]
+        normal: V3,
+    }
+);
+
+collider_shape!(
+    /// A closed triangle mesh (OBJ, glTF or GLB), baked to a signed distance field.
+    MeshCollider {
+        /// Path, relative to the scene file.
+        file: String,
+        /// SDF cell size (m); default: 1/48 of the mesh's largest extent.
+        cell: Option<f64>,
+    }
+);
+
+/// Collider positions are world coordinates at t = 0.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "shape", rename_all = "lowercase")]
+pub enum ColliderSection {
+    Sphere(SphereCollider),
+    Capsule(CapsuleCollider),
+    Plane(PlaneCollider),
+    Mesh(MeshCollider),
 }

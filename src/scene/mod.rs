@@ -7,9 +7,12 @@ use glam::DVec3;
 use std::path::{Path, PathBuf};
 
 use crate::anchor::{Anchor, Keyframe};
-use crate::build::{EndSpec, RodSpec, check_rod, straightened};
+use crate::build::{EndSpec, RodSpec, build, check_rod, straightened};
+use crate::contact::mesh::{bake_sdf, load_mesh};
+use crate::contact::{Collider, DEFAULT_MARGIN, MAX_COLLIDERS, Shape};
 use crate::params::{Projection, SimParams, Wind};
 use crate::rods::RodMaterial;
+use crate::rods::{RodSet, State};
 use format::*;
 
 /// A scene error: which file, which field, what is wrong.
@@ -30,6 +33,16 @@ pub struct Scene {
     pub steps: u64,
     pub anchors: Vec<Anchor>,
     pub rods: Vec<RodSpec>,
+    pub colliders: Vec<Collider>,
+}
+
+impl Scene {
+    /// The flat rod set (with the colliders) and the initial state.
+    pub fn build(&self) -> (RodSet, State) {
+        let (mut rods, state) = build(&self.rods, self.anchors.clone());
+        rods.colliders = self.colliders.clone();
+        (rods, state)
+    }
 }
 
 impl Scene {
@@ -66,7 +79,8 @@ impl Scene {
             };
             err("(structure)", format!("{}{note}", e.to_string().trim_end()))
         })?;
-        convert(file).map_err(|(f, m)| err(&f, m))
+        let dir = path.parent().unwrap_or(Path::new("."));
+        convert(file, dir).map_err(|(f, m)| err(&f, m))
     }
 }
 
@@ -275,10 +289,8 @@ pub fn convert_material(
     default_drag: f64,
 ) -> Result<RodMaterial, Field> {
     let f = |k: &str| format!("materials.{name}.{k}");
-    let physical = m.density.is_some()
-        || m.radius.is_some()
-        || m.semi_axes.is_some()
-        || m.youngs_modulus.is_some();
+    // `radius` alone is a contact radius and may go with either form.
+    let physical = m.density.is_some() || m.semi_axes.is_some() || m.youngs_modulus.is_some();
     let direct =
         m.bending_stiffness.is_some() || m.twist_stiffness.is_some() || m.mass_per_length.is_some();
     let drag = non_negative(&f("drag"), m.drag.unwrap_or(default_drag))?;
@@ -321,6 +333,10 @@ pub fn convert_material(
             twist: need(m.twist_stiffness, "twist_stiffness")?,
             mass_per_length: need(m.mass_per_length, "mass_per_length")?,
             drag,
+            radius: match m.radius {
+                Some(r) => positive(&f("radius"), r)?,
+                None => 0.0,
+            },
         });
     }
     let density = need(m.density, "density")?;
@@ -364,6 +380,7 @@ pub fn convert_material(
         twist: g * pi * a.powi(3) * b.powi(3) / (a * a + b * b),
         mass_per_length: density * pi * a * b,
         drag,
+        radius: a.max(b),
     })
 }
 
@@ -397,7 +414,111 @@ fn convert_anchor(name: &str, a: &AnchorSection) -> Result<Anchor, Field> {
     })
 }
 
-fn convert(file: SceneFile) -> Result<Scene, Field> {
+/// Most SDF samples a mesh collider may bake (160³).
+pub const MAX_SDF_SAMPLES: usize = 160 * 160 * 160;
+
+fn convert_collider(
+    i: usize,
+    c: &ColliderSection,
+    anchors: &[Anchor],
+    dir: &Path,
+) -> Result<Collider, Field> {
+    let field = |k: &str| format!("colliders[{i}].{k}");
+    macro_rules! common {
+        ($c:expr) => {
+            (
+                &$c.name,
+                &$c.anchor,
+                $c.friction,
+                $c.static_friction,
+                $c.margin,
+            )
+        };
+    }
+    let (name, anchor, friction, static_friction, margin) = match c {
+        ColliderSection::Sphere(c) => common!(c),
+        ColliderSection::Capsule(c) => common!(c),
+        ColliderSection::Plane(c) => common!(c),
+        ColliderSection::Mesh(c) => common!(c),
+    };
+    let anchor_name = anchor.as_deref().unwrap_or("world");
+    let a = anchors
+        .iter()
+        .position(|x| x.name == anchor_name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = anchors.iter().map(|a| a.name.as_str()).collect();
+            (
+                field("anchor"),
+                format!(
+                    "unknown anchor `{anchor_name}` (defined: {})",
+                    known.join(", ")
+                ),
+            )
+        })?;
+    let friction = non_negative(&field("friction"), friction.unwrap_or(0.3))?;
+    let static_friction = static_friction.unwrap_or(friction);
+    if static_friction < friction {
+        return Err((
+            field("static_friction"),
+            format!("must be at least friction = {friction} (μs ≥ μk), got {static_friction}"),
+        ));
+    }
+    let margin = non_negative(&field("margin"), margin.unwrap_or(DEFAULT_MARGIN))?;
+    // Geometry goes to the anchor's rest frame, relative to its pivot.
+    let pose = anchors[a].pose(0.0);
+    let pivot = anchors[a].pivot;
+    let point = |p: V3| pose.inverse_point(v3(p)) - pivot;
+    let shape = match c {
+        ColliderSection::Sphere(c) => Shape::Sphere {
+            center: point(c.center),
+            radius: positive(&field("radius"), c.radius)?,
+        },
+        ColliderSection::Capsule(c) => Shape::Capsule {
+            a: point(c.a),
+            b: point(c.b),
+            radius: positive(&field("radius"), c.radius)?,
+        },
+        ColliderSection::Plane(c) => {
+            let n = v3(c.normal);
+            if !(n.length() > 0.0) {
+                return Err((field("normal"), "must not be zero".into()));
+            }
+            Shape::Plane {
+                point: point(c.point),
+                normal: pose.inverse_vector(n.normalize()),
+            }
+        }
+        ColliderSection::Mesh(c) => {
+            let file = dir.join(&c.file);
+            let shown = file.display();
+            let mut mesh =
+                load_mesh(&file).map_err(|e| (field("file"), format!("{shown}: {e}")))?;
+            mesh.check()
+                .map_err(|e| (field("file"), format!("{shown}: {e}")))?;
+            for x in &mut mesh.vertices {
+                *x = point(x.to_array());
+            }
+            let (lo, hi) = mesh.bounds();
+            let cell = match c.cell {
+                Some(h) => positive(&field("cell"), h)?,
+                None => (hi - lo).max_element() / 48.0,
+            };
+            let grid = bake_sdf(&mesh, cell, 3.0 * cell, MAX_SDF_SAMPLES)
+                .map_err(|e| (field("cell"), format!("{shown}: {e}")))?;
+            Shape::Sdf(std::sync::Arc::new(grid))
+        }
+    };
+    Ok(Collider {
+        name: name.clone().unwrap_or_else(|| format!("colliders[{i}]")),
+        shape,
+        anchor: a,
+        friction,
+        static_friction,
+        margin,
+    })
+}
+
+fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
     let params = convert_sim(&file.sim)?;
     let mut anchors = vec![Anchor::world()];
     for (name, a) in &file.anchors {
@@ -505,10 +626,26 @@ fn convert(file: SceneFile) -> Result<Scene, Field> {
             rods.push(spec);
         }
     }
+    if file.colliders.len() > MAX_COLLIDERS {
+        return Err((
+            "colliders".into(),
+            format!(
+                "{} colliders; at most {MAX_COLLIDERS} are supported",
+                file.colliders.len()
+            ),
+        ));
+    }
+    let colliders = file
+        .colliders
+        .iter()
+        .enumerate()
+        .map(|(i, c)| convert_collider(i, c, &anchors, dir))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Scene {
         params,
         steps: file.sim.steps,
         anchors,
         rods,
+        colliders,
     })
 }

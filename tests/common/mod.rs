@@ -48,6 +48,7 @@ pub fn aniso_material() -> RodMaterial {
         twist: 0.9e-3,
         mass_per_length: 0.02,
         drag: 0.0,
+        radius: 0.0,
     }
 }
 
@@ -57,6 +58,7 @@ pub fn iso_material(bending: f64, twist: f64, mass_per_length: f64) -> RodMateri
         twist,
         mass_per_length,
         drag: 0.0,
+        radius: 0.0,
     }
 }
 

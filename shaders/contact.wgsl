@@ -1,0 +1,264 @@
+// Kernel `contact` (src/cpu/contact.rs `contact`): one invocation per rod,
+// vertices then edges in order along the rod (Gauss–Seidel). Free vertices
+// closer than strand radius + margin to a collider are pushed out along the
+// normal; in phase 0 Coulomb friction acts on the displacement relative to
+// the collider's surface and each vertex's deepest contact is recorded in
+// `contacts` for the filtered projection; edges are pushed out of spheres and
+// capsules that their endpoints miss. Positions are relative to the rod's
+// origin: a collider's local point is R⁻¹((origin − offset) + x).
+
+fn rotate_inverse(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    return rotate(vec4<f32>(-q.xyz, q.w), v);
+}
+
+fn to_local(p: Pose, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
+    return rotate_inverse(p.rotation, (origin - p.offset.xyz) + x);
+}
+
+fn direction(d: vec3<f32>) -> vec3<f32> {
+    let l = length(d);
+    if (l > 0.0) {
+        return d / l;
+    }
+    return vec3<f32>(0.0, 1.0, 0.0);
+}
+
+struct Distance {
+    phi: f32,               // signed distance to the surface (m)
+    normal: vec3<f32>,      // outward unit normal, local frame
+}
+
+fn sdf_at(c: Collider, x: u32, y: u32, z: u32) -> f32 {
+    return textureLoad(sdf, vec3<i32>(i32(x), i32(y), i32(z + c.dims.w)), 0).x;
+}
+
+// Trilinear interpolation and its gradient (src/cpu/contact.rs `sdf_sample`).
+fn sdf_sample(c: Collider, q: vec3<f32>) -> Distance {
+    let dims = c.dims.xyz;
+    let u = (q - c.p0.xyz) / c.cell;
+    let hi = vec3<f32>(dims - vec3<u32>(1u));
+    let uc = clamp(u, vec3<f32>(0.0), hi);
+    let outside = length(u - uc) * c.cell;
+    let i0 = min(vec3<u32>(floor(uc)), dims - vec3<u32>(2u));
+    let t = uc - vec3<f32>(i0);
+    let c000 = sdf_at(c, i0.x, i0.y, i0.z);
+    let c100 = sdf_at(c, i0.x + 1u, i0.y, i0.z);
+    let c010 = sdf_at(c, i0.x, i0.y + 1u, i0.z);
+    let c110 = sdf_at(c, i0.x + 1u, i0.y + 1u, i0.z);
+    let c001 = sdf_at(c, i0.x, i0.y, i0.z + 1u);
+    let c101 = sdf_at(c, i0.x + 1u, i0.y, i0.z + 1u);
+    let c011 = sdf_at(c, i0.x, i0.y + 1u, i0.z + 1u);
+    let c111 = sdf_at(c, i0.x + 1u, i0.y + 1u, i0.z + 1u);
+    let c00 = c000 + (c100 - c000) * t.x;
+    let c10 = c010 + (c110 - c010) * t.x;
+    let c01 = c001 + (c101 - c001) * t.x;
+    let c11 = c011 + (c111 - c011) * t.x;
+    let c0 = c00 + (c10 - c00) * t.y;
+    let c1 = c01 + (c11 - c01) * t.y;
+    let value = c0 + (c1 - c0) * t.z;
+    let dx0 = (c100 - c000) + ((c110 - c010) - (c100 - c000)) * t.y;
+    let dx1 = (c101 - c001) + ((c111 - c011) - (c101 - c001)) * t.y;
+    let gx = dx0 + (dx1 - dx0) * t.z;
+    let gy = (c10 - c00) + ((c11 - c01) - (c10 - c00)) * t.z;
+    let gz = c1 - c0;
+    return Distance(value + outside, direction(vec3<f32>(gx, gy, gz)));
+}
+
+fn segment_parameter(p: vec3<f32>, a: vec3<f32>, b: vec3<f32>) -> f32 {
+    let ab = b - a;
+    let l2 = dot(ab, ab);
+    if (l2 > 0.0) {
+        return clamp(dot(p - a, ab) / l2, 0.0, 1.0);
+    }
+    return 0.0;
+}
+
+fn collider_distance(c: Collider, q: vec3<f32>) -> Distance {
+    switch c.kind {
+        case SPHERE: {
+            let d = q - c.p0.xyz;
+            return Distance(length(d) - c.radius, direction(d));
+        }
+        case CAPSULE: {
+            let p = c.p0.xyz + (c.p1.xyz - c.p0.xyz) * segment_parameter(q, c.p0.xyz, c.p1.xyz);
+            let d = q - p;
+            return Distance(length(d) - c.radius, direction(d));
+        }
+        case PLANE: {
+            return Distance(dot(q - c.p0.xyz, c.p1.xyz), c.p1.xyz);
+        }
+        default: {
+            return sdf_sample(c, q);
+        }
+    }
+}
+
+// Closest points of segments p0–p1 (s) and q0–q1 (t) (src/cpu/contact.rs `segment_segment`).
+fn segment_segment(p0: vec3<f32>, p1: vec3<f32>, q0: vec3<f32>, q1: vec3<f32>) -> vec2<f32> {
+    let d1 = p1 - p0;
+    let d2 = q1 - q0;
+    let r = p0 - q0;
+    let a = dot(d1, d1);
+    let e = dot(d2, d2);
+    let f = dot(d2, r);
+    if (e <= 0.0) {
+        return vec2<f32>(segment_parameter(q0, p0, p1), 0.0);
+    }
+    let c = dot(d1, r);
+    let b = dot(d1, d2);
+    let denom = a * e - b * b;
+    var s = 0.0;
+    if (denom > 1e-6 * a * e) {
+        s = clamp((b * f - c * e) / denom, 0.0, 1.0);
+    }
+    var t = (b * s + f) / e;
+    if (t < 0.0) {
+        t = 0.0;
+        s = clamp(-c / a, 0.0, 1.0);
+    } else if (t > 1.0) {
+        t = 1.0;
+        s = clamp((b - c) / a, 0.0, 1.0);
+    }
+    return vec2<f32>(s, t);
+}
+
+struct EdgeDistance {
+    found: bool,            // sphere or capsule
+    s: f32,                 // edge parameter of the closest point
+    phi: f32,
+    normal: vec3<f32>,
+}
+
+fn edge_distance(c: Collider, qa: vec3<f32>, qb: vec3<f32>) -> EdgeDistance {
+    var s = 0.0;
+    var core = vec3<f32>(0.0);
+    if (c.kind == SPHERE) {
+        s = segment_parameter(c.p0.xyz, qa, qb);
+        core = c.p0.xyz;
+    } else if (c.kind == CAPSULE) {
+        let st = segment_segment(qa, qb, c.p0.xyz, c.p1.xyz);
+        s = st.x;
+        core = c.p0.xyz + (c.p1.xyz - c.p0.xyz) * st.y;
+    } else {
+        return EdgeDistance(false, 0.0, 0.0, vec3<f32>(0.0));
+    }
+    let d = qa + (qb - qa) * s - core;
+    return EdgeDistance(true, s, length(d) - c.radius, direction(d));
+}
+
+fn path_distance(c: Collider, q0: vec3<f32>, q1: vec3<f32>) -> f32 {
+    if (c.kind == SPHERE || c.kind == CAPSULE) {
+        return edge_distance(c, q0, q1).phi;
+    }
+    if (c.kind == PLANE) {
+        return min(collider_distance(c, q0).phi, collider_distance(c, q1).phi);
+    }
+    var m = collider_distance(c, q0).phi;
+    for (var k = 1u; k <= 8u; k++) {
+        m = min(m, collider_distance(c, q0 + (q1 - q0) * (f32(k) / 8.0)).phi);
+    }
+    return m;
+}
+
+// Contact of one vertex with every collider in turn (src/cpu/contact.rs
+// `contact_vertex`): returns the new position; records the deepest contact
+// and any tunnelling.
+fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start: vec3<f32>, x_unc: vec3<f32>) -> vec3<f32> {
+    var x = x_in;
+    var best = vec4<f32>(0.0);
+    for (var k = 0u; k < colliders.count; k++) {
+        let c = colliders.items[k];
+        let p_start = anchor_pose(c.anchor, params.slot_start);
+        let p_end = anchor_pose(c.anchor, params.slot_end);
+        let reach = rho + c.margin;
+        if (params.phase == 0u) {
+            let q0 = to_local(p_start, x_start, origin);
+            let q1 = to_local(p_end, x_unc, origin);
+            let moved = length(q1 - q0);
+            if (moved > c.thickness && path_distance(c, q0, q1) < reach) {
+                atomicAdd(&stats[2], 1u);
+                atomicMax(&stats[3], v * MAX_COLLIDERS + k + 1u);
+                atomicMax(&stats[4], bitcast<u32>(moved));
+            }
+        }
+        let dist = collider_distance(c, to_local(p_end, x, origin));
+        let d = reach - dist.phi;
+        if (d > 0.0) {
+            let n = rotate(p_end.rotation, dist.normal);
+            x += n * d;
+            if (params.phase == 0u) {
+                let slip = pose_point(p_start, to_local(p_end, x, origin), origin) - x_start;
+                let slip_t = slip - n * dot(n, slip);
+                let len = length(slip_t);
+                if (len <= c.static_friction * d) {
+                    x -= slip_t;
+                } else {
+                    x -= slip_t * (c.friction * d / len);
+                }
+            }
+            if (d > best.w) {
+                best = vec4<f32>(n, d);
+            }
+        }
+    }
+    if (best.w > contacts[v].w) {
+        contacts[v] = best;
+    }
+    return x;
+}
+
+@compute @workgroup_size(64)
+fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let r = invocation(gid, groups);
+    if (r >= params.rod_count) {
+        return;
+    }
+    let o = rods[r].vertex_offset;
+    let n = rods[r].vertex_count;
+    let origin = rods[r].origin.xyz;
+    let rho = rods[r].radius;
+    let h = params.h;
+    for (var v = o; v < o + n; v++) {
+        if (params.phase == 0u) {
+            contacts[v] = vec4<f32>(0.0);
+        }
+        if (rest[v].inv_mass == 0.0) {
+            continue;
+        }
+        let x_start = pos_unc[v].xyz - vel[v].xyz * h;
+        pos[v] = vec4<f32>(contact_vertex(v, rho, origin, pos[v].xyz, x_start, pos_unc[v].xyz), 0.0);
+    }
+    // Edges against shapes that may be smaller than an edge.
+    for (var j = o; j + 1u < o + n; j++) {
+        let wa = rest[j].inv_mass;
+        let wb = rest[j + 1u].inv_mass;
+        for (var k = 0u; k < colliders.count; k++) {
+            let c = colliders.items[k];
+            let p = anchor_pose(c.anchor, params.slot_end);
+            let qa = to_local(p, pos[j].xyz, origin);
+            let qb = to_local(p, pos[j + 1u].xyz, origin);
+            let e = edge_distance(c, qa, qb);
+            if (!e.found) {
+                continue;
+            }
+            let d = rho + c.margin - e.phi;
+            let s = e.s;
+            let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
+            if (d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0) {
+                let nrm = rotate(p.rotation, e.normal);
+                let lambda = d / den;
+                let da = (1.0 - s) * wa * lambda;
+                let db = s * wb * lambda;
+                pos[j] = vec4<f32>(pos[j].xyz + nrm * da, 0.0);
+                pos[j + 1u] = vec4<f32>(pos[j + 1u].xyz + nrm * db, 0.0);
+                // Recorded like a vertex contact (src/cpu/contact.rs).
+                if (da > contacts[j].w) {
+                    contacts[j] = vec4<f32>(nrm, da);
+                }
+                if (db > contacts[j + 1u].w) {
+                    contacts[j + 1u] = vec4<f32>(nrm, db);
+                }
+            }
+        }
+    }
+}

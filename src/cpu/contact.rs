@@ -1,0 +1,385 @@
+//! Kernel `contact` (shaders/contact.wgsl): strands kept out of colliders,
+//! with Coulomb friction. One invocation per rod, vertices then edges in
+//! order along the rod (Gauss–Seidel), exactly as the WGSL twin loops.
+//!
+//! Each free vertex `x` closer than `ρ = strand radius + margin` to a
+//! collider's surface (signed distance `φ < ρ`) is moved out along the
+//! surface normal by the depth `d = ρ − φ`. An edge whose interior point is
+//! closest to a sphere or a capsule (a shape smaller than the edge, which
+//! both endpoints may miss) is pushed out as a whole: its two vertices move
+//! along the normal in proportion to their barycentric weight and inverse
+//! mass, so that the closest point moves by exactly `d`.
+//!
+//! Friction (phase 0 only) acts on the displacement over the substep relative
+//! to the collider's surface, `Δ = P_start(P_end⁻¹ x) − x_start` (the vertex
+//! mapped back to where the surface point under it was at the start, minus
+//! where the vertex was): its tangential part `Δₜ` is removed entirely when
+//! `|Δₜ| ≤ μs d` (static: the strand moves with the surface) and shortened by
+//! `μk d` otherwise (kinetic). `d` is the normal correction, so `d/h²` is the
+//! normal force per mass and this is Coulomb's law over the substep. It only
+//! ever shortens the relative tangential displacement: it takes energy out,
+//! never puts it in.
+//!
+//! Phases of a substep with colliders (see `substep` in `src/cpu/mod.rs`):
+//! 0. after the inextensibility projection: push out, friction, record each
+//!    vertex's contact normal and depth (the projection that follows keeps
+//!    recorded vertices on the surface's tangent plane) and check tunnelling;
+//! 1. after that second, filtered projection: push out whatever it moved in,
+//!    no friction.
+
+use glam::DVec3;
+
+use crate::anchor::Pose;
+use crate::contact::{Collider, SdfGrid, Shape};
+
+/// A vertex's contact in the current substep: unit normal (world) and the
+/// depth it was pushed out by (m); depth 0 means no contact.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Contact {
+    pub normal: DVec3,
+    pub depth: f64,
+}
+
+/// A vertex that moved farther through a collider in one substep than
+/// pushing it out along the nearest normal can resolve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tunnel {
+    /// Vertex index within its rod.
+    pub vertex: usize,
+    pub collider: usize,
+    /// Its motion relative to the collider over the substep (m).
+    pub distance: f64,
+    /// What the collider resolves per substep (`Shape::thickness`, m).
+    pub limit: f64,
+}
+
+/// Poses of a collider's anchor at the start and end of the substep.
+#[derive(Clone, Copy, Debug)]
+pub struct ColliderPoses {
+    pub start: Pose,
+    pub end: Pose,
+}
+
+/// Local point (relative to the pivot, anchor rest frame) of world point `x`.
+#[inline]
+fn to_local(p: &Pose, x: DVec3) -> DVec3 {
+    p.rotation.inverse() * (x - (p.pivot + p.translation))
+}
+
+#[inline]
+fn to_world(p: &Pose, q: DVec3) -> DVec3 {
+    (p.pivot + p.translation) + p.rotation * q
+}
+
+/// Unit vector along `d`, or +y for a zero vector (a point exactly at a
+/// sphere's centre is pushed up).
+#[inline]
+fn direction(d: DVec3) -> DVec3 {
+    let l = d.length();
+    if l > 0.0 { d / l } else { DVec3::Y }
+}
+
+/// Trilinear interpolation of an SDF grid and its gradient at local point `q`:
+/// cell coordinates clamped to the grid, the gradient of the interpolant
+/// within the cell. Outside the grid the distance to the grid box is added.
+pub fn sdf_sample(g: &SdfGrid, q: DVec3) -> (f64, DVec3) {
+    let dims = [g.dims[0] as usize, g.dims[1] as usize, g.dims[2] as usize];
+    let u = (q - g.origin) / g.cell;
+    let hi = DVec3::new(
+        (dims[0] - 1) as f64,
+        (dims[1] - 1) as f64,
+        (dims[2] - 1) as f64,
+    );
+    let uc = u.clamp(DVec3::ZERO, hi);
+    let outside = (u - uc).length() * g.cell;
+    let i0 = [
+        (uc.x.floor() as usize).min(dims[0] - 2),
+        (uc.y.floor() as usize).min(dims[1] - 2),
+        (uc.z.floor() as usize).min(dims[2] - 2),
+    ];
+    let t = uc - DVec3::new(i0[0] as f64, i0[1] as f64, i0[2] as f64);
+    let at = |dx: usize, dy: usize, dz: usize| {
+        g.values[(i0[0] + dx) + dims[0] * ((i0[1] + dy) + dims[1] * (i0[2] + dz))] as f64
+    };
+    let (c000, c100, c010, c110) = (at(0, 0, 0), at(1, 0, 0), at(0, 1, 0), at(1, 1, 0));
+    let (c001, c101, c011, c111) = (at(0, 0, 1), at(1, 0, 1), at(0, 1, 1), at(1, 1, 1));
+    // Along x first, then y, then z.
+    let c00 = c000 + (c100 - c000) * t.x;
+    let c10 = c010 + (c110 - c010) * t.x;
+    let c01 = c001 + (c101 - c001) * t.x;
+    let c11 = c011 + (c111 - c011) * t.x;
+    let c0 = c00 + (c10 - c00) * t.y;
+    let c1 = c01 + (c11 - c01) * t.y;
+    let value = c0 + (c1 - c0) * t.z;
+    let dx0 = (c100 - c000) + ((c110 - c010) - (c100 - c000)) * t.y;
+    let dx1 = (c101 - c001) + ((c111 - c011) - (c101 - c001)) * t.y;
+    let gx = dx0 + (dx1 - dx0) * t.z;
+    let gy = (c10 - c00) + ((c11 - c01) - (c10 - c00)) * t.z;
+    let gz = c1 - c0;
+    (value + outside, direction(DVec3::new(gx, gy, gz)))
+}
+
+/// Closest point parameter on segment `a`–`b` to point `p`, in [0, 1].
+#[inline]
+fn segment_parameter(p: DVec3, a: DVec3, b: DVec3) -> f64 {
+    let ab = b - a;
+    let l2 = ab.dot(ab);
+    if l2 > 0.0 {
+        ((p - a).dot(ab) / l2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// Signed distance from local point `q` to the collider's surface and the
+/// outward unit normal there (local frame).
+pub fn collider_distance(c: &Collider, q: DVec3) -> (f64, DVec3) {
+    match &c.shape {
+        Shape::Sphere { center, radius } => {
+            let d = q - *center;
+            (d.length() - radius, direction(d))
+        }
+        Shape::Capsule { a, b, radius } => {
+            let p = *a + (*b - *a) * segment_parameter(q, *a, *b);
+            let d = q - p;
+            (d.length() - radius, direction(d))
+        }
+        Shape::Plane { point, normal } => ((q - *point).dot(*normal), *normal),
+        Shape::Sdf(g) => sdf_sample(g, q),
+    }
+}
+
+/// Closest points of segments `p0`–`p1` (parameter s) and `q0`–`q1`
+/// (parameter t), both in [0, 1]. Nearly parallel segments (sin² of their
+/// angle below 1e-6) get s = 0: their endpoints are the closest points.
+pub fn segment_segment(p0: DVec3, p1: DVec3, q0: DVec3, q1: DVec3) -> (f64, f64) {
+    let d1 = p1 - p0;
+    let d2 = q1 - q0;
+    let r = p0 - q0;
+    let a = d1.dot(d1);
+    let e = d2.dot(d2);
+    let f = d2.dot(r);
+    if e <= 0.0 {
+        return (segment_parameter(q0, p0, p1), 0.0);
+    }
+    let c = d1.dot(r);
+    let b = d1.dot(d2);
+    let denom = a * e - b * b;
+    let mut s = if denom > 1e-6 * a * e {
+        ((b * f - c * e) / denom).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mut t = (b * s + f) / e;
+    if t < 0.0 {
+        t = 0.0;
+        s = (-c / a).clamp(0.0, 1.0);
+    } else if t > 1.0 {
+        t = 1.0;
+        s = ((b - c) / a).clamp(0.0, 1.0);
+    }
+    (s, t)
+}
+
+/// For an edge `qa`–`qb` (local frame) and a sphere or capsule: the edge
+/// parameter s of the point closest to the shape's core, that point's
+/// signed distance to the surface and the outward normal. `None` for other
+/// shapes (a vertex test suffices for a half-space, and an SDF is sampled at
+/// vertices only).
+pub fn edge_distance(c: &Collider, qa: DVec3, qb: DVec3) -> Option<(f64, f64, DVec3)> {
+    let (s, core, radius) = match &c.shape {
+        Shape::Sphere { center, radius } => (segment_parameter(*center, qa, qb), *center, *radius),
+        Shape::Capsule { a, b, radius } => {
+            let (s, t) = segment_segment(qa, qb, *a, *b);
+            (s, *a + (*b - *a) * t, *radius)
+        }
+        _ => return None,
+    };
+    let d = qa + (qb - qa) * s - core;
+    Some((s, d.length() - radius, direction(d)))
+}
+
+/// Smallest signed distance to collider `c` along the local path `q0`–`q1`
+/// (the tunnelling test): exact for spheres, capsules and planes, sampled at
+/// nine points for an SDF.
+pub fn path_distance(c: &Collider, q0: DVec3, q1: DVec3) -> f64 {
+    match &c.shape {
+        Shape::Sphere { .. } | Shape::Capsule { .. } => {
+            edge_distance(c, q0, q1).map_or(f64::INFINITY, |(_, phi, _)| phi)
+        }
+        Shape::Plane { .. } => collider_distance(c, q0).0.min(collider_distance(c, q1).0),
+        Shape::Sdf(_) => (0..=8)
+            .map(|k| collider_distance(c, q0 + (q1 - q0) * (k as f64 / 8.0)).0)
+            .fold(f64::INFINITY, f64::min),
+    }
+}
+
+/// Contact of one vertex with every collider in turn: push out, friction
+/// (phase 0), and the deepest contact. Returns the new position, the contact
+/// and a possible tunnel.
+#[allow(clippy::too_many_arguments)] // the WGSL twin's arguments
+pub fn contact_vertex(
+    colliders: &[Collider],
+    poses: &[ColliderPoses],
+    rho: f64,
+    phase: u32,
+    mut x: DVec3,
+    x_start: DVec3,
+    x_unc: DVec3,
+) -> (DVec3, Contact, Option<(usize, f64, f64)>) {
+    let mut best = Contact::default();
+    let mut tunnel = None;
+    for (k, c) in colliders.iter().enumerate() {
+        let p = &poses[k];
+        let reach = rho + c.margin;
+        if phase == 0 {
+            let q0 = to_local(&p.start, x_start);
+            let q1 = to_local(&p.end, x_unc);
+            let moved = (q1 - q0).length();
+            let limit = c.shape.thickness();
+            if moved > limit && path_distance(c, q0, q1) < reach {
+                tunnel = Some((k, moved, limit));
+            }
+        }
+        let q = to_local(&p.end, x);
+        let (phi, n_local) = collider_distance(c, q);
+        let d = reach - phi;
+        if d > 0.0 {
+            let n = p.end.rotation * n_local;
+            x += n * d;
+            if phase == 0 {
+                let slip = to_world(&p.start, to_local(&p.end, x)) - x_start;
+                let slip_t = slip - n * n.dot(slip);
+                let len = slip_t.length();
+                if len <= c.static_friction * d {
+                    x -= slip_t;
+                } else {
+                    x -= slip_t * (c.friction * d / len);
+                }
+            }
+            if d > best.depth {
+                best = Contact {
+                    normal: n,
+                    depth: d,
+                };
+            }
+        }
+    }
+    (x, best, tunnel)
+}
+
+/// What the contact stage found in one rod.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContactReport {
+    pub tunnel: Option<Tunnel>,
+}
+
+/// Kernel `contact` for one rod: vertices (push out, friction, record), then
+/// edges against spheres and capsules. `pos` is updated in place; phase 0
+/// writes `contact` for every vertex, phase 1 adds the contacts it makes.
+#[allow(clippy::too_many_arguments)] // one argument per buffer the WGSL kernel binds
+pub fn contact(
+    colliders: &[Collider],
+    poses: &[ColliderPoses],
+    radius: f64,
+    inv_mass: &[f64],
+    phase: u32,
+    h: f64,
+    pos: &mut [DVec3],
+    pos_unc: &[DVec3],
+    vel: &[DVec3],
+    contact: &mut [Contact],
+) -> ContactReport {
+    let n = pos.len();
+    let mut report = ContactReport::default();
+    for i in 0..n {
+        if phase == 0 {
+            contact[i] = Contact::default();
+        }
+        if inv_mass[i] == 0.0 {
+            continue;
+        }
+        let x_start = pos_unc[i] - vel[i] * h;
+        let (x, c, tunnel) =
+            contact_vertex(colliders, poses, radius, phase, pos[i], x_start, pos_unc[i]);
+        pos[i] = x;
+        if c.depth > contact[i].depth {
+            contact[i] = c;
+        }
+        if let (Some((k, distance, limit)), None) = (tunnel, report.tunnel) {
+            report.tunnel = Some(Tunnel {
+                vertex: i,
+                collider: k,
+                distance,
+                limit,
+            });
+        }
+    }
+    // Edges against shapes that may be smaller than an edge.
+    for j in 0..n - 1 {
+        let (wa, wb) = (inv_mass[j], inv_mass[j + 1]);
+        for (k, c) in colliders.iter().enumerate() {
+            let pose = &poses[k].end;
+            let qa = to_local(pose, pos[j]);
+            let qb = to_local(pose, pos[j + 1]);
+            let Some((s, phi, n_local)) = edge_distance(c, qa, qb) else {
+                continue;
+            };
+            let d = radius + c.margin - phi;
+            let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
+            if d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0 {
+                let n = pose.rotation * n_local;
+                let lambda = d / den;
+                let (da, db) = ((1.0 - s) * wa * lambda, s * wb * lambda);
+                pos[j] += n * da;
+                pos[j + 1] += n * db;
+                // Recorded like a vertex contact, so the filtered projection
+                // keeps both ends on the tangent plane.
+                for (i, depth) in [(j, da), (j + 1, db)] {
+                    if depth > contact[i].depth {
+                        contact[i] = Contact { normal: n, depth };
+                    }
+                }
+            }
+        }
+    }
+    report
+}
+
+/// Largest penetration (m) of a free vertex of one rod into a collider at
+/// time-`t` poses: `radius − φ`, how far the strand's surface is inside the
+/// collider's surface; 0 when none is. Diagnostics, on the host for both
+/// backends.
+pub fn max_penetration(
+    colliders: &[Collider],
+    poses: &[Pose],
+    radius: f64,
+    inv_mass: &[f64],
+    pos: &[DVec3],
+) -> f64 {
+    let mut worst = 0.0f64;
+    for (i, x) in pos.iter().enumerate() {
+        if inv_mass[i] == 0.0 {
+            continue;
+        }
+        for (c, p) in colliders.iter().zip(poses) {
+            let (phi, _) = collider_distance(c, to_local(p, *x));
+            worst = worst.max(radius - phi);
+        }
+    }
+    for j in 0..pos.len().saturating_sub(1) {
+        if inv_mass[j] == 0.0 && inv_mass[j + 1] == 0.0 {
+            continue;
+        }
+        for (c, p) in colliders.iter().zip(poses) {
+            // Interior points only, as the kernel: a root edge touches the
+            // scalp at its anchored end by construction.
+            let e = edge_distance(c, to_local(p, pos[j]), to_local(p, pos[j + 1]));
+            if let Some((s, phi, _)) = e.filter(|&(s, _, _)| s > 0.0 && s < 1.0) {
+                let _ = s;
+                worst = worst.max(radius - phi);
+            }
+        }
+    }
+    worst
+}
