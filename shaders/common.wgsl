@@ -145,8 +145,21 @@ struct Scratch {
 @group(1) @binding(7) var<storage, read> src: array<vec4<f32>>;
 @group(1) @binding(8) var<storage, read_write> dst: array<vec4<f32>>;
 // Per vertex: contact normal (xyz) and the depth it was pushed out by (w, m;
-// 0 = no contact), written by `contact` in phase 0.
+// 0 = no contact, negated when static friction holds the vertex), written by
+// `contact` in phase 0; read through `contact_depth` and `contact_stuck`.
 @group(1) @binding(9) var<storage, read_write> contacts: array<vec4<f32>>;
+
+fn contact_depth(c: vec4<f32>) -> f32 {
+    return abs(c.w);
+}
+
+fn contact_stuck(c: vec4<f32>) -> bool {
+    return c.w < 0.0;
+}
+
+fn make_contact(n: vec3<f32>, depth: f32, stuck: bool) -> vec4<f32> {
+    return vec4<f32>(n, select(depth, -depth, stuck));
+}
 @group(1) @binding(10) var<uniform> colliders: Colliders;
 // Every SDF collider's grid, stacked along z (`Collider.dims.w`).
 @group(1) @binding(11) var sdf: texture_3d<f32>;

@@ -186,22 +186,24 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
         if (d > 0.0) {
             let n = rotate(p_end.rotation, dist.normal);
             x += n * d;
+            var stuck = false;
             if (params.phase == 0u) {
                 let slip = pose_point(p_start, to_local(p_end, x, origin), origin) - x_start;
                 let slip_t = slip - n * dot(n, slip);
                 let len = length(slip_t);
                 if (len <= c.static_friction * d) {
                     x -= slip_t;
+                    stuck = true;
                 } else {
                     x -= slip_t * (c.friction * d / len);
                 }
             }
-            if (d > best.w) {
-                best = vec4<f32>(n, d);
+            if (d > contact_depth(best)) {
+                best = make_contact(n, d, stuck);
             }
         }
     }
-    if (best.w > contacts[v].w) {
+    if (contact_depth(best) > contact_depth(contacts[v])) {
         contacts[v] = best;
     }
     return x;
@@ -228,7 +230,8 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
         let x_start = pos_unc[v].xyz - vel[v].xyz * h;
         pos[v] = vec4<f32>(contact_vertex(v, rho, origin, pos[v].xyz, x_start, pos_unc[v].xyz), 0.0);
     }
-    // Edges against shapes that may be smaller than an edge.
+    // Edges against shapes that may be smaller than an edge (friction on
+    // the closest point in phase 0, as src/cpu/contact.rs).
     for (var j = o; j + 1u < o + n; j++) {
         let wa = rest[j].inv_mass;
         let wb = rest[j + 1u].inv_mass;
@@ -246,17 +249,36 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
             let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
             if (d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0) {
                 let nrm = rotate(p.rotation, e.normal);
-                let lambda = d / den;
-                let da = (1.0 - s) * wa * lambda;
-                let db = s * wb * lambda;
-                pos[j] = vec4<f32>(pos[j].xyz + nrm * da, 0.0);
-                pos[j + 1u] = vec4<f32>(pos[j + 1u].xyz + nrm * db, 0.0);
-                // Recorded like a vertex contact (src/cpu/contact.rs).
-                if (da > contacts[j].w) {
-                    contacts[j] = vec4<f32>(nrm, da);
+                let ka = (1.0 - s) * wa / den;
+                let kb = s * wb / den;
+                var xa = pos[j].xyz + nrm * (ka * d);
+                var xb = pos[j + 1u].xyz + nrm * (kb * d);
+                var stuck = false;
+                if (params.phase == 0u) {
+                    let pt = xa * (1.0 - s) + xb * s;
+                    let p_start = (pos_unc[j].xyz - vel[j].xyz * h) * (1.0 - s)
+                        + (pos_unc[j + 1u].xyz - vel[j + 1u].xyz * h) * s;
+                    let p0 = anchor_pose(c.anchor, params.slot_start);
+                    let slip = pose_point(p0, to_local(p, pt, origin), origin) - p_start;
+                    let slip_t = slip - nrm * dot(nrm, slip);
+                    let len = length(slip_t);
+                    var undo = slip_t;
+                    if (len <= c.static_friction * d) {
+                        stuck = true;
+                    } else {
+                        undo = slip_t * (c.friction * d / len);
+                    }
+                    xa -= undo * ka;
+                    xb -= undo * kb;
                 }
-                if (db > contacts[j + 1u].w) {
-                    contacts[j + 1u] = vec4<f32>(nrm, db);
+                pos[j] = vec4<f32>(xa, 0.0);
+                pos[j + 1u] = vec4<f32>(xb, 0.0);
+                // Recorded like a vertex contact (src/cpu/contact.rs).
+                if (ka * d > contact_depth(contacts[j])) {
+                    contacts[j] = make_contact(nrm, ka * d, stuck);
+                }
+                if (kb * d > contact_depth(contacts[j + 1u])) {
+                    contacts[j + 1u] = make_contact(nrm, kb * d, stuck);
                 }
             }
         }

@@ -13,11 +13,15 @@
 const FAST_TOLERANCE_F32: f32 = 1e-6;
 
 // Inverse mass of vertex v applied to a vector; in the filtered projection
-// (phase 1) a vertex in contact moves in its tangent plane only
+// (phase 1) a sliding vertex in contact moves in its tangent plane only, a
+// stuck one (static friction) not at all
 // (src/cpu/project.rs `apply_inv_mass`).
 fn apply_inv_mass(v: u32, x: vec3<f32>) -> vec3<f32> {
     let w = rest[v].inv_mass;
-    if (params.phase == 1u && contacts[v].w > 0.0) {
+    if (params.phase == 1u && contact_depth(contacts[v]) > 0.0) {
+        if (contact_stuck(contacts[v])) {
+            return vec3<f32>(0.0);
+        }
         let n = contacts[v].xyz;
         return (x - n * dot(n, x)) * w;
     }

@@ -204,6 +204,8 @@ pub fn load_mesh(path: &Path) -> Result<Mesh, MeshError> {
 
 /// Parses OBJ text: all models, triangulated, merged into one mesh.
 fn read_obj(bytes: &[u8]) -> Result<Mesh, MeshError> {
+    // The update covers the fields that tobj's optional features add.
+    #[allow(clippy::needless_update)]
     let options = tobj::LoadOptions {
         triangulate: true,
         single_index: false,

@@ -32,12 +32,15 @@ use glam::DVec3;
 use crate::anchor::Pose;
 use crate::contact::{Collider, SdfGrid, Shape};
 
-/// A vertex's contact in the current substep: unit normal (world) and the
-/// depth it was pushed out by (m); depth 0 means no contact.
+/// A vertex's contact in the current substep: unit normal (world), the
+/// depth it was pushed out by (m; 0 means no contact), and whether static
+/// friction holds it (the filtered projection then does not move it at all;
+/// on the GPU a stuck contact stores its depth negated).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Contact {
     pub normal: DVec3,
     pub depth: f64,
+    pub stuck: bool,
 }
 
 /// A vertex that moved farther through a collider in one substep than
@@ -247,12 +250,14 @@ pub fn contact_vertex(
         if d > 0.0 {
             let n = p.end.rotation * n_local;
             x += n * d;
+            let mut stuck = false;
             if phase == 0 {
                 let slip = to_world(&p.start, to_local(&p.end, x)) - x_start;
                 let slip_t = slip - n * n.dot(slip);
                 let len = slip_t.length();
                 if len <= c.static_friction * d {
                     x -= slip_t;
+                    stuck = true;
                 } else {
                     x -= slip_t * (c.friction * d / len);
                 }
@@ -261,6 +266,7 @@ pub fn contact_vertex(
                 best = Contact {
                     normal: n,
                     depth: d,
+                    stuck,
                 };
             }
         }
@@ -315,7 +321,9 @@ pub fn contact(
             });
         }
     }
-    // Edges against shapes that may be smaller than an edge.
+    // Edges against shapes that may be smaller than an edge: the closest
+    // point p = (1 − s) xa + s xb moves by exactly d along the normal, and
+    // in phase 0 friction acts on p's slip as on a vertex's.
     for j in 0..n - 1 {
         let (wa, wb) = (inv_mass[j], inv_mass[j + 1]);
         for (k, c) in colliders.iter().enumerate() {
@@ -329,15 +337,35 @@ pub fn contact(
             let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
             if d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0 {
                 let n = pose.rotation * n_local;
-                let lambda = d / den;
-                let (da, db) = ((1.0 - s) * wa * lambda, s * wb * lambda);
-                pos[j] += n * da;
-                pos[j + 1] += n * db;
+                let (ka, kb) = ((1.0 - s) * wa / den, s * wb / den);
+                pos[j] += n * (ka * d);
+                pos[j + 1] += n * (kb * d);
+                let mut stuck = false;
+                if phase == 0 {
+                    let p = pos[j] * (1.0 - s) + pos[j + 1] * s;
+                    let p_start = (pos_unc[j] - vel[j] * h) * (1.0 - s)
+                        + (pos_unc[j + 1] - vel[j + 1] * h) * s;
+                    let slip = to_world(&poses[k].start, to_local(pose, p)) - p_start;
+                    let slip_t = slip - n * n.dot(slip);
+                    let len = slip_t.length();
+                    let undo = if len <= c.static_friction * d {
+                        stuck = true;
+                        slip_t
+                    } else {
+                        slip_t * (c.friction * d / len)
+                    };
+                    pos[j] -= undo * ka;
+                    pos[j + 1] -= undo * kb;
+                }
                 // Recorded like a vertex contact, so the filtered projection
-                // keeps both ends on the tangent plane.
-                for (i, depth) in [(j, da), (j + 1, db)] {
+                // keeps both ends on the tangent plane (or in place).
+                for (i, depth) in [(j, ka * d), (j + 1, kb * d)] {
                     if depth > contact[i].depth {
-                        contact[i] = Contact { normal: n, depth };
+                        contact[i] = Contact {
+                            normal: n,
+                            depth,
+                            stuck,
+                        };
                     }
                 }
             }

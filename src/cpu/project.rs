@@ -32,11 +32,17 @@ pub fn max_strain(pos: &[DVec3], rest_len: &[f64]) -> f64 {
 /// Inverse mass of vertex `i` applied to `v`. In a filtered projection
 /// (after contact has recorded normals) a vertex in contact may move only in
 /// its contact's tangent plane: `W = w (I − n nᵀ)` (the filtered mass of
-/// Baraff and Witkin 1998), so the projection cannot push it back in.
+/// Baraff and Witkin 1998), so the projection cannot push it back in; one that
+/// static friction holds does not move (`W = 0`), so the projection cannot
+/// undo the friction.
 #[inline]
 pub fn apply_inv_mass(w: f64, c: Contact, filtered: bool, v: DVec3) -> DVec3 {
     if filtered && c.depth > 0.0 {
-        (v - c.normal * c.normal.dot(v)) * w
+        if c.stuck {
+            DVec3::ZERO
+        } else {
+            (v - c.normal * c.normal.dot(v)) * w
+        }
     } else {
         v * w
     }

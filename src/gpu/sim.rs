@@ -1043,7 +1043,8 @@ impl GpuSimulator {
         c.into_iter()
             .map(|c| Contact {
                 normal: dvec3(c),
-                depth: c[3] as f64,
+                depth: c[3].abs() as f64,
+                stuck: c[3] < 0.0,
             })
             .collect()
     }
@@ -1052,7 +1053,7 @@ impl GpuSimulator {
     pub fn write_contacts(&mut self, contacts: &[Contact]) {
         let c: Vec<[f32; 4]> = contacts
             .iter()
-            .map(|c| vec4(c.normal, c.depth as f32))
+            .map(|c| vec4(c.normal, (if c.stuck { -c.depth } else { c.depth }) as f32))
             .collect();
         self.ctx
             .queue

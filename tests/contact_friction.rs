@@ -1,0 +1,119 @@
+//! Coulomb friction on an inclined plane. A straight rod lying along a plane
+//! inclined at angle a, friction coefficient μ (static = kinetic), gravity g:
+//! by Coulomb's law it stays at rest when tan a < μ and slides down the slope
+//! with acceleration g (sin a − μ cos a) when tan a > μ (the textbook block on
+//! an incline: the rod is rigid here, every vertex in contact alike).
+//! Checked on the CPU reference and on the GPU.
+
+mod common;
+
+use glam::DVec3;
+use strands::backend::Simulator;
+use strands::build::{EndSpec, RodSpec, build};
+use strands::contact::{Collider, Shape};
+use strands::gpu::GpuContext;
+use strands::params::SimParams;
+
+const G: f64 = 9.81;
+
+/// A rod on the incline of angle `a` (rad), downhill along +x.
+fn incline(a: f64, mu: f64) -> (strands::rods::RodSet, strands::rods::State, SimParams) {
+    let downhill = DVec3::new(a.cos(), -a.sin(), 0.0);
+    let normal = DVec3::new(a.sin(), a.cos(), 0.0);
+    let mut material = common::iso_material(1e-4, 1e-4, 0.01);
+    material.radius = 1e-3;
+    let margin = 1e-4;
+    // On the surface: the centreline at radius + margin above the plane.
+    let lift = normal * (material.radius + margin);
+    let points: Vec<DVec3> = (0..11)
+        .map(|i| lift + downhill * (0.01 * i as f64))
+        .collect();
+    let spec = RodSpec {
+        name: "rod".into(),
+        rest: points.clone(),
+        points,
+        material,
+        start: EndSpec::Free,
+        end: EndSpec::Free,
+        frame_angle: 0.0,
+    };
+    let (mut rods, state) = build(&[spec], vec![strands::anchor::Anchor::world()]);
+    rods.colliders.push(Collider {
+        name: "incline".into(),
+        shape: Shape::Plane {
+            point: DVec3::ZERO,
+            normal,
+        },
+        anchor: 0,
+        friction: mu,
+        static_friction: mu,
+        margin,
+    });
+    let params = SimParams {
+        dt: 0.01,
+        substeps: 10,
+        gravity: DVec3::new(0.0, -G, 0.0),
+        ..SimParams::default()
+    };
+    (rods, state, params)
+}
+
+/// Mean velocity along the slope and displacement of the rod after `steps`.
+fn slide(sim: &mut Simulator, steps: usize, a: f64) -> (f64, f64) {
+    let downhill = DVec3::new(a.cos(), -a.sin(), 0.0);
+    let x0: DVec3 = sim.state().pos.iter().sum();
+    for _ in 0..steps {
+        sim.step().unwrap();
+    }
+    let s = sim.state();
+    let n = s.pos.len() as f64;
+    let v: DVec3 = s.vel.iter().sum::<DVec3>() / n;
+    let x: DVec3 = s.pos.iter().sum();
+    (v.dot(downhill), (x - x0).dot(downhill) / n)
+}
+
+fn backends(a: f64, mu: f64) -> Vec<(&'static str, Simulator)> {
+    let ctx = GpuContext::headless().expect("no GPU adapter: install mesa-vulkan-drivers");
+    let (rods, state, params) = incline(a, mu);
+    vec![
+        ("cpu", Simulator::cpu(rods.clone(), state.clone(), params)),
+        ("gpu", Simulator::gpu(&ctx, rods, state, params).unwrap()),
+    ]
+}
+
+#[test]
+fn rod_stays_put_when_tan_a_is_below_mu() {
+    let a = 20f64.to_radians(); // tan a = 0.364
+    for (name, mut sim) in backends(a, 0.5) {
+        let (v, moved) = slide(&mut sim, 50, a);
+        eprintln!("{name}: after 0.5 s v = {v:.2e} m/s, moved {moved:.2e} m");
+        // f64: exact to rounding; f32: a few ulps of the 1 cm-scale positions per substep.
+        let tol = if name == "cpu" { 1e-12 } else { 1e-5 };
+        assert!(
+            moved.abs() < tol && v.abs() < tol,
+            "{name}: slid {moved:e} m, v = {v:e}"
+        );
+    }
+}
+
+#[test]
+fn rod_slides_with_coulomb_acceleration_when_tan_a_exceeds_mu() {
+    let a = 35f64.to_radians(); // tan a = 0.700
+    let mu = 0.3;
+    let expected = G * (a.sin() - mu * a.cos());
+    for (name, mut sim) in backends(a, mu) {
+        let t = 0.5;
+        let (v, moved) = slide(&mut sim, 50, a);
+        let accel = v / t;
+        eprintln!(
+            "{name}: acceleration {accel:.5} m/s² vs g(sin a − μ cos a) = {expected:.5}; moved {moved:.4} m vs ½at² = {:.4}",
+            0.5 * expected * t * t
+        );
+        assert!(
+            (accel - expected).abs() < 0.01 * expected,
+            "{name}: acceleration {accel} vs {expected}"
+        );
+        // Symplectic Euler: x(T) = ½ a T² (1 + h/T).
+        assert!((moved - 0.5 * expected * t * t).abs() < 0.01 * 0.5 * expected * t * t);
+    }
+}
