@@ -97,3 +97,59 @@ fn rust_structs_match_wgsl_layout() {
             .collect(),
     );
 }
+
+/// Each entry point uses exactly the group-1 bindings the host declares for
+/// it (`Kernel::bindings`), only the world bindings of group 0, and no
+/// kernel binds more than WebGPU's default of 8 storage buffers. naga's
+/// validator reports every global an entry point reaches, through calls.
+#[test]
+fn kernel_bindings_match_what_each_entry_point_uses() {
+    let m = module();
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&m)
+    .unwrap();
+    for k in Kernel::ALL {
+        let (i, _) = m
+            .entry_points
+            .iter()
+            .enumerate()
+            .find(|(_, ep)| ep.name == k.entry_point())
+            .unwrap();
+        let ep = info.get_entry_point(i);
+        let mut group1: Vec<u32> = Vec::new();
+        for (h, var) in m.global_variables.iter() {
+            if ep[h].is_empty() {
+                continue;
+            }
+            let Some(b) = &var.binding else { continue };
+            match b.group {
+                0 => assert!(
+                    b.binding == 0 || strands::gpu::layout::WORLD_STORAGE.contains(&b.binding),
+                    "{}: group 0 binding {} is not in the world group",
+                    k.entry_point(),
+                    b.binding
+                ),
+                1 => group1.push(b.binding),
+                g => panic!("{}: unexpected group {g}", k.entry_point()),
+            }
+        }
+        group1.sort();
+        let mut declared = k.bindings().to_vec();
+        declared.sort();
+        assert_eq!(
+            group1,
+            declared,
+            "{}: bindings used (left) vs declared by the host (right)",
+            k.entry_point()
+        );
+        assert!(
+            k.storage_buffers() <= 8,
+            "{}: {} storage buffers",
+            k.entry_point(),
+            k.storage_buffers()
+        );
+    }
+}

@@ -1017,6 +1017,9 @@ pub struct SdfGrid {
     pub cell: f64,
     pub dims: [u32; 3],
     pub values: Vec<f32>,
+    /// Depth of the deepest sample inside (m, ≥ 0): how far a point may
+    /// move into the shape before the nearest surface is on the far side.
+    pub deepest: f64,
 }
 
 /// Bakes the signed distance field of a mesh that passes [`Mesh::check`] on
@@ -1095,11 +1098,13 @@ pub fn bake_sdf(
                 }
             }
         });
+    let deepest = values.iter().fold(0.0f64, |m, &v| m.max(-(v as f64)));
     Ok(SdfGrid {
         origin,
         cell,
         dims,
         values,
+        deepest,
     })
 }
 

@@ -76,11 +76,7 @@ impl Shape {
         match self {
             Shape::Sphere { radius, .. } | Shape::Capsule { radius, .. } => *radius,
             Shape::Plane { .. } => f64::INFINITY,
-            Shape::Sdf(g) => g
-                .values
-                .iter()
-                .fold(0.0f64, |m, &v| m.max(-(v as f64)))
-                .max(g.cell),
+            Shape::Sdf(g) => g.deepest.max(g.cell),
         }
     }
 }
