@@ -140,3 +140,85 @@ fn overrides_are_applied_and_checked() {
         &["unknown material `zz`"],
     );
 }
+
+/// A scene with one collider table appended.
+fn with_collider(collider: &str) -> String {
+    format!(
+        "{}\n[[colliders]]\n{collider}\n",
+        polyline("[[0,0,0],[1,0,0],[2,0.5,0]]")
+    )
+}
+
+#[test]
+fn bad_colliders_are_refused_naming_the_field() {
+    for (collider, parts) in [
+        (
+            "shape = \"sphere\"\ncenter = [0,0,0]\nradius = 0.1\nanchor = \"hed\"",
+            vec!["colliders[0].anchor", "unknown anchor `hed`"],
+        ),
+        (
+            "shape = \"sphere\"\ncenter = [0,0,0]\nradius = 0.0",
+            vec!["colliders[0].radius", "must be positive"],
+        ),
+        (
+            "shape = \"capsule\"\na = [0,0,0]\nb = [1,0,0]\nradius = -1.0",
+            vec!["colliders[0].radius", "must be positive"],
+        ),
+        (
+            "shape = \"plane\"\nnormal = [0,0,0]",
+            vec!["colliders[0].normal", "must not be zero"],
+        ),
+        (
+            "shape = \"plane\"\nfriction = 0.5\nstatic_friction = 0.2",
+            vec!["colliders[0].static_friction", "μs ≥ μk"],
+        ),
+        (
+            "shape = \"plane\"\nmargin = -0.1",
+            vec!["colliders[0].margin", "must not be negative"],
+        ),
+        ("shape = \"cube\"", vec!["unknown variant `cube`"]),
+        (
+            "shape = \"mesh\"\nfile = \"no-such-mesh.obj\"",
+            vec!["colliders[0].file", "no-such-mesh.obj"],
+        ),
+    ] {
+        let e = error_of(&with_collider(collider), &[]);
+        assert_has(&e, &parts);
+    }
+}
+
+/// Mesh files that cannot be used: unreadable or unparsable, not closed,
+/// without volume. Written to a temporary directory beside a scene file.
+#[test]
+fn bad_mesh_files_are_refused_naming_the_file() {
+    let dir = std::env::temp_dir().join(format!("strands-bad-mesh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        ("garbage.obj", "v 0 0 x\nf 1 2\n", "garbage.obj"),
+        // A tetrahedron missing one face: not closed.
+        (
+            "open.obj",
+            "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 2 3 4\n",
+            "open.obj",
+        ),
+        // Two triangles back to back: closed, no volume.
+        (
+            "flat.obj",
+            "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 3 2\n",
+            "flat.obj",
+        ),
+        ("mesh.stl", "solid x\nendsolid x\n", "mesh.stl"),
+    ];
+    for (name, text, shown) in cases {
+        std::fs::write(dir.join(name), text).unwrap();
+        let scene = with_collider(&format!("shape = \"mesh\"\nfile = \"{name}\""));
+        let path = dir.join("scene.toml");
+        let e = Scene::parse(&scene, &path, &[])
+            .expect_err(name)
+            .to_string();
+        eprintln!("{e}");
+        assert!(e.contains("colliders[0].file") && e.contains(shown), "{e}");
+        assert!(e.starts_with(&path.display().to_string()), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
