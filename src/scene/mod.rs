@@ -480,7 +480,7 @@ fn convert_collider(
         },
         ColliderSection::Plane(c) => {
             let n = v3(c.normal);
-            if !(n.length() > 0.0) {
+            if n.length() == 0.0 {
                 return Err((field("normal"), "must not be zero".into()));
             }
             Shape::Plane {
