@@ -16,7 +16,6 @@ use std::path::Path;
 
 use common::*;
 use strands::backend::Simulator;
-use strands::build::build;
 use strands::scene::Scene;
 
 struct Comparison {
