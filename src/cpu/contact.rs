@@ -403,8 +403,7 @@ pub fn max_penetration(
             // Interior points only, as the kernel: a root edge touches the
             // scalp at its anchored end by construction.
             let e = edge_distance(c, to_local(p, pos[j]), to_local(p, pos[j + 1]));
-            if let Some((s, phi, _)) = e.filter(|&(s, _, _)| s > 0.0 && s < 1.0) {
-                let _ = s;
+            if let Some((_, phi, _)) = e.filter(|&(s, _, _)| s > 0.0 && s < 1.0) {
                 worst = worst.max(radius - phi);
             }
         }

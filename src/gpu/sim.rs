@@ -23,12 +23,6 @@ const WORKGROUP: u32 = 64;
 /// Storage buffers one kernel binds at most (`Kernel::storage_buffers`),
 /// within WebGPU's default limit so a caller's default device will do.
 const STORAGE_BUFFERS_NEEDED: u32 = 8;
-const _: () = {
-    let mut k = 0;
-    while k < Kernel::ALL.len() {
-        k += 1;
-    }
-};
 
 /// The buffers holding per-vertex positions, as the Jacobi ping-pong names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
