@@ -405,7 +405,9 @@ pub fn measure(
             let [twist, fast] = sim.read_stats();
             m.twist_iterations = twist;
             m.projection_iterations = match sim.params.projection {
-                Projection::Jacobi { iterations, .. } => iterations,
+                Projection::Jacobi { iterations, .. } => {
+                    crate::cpu::jacobi_iterations_per_substep(&sim.rods, iterations)
+                }
                 _ => fast,
             };
         }

@@ -591,6 +591,17 @@ pub fn jacobi_iterations(iterations: u32, phase: u32) -> u32 {
     }
 }
 
+/// Jacobi iterations of one substep as diagnostics report them: the first
+/// projection's, plus the filtered one's when there are colliders.
+pub fn jacobi_iterations_per_substep(rods: &RodSet, iterations: u32) -> u32 {
+    let second = if rods.colliders.is_empty() {
+        0
+    } else {
+        jacobi_iterations(iterations, 1)
+    };
+    iterations + second
+}
+
 /// One substep of length `h` from time `t`, stage-major: each stage runs
 /// over every rod (in parallel) before the next starts, in the order the GPU
 /// dispatches its kernels (`GpuSimulator::encode_substep`): forces,

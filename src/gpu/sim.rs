@@ -885,7 +885,9 @@ impl GpuSimulator {
         let [twist, projection] = [stats[0], stats[1]];
         d.twist_iterations = twist;
         d.projection_iterations = match self.params.projection {
-            Projection::Jacobi { iterations, .. } => iterations,
+            Projection::Jacobi { iterations, .. } => {
+                crate::cpu::jacobi_iterations_per_substep(&self.rods, iterations)
+            }
             _ => projection,
         };
         Ok((state, d))
