@@ -144,21 +144,24 @@ struct Scratch {
 @group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 8>;
 @group(1) @binding(7) var<storage, read> src: array<vec4<f32>>;
 @group(1) @binding(8) var<storage, read_write> dst: array<vec4<f32>>;
-// Per vertex: contact normal (xyz) and the depth it was pushed out by (w, m;
-// 0 = no contact, negated when static friction holds the vertex), written by
-// `contact` in phase 0; read through `contact_depth` and `contact_stuck`.
-@group(1) @binding(9) var<storage, read_write> contacts: array<vec4<f32>>;
+// A vertex's contact in the current substep (src/cpu/contact.rs `Contact`),
+// written by `contact`, read through `contact_depth` and `contact_stuck`.
+struct Contact {
+    normal_depth: vec4<f32>,     // unit normal; w: depth pushed out by (m; 0 = none, negated = stuck)
+    surface_velocity: vec4<f32>, // velocity of the collider surface under the vertex (m/s)
+}
+@group(1) @binding(9) var<storage, read_write> contacts: array<Contact>;
 
-fn contact_depth(c: vec4<f32>) -> f32 {
-    return abs(c.w);
+fn contact_depth(c: Contact) -> f32 {
+    return abs(c.normal_depth.w);
 }
 
-fn contact_stuck(c: vec4<f32>) -> bool {
-    return c.w < 0.0;
+fn contact_stuck(c: Contact) -> bool {
+    return c.normal_depth.w < 0.0;
 }
 
-fn make_contact(n: vec3<f32>, depth: f32, stuck: bool) -> vec4<f32> {
-    return vec4<f32>(n, select(depth, -depth, stuck));
+fn make_contact(n: vec3<f32>, depth: f32, stuck: bool, surface_velocity: vec3<f32>) -> Contact {
+    return Contact(vec4<f32>(n, select(depth, -depth, stuck)), vec4<f32>(surface_velocity, 0.0));
 }
 @group(1) @binding(10) var<uniform> colliders: Colliders;
 // Every SDF collider's grid, stacked along z (`Collider.dims.w`).

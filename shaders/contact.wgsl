@@ -15,6 +15,12 @@ fn to_local(p: Pose, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
     return rotate_inverse(p.rotation, (origin - p.offset.xyz) + x);
 }
 
+// Velocity over the substep of the collider surface point at x at its end
+// (src/cpu/contact.rs `surface_velocity`).
+fn surface_velocity(p_start: Pose, p_end: Pose, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
+    return (x - pose_point(p_start, to_local(p_end, x, origin), origin)) / params.h;
+}
+
 fn direction(d: vec3<f32>) -> vec3<f32> {
     let l = length(d);
     if (l > 0.0) {
@@ -165,7 +171,7 @@ fn path_distance(c: Collider, q0: vec3<f32>, q1: vec3<f32>) -> f32 {
 // and any tunnelling.
 fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start: vec3<f32>, x_unc: vec3<f32>) -> vec3<f32> {
     var x = x_in;
-    var best = vec4<f32>(0.0);
+    var best = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
     for (var k = 0u; k < colliders.count; k++) {
         let c = colliders.items[k];
         let p_start = anchor_pose(c.anchor, params.slot_start);
@@ -199,7 +205,7 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
                 }
             }
             if (d > contact_depth(best)) {
-                best = make_contact(n, d, stuck);
+                best = make_contact(n, d, stuck, surface_velocity(p_start, p_end, x, origin));
             }
         }
     }
@@ -222,7 +228,7 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     let h = params.h;
     for (var v = o; v < o + n; v++) {
         if (params.phase == 0u) {
-            contacts[v] = vec4<f32>(0.0);
+            contacts[v] = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
         }
         if (rest[v].inv_mass == 0.0) {
             continue;
@@ -274,11 +280,12 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
                 pos[j] = vec4<f32>(xa, 0.0);
                 pos[j + 1u] = vec4<f32>(xb, 0.0);
                 // Recorded like a vertex contact (src/cpu/contact.rs).
+                let p0 = anchor_pose(c.anchor, params.slot_start);
                 if (ka * d > contact_depth(contacts[j])) {
-                    contacts[j] = make_contact(nrm, ka * d, stuck);
+                    contacts[j] = make_contact(nrm, ka * d, stuck, surface_velocity(p0, p, xa, origin));
                 }
                 if (kb * d > contact_depth(contacts[j + 1u])) {
-                    contacts[j + 1u] = make_contact(nrm, kb * d, stuck);
+                    contacts[j + 1u] = make_contact(nrm, kb * d, stuck, surface_velocity(p0, p, xb, origin));
                 }
             }
         }

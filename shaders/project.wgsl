@@ -3,7 +3,8 @@
 //   `src` and writing `dst` (ping-pong between buffers, as on the CPU).
 // * `project_fast`: the fast projection of Goldenthal et al. 2007, one
 //   invocation per rod, in place on `pos`.
-// * `project_velocity`: v ← v + (x_projected − x_unconstrained)/h, per vertex.
+// * `project_velocity`: v ← v + (x_projected − x_unconstrained)/h, per vertex,
+//   then a vertex in contact loses its outward velocity relative to the surface.
 //
 // f32: an edge's strain is resolved only to ~ε(|xa| + |xb|)/|ē| (positions
 // relative to the rod's origin, so |x| is at most the rod's length), so
@@ -22,7 +23,7 @@ fn apply_inv_mass(v: u32, x: vec3<f32>) -> vec3<f32> {
         if (contact_stuck(contacts[v])) {
             return vec3<f32>(0.0);
         }
-        let n = contacts[v].xyz;
+        let n = contacts[v].normal_depth.xyz;
         return (x - n * dot(n, x)) * w;
     }
     return x * w;
@@ -159,5 +160,15 @@ fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     if (v >= params.vertex_count) {
         return;
     }
-    vel[v] = vec4<f32>(vel[v].xyz + (pos[v].xyz - pos_unc[v].xyz) / params.h, 0.0);
+    var u = vel[v].xyz + (pos[v].xyz - pos_unc[v].xyz) / params.h;
+    let c = contacts[v];
+    if (contact_depth(c) > 0.0) {
+        // Inelastic contact (src/cpu/project.rs `project_velocity`).
+        let n = c.normal_depth.xyz;
+        let out = dot(u - c.surface_velocity.xyz, n);
+        if (out > 0.0) {
+            u -= n * out;
+        }
+    }
+    vel[v] = vec4<f32>(u, 0.0);
 }

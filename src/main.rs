@@ -181,6 +181,13 @@ fn run(
             stable_step_estimate(&rods, r)
         );
     }
+    if let Some((n, r, depth)) = strands::cpu::starting_inside(&rods, &state) {
+        eprintln!(
+            "note: {n} rod(s) start inside a collider (deepest: {}, {:.3} mm inside); contact pushes them out in the first substep",
+            rods.names[r],
+            depth * 1e3
+        );
+    }
     let params = scene.params;
     let summary = format!(
         "{} rods, {} vertices; {steps} steps of {} s in {} substeps",

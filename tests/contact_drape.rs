@@ -103,15 +103,16 @@ fn strand_drapes_over_a_sphere_without_entering_it_or_gaining_energy() {
             worst > R + RADIUS - 1e-6,
             "{name}: came within {worst} of the centre"
         );
-        // Energy: contact, friction and drag take it out. Position-based
-        // contact on a curved surface leaves a small per-step rise (the
-        // velocity update follows the chord of the projected motion, not the
-        // tangent; measured ≤ 4e-4 of the drop height's energy, see README
-        // "Contact"): bounded here at 1e-3 of the released energy, and the
-        // run as a whole must lose what it was released with.
+        // Energy: contact is inelastic (the velocity update removes outward
+        // velocity relative to the surface), friction and drag take energy
+        // out. What remains is the position-based step's own discretisation
+        // error, which shrinks with h (see README "Contact"): measured 6.6e-6
+        // (CPU) and 1.5e-5 (GPU, f32) of the released energy in the worst
+        // step, 3.6e-4 before the inelastic velocity update. Bounded at 1e-4,
+        // and the run as a whole must lose what it was released with.
         let released = (e_start - e).abs().max(1e-9);
         assert!(
-            rise <= 1e-3 * released,
+            rise <= 1e-4 * released,
             "{name}: energy grew by {rise:e} J in one step"
         );
         assert!(

@@ -178,12 +178,20 @@ fn contact_kernel_matches_cpu() {
                 assert_eq!(a.stuck, b.stuck, "vertex {i}: {a:?} vs {b:?}");
                 if b.depth > 1e-5 {
                     assert!((a.normal - b.normal).length() < 1e-4, "vertex {i}");
+                    // A difference of two ~1e-8 m f32 positions over h = 1e-3 s.
+                    let dv = (a.surface_velocity - b.surface_velocity).length();
+                    assert!(dv < 1e-6 / h, "vertex {i}: surface velocity {dv:e} m/s");
                 }
             }
         }
     }
     let touching = contacts.iter().filter(|c| c.depth > 0.0).count();
-    eprintln!("{pushed} rods pushed, {touching} vertices in contact");
+    let moving = contacts
+        .iter()
+        .filter(|c| c.depth > 0.0 && c.surface_velocity.length() > 0.01)
+        .count();
+    eprintln!("{pushed} rods pushed, {touching} vertices in contact, {moving} on a moving surface");
+    assert!(moving > 0, "no contact with the moving body");
     assert!(
         pushed >= 8 && touching >= 20,
         "the scene barely touches the colliders"
@@ -216,6 +224,7 @@ fn filtered_projection_kernels_match_cpu() {
                 normal: unit(&mut rng),
                 depth: if i % 3 == 0 { 1e-3 } else { 0.0 },
                 stuck: i % 6 == 0,
+                surface_velocity: DVec3::ZERO,
             })
             .collect();
         let p = SimParams {
@@ -265,6 +274,70 @@ fn filtered_projection_kernels_match_cpu() {
                     "stuck vertex {i} moved on the CPU"
                 );
             }
+        }
+    }
+}
+
+/// Kernel `project_velocity` with contacts (inelastic: outward velocity
+/// relative to the surface removed) against its CPU twin, from the same
+/// f32 state: velocities agree to the f32 rounding of x − x₀ over h.
+#[test]
+fn velocity_update_with_contacts_matches_cpu() {
+    let (rods, mut state) = rods_and_state();
+    let mut rng = rng(7);
+    for (x, v) in state.pos.iter_mut().zip(state.vel.iter_mut()) {
+        *v = unit(&mut rng) * 0.3;
+        *x += unit(&mut rng) * 0.002;
+    }
+    let contacts: Vec<Contact> = (0..state.pos.len())
+        .map(|i| Contact {
+            normal: unit(&mut rng),
+            depth: if i % 2 == 0 { 1e-3 } else { 0.0 },
+            stuck: i % 4 == 0,
+            surface_velocity: unit(&mut rng) * 0.2,
+        })
+        .collect();
+    let p = SimParams {
+        projection: Projection::Jacobi {
+            iterations: 1,
+            relaxation: 0.5,
+        },
+        ..params()
+    };
+    let h = p.h();
+    let ctx = gpu_ctx();
+    let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
+    gpu.write_state(&state);
+    gpu.write_contacts(&contacts);
+    // One Jacobi iteration (pos_unc → pos) so that x ≠ x₀.
+    gpu.run_kernel(Kernel::ProjectJacobi, 0.0, h);
+    let before = gpu.read_state();
+    let unc = gpu.read_vertices(strands::gpu::VertexBuffer::Unconstrained);
+    gpu.run_kernel(Kernel::ProjectVelocity, 0.0, h);
+    let g = gpu.read_state();
+    let mut vel = before.vel.clone();
+    project::project_velocity(&mut vel, &before.pos, &unc, &contacts, h);
+    let d = max_diff(&g.vel, &vel);
+    let clamped = (0..vel.len())
+        .filter(|&i| {
+            let c = contacts[i];
+            c.depth > 0.0
+                && (before.vel[i] + (before.pos[i] - unc[i]) / h - c.surface_velocity).dot(c.normal)
+                    > 0.0
+        })
+        .count();
+    eprintln!(
+        "project_velocity with contacts: velocities differ by {d:.2e} m/s, {clamped} clamped"
+    );
+    assert!(clamped > 10, "too few vertices moving out of their contact");
+    assert!(d < 1e-6 / h, "{d:e} m/s");
+    for (i, c) in contacts.iter().enumerate() {
+        if c.depth > 0.0 {
+            let out = (g.vel[i] - c.surface_velocity).dot(c.normal);
+            assert!(
+                out < 1e-6 / h,
+                "vertex {i} leaves its contact at {out:e} m/s"
+            );
         }
     }
 }

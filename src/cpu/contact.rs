@@ -33,14 +33,17 @@ use crate::anchor::Pose;
 use crate::contact::{Collider, SdfGrid, Shape};
 
 /// A vertex's contact in the current substep: unit normal (world), the
-/// depth it was pushed out by (m; 0 means no contact), and whether static
+/// depth it was pushed out by (m; 0 means no contact), whether static
 /// friction holds it (the filtered projection then does not move it at all;
-/// on the GPU a stuck contact stores its depth negated).
+/// on the GPU a stuck contact stores its depth negated), and the velocity of
+/// the collider's surface under it (m/s, world; `project_velocity` removes
+/// the vertex's outward velocity relative to it: contact is inelastic).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Contact {
     pub normal: DVec3,
     pub depth: f64,
     pub stuck: bool,
+    pub surface_velocity: DVec3,
 }
 
 /// A vertex that moved farther through a collider in one substep than
@@ -217,6 +220,13 @@ pub fn path_distance(c: &Collider, q0: DVec3, q1: DVec3) -> f64 {
     }
 }
 
+/// Velocity (m/s, world) over the substep of the collider surface point that
+/// is at world point `x` at the end of it.
+#[inline]
+fn surface_velocity(p: &ColliderPoses, x: DVec3, h: f64) -> DVec3 {
+    (x - to_world(&p.start, to_local(&p.end, x))) / h
+}
+
 /// Contact of one vertex with every collider in turn: push out, friction
 /// (phase 0), and the deepest contact. Returns the new position, the contact
 /// and a possible tunnel.
@@ -226,6 +236,7 @@ pub fn contact_vertex(
     poses: &[ColliderPoses],
     rho: f64,
     phase: u32,
+    h: f64,
     mut x: DVec3,
     x_start: DVec3,
     x_unc: DVec3,
@@ -267,6 +278,7 @@ pub fn contact_vertex(
                     normal: n,
                     depth: d,
                     stuck,
+                    surface_velocity: surface_velocity(p, x, h),
                 };
             }
         }
@@ -306,8 +318,9 @@ pub fn contact(
             continue;
         }
         let x_start = pos_unc[i] - vel[i] * h;
-        let (x, c, tunnel) =
-            contact_vertex(colliders, poses, radius, phase, pos[i], x_start, pos_unc[i]);
+        let (x, c, tunnel) = contact_vertex(
+            colliders, poses, radius, phase, h, pos[i], x_start, pos_unc[i],
+        );
         pos[i] = x;
         if c.depth > contact[i].depth {
             contact[i] = c;
@@ -365,6 +378,7 @@ pub fn contact(
                             normal: n,
                             depth,
                             stuck,
+                            surface_velocity: surface_velocity(&poses[k], pos[i], h),
                         };
                     }
                 }

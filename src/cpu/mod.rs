@@ -602,6 +602,35 @@ pub fn jacobi_iterations_per_substep(rods: &RodSet, iterations: u32) -> u32 {
     iterations + second
 }
 
+/// Rods whose strand surface starts inside a collider, as `(rods, deepest
+/// rod, its penetration in m)`; `None` when none does. Contact pushes such
+/// vertices out in the first substep; `strands run` says so before it starts.
+pub fn starting_inside(rods: &RodSet, state: &State) -> Option<(usize, usize, f64)> {
+    if rods.colliders.is_empty() {
+        return None;
+    }
+    let poses: Vec<_> = rods
+        .colliders
+        .iter()
+        .map(|c| rods.anchors[c.anchor].pose(state.time))
+        .collect();
+    let depth: Vec<f64> = (0..rods.rod_count())
+        .map(|r| {
+            let v = rods.vertices(r);
+            contact::max_penetration(
+                &rods.colliders,
+                &poses,
+                rods.material[r].radius,
+                &rods.inv_mass[v.clone()],
+                &state.pos[v],
+            )
+        })
+        .collect();
+    let inside = depth.iter().filter(|&&d| d > 0.0).count();
+    let worst = (0..depth.len()).max_by(|&a, &b| depth[a].total_cmp(&depth[b]))?;
+    (inside > 0).then_some((inside, worst, depth[worst]))
+}
+
 /// One substep of length `h` from time `t`, stage-major: each stage runs
 /// over every rod (in parallel) before the next starts, in the order the GPU
 /// dispatches its kernels (`GpuSimulator::encode_substep`): forces,
@@ -674,7 +703,7 @@ pub fn substep(
     // project_velocity, frames, twist, and the per-rod check
     let rest = for_each_rod(rods, state, work, |r, w| {
         if params.projection != Projection::None || !rods.colliders.is_empty() {
-            project::project_velocity(w.s.vel, w.s.pos, w.pos_unc, h);
+            project::project_velocity(w.s.vel, w.s.pos, w.pos_unc, w.contact, h);
         }
         let twist = update_material_frame(rods, params, r, t + h, &mut w.s);
         (

@@ -109,10 +109,27 @@ pub fn project_jacobi(
     }
 }
 
-/// Kernel `project_velocity`: `v ← v + (x_projected − x_unconstrained)/h`.
-pub fn project_velocity(vel: &mut [DVec3], pos: &[DVec3], unconstrained: &[DVec3], h: f64) {
-    for ((v, x), x0) in vel.iter_mut().zip(pos).zip(unconstrained) {
+/// Kernel `project_velocity`: `v ← v + (x_projected − x_unconstrained)/h`;
+/// then, for a vertex in contact, the part of its velocity relative to the
+/// collider's surface that points out of the surface is removed (inelastic
+/// contact, restitution 0): the push-out and the step's chord across a
+/// curved surface would otherwise leave it moving outward, faster than it
+/// came in, and contact would add energy.
+pub fn project_velocity(
+    vel: &mut [DVec3],
+    pos: &[DVec3],
+    unconstrained: &[DVec3],
+    contact: &[Contact],
+    h: f64,
+) {
+    for (((v, x), x0), c) in vel.iter_mut().zip(pos).zip(unconstrained).zip(contact) {
         *v += (*x - *x0) / h;
+        if c.depth > 0.0 {
+            let out = (*v - c.surface_velocity).dot(c.normal);
+            if out > 0.0 {
+                *v -= c.normal * out;
+            }
+        }
     }
 }
 
@@ -201,6 +218,37 @@ pub fn project_fast(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Inelastic contact: a vertex in contact with a surface moving at `u`
+    /// leaves with no outward velocity relative to it; its tangential
+    /// velocity, an inward one, and a vertex without contact are unchanged.
+    #[test]
+    fn velocity_update_removes_only_outward_relative_velocity() {
+        let n = DVec3::new(0.0, 1.0, 0.0);
+        let u = DVec3::new(0.2, 0.5, 0.0);
+        let touching = Contact {
+            normal: n,
+            depth: 1e-4,
+            stuck: false,
+            surface_velocity: u,
+        };
+        let h = 1e-3;
+        // Velocities after the position update, set through x − x0 = h v.
+        let wanted = [
+            DVec3::new(0.3, 0.9, -0.1), // outward relative to u: loses 0.4 along n
+            DVec3::new(0.3, 0.2, -0.1), // slower than the surface: inward, kept
+            DVec3::new(0.3, 0.9, -0.1), // no contact: kept
+        ];
+        let contact = [touching, touching, Contact::default()];
+        let x0 = [DVec3::ZERO; 3];
+        let x: Vec<DVec3> = wanted.iter().map(|v| *v * h).collect();
+        let mut vel = [DVec3::ZERO; 3];
+        project_velocity(&mut vel, &x, &x0, &contact, h);
+        assert!((vel[0] - DVec3::new(0.3, 0.5, -0.1)).length() < 1e-12);
+        assert!((vel[0] - u).dot(n).abs() < 1e-12);
+        assert!((vel[1] - wanted[1]).length() < 1e-12);
+        assert!((vel[2] - wanted[2]).length() < 1e-12);
+    }
 
     /// The linear system of fast projection: one Newton step on a single
     /// free edge restores its length to second order in the violation.

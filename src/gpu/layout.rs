@@ -137,6 +137,19 @@ pub struct GpuColliders {
 }
 const _: () = assert!(size_of::<GpuColliders>() == 16 + 80 * 16);
 
+/// WGSL `Contact` (`crate::cpu::contact::Contact`): a vertex's contact in
+/// the current substep.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct GpuContact {
+    /// Unit normal (xyz) and the depth pushed out by (w, m; 0 = no contact,
+    /// negated when static friction holds the vertex).
+    pub normal_depth: [f32; 4],
+    /// Velocity of the collider surface under the vertex (xyz, m/s).
+    pub surface_velocity: [f32; 4],
+}
+const _: () = assert!(size_of::<GpuContact>() == 32);
+
 /// WGSL `Scratch`: per-vertex working memory of the per-rod kernels.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
@@ -217,6 +230,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
         layout!("Pose", GpuPose, [rotation, offset]),
         layout!("EdgeFrame", GpuEdgeFrame, [tangent, ref_u]),
         layout!("Scratch", GpuScratch, [kb, g, s, force]),
+        layout!("Contact", GpuContact, [normal_depth, surface_velocity]),
         layout!(
             "Collider",
             GpuCollider,
@@ -354,7 +368,7 @@ impl Kernel {
             Kernel::Integrate => &[POS, VEL, POS_UNC, SCRATCH, CLAMPS],
             Kernel::ProjectJacobi => &[SRC, DST, CONTACTS],
             Kernel::ProjectFast => &[POS, SCRATCH, STATS, CONTACTS],
-            Kernel::ProjectVelocity => &[POS, VEL, POS_UNC],
+            Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, CONTACTS],
             Kernel::Contact => &[POS, VEL, POS_UNC, STATS, CONTACTS, COLLIDERS, SDF],
         }
     }

@@ -9,8 +9,8 @@ use glam::{DVec3, Vec3};
 use wgpu::util::DeviceExt;
 
 use super::layout::{
-    BindingKind, GpuClamp, GpuColliders, GpuEdgeFrame, GpuPose, GpuRod, GpuScratch, GpuStep,
-    GpuVertexRest, Kernel, NONE, SHADER_SOURCE, binding, binding_kind,
+    BindingKind, GpuClamp, GpuColliders, GpuContact, GpuEdgeFrame, GpuPose, GpuRod, GpuScratch,
+    GpuStep, GpuVertexRest, Kernel, NONE, SHADER_SOURCE, binding, binding_kind,
 };
 use super::{GpuContext, GpuError};
 use crate::contact::{MAX_COLLIDERS, Shape};
@@ -356,7 +356,7 @@ impl GpuSimulator {
             frame: zeroed("frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
             scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
             stats: zeroed("stats", 32),
-            contacts: zeroed("contacts", v16),
+            contacts: zeroed("contacts", 2 * v16),
             colliders: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("colliders"),
                 contents: bytemuck::bytes_of(&gpu_colliders),
@@ -1035,21 +1035,25 @@ impl GpuSimulator {
 
     /// Per-vertex contacts recorded by the last phase-0 `contact` kernel.
     pub fn read_contacts(&self) -> Vec<Contact> {
-        let c: Vec<[f32; 4]> = self.read(&self.buffers.contacts, self.rods.vertex_count());
+        let c: Vec<GpuContact> = self.read(&self.buffers.contacts, self.rods.vertex_count());
         c.into_iter()
             .map(|c| Contact {
-                normal: dvec3(c),
-                depth: c[3].abs() as f64,
-                stuck: c[3] < 0.0,
+                normal: dvec3(c.normal_depth),
+                depth: c.normal_depth[3].abs() as f64,
+                stuck: c.normal_depth[3] < 0.0,
+                surface_velocity: dvec3(c.surface_velocity),
             })
             .collect()
     }
 
     /// Replace the per-vertex contacts (for testing the filtered projection).
     pub fn write_contacts(&mut self, contacts: &[Contact]) {
-        let c: Vec<[f32; 4]> = contacts
+        let c: Vec<GpuContact> = contacts
             .iter()
-            .map(|c| vec4(c.normal, (if c.stuck { -c.depth } else { c.depth }) as f32))
+            .map(|c| GpuContact {
+                normal_depth: vec4(c.normal, (if c.stuck { -c.depth } else { c.depth }) as f32),
+                surface_velocity: vec4(c.surface_velocity, 0.0),
+            })
             .collect();
         self.ctx
             .queue
