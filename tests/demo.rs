@@ -105,6 +105,44 @@ fn screenshot_of_a_nearly_bald_head_has_little_hair() {
     );
 }
 
+/// Skin-coloured pixels (the colliders' colour): red over green over blue,
+/// blue between 65 % and 95 % of red, not the blue-grey background.
+fn is_skin(p: &image::Rgba<u8>) -> bool {
+    let [r, g, b, _] = p.0.map(|c| c as i32);
+    r > g && g > b && r > 60 && 100 * b >= 65 * r && 100 * b < 95 * r
+}
+
+/// The colliders are drawn: the built-in hair scene's shoulders (a capsule
+/// below the head) fill part of the bottom quarter of the default view in
+/// skin colour; with the scene's colliders removed nothing skin-coloured is
+/// drawn there (only the head sphere under the roots).
+#[test]
+fn screenshot_draws_the_shoulders() {
+    let skin_below = |img: &image::RgbaImage| {
+        let h = img.height();
+        img.enumerate_pixels()
+            .filter(|(_, y, p)| *y > 3 * h / 4 && is_skin(p))
+            .count()
+    };
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/hair.toml");
+    let still = "anchors.head.keyframes=[{ t = 0.0 }]";
+    let with = shot(&tmp("body.png"), &[scene, "--set", still]);
+    let without = shot(
+        &tmp("nobody.png"),
+        &[scene, "--set", still, "--set", "colliders=[]"],
+    );
+    let (a, b) = (skin_below(&with), skin_below(&without));
+    let quarter = (with.width() * with.height() / 4) as usize;
+    assert!(
+        a > quarter / 10,
+        "{a} skin pixels below the head with colliders"
+    );
+    assert!(
+        b * 10 < a,
+        "{b} skin pixels below the head without colliders, {a} with"
+    );
+}
+
 /// Moving the head 15 cm to +x (screen right for the default camera) and
 /// turning it 60° moves the hair: many pixels change and the hair's
 /// centroid moves right.

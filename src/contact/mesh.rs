@@ -1020,6 +1020,8 @@ pub struct SdfGrid {
     /// Depth of the deepest sample inside (m, ≥ 0): how far a point may
     /// move into the shape before the nearest surface is on the far side.
     pub deepest: f64,
+    /// The mesh it was baked from (welded and oriented), for drawing.
+    pub surface: Mesh,
 }
 
 /// Bakes the signed distance field of a mesh that passes [`Mesh::check`] on
@@ -1105,6 +1107,7 @@ pub fn bake_sdf(
         dims,
         values,
         deepest,
+        surface: mesh.clone(),
     })
 }
 

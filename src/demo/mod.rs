@@ -13,6 +13,7 @@ use glam::{DMat4, DQuat, DVec3, Mat4, Vec3};
 
 use crate::anchor::{Anchor, Keyframe};
 use crate::build::EndSpec;
+use crate::contact::Shape;
 use crate::gpu::{GpuContext, GpuSimulator};
 use crate::params::Wind;
 use crate::scene::Scene;
@@ -311,8 +312,30 @@ impl World {
         }
     }
 
-    /// Model matrices of the meshes to draw (head sphere, ground quad).
+    /// Model matrices of the meshes to draw: every collider, on its
+    /// anchor's current pose; in a scene without colliders, a sphere under
+    /// the head's roots and a ground quad under a field's.
     pub fn meshes(&self) -> Vec<MeshPose> {
+        let rods = &self.sim.rods;
+        if !rods.colliders.is_empty() {
+            return rods
+                .colliders
+                .iter()
+                .map(|c| {
+                    let p = rods.anchors[c.anchor].pose(self.sim.time);
+                    let m = DMat4::from_translation(p.pivot + p.translation)
+                        * DMat4::from_quat(p.rotation);
+                    let color = match c.shape {
+                        Shape::Plane { .. } => Vec3::new(0.22, 0.17, 0.10),
+                        _ => Vec3::new(0.80, 0.62, 0.50),
+                    };
+                    MeshPose {
+                        model: m.as_mat4(),
+                        color,
+                    }
+                })
+                .collect();
+        }
         let mut out = Vec::new();
         if let (Some((c, r)), Some(ctl)) = (self.head, self.control.as_ref()) {
             let a = &self.sim.rods.anchors[ctl.anchor];
@@ -363,6 +386,21 @@ impl World {
 
     /// Geometry of the meshes `meshes` returns, in the same order.
     pub fn mesh_geometry(&self) -> Vec<(Vec<render::MeshVertex>, Vec<u32>)> {
+        let rods = &self.sim.rods;
+        if !rods.colliders.is_empty() {
+            // A plane is drawn about the strands' initial bounds.
+            let (lo, hi) = self.bounds;
+            let half = (0.8 * (hi - lo).length()).max(0.1);
+            return rods
+                .colliders
+                .iter()
+                .map(|c| {
+                    let p = rods.anchors[c.anchor].pose(0.0);
+                    let near = p.rotation.inverse() * ((lo + hi) * 0.5 - p.pivot - p.translation);
+                    render::collider_geometry(c, near, half)
+                })
+                .collect();
+        }
         let mut out = Vec::new();
         if self.head.is_some() && self.control.is_some() {
             out.push(render::sphere(48, 24));

@@ -3,9 +3,10 @@
 //! Shaders in `shaders/render.wgsl`.
 
 use bytemuck::{Pod, Zeroable};
-use glam::{Mat4, Vec3, Vec4};
+use glam::{DQuat, DVec3, Mat4, Vec3, Vec4};
 use wgpu::util::DeviceExt;
 
+use crate::contact::{Collider, Shape};
 use crate::gpu::GpuSimulator;
 use crate::rods::RodSet;
 
@@ -249,6 +250,64 @@ pub fn sphere(segments: u32, rings: u32) -> (Vec<MeshVertex>, Vec<u32>) {
         }
     }
     (v, idx)
+}
+
+/// A collider's surface in its anchor's rest frame (relative to the pivot,
+/// as the collider stores it), to draw with the anchor's pose as model
+/// matrix. A plane is drawn as a square of half-size `half` about the point
+/// of the plane nearest `near`; a mesh collider as the mesh its SDF was baked
+/// from, with flat normals.
+pub fn collider_geometry(c: &Collider, near: DVec3, half: f64) -> (Vec<MeshVertex>, Vec<u32>) {
+    let vertex = |p: DVec3, n: DVec3| MeshVertex {
+        position: [p.x as f32, p.y as f32, p.z as f32, 1.0],
+        normal: [n.x as f32, n.y as f32, n.z as f32, 0.0],
+    };
+    match &c.shape {
+        Shape::Sphere { center, radius } => {
+            let (mut v, i) = sphere(48, 24);
+            for m in &mut v {
+                let n = DVec3::new(m.normal[0] as f64, m.normal[1] as f64, m.normal[2] as f64);
+                *m = vertex(*center + n * *radius, n);
+            }
+            (v, i)
+        }
+        Shape::Capsule { a, b, radius } => {
+            // A sphere whose upper half moves to b and lower half to a: an
+            // odd ring count puts no ring on the equator, and the band
+            // across it becomes the cylinder.
+            let (mut v, i) = sphere(48, 25);
+            let axis = (*b - *a).normalize_or(DVec3::Y);
+            let turn = DQuat::from_rotation_arc(DVec3::Y, axis);
+            for m in &mut v {
+                let n =
+                    turn * DVec3::new(m.normal[0] as f64, m.normal[1] as f64, m.normal[2] as f64);
+                let end = if m.normal[1] > 0.0 { *b } else { *a };
+                *m = vertex(end + n * *radius, n);
+            }
+            (v, i)
+        }
+        Shape::Plane { point, normal } => {
+            let centre = near - *normal * (near - *point).dot(*normal);
+            let turn = DQuat::from_rotation_arc(DVec3::Y, *normal);
+            let (mut v, i) = quad();
+            for m in &mut v {
+                let p = DVec3::new(m.position[0] as f64, 0.0, m.position[2] as f64);
+                *m = vertex(centre + turn * (p * half), *normal);
+            }
+            (v, i)
+        }
+        Shape::Sdf(g) => {
+            let mesh = &g.surface;
+            let mut v = Vec::with_capacity(3 * mesh.triangles.len());
+            for t in &mesh.triangles {
+                let [p0, p1, p2] = t.map(|k| mesh.vertices[k as usize]);
+                let n = (p1 - p0).cross(p2 - p0).normalize_or(DVec3::Y);
+                v.extend([vertex(p0, n), vertex(p1, n), vertex(p2, n)]);
+            }
+            let i = (0..v.len() as u32).collect();
+            (v, i)
+        }
+    }
 }
 
 /// A square in the y = 0 plane from −1 to 1.
