@@ -159,6 +159,16 @@ pub struct Measurement {
     /// Peak resident memory of the process during this measurement (bytes;
     /// Linux, reset before each measurement through /proc/self/clear_refs).
     pub peak_rss_bytes: Option<u64>,
+    /// With colliders: the same workload timed again with its colliders
+    /// removed (ms per step, same warm-up and repeats).
+    #[serde(default)]
+    pub ms_per_step_without_contact: Option<Spread>,
+    /// With colliders: contact's share of the step, 1 − (median without
+    /// colliders)/(median with): the contact kernels and the filtered second
+    /// projection they need. On a noisy machine it can come out slightly
+    /// negative when contact costs little.
+    #[serde(default)]
+    pub contact_share: Option<f64>,
     /// Why there are no timings, when the run could not be measured.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
@@ -331,6 +341,8 @@ pub fn measure(
         gpu_bytes: None,
         host_bytes: host_bytes(&rods),
         peak_rss_bytes: None,
+        ms_per_step_without_contact: None,
+        contact_share: None,
         error: None,
         out_of_capacity: false,
     };
@@ -414,9 +426,35 @@ pub fn measure(
     }
     let spread = Spread::of(times);
     m.vertex_steps_per_second = Some(m.vertices as f64 / (spread.median * 1e-3));
-    m.ms_per_step = Some(spread);
     m.peak_rss_bytes = peak_rss();
+    if !scene.colliders.is_empty() {
+        let bare = Workload {
+            name: workload.name.clone(),
+            source: workload.source.clone(),
+            scene: Scene {
+                colliders: Vec::new(),
+                ..scene.clone()
+            },
+        };
+        let b = measure(&bare, backend, gpu, settings, tick);
+        if let Some(without) = b.ms_per_step {
+            m.contact_share = Some(1.0 - without.median / spread.median);
+            m.ms_per_step_without_contact = Some(without);
+        }
+    }
+    m.ms_per_step = Some(spread);
     m
+}
+
+/// Frames `measure` times for a workload: warm-up and repeats, twice when it
+/// has colliders (with and without them, for contact's share).
+pub fn frames_of(workload: &Workload, settings: Settings) -> u64 {
+    let once = (settings.warmup + settings.repeats) as u64;
+    if workload.scene.colliders.is_empty() {
+        once
+    } else {
+        2 * once
+    }
 }
 
 /// Whether an error means larger sizes will not fit either.
@@ -442,13 +480,14 @@ pub fn bytes(b: u64) -> String {
 /// The table `strands bench` prints.
 pub fn table(results: &[Measurement]) -> String {
     let mut out = format!(
-        "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11} {:>9} {:>5} {:>5} {:>10} {:>10}\n",
+        "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11} {:>7} {:>9} {:>5} {:>5} {:>10} {:>10}\n",
         "workload",
         "back",
         "strands",
         "vertices",
         "ms/step median (min–max)",
         "vert-step/s",
+        "contact",
         "strain",
         "proj",
         "twist",
@@ -473,13 +512,16 @@ pub fn table(results: &[Measurement]) -> String {
             continue;
         };
         out += &format!(
-            "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11.3e} {:>9.1e} {:>5} {:>5} {:>10} {:>10}\n",
+            "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11.3e} {:>7} {:>9.1e} {:>5} {:>5} {:>10} {:>10}\n",
             m.workload,
             m.backend,
             m.strands,
             m.vertices,
             format!("{:.3} ({:.3}–{:.3})", s.median, s.min, s.max),
             vs,
+            m.contact_share
+                .map(|c| format!("{:.0}%", 100.0 * c))
+                .unwrap_or_else(|| "-".into()),
             strain,
             m.projection_iterations,
             m.twist_iterations,

@@ -372,7 +372,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         repeats: args.repeats,
         substeps: args.substeps,
     };
-    let frames = (settings.warmup + settings.repeats) as u64;
     // The report is rewritten after every measurement, so a run that dies
     // (e.g. the GPU runs out of memory) keeps what it measured.
     let save = |results: &Vec<bench::Measurement>| -> Result<()> {
@@ -387,7 +386,12 @@ fn bench(args: BenchArgs) -> Result<()> {
         serde_json::to_writer_pretty(std::io::BufWriter::new(f), &report)
             .with_context(|| format!("cannot write {}", args.out.display()))
     };
-    let bar = ProgressBar::new(runs.len() as u64 * frames).with_style(
+    let total: u64 = runs
+        .iter()
+        .map(|&(i, _)| bench::frames_of(&plan[i], settings))
+        .sum();
+    let mut done = 0;
+    let bar = ProgressBar::new(total).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {elapsed} elapsed {msg}")
             .unwrap(),
     );
@@ -397,13 +401,14 @@ fn bench(args: BenchArgs) -> Result<()> {
         let w = &plan[i];
         let key = (w.name.clone(), backend);
         let strands = w.scene.rods.len();
+        done += bench::frames_of(w, settings);
         if too_big.contains(&key) {
-            bar.inc(frames);
+            bar.set_position(done);
             continue;
         }
         bar.set_message(format!("{} {strands} strands on {backend:?}", w.name));
         let m = bench::measure(w, backend, gpu.as_ref(), settings, &mut || bar.inc(1));
-        bar.set_position(bar.position().div_ceil(frames) * frames);
+        bar.set_position(done);
         if let Some(e) = &m.error {
             bar.println(format!("{} {strands} strands on {backend:?}: {e}", w.name));
             if m.out_of_capacity {

@@ -72,13 +72,22 @@ fn bench_writes_report_plot_and_compares() {
         // Hair has colliders: a plain projection (4) and a filtered one after
         // contact (4); grass has the ground: the same.
         assert_eq!(m["projection_iterations"], 8);
+        // Both workloads have colliders: timed again without them, and
+        // contact's share is what the difference says.
+        let without = m["ms_per_step_without_contact"]["median"].as_f64().unwrap();
+        let share = m["contact_share"].as_f64().unwrap();
+        assert!(without > 0.0, "{m}");
+        assert!((share - (1.0 - without / med)).abs() < 1e-9, "{m}");
         assert!(m["host_bytes"].as_u64().unwrap() > 0);
         if m["backend"] == "gpu" {
             assert!(m["gpu_bytes"].as_u64().unwrap() > 0);
         }
     }
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains("ms/step median"), "{stdout}");
+    assert!(
+        stdout.contains("ms/step median") && stdout.contains("contact"),
+        "{stdout}"
+    );
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(plot.contains("<svg") && plot.contains("hair (cpu)") && plot.contains("grass (gpu)"));
 
