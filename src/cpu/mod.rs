@@ -11,6 +11,7 @@ pub mod contact;
 pub mod curvature;
 pub mod forces;
 pub mod frames;
+pub mod grid;
 pub mod project;
 pub mod twist;
 

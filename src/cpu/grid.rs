@@ -1,0 +1,361 @@
+//! Hair–hair interaction through a grid (issue 10; Petrovic, Henne and
+//! Anderson 2005; McAdams et al. 2009): strand mass and momentum are splatted
+//! to a regular grid, the grid velocity is blended back into the vertices
+//! (hair–hair friction) and vertices are pushed out of regions denser than a
+//! rest density (volume). This file is the CPU reference of the splat, in
+//! the fixed-point arithmetic the GPU kernel will use, so that both build the
+//! same grid bit for bit from the same f32 state (see `docs/INTERACTION.md`
+//! for the whole design and what is still to come).
+//!
+//! Fixed point:
+//! * a vertex's grid position is `q = ⌊(x − origin)·(2^FRAC_BITS / cell)⌋`
+//!   per axis, computed in f32 from f32 inputs with one subtraction and one
+//!   multiplication, both correctly rounded in WGSL and in Rust, and no
+//!   addition after a product (nothing a GPU compiler may fuse into an FMA):
+//!   the same `q` on both sides. Its node is `q >> FRAC_BITS`, its fraction
+//!   `q & (2^FRAC_BITS − 1)`;
+//! * the 8 corner weights are products of three integer fractions
+//!   (`f` or `2^FRAC_BITS − f`): they sum to exactly `ONE = 2^(3·FRAC_BITS)`;
+//! * a vertex's mass is `m_q = round(m / mass_unit)` (host side, identical
+//!   for both backends), velocity `v_q = ⌊v·VELOCITY_SCALE⌋` (f32, as `q`);
+//! * nodes accumulate `Σ w·m_q` and `Σ w·m_q·v_q` in 64-bit integers (two
+//!   32-bit atomics with carry on the GPU). Integer addition is associative,
+//!   so the order in which vertices arrive (threads on a GPU) cannot change
+//!   the result, and mass and momentum are conserved exactly:
+//!   `Σ_nodes mass = ONE·Σ m_q`, `Σ_nodes momentum = ONE·Σ m_q v_q`.
+//! * overflow of a node's accumulator is an error (`GridError::Overflow`),
+//!   never a wrap.
+
+use glam::DVec3;
+
+/// Sub-cell resolution of a vertex's grid position: cell / 2^FRAC_BITS.
+pub const FRAC_BITS: u32 = 5;
+/// Sum of a vertex's 8 corner weights.
+pub const ONE: i64 = 1 << (3 * FRAC_BITS);
+/// Velocity fixed point: units of 2⁻¹⁶ m/s (15 µm/s; |v| < 32768 m/s in i32).
+pub const VELOCITY_SCALE: f32 = 65536.0;
+/// Largest quantised vertex mass: masses are stored to 1 part in 2^12 of
+/// the group's heaviest vertex.
+pub const MASS_LEVELS: u32 = 1 << 12;
+
+/// Why a grid cannot be built.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum GridError {
+    #[error("grid node {node}: {what} accumulator overflowed the 64-bit fixed-point range")]
+    Overflow { node: usize, what: &'static str },
+}
+
+/// A group's grid for one substep: f32 origin (m), cell size (m) and
+/// nodes per axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridGeometry {
+    pub origin: [f32; 3],
+    pub cell: f32,
+    pub dims: [u32; 3],
+}
+
+impl GridGeometry {
+    pub fn node_count(&self) -> usize {
+        self.dims.iter().map(|&d| d as usize).product()
+    }
+
+    /// `2^FRAC_BITS / cell` in f32, the one factor both backends multiply by.
+    pub fn scale(&self) -> f32 {
+        (1u32 << FRAC_BITS) as f32 / self.cell
+    }
+
+    #[inline]
+    pub fn node_index(&self, n: [u32; 3]) -> usize {
+        n[0] as usize
+            + self.dims[0] as usize * (n[1] as usize + self.dims[1] as usize * n[2] as usize)
+    }
+}
+
+/// Fixed-point grid position of `x` (f32, world), or `None` when the
+/// vertex's cell is not inside the grid (it then does not interact; the
+/// caller counts it).
+#[inline]
+pub fn grid_position(g: &GridGeometry, x: [f32; 3]) -> Option<[i32; 3]> {
+    let s = g.scale();
+    let mut q = [0i32; 3];
+    for a in 0..3 {
+        let u = ((x[a] - g.origin[a]) * s).floor();
+        let top = ((g.dims[a] - 1) << FRAC_BITS) as f32;
+        if !(u >= 0.0 && u < top) {
+            return None;
+        }
+        q[a] = u as i32;
+    }
+    Some(q)
+}
+
+/// The 8 nodes around grid position `q` and their integer weights
+/// (summing to `ONE`), corner `c` with bit `a` of `c` set taking the upper
+/// node along axis `a`.
+#[inline]
+pub fn corners(g: &GridGeometry, q: [i32; 3]) -> [(usize, i64); 8] {
+    let full = 1i64 << FRAC_BITS;
+    let mask = (1i32 << FRAC_BITS) - 1;
+    let node = q.map(|v| (v >> FRAC_BITS) as u32);
+    let frac = q.map(|v| (v & mask) as i64);
+    std::array::from_fn(|c| {
+        let mut n = node;
+        let mut w = 1i64;
+        for a in 0..3 {
+            if c >> a & 1 == 1 {
+                n[a] += 1;
+                w *= frac[a];
+            } else {
+                w *= full - frac[a];
+            }
+        }
+        (g.node_index(n), w)
+    })
+}
+
+/// Quantised velocity `⌊v·VELOCITY_SCALE⌋` (f32, as the GPU computes it).
+#[inline]
+pub fn quantise_velocity(v: [f32; 3]) -> [i64; 3] {
+    v.map(|c| (c * VELOCITY_SCALE).floor() as i64)
+}
+
+/// Vertex masses in units of `mass_unit = max mass / (MASS_LEVELS − 1)`:
+/// `(unit, quantised masses)`; every positive mass gets at least 1.
+pub fn quantise_masses(mass: &[f64]) -> (f64, Vec<u32>) {
+    let max = mass.iter().copied().fold(0.0, f64::max);
+    if max <= 0.0 {
+        return (1.0, vec![0; mass.len()]);
+    }
+    let unit = max / (MASS_LEVELS - 1) as f64;
+    let q = mass
+        .iter()
+        .map(|&m| {
+            if m > 0.0 {
+                ((m / unit).round() as u32).max(1)
+            } else {
+                0
+            }
+        })
+        .collect();
+    (unit, q)
+}
+
+/// Per-node accumulators of one group's grid.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GridNodes {
+    /// Σ w·m_q.
+    pub mass: Vec<i64>,
+    /// Σ w·m_q·v_q per axis.
+    pub momentum: Vec<[i64; 3]>,
+}
+
+impl GridNodes {
+    /// Kernel `grid_clear`.
+    pub fn clear(&mut self, g: &GridGeometry) {
+        let n = g.node_count();
+        self.mass.clear();
+        self.mass.resize(n, 0);
+        self.momentum.clear();
+        self.momentum.resize(n, [0; 3]);
+    }
+
+    /// Velocity of node `k` (m/s), or `None` for an empty node.
+    pub fn velocity(&self, k: usize) -> Option<DVec3> {
+        let m = self.mass[k];
+        (m > 0).then(|| {
+            let p = self.momentum[k];
+            DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64) / (m as f64 * VELOCITY_SCALE as f64)
+        })
+    }
+}
+
+/// Kernel `grid_splat` for the vertices `pos`/`vel` (f32, world) with
+/// quantised masses `mass_q`: adds each vertex's mass and momentum to its 8
+/// nodes. Returns how many vertices fell outside the grid.
+pub fn splat(
+    g: &GridGeometry,
+    nodes: &mut GridNodes,
+    pos: &[[f32; 3]],
+    vel: &[[f32; 3]],
+    mass_q: &[u32],
+) -> Result<usize, GridError> {
+    let mut outside = 0;
+    for ((x, v), &m) in pos.iter().zip(vel).zip(mass_q) {
+        if m == 0 {
+            continue;
+        }
+        let Some(q) = grid_position(g, *x) else {
+            outside += 1;
+            continue;
+        };
+        let vq = quantise_velocity(*v);
+        for (k, w) in corners(g, q) {
+            let wm = w * m as i64;
+            let add = |acc: &mut i64, d: i64, what| {
+                *acc = acc
+                    .checked_add(d)
+                    .ok_or(GridError::Overflow { node: k, what })?;
+                Ok::<(), GridError>(())
+            };
+            add(&mut nodes.mass[k], wm, "mass")?;
+            for (p, &u) in nodes.momentum[k].iter_mut().zip(&vq) {
+                let d = wm.checked_mul(u).ok_or(GridError::Overflow {
+                    node: k,
+                    what: "momentum",
+                })?;
+                add(p, d, "momentum")?;
+            }
+        }
+    }
+    Ok(outside)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng(seed: u64) -> impl FnMut() -> f32 {
+        let mut s = seed;
+        move || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 40) as f32) / (1u64 << 24) as f32
+        }
+    }
+
+    fn grid() -> GridGeometry {
+        GridGeometry {
+            origin: [-0.2, 1.3, -0.2],
+            cell: 0.01,
+            dims: [41, 41, 41],
+        }
+    }
+
+    /// Conservation (exact, fixed point): the nodes hold ONE·Σ m_q of mass
+    /// and ONE·Σ m_q·v_q of momentum, whatever the vertices' order.
+    #[test]
+    fn splat_conserves_mass_and_momentum_exactly_in_any_order() {
+        let g = grid();
+        let mut r = rng(1);
+        let n = 5000;
+        let pos: Vec<[f32; 3]> = (0..n)
+            .map(|_| [-0.19 + 0.38 * r(), 1.31 + 0.38 * r(), -0.19 + 0.38 * r()])
+            .collect();
+        let vel: Vec<[f32; 3]> = (0..n)
+            .map(|_| [r() - 0.5, 2.0 * r() - 1.0, 0.1 * r()])
+            .collect();
+        let mass: Vec<f64> = (0..n).map(|_| 1e-7 * (0.5 + r() as f64)).collect();
+        let (_, mq) = quantise_masses(&mass);
+        let mut a = GridNodes::default();
+        a.clear(&g);
+        assert_eq!(splat(&g, &mut a, &pos, &vel, &mq), Ok(0));
+        let total_m: i64 = a.mass.iter().sum();
+        assert_eq!(total_m, ONE * mq.iter().map(|&m| m as i64).sum::<i64>());
+        for ax in 0..3 {
+            let total_p: i64 = a.momentum.iter().map(|p| p[ax]).sum();
+            let expected: i64 = vel
+                .iter()
+                .zip(&mq)
+                .map(|(v, &m)| m as i64 * quantise_velocity(*v)[ax])
+                .sum();
+            assert_eq!(total_p, ONE * expected, "axis {ax}");
+        }
+        // Reversed order: the same grid, bit for bit.
+        let rev = |v: &[[f32; 3]]| v.iter().rev().copied().collect::<Vec<_>>();
+        let mq_rev: Vec<u32> = mq.iter().rev().copied().collect();
+        let mut b = GridNodes::default();
+        b.clear(&g);
+        splat(&g, &mut b, &rev(&pos), &rev(&vel), &mq_rev).unwrap();
+        assert_eq!(a, b);
+    }
+
+    /// Trilinear weights: on a grid whose origin and cell are exact in
+    /// binary, a vertex on a node puts all its weight there, one halfway
+    /// along x splits it evenly between the two nodes, and any vertex's
+    /// weights sum to ONE.
+    #[test]
+    fn corner_weights_are_trilinear() {
+        let g = GridGeometry {
+            origin: [-0.25, 1.25, -0.25],
+            cell: 1.0 / 64.0,
+            dims: [33, 33, 33],
+        };
+        let node = |i: f32, j: f32, k: f32| [-0.25 + i / 64.0, 1.25 + j / 64.0, -0.25 + k / 64.0];
+        let on = corners(&g, grid_position(&g, node(3.0, 4.0, 5.0)).unwrap());
+        assert_eq!(on[0], (g.node_index([3, 4, 5]), ONE));
+        let half = corners(&g, grid_position(&g, node(3.5, 4.0, 5.0)).unwrap());
+        assert_eq!(half[0], (g.node_index([3, 4, 5]), ONE / 2));
+        assert_eq!(half[1], (g.node_index([4, 4, 5]), ONE / 2));
+        let mut r = rng(3);
+        for _ in 0..1000 {
+            let x = node(32.0 * r(), 32.0 * r(), 32.0 * r());
+            if let Some(q) = grid_position(&g, x) {
+                assert_eq!(corners(&g, q).iter().map(|c| c.1).sum::<i64>(), ONE);
+            }
+        }
+    }
+
+    /// A uniform velocity field: every non-empty node's velocity is the
+    /// field's (to f64 rounding of the integer ratio).
+    #[test]
+    fn uniform_velocity_gives_uniform_node_velocity() {
+        let g = grid();
+        let mut r = rng(2);
+        let pos: Vec<[f32; 3]> = (0..2000)
+            .map(|_| [-0.1 + 0.2 * r(), 1.4 + 0.2 * r(), -0.1 + 0.2 * r()])
+            .collect();
+        let v = [0.3f32, -1.25, 0.05];
+        let vel = vec![v; pos.len()];
+        let (_, mq) = quantise_masses(&vec![2e-7; pos.len()]);
+        let mut a = GridNodes::default();
+        a.clear(&g);
+        splat(&g, &mut a, &pos, &vel, &mq).unwrap();
+        let vq = quantise_velocity(v);
+        let exact = DVec3::new(vq[0] as f64, vq[1] as f64, vq[2] as f64) / VELOCITY_SCALE as f64;
+        let mut filled = 0;
+        for k in 0..g.node_count() {
+            if let Some(u) = a.velocity(k) {
+                filled += 1;
+                assert!(
+                    (u - exact).length() <= 1e-12 * exact.length(),
+                    "node {k}: {u}"
+                );
+            }
+        }
+        assert!(filled > 1000);
+    }
+
+    /// Overflow is an error naming the node, not a wrap.
+    #[test]
+    fn overflow_is_reported() {
+        let g = grid();
+        let pos = vec![[0.0f32, 1.5, 0.0]; 4];
+        let vel = vec![[30000.0f32, 0.0, 0.0]; 4];
+        let mq = vec![u32::MAX; 4];
+        let mut a = GridNodes::default();
+        a.clear(&g);
+        let e = splat(&g, &mut a, &pos, &vel, &mq).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                GridError::Overflow {
+                    what: "momentum",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    /// Vertices outside the grid are counted, not silently dropped.
+    #[test]
+    fn outside_vertices_are_counted() {
+        let g = grid();
+        let pos = vec![[0.0f32, 1.5, 0.0], [5.0, 1.5, 0.0], [0.0, -3.0, 0.0]];
+        let vel = vec![[0.0f32; 3]; 3];
+        let mut a = GridNodes::default();
+        a.clear(&g);
+        assert_eq!(splat(&g, &mut a, &pos, &vel, &[1, 1, 1]), Ok(2));
+    }
+}
