@@ -329,11 +329,7 @@ pub fn diagnostics_of(rods: &RodSet, state: &State, params: &SimParams) -> Diagn
         time: state.time,
         ..Default::default()
     };
-    let poses: Vec<_> = rods
-        .colliders
-        .iter()
-        .map(|c| rods.anchors[c.anchor].pose(state.time))
-        .collect();
+    let poses = collider_poses_at(rods, state.time);
     for r in 0..rods.rod_count() {
         let v = rods.vertices(r);
         let e = rods.edges(r);
@@ -353,13 +349,9 @@ pub fn diagnostics_of(rods: &RodSet, state: &State, params: &SimParams) -> Diagn
             .max_strain
             .max(project::max_strain(pos, &rods.rest_len[e]));
         if !rods.colliders.is_empty() {
-            d.max_penetration = d.max_penetration.max(contact::max_penetration(
-                &rods.colliders,
-                &poses,
-                rods.material[r].radius,
-                &rods.inv_mass[v],
-                pos,
-            ));
+            d.max_penetration = d
+                .max_penetration
+                .max(rod_penetration(rods, &poses, r, state));
         }
     }
     for (i, (x, v)) in state.pos.iter().zip(&state.vel).enumerate() {
@@ -603,6 +595,26 @@ pub fn jacobi_iterations_per_substep(rods: &RodSet, iterations: u32) -> u32 {
     iterations + second
 }
 
+/// Pose of every collider's anchor at time `t`.
+fn collider_poses_at(rods: &RodSet, t: f64) -> Vec<crate::anchor::Pose> {
+    rods.colliders
+        .iter()
+        .map(|c| rods.anchors[c.anchor].pose(t))
+        .collect()
+}
+
+/// Largest penetration of rod `r` into any collider (`contact::max_penetration`).
+fn rod_penetration(rods: &RodSet, poses: &[crate::anchor::Pose], r: usize, state: &State) -> f64 {
+    let v = rods.vertices(r);
+    contact::max_penetration(
+        &rods.colliders,
+        poses,
+        rods.material[r].radius,
+        &rods.inv_mass[v.clone()],
+        &state.pos[v],
+    )
+}
+
 /// Rods whose strand surface starts inside a collider, as `(rods, deepest
 /// rod, its penetration in m)`; `None` when none does. Contact pushes such
 /// vertices out in the first substep; `strands run` says so before it starts.
@@ -610,22 +622,9 @@ pub fn starting_inside(rods: &RodSet, state: &State) -> Option<(usize, usize, f6
     if rods.colliders.is_empty() {
         return None;
     }
-    let poses: Vec<_> = rods
-        .colliders
-        .iter()
-        .map(|c| rods.anchors[c.anchor].pose(state.time))
-        .collect();
+    let poses = collider_poses_at(rods, state.time);
     let depth: Vec<f64> = (0..rods.rod_count())
-        .map(|r| {
-            let v = rods.vertices(r);
-            contact::max_penetration(
-                &rods.colliders,
-                &poses,
-                rods.material[r].radius,
-                &rods.inv_mass[v.clone()],
-                &state.pos[v],
-            )
-        })
+        .map(|r| rod_penetration(rods, &poses, r, state))
         .collect();
     let inside = depth.iter().filter(|&&d| d > 0.0).count();
     let worst = (0..depth.len()).max_by(|&a, &b| depth[a].total_cmp(&depth[b]))?;

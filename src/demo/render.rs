@@ -262,11 +262,13 @@ pub fn collider_geometry(c: &Collider, near: DVec3, half: f64) -> (Vec<MeshVerte
         position: [p.x as f32, p.y as f32, p.z as f32, 1.0],
         normal: [n.x as f32, n.y as f32, n.z as f32, 0.0],
     };
+    let normal_of =
+        |m: &MeshVertex| DVec3::new(m.normal[0].into(), m.normal[1].into(), m.normal[2].into());
     match &c.shape {
         Shape::Sphere { center, radius } => {
             let (mut v, i) = sphere(48, 24);
             for m in &mut v {
-                let n = DVec3::new(m.normal[0] as f64, m.normal[1] as f64, m.normal[2] as f64);
+                let n = normal_of(m);
                 *m = vertex(*center + n * *radius, n);
             }
             (v, i)
@@ -279,8 +281,7 @@ pub fn collider_geometry(c: &Collider, near: DVec3, half: f64) -> (Vec<MeshVerte
             let axis = (*b - *a).normalize_or(DVec3::Y);
             let turn = DQuat::from_rotation_arc(DVec3::Y, axis);
             for m in &mut v {
-                let n =
-                    turn * DVec3::new(m.normal[0] as f64, m.normal[1] as f64, m.normal[2] as f64);
+                let n = turn * normal_of(m);
                 let end = if m.normal[1] > 0.0 { *b } else { *a };
                 *m = vertex(end + n * *radius, n);
             }
