@@ -58,6 +58,10 @@ impl Pose {
     pub fn inverse_vector(&self, v: DVec3) -> DVec3 {
         self.rotation.inverse() * v
     }
+    /// Where the pivot is (m).
+    pub fn offset(&self) -> DVec3 {
+        self.pivot + self.translation
+    }
 }
 
 impl Anchor {
@@ -68,6 +72,11 @@ impl Anchor {
             pivot: DVec3::ZERO,
             keyframes: Vec::new(),
         }
+    }
+
+    /// Whether any keyframe turns the anchor.
+    pub fn rotates(&self) -> bool {
+        self.keyframes.iter().any(|k| k.rotation != DVec3::ZERO)
     }
 
     /// Translation and rotation vector at time `t`.

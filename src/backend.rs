@@ -22,7 +22,7 @@ pub enum Simulator {
     Gpu {
         sim: Box<GpuSimulator>,
         state: State,
-        diagnostics: Diagnostics,
+        diagnostics: Box<Diagnostics>,
     },
 }
 
@@ -43,7 +43,7 @@ impl Simulator {
         Ok(Simulator::Gpu {
             sim: Box::new(sim),
             state,
-            diagnostics,
+            diagnostics: Box::new(diagnostics),
         })
     }
 
@@ -65,7 +65,7 @@ impl Simulator {
             } => {
                 let (s, d) = sim.step_checked()?;
                 *state = s;
-                *diagnostics = d;
+                **diagnostics = d;
                 Ok(d)
             }
         }
@@ -104,7 +104,7 @@ impl Simulator {
     pub fn diagnostics(&self) -> Diagnostics {
         match self {
             Simulator::Cpu(sim) => sim.diagnostics(),
-            Simulator::Gpu { diagnostics, .. } => *diagnostics,
+            Simulator::Gpu { diagnostics, .. } => **diagnostics,
         }
     }
 }

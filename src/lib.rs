@@ -9,6 +9,7 @@ pub mod contact;
 pub mod cpu;
 pub mod demo;
 pub mod gpu;
+pub mod interaction;
 pub mod output;
 pub mod params;
 pub mod rods;

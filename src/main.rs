@@ -188,6 +188,24 @@ fn run(
             depth * 1e3
         );
     }
+    for g in &rods.interaction.groups {
+        eprintln!(
+            "interaction: group `{}` ({} rods): grid {}×{}×{} nodes, cell {:.3e} m, following anchor `{}`; rest density {:.4e} kg/m³{}",
+            g.name,
+            g.rods.len(),
+            g.dims[0],
+            g.dims[1],
+            g.dims[2],
+            g.cell,
+            rods.anchors[g.anchor].name,
+            g.rest_density,
+            if g.rest_density_from_state {
+                " (the densest node of the initial state)"
+            } else {
+                ""
+            }
+        );
+    }
     let params = scene.params;
     let summary = format!(
         "{} rods, {} vertices; {steps} steps of {} s in {} substeps",
@@ -250,6 +268,16 @@ fn run(
     }
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
+    let outside: u64 = diagnostics.iter().map(|d| d.values.grid_outside).sum();
+    if outside > 0 {
+        let first = diagnostics
+            .iter()
+            .find(|d| d.values.grid_outside > 0)
+            .map_or(0, |d| d.step);
+        eprintln!(
+            "note: vertices were outside their interaction grid {outside} times (vertex-substeps, first in step {first}) and did not interact there; grow interaction.padding (per-step counts: diagnostics[].grid_outside)"
+        );
+    }
     let result = RunResult {
         scene: path.display().to_string(),
         backend: sim.kind(),

@@ -11,6 +11,7 @@ use std::ops::Range;
 
 use crate::anchor::Anchor;
 use crate::contact::Collider;
+use crate::interaction::Interaction;
 
 /// Elastic and inertial constants of one rod, in SI units.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,6 +73,8 @@ pub struct RodSet {
     pub anchors: Vec<Anchor>,
     /// Shapes the strands cannot enter, each riding on an anchor.
     pub colliders: Vec<Collider>,
+    /// Hair–hair interaction groups and their grids (empty: none).
+    pub interaction: Interaction,
 }
 
 impl RodSet {

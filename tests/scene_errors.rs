@@ -222,3 +222,79 @@ fn bad_mesh_files_are_refused_naming_the_file() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `[interaction]` (issue 10): each bad value is refused naming its field.
+#[test]
+fn bad_interaction_settings_are_refused() {
+    let scene = format!(
+        "{}group = \"hair\"\n\n[interaction]\ngroups = [\"hair\"]\n",
+        polyline("[[0,0,0],[0.1,0,0],[0.2,0,0]]")
+    );
+    // The scene itself is fine.
+    let ok = Scene::parse(&scene, Path::new("ok.toml"), &[]).unwrap();
+    assert_eq!(ok.interaction.groups.len(), 1);
+    assert_eq!(ok.interaction.groups[0].name, "hair");
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "interaction.resolution=0",
+            &["interaction.resolution", "positive number of cells, got 0"],
+        ),
+        (
+            "interaction.resolution=-3",
+            &["interaction.resolution", "got -3"],
+        ),
+        (
+            "interaction.cell=0",
+            &["interaction.cell", "must be positive"],
+        ),
+        (
+            "interaction.cell=-0.01",
+            &["interaction.cell", "must be positive"],
+        ),
+        (
+            "interaction.groups=[\"hare\"]",
+            &["interaction.groups[0]", "unknown group `hare`", "hair"],
+        ),
+        ("interaction.groups=[]", &["interaction.groups", "is empty"]),
+        (
+            "interaction.groups=[\"hair\",\"hair\"]",
+            &["interaction.groups[1]", "listed twice"],
+        ),
+        (
+            "interaction.friction_tip=1.5",
+            &["interaction.friction_tip", "[0, 1]", "1.5"],
+        ),
+        (
+            "interaction.volume_stiffness=-0.1",
+            &["interaction.volume_stiffness", "[0, 1]"],
+        ),
+        (
+            "interaction.rest_density=0",
+            &["interaction.rest_density", "must be positive"],
+        ),
+        (
+            "interaction.padding=-1",
+            &["interaction.padding", "must not be negative"],
+        ),
+        (
+            "interaction.cell=1e-5",
+            &[
+                "interaction",
+                "group `hair`",
+                "nodes",
+                "above the limit of 16777216",
+            ],
+        ),
+        ("rods.0.group=\"\"", &["rods[0].group", "must not be empty"]),
+    ];
+    for (set, parts) in cases {
+        let e = error_of(&scene, &[set]);
+        assert_has(&e, parts);
+    }
+    // resolution and cell together contradict each other.
+    let e = error_of(
+        &scene,
+        &["interaction.resolution=8", "interaction.cell=0.01"],
+    );
+    assert_has(&e, &["interaction.cell", "not both"]);
+}

@@ -41,8 +41,33 @@ pub const MASS_LEVELS: u32 = 1 << 12;
 /// Why a grid cannot be built.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum GridError {
-    #[error("grid node {node}: {what} accumulator overflowed the 64-bit fixed-point range")]
+    #[error("grid node {node}: its {what} accumulator could overflow the 64-bit fixed-point range")]
     Overflow { node: usize, what: &'static str },
+}
+
+/// What a splat saw besides the grid.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Splat {
+    /// Vertices whose cell is not inside the grid (they do not interact).
+    pub outside: usize,
+    /// Largest |v_q| component of the splatted vertices (the GPU's
+    /// `atomicMax`), for the overflow bound of `grid_velocity`.
+    pub vmax: u32,
+}
+
+/// Whether a node of mass accumulator `mass` could hold a momentum
+/// accumulator beyond ±2^63 when no vertex is faster than `vmax` (units of
+/// 1/VELOCITY_SCALE m/s): |Σ w m_q v_q| ≤ mass·vmax, and the test
+/// `(⌊mass/2^32⌋ + 1)·vmax > 2^31` bounds that conservatively in 32-bit
+/// integers, the same on both backends. A saturated velocity (≥ 2^31 − 1)
+/// always fails.
+#[inline]
+pub fn could_overflow(mass: i64, vmax: u32) -> bool {
+    if vmax == 0 {
+        return false;
+    }
+    let hi = (mass as u64 >> 32) as u32;
+    vmax >= i32::MAX as u32 || hi.saturating_add(1) > (1u32 << 31) / vmax
 }
 
 /// A group's grid for one substep: f32 origin (m), cell size (m) and
@@ -113,10 +138,12 @@ pub fn corners(g: &GridGeometry, q: [i32; 3]) -> [(usize, i64); 8] {
     })
 }
 
-/// Quantised velocity `⌊v·VELOCITY_SCALE⌋` (f32, as the GPU computes it).
+/// Quantised velocity `⌊v·VELOCITY_SCALE⌋` (f32, as the GPU computes it),
+/// saturated to the i32 range as WGSL's conversion does (|v| ≥ 32768 m/s
+/// then fails the overflow check of `grid_velocity`).
 #[inline]
 pub fn quantise_velocity(v: [f32; 3]) -> [i64; 3] {
-    v.map(|c| (c * VELOCITY_SCALE).floor() as i64)
+    v.map(|c| (c * VELOCITY_SCALE).floor() as i32 as i64)
 }
 
 /// Vertex masses in units of `mass_unit = max mass / (MASS_LEVELS − 1)`:
@@ -178,17 +205,20 @@ pub fn splat(
     pos: &[[f32; 3]],
     vel: &[[f32; 3]],
     mass_q: &[u32],
-) -> Result<usize, GridError> {
-    let mut outside = 0;
+) -> Result<Splat, GridError> {
+    let mut out = Splat::default();
     for ((x, v), &m) in pos.iter().zip(vel).zip(mass_q) {
         if m == 0 {
             continue;
         }
         let Some(q) = grid_position(g, *x) else {
-            outside += 1;
+            out.outside += 1;
             continue;
         };
         let vq = quantise_velocity(*v);
+        for c in vq {
+            out.vmax = out.vmax.max(c.unsigned_abs() as u32);
+        }
         for (k, w) in corners(g, q) {
             let wm = w * m as i64;
             let add = |acc: &mut i64, d: i64, what| {
@@ -207,7 +237,103 @@ pub fn splat(
             }
         }
     }
-    Ok(outside)
+    Ok(out)
+}
+
+/// Kernel `grid_velocity`: per node, its velocity (m/s; zero when empty)
+/// and pressure `p = max(0, ρ/ρ₀ − 1)` (`pressure_scale` = ρ/ρ₀ per unit
+/// of the mass accumulator) into `fields[k] = [vx, vy, vz, p]`. A node whose
+/// momentum could overflow (`could_overflow`) is an error.
+pub fn grid_velocity(
+    nodes: &GridNodes,
+    pressure_scale: f64,
+    vmax: u32,
+    fields: &mut Vec<[f64; 4]>,
+) -> Result<(), GridError> {
+    fields.clear();
+    fields.resize(nodes.mass.len(), [0.0; 4]);
+    for (k, f) in fields.iter_mut().enumerate() {
+        let m = nodes.mass[k];
+        if m == 0 {
+            continue;
+        }
+        if could_overflow(m, vmax) {
+            return Err(GridError::Overflow {
+                node: k,
+                what: "momentum",
+            });
+        }
+        let v = nodes.velocity(k).unwrap_or_default();
+        let p = (m as f64 * pressure_scale - 1.0).max(0.0);
+        *f = [v.x, v.y, v.z, p];
+    }
+    Ok(())
+}
+
+/// Constants of `grid_blend` for one group.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Blend {
+    /// Substep (s).
+    pub h: f64,
+    /// β·cell (m): the push for a pressure difference of 1 across a cell.
+    pub volume_step: f64,
+    /// Largest push per substep (m).
+    pub max_push: f64,
+}
+
+/// Kernel `grid_blend` for one free vertex at `x` with velocity `v` (the
+/// f32 values it was splatted with) and friction factor `friction`: the
+/// position change (m) of
+/// * friction, `α·(V(x) − v_q)·h`, `V(x)` the node velocities interpolated
+///   with the splat's integer weights and `v_q` the vertex's own quantised
+///   velocity, so a uniform field asks for nothing;
+/// * volume, `−β·cell·∇p` in cell units (the trilinear gradient of the
+///   node pressures in the vertex's cell), at most `max_push` long.
+///
+/// The projection's velocity update turns the change into velocity, as any
+/// position correction. Zero when the vertex is outside the grid.
+pub fn grid_blend(
+    g: &GridGeometry,
+    fields: &[[f64; 4]],
+    x: [f32; 3],
+    v: [f32; 3],
+    friction: f64,
+    b: Blend,
+) -> DVec3 {
+    let Some(q) = grid_position(g, x) else {
+        return DVec3::ZERO;
+    };
+    let full = 1i64 << FRAC_BITS;
+    let frac = q.map(|c| (c & (full as i32 - 1)) as i64);
+    let mut grid_v = DVec3::ZERO;
+    let mut grad = DVec3::ZERO;
+    for (c, (k, w)) in corners(g, q).into_iter().enumerate() {
+        let f = fields[k];
+        grid_v += DVec3::new(f[0], f[1], f[2]) * w as f64;
+        // ∂w/∂(f_a/32) = ±(the other two factors)/32².
+        let factor = |a: usize| {
+            if c >> a & 1 == 1 {
+                frac[a]
+            } else {
+                full - frac[a]
+            }
+        };
+        let sign = |a: usize| if c >> a & 1 == 1 { 1.0 } else { -1.0 };
+        for a in 0..3 {
+            let others = factor((a + 1) % 3) * factor((a + 2) % 3);
+            grad[a] += sign(a) * others as f64 * f[3];
+        }
+    }
+    grid_v /= ONE as f64;
+    grad /= (full * full) as f64;
+    let vq = quantise_velocity(v);
+    let own = DVec3::new(vq[0] as f64, vq[1] as f64, vq[2] as f64) / VELOCITY_SCALE as f64;
+    let mut push = -grad * b.volume_step;
+    let len = push.length();
+    if len > b.max_push {
+        push *= b.max_push / len;
+    }
+    (grid_v - own) * (friction * b.h) + push
 }
 
 #[cfg(test)]
@@ -249,7 +375,7 @@ mod tests {
         let (_, mq) = quantise_masses(&mass);
         let mut a = GridNodes::default();
         a.clear(&g);
-        assert_eq!(splat(&g, &mut a, &pos, &vel, &mq), Ok(0));
+        assert_eq!(splat(&g, &mut a, &pos, &vel, &mq).unwrap().outside, 0);
         let total_m: i64 = a.mass.iter().sum();
         assert_eq!(total_m, ONE * mq.iter().map(|&m| m as i64).sum::<i64>());
         for ax in 0..3 {
@@ -326,6 +452,87 @@ mod tests {
         assert!(filled > 1000);
     }
 
+    /// Friction blend (`grid_blend`): in a uniform velocity field every node
+    /// has the field's velocity and every vertex's own quantised velocity is
+    /// the same, so the blend asks for no change (to f64 rounding of the
+    /// integer ratio), whatever the friction factor; with no pressure
+    /// (density at rest) the volume term adds nothing either.
+    #[test]
+    fn uniform_velocity_field_is_unchanged_by_the_blend() {
+        let g = grid();
+        let mut r = rng(4);
+        let pos: Vec<[f32; 3]> = (0..3000)
+            .map(|_| [-0.1 + 0.2 * r(), 1.4 + 0.2 * r(), -0.1 + 0.2 * r()])
+            .collect();
+        let v = [-0.7f32, 0.25, 1.5];
+        let vel = vec![v; pos.len()];
+        let (_, mq) = quantise_masses(&vec![1e-7; pos.len()]);
+        let mut nodes = GridNodes::default();
+        nodes.clear(&g);
+        let s = splat(&g, &mut nodes, &pos, &vel, &mq).unwrap();
+        let mut fields = Vec::new();
+        // Pressure scale 0: every node at or below rest density.
+        grid_velocity(&nodes, 0.0, s.vmax, &mut fields).unwrap();
+        let b = Blend {
+            h: 1e-3,
+            volume_step: 0.3 * g.cell as f64,
+            max_push: 0.5 * g.cell as f64,
+        };
+        for x in &pos {
+            let d = grid_blend(&g, &fields, *x, v, 1.0, b);
+            assert!(d.length() <= 1e-15, "{d}");
+        }
+        // A vertex moving against the field is pulled toward it: a test
+        // that can fail.
+        let d = grid_blend(&g, &fields, pos[0], [0.7, 0.25, 1.5], 0.5, b);
+        assert!((d.x / b.h - 0.5 * (-1.4)).abs() < 1e-4, "{d}");
+    }
+
+    /// Volume push: a node denser than rest pushes a vertex in its cell
+    /// away from it, by β·cell·Δp (Δp across the cell) and at most half a cell.
+    #[test]
+    fn volume_pushes_away_from_dense_nodes() {
+        let g = GridGeometry {
+            origin: [0.0, 0.0, 0.0],
+            cell: 0.25,
+            dims: [4, 4, 4],
+        };
+        let mut fields = vec![[0.0; 4]; g.node_count()];
+        // Pressure 0.4 on the face x = 2 of cell (1, 1, 1), 0 at x = 1.
+        for j in 1..3 {
+            for k in 1..3 {
+                fields[g.node_index([2, j, k])][3] = 0.4;
+            }
+        }
+        let b = Blend {
+            h: 1e-3,
+            volume_step: 0.5 * 0.25,
+            max_push: 0.125,
+        };
+        let d = grid_blend(&g, &fields, [0.3, 0.3, 0.3], [0.0; 3], 0.0, b);
+        assert!((d.x + 0.5 * 0.25 * 0.4).abs() < 1e-12, "{d}");
+        assert!(d.y.abs() < 1e-12 && d.z.abs() < 1e-12, "{d}");
+        for f in fields.iter_mut() {
+            f[3] *= 100.0;
+        }
+        let d = grid_blend(&g, &fields, [0.3, 0.3, 0.3], [0.0; 3], 0.0, b);
+        assert!(
+            (d.length() - 0.125).abs() < 1e-12,
+            "clamped to half a cell: {d}"
+        );
+    }
+
+    /// The overflow bound: fires exactly when (⌊mass/2³²⌋ + 1)·vmax > 2³¹,
+    /// and for a saturated velocity.
+    #[test]
+    fn overflow_bound() {
+        assert!(!could_overflow(i64::MAX, 0));
+        assert!(!could_overflow((1 << 32) - 1, 1 << 30));
+        assert!(could_overflow(1 << 32, (1 << 30) + 1));
+        assert!(!could_overflow(1 << 32, 1 << 30));
+        assert!(could_overflow(1, i32::MAX as u32));
+    }
+
     /// Overflow is an error naming the node, not a wrap.
     #[test]
     fn overflow_is_reported() {
@@ -356,6 +563,9 @@ mod tests {
         let vel = vec![[0.0f32; 3]; 3];
         let mut a = GridNodes::default();
         a.clear(&g);
-        assert_eq!(splat(&g, &mut a, &pos, &vel, &[1, 1, 1]), Ok(2));
+        assert_eq!(
+            splat(&g, &mut a, &pos, &vel, &[1, 1, 1]).unwrap().outside,
+            2
+        );
     }
 }

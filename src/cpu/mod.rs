@@ -51,6 +51,10 @@ pub struct Diagnostics {
     /// for spheres and capsules) into a collider: strand radius − signed
     /// distance to the surface, 0 when none (m).
     pub max_penetration: f64,
+    /// Vertices of interacting groups that were outside their group's grid
+    /// (so did not interact), summed over the step's substeps; 0 when every
+    /// vertex interacted or the scene has no interaction.
+    pub grid_outside: u64,
 }
 
 /// A rod whose state became non-finite, ran away, or passed through a collider.
@@ -78,6 +82,28 @@ impl Unstable {
             what,
             hint: format!(
                 "Likely cause: the time step h = {h:.3e} s is too large for the rod's stiffness; explicit integration of bending needs about h < {h_max:.3e} s here (h ≈ Δx²·√(μ/B)/2). Lower sim.dt or raise sim.substeps."
+            ),
+        }
+    }
+
+    /// A grid node whose fixed-point momentum could overflow (`grid::could_overflow`).
+    pub fn grid_overflow(rods: &RodSet, group: usize, node: usize, step: u64, time: f64) -> Self {
+        let g = &rods.interaction.groups[group];
+        let [nx, ny, _] = g.dims.map(|d| d as usize);
+        let (i, j, k) = (node % nx, node / nx % ny, node / (nx * ny));
+        let r = g.rods[0];
+        Unstable {
+            rod: r,
+            name: rods.names[r].clone(),
+            step,
+            time,
+            what: format!(
+                "interaction group `{}`: grid node ({i}, {j}, {k}) holds so much mass moving so fast that its 64-bit fixed-point momentum could overflow",
+                g.name
+            ),
+            hint: format!(
+                "Either the group moves far faster than it should (a blow-up: see sim.max_speed), or too many vertices share one node: raise interaction.resolution or lower interaction.cell (now {:.3e} m) so that each node holds fewer.",
+                g.cell
             ),
         }
     }
@@ -425,6 +451,7 @@ impl CpuSimulator {
         let mut d = self.diagnostics();
         d.twist_iterations = twist_iterations;
         d.projection_iterations = projection_iterations;
+        d.grid_outside = self.work.last_grid_outside;
         Ok(d)
     }
 
@@ -434,9 +461,10 @@ impl CpuSimulator {
         let h = self.params.h();
         let mut twist_iterations = 0;
         let mut projection_iterations = 0;
+        self.work.grid_outside = 0;
         for _ in 0..self.params.substeps {
             let t = self.state.time;
-            let reports = substep(
+            let report = substep(
                 &self.rods,
                 &self.params,
                 t,
@@ -445,8 +473,18 @@ impl CpuSimulator {
                 &mut self.work,
             );
             self.state.time = t + h;
-            for (r, rep) in reports.into_iter().enumerate() {
-                let step = self.step_count + 1;
+            let step = self.step_count + 1;
+            if let Some((group, node)) = report.grid_overflow {
+                return Err(Unstable::grid_overflow(
+                    &self.rods,
+                    group,
+                    node,
+                    step,
+                    self.state.time,
+                ));
+            }
+            self.work.grid_outside += report.grid_outside as u64;
+            for (r, rep) in report.rods.into_iter().enumerate() {
                 if let Some(what) = rep.bad {
                     return Err(Unstable::blow_up(
                         &self.rods,
@@ -471,6 +509,7 @@ impl CpuSimulator {
             }
         }
         self.step_count += 1;
+        self.work.last_grid_outside = self.work.grid_outside;
         Ok([twist_iterations, projection_iterations])
     }
 
@@ -492,6 +531,20 @@ pub struct Workspace {
     pub force: Vec<DVec3>,
     pub pos_unc: Vec<DVec3>,
     pub contact: Vec<Contact>,
+    /// Per interaction group, its grid (the GPU's `grid` and `grid_fields`).
+    pub grids: Vec<GridWork>,
+    /// Vertex-substeps outside their grid so far in this step, and in the last whole step.
+    pub grid_outside: u64,
+    pub last_grid_outside: u64,
+}
+
+/// One group's grid of the current substep.
+#[derive(Clone, Debug, Default)]
+pub struct GridWork {
+    pub geometry: Option<grid::GridGeometry>,
+    pub nodes: grid::GridNodes,
+    /// `[vx, vy, vz, p]` per node (`grid::grid_velocity`).
+    pub fields: Vec<[f64; 4]>,
 }
 
 impl Workspace {
@@ -500,6 +553,7 @@ impl Workspace {
             force: vec![DVec3::ZERO; vertex_count],
             pos_unc: vec![DVec3::ZERO; vertex_count],
             contact: vec![Contact::default(); vertex_count],
+            ..Default::default()
         }
     }
 }
@@ -510,6 +564,17 @@ pub struct RodWork<'a> {
     pub force: &'a mut [DVec3],
     pub pos_unc: &'a mut [DVec3],
     pub contact: &'a mut [Contact],
+}
+
+/// Outcome of a substep.
+#[derive(Clone, Debug, Default)]
+pub struct SubstepReport {
+    pub rods: Vec<RodReport>,
+    /// Vertices outside their interaction group's grid.
+    pub grid_outside: usize,
+    /// `(group, node)` whose momentum could overflow; the substep's grid
+    /// stages stopped there.
+    pub grid_overflow: Option<(usize, usize)>,
 }
 
 /// Per-rod outcome of a substep.
@@ -634,7 +699,8 @@ pub fn starting_inside(rods: &RodSet, state: &State) -> Option<(usize, usize, f6
 /// One substep of length `h` from time `t`, stage-major: each stage runs
 /// over every rod (in parallel) before the next starts, in the order the GPU
 /// dispatches its kernels (`GpuSimulator::encode_substep`): forces,
-/// integrate (§7.2), project (§8.1), [contact, filtered project, contact]
+/// integrate (§7.2), [grid_clear, grid_splat, grid_velocity, grid_blend]
+/// when rods interact, project (§8.1), [contact, filtered project, contact]
 /// when there are colliders, project_velocity, frames and twist.
 pub fn substep(
     rods: &RodSet,
@@ -643,7 +709,7 @@ pub fn substep(
     h: f64,
     state: &mut State,
     work: &mut Workspace,
-) -> Vec<RodReport> {
+) -> SubstepReport {
     let mut reports = vec![RodReport::default(); rods.rod_count()];
     let poses = collider_poses(rods, t, h);
     // forces
@@ -666,6 +732,20 @@ pub fn substep(
         integrate(rods, r, t + h, h, w.force, w.s.pos, w.s.vel);
         w.pos_unc.copy_from_slice(w.s.pos);
     });
+    // grid_clear, grid_splat, grid_velocity, grid_blend
+    let mut grid_outside = 0;
+    if rods.interaction.is_active() {
+        match interact(rods, t + h, h, state, work) {
+            Ok(outside) => grid_outside = outside,
+            Err(overflow) => {
+                return SubstepReport {
+                    rods: reports,
+                    grid_outside,
+                    grid_overflow: Some(overflow),
+                };
+            }
+        }
+    }
     // project
     let it = for_each_rod(rods, state, work, |r, w| project_rod(rods, params, r, w, 0));
     for (rep, i) in reports.iter_mut().zip(it) {
@@ -702,7 +782,10 @@ pub fn substep(
     }
     // project_velocity, frames, twist, and the per-rod check
     let rest = for_each_rod(rods, state, work, |r, w| {
-        if params.projection != Projection::None || !rods.colliders.is_empty() {
+        if params.projection != Projection::None
+            || !rods.colliders.is_empty()
+            || rods.interaction.is_active()
+        {
             project::project_velocity(w.s.vel, w.s.pos, w.pos_unc, w.contact, h);
         }
         let twist = update_material_frame(rods, params, r, t + h, &mut w.s);
@@ -715,7 +798,80 @@ pub fn substep(
         rep.twist_iterations = twist;
         rep.bad = bad;
     }
-    reports
+    SubstepReport {
+        rods: reports,
+        grid_outside,
+        grid_overflow: None,
+    }
+}
+
+/// The grid stages of hair–hair interaction (`cpu::grid`, shaders/grid.wgsl),
+/// group by group, on the integrated state at `t_end`: `grid_clear`,
+/// `grid_splat`, `grid_velocity`, then `grid_blend` on every free vertex.
+/// Returns the vertices outside their grid, or `(group, node)` that could
+/// overflow.
+pub fn interact(
+    rods: &RodSet,
+    t_end: f64,
+    h: f64,
+    state: &mut State,
+    work: &mut Workspace,
+) -> Result<usize, (usize, usize)> {
+    let inter = &rods.interaction;
+    work.grids
+        .resize_with(inter.groups.len(), GridWork::default);
+    let mut outside = 0;
+    for (gi, group) in inter.groups.iter().enumerate() {
+        let g = group.geometry_at(&rods.anchors, t_end);
+        let w = &mut work.grids[gi];
+        w.geometry = Some(g);
+        // grid_clear
+        w.nodes.clear(&g);
+        // grid_splat, from the f32 values the GPU holds
+        let members: Vec<usize> = (0..state.pos.len())
+            .filter(|&v| inter.vertex[v].group == gi as u32)
+            .collect();
+        let pos: Vec<[f32; 3]> = members
+            .iter()
+            .map(|&v| state.pos[v].as_vec3().to_array())
+            .collect();
+        let vel: Vec<[f32; 3]> = members
+            .iter()
+            .map(|&v| state.vel[v].as_vec3().to_array())
+            .collect();
+        let mass_q: Vec<u32> = members.iter().map(|&v| inter.vertex[v].mass_q).collect();
+        let s = grid::splat(&g, &mut w.nodes, &pos, &vel, &mass_q).map_err(|e| match e {
+            grid::GridError::Overflow { node, .. } => (gi, node),
+        })?;
+        outside += s.outside;
+        // grid_velocity
+        grid::grid_velocity(&w.nodes, group.pressure_scale(), s.vmax, &mut w.fields).map_err(
+            |e| match e {
+                grid::GridError::Overflow { node, .. } => (gi, node),
+            },
+        )?;
+        // grid_blend
+        let b = grid::Blend {
+            h,
+            volume_step: group.volume_stiffness * group.cell,
+            max_push: group.max_push(),
+        };
+        let fields = &w.fields;
+        let moves: Vec<DVec3> = (0..members.len())
+            .into_par_iter()
+            .map(|k| {
+                let v = members[k];
+                if rods.inv_mass[v] == 0.0 {
+                    return DVec3::ZERO;
+                }
+                grid::grid_blend(&g, fields, pos[k], vel[k], inter.vertex[v].friction, b)
+            })
+            .collect();
+        for (&v, d) in members.iter().zip(moves) {
+            state.pos[v] += d;
+        }
+    }
+    Ok(outside)
 }
 
 /// Run `f` on every rod's slices of the state and workspace, in parallel.

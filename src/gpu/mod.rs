@@ -75,6 +75,8 @@ pub enum GpuError {
         "the GPU ran out of memory allocating about {bytes} bytes for the scene ({message}); use fewer strands or --backend cpu"
     )]
     OutOfMemory { bytes: u64, message: String },
+    #[error("{what} is not on the GPU yet; run with --backend cpu")]
+    Unsupported { what: &'static str },
     #[error("the device allows {have} for {limit_name}; the simulator needs {need}")]
     Limit {
         limit_name: &'static str,

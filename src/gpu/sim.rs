@@ -156,6 +156,11 @@ impl GpuSimulator {
         state: State,
         params: SimParams,
     ) -> Result<Self, GpuError> {
+        if rods.interaction.is_active() {
+            return Err(GpuError::Unsupported {
+                what: "hair-hair interaction ([interaction])",
+            });
+        }
         let device = &ctx.device;
         let limits = device.limits();
         let nv = rods.vertex_count().max(1);

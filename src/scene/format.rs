@@ -19,6 +19,27 @@ pub struct SceneFile {
     pub rods: Vec<RodSection>,
     #[serde(default)]
     pub colliders: Vec<ColliderSection>,
+    pub interaction: Option<InteractionSection>,
+}
+
+/// `[interaction]`: hair–hair friction and volume through a grid per group
+/// (defaults in `crate::interaction`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InteractionSection {
+    /// Rod groups that interact, each among its own rods.
+    pub groups: Vec<String>,
+    /// Cells along the grid's longest side.
+    pub resolution: Option<i64>,
+    /// Cell size (m), instead of `resolution`.
+    pub cell: Option<f64>,
+    /// Grown around the group's initial bounds (m).
+    pub padding: Option<f64>,
+    pub friction_root: Option<f64>,
+    pub friction_tip: Option<f64>,
+    /// kg/m³; default: the densest node of the initial state.
+    pub rest_density: Option<f64>,
+    pub volume_stiffness: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -207,6 +228,8 @@ macro_rules! rod_kind {
             /// Angle (degrees) of the material frame about the first edge.
             #[serde(default)]
             pub frame_angle: f64,
+            /// Interaction group (default "default"); see `[interaction]`.
+            pub group: Option<String>,
             $($(#[$fdoc])* pub $field: $ty,)*
         }
     };

@@ -19,6 +19,7 @@ pub struct Common<'a> {
     pub rest_shape: RestShape,
     /// Degrees.
     pub frame_angle: f64,
+    pub group: &'a Option<String>,
 }
 
 pub struct GenRod {
@@ -46,6 +47,7 @@ macro_rules! common {
             end_anchor: &$r.end_anchor,
             rest_shape: $r.rest_shape,
             frame_angle: $r.frame_angle,
+            group: &$r.group,
         }
     };
 }

@@ -10,6 +10,7 @@ use crate::anchor::{Anchor, Keyframe};
 use crate::build::{EndSpec, RodSpec, build, check_rod, straightened};
 use crate::contact::mesh::{bake_sdf, load_mesh};
 use crate::contact::{Collider, DEFAULT_MARGIN, MAX_COLLIDERS, Shape};
+use crate::interaction::{Interaction, InteractionSpec, Spacing};
 use crate::params::{Projection, SimParams, Wind};
 use crate::rods::RodMaterial;
 use crate::rods::{RodSet, State};
@@ -34,13 +35,18 @@ pub struct Scene {
     pub anchors: Vec<Anchor>,
     pub rods: Vec<RodSpec>,
     pub colliders: Vec<Collider>,
+    /// Per rod, its interaction group (`[[rods]] group`, default "default").
+    pub rod_groups: Vec<String>,
+    /// Hair–hair interaction, placed over `rods` when the scene was loaded.
+    pub interaction: Interaction,
 }
 
 impl Scene {
-    /// The flat rod set (with the colliders) and the initial state.
+    /// The flat rod set (with the colliders and interaction) and the initial state.
     pub fn build(&self) -> (RodSet, State) {
         let (mut rods, state) = build(&self.rods, self.anchors.clone());
         rods.colliders = self.colliders.clone();
+        rods.interaction = self.interaction.clone();
         (rods, state)
     }
 }
@@ -541,10 +547,15 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
         ));
     }
     let mut rods = Vec::new();
+    let mut rod_groups = Vec::new();
     for (i, section) in file.rods.iter().enumerate() {
         let field = |k: &str| format!("rods[{i}].{k}");
         let generated = generators::generate(section).map_err(|(k, m)| (field(&k), m))?;
         let c = generated.common;
+        let group = c.group.clone().unwrap_or_else(|| "default".into());
+        if group.is_empty() {
+            return Err((field("group"), "must not be empty".into()));
+        }
         let material = *materials.get(c.material).ok_or_else(|| {
             let known: Vec<&str> = materials.keys().map(|s| s.as_str()).collect();
             (
@@ -624,6 +635,7 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
                 (what, e.to_string())
             })?;
             rods.push(spec);
+            rod_groups.push(group.clone());
         }
     }
     if file.colliders.len() > MAX_COLLIDERS {
@@ -641,11 +653,83 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
         .enumerate()
         .map(|(i, c)| convert_collider(i, c, &anchors, dir))
         .collect::<Result<Vec<_>, _>>()?;
+    let interaction = match &file.interaction {
+        None => Interaction::default(),
+        Some(section) => {
+            let spec = convert_interaction(section)?;
+            let (built, state) = build(&rods, anchors.clone());
+            Interaction::new(&built, &state, &spec, &rod_groups)?
+        }
+    };
     Ok(Scene {
         params,
         steps: file.sim.steps,
         anchors,
         rods,
         colliders,
+        rod_groups,
+        interaction,
+    })
+}
+
+/// `[interaction]`, checked; group names are checked against the rods by
+/// `Interaction::new`.
+fn convert_interaction(s: &InteractionSection) -> Result<InteractionSpec, Field> {
+    let d = InteractionSpec::default();
+    let spacing = match (s.resolution, s.cell) {
+        (Some(_), Some(_)) => {
+            return Err((
+                "interaction.cell".into(),
+                "give either resolution (cells along the grid's longest side) or cell (m), not both".into(),
+            ));
+        }
+        (Some(n), None) => {
+            if n < 1 {
+                return Err((
+                    "interaction.resolution".into(),
+                    format!("must be a positive number of cells, got {n}"),
+                ));
+            }
+            Spacing::Resolution(u32::try_from(n).map_err(|_| {
+                (
+                    "interaction.resolution".into(),
+                    format!("{n} cells is beyond any grid this program can hold"),
+                )
+            })?)
+        }
+        (None, Some(c)) => Spacing::Cell(positive("interaction.cell", c)?),
+        (None, None) => d.spacing,
+    };
+    let fraction = |k: &str, v: Option<f64>, default: f64| -> Result<f64, Field> {
+        let v = v.unwrap_or(default);
+        if (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err((
+                format!("interaction.{k}"),
+                format!("is a fraction per substep and must lie in [0, 1], got {v}"),
+            ))
+        }
+    };
+    if s.groups.is_empty() {
+        return Err((
+            "interaction.groups".into(),
+            "is empty: name the rod groups that interact (rods without a `group` are in \"default\")".into(),
+        ));
+    }
+    Ok(InteractionSpec {
+        groups: s.groups.clone(),
+        spacing,
+        padding: s
+            .padding
+            .map(|p| non_negative("interaction.padding", p))
+            .transpose()?,
+        friction_root: fraction("friction_root", s.friction_root, d.friction_root)?,
+        friction_tip: fraction("friction_tip", s.friction_tip, d.friction_tip)?,
+        rest_density: s
+            .rest_density
+            .map(|r| positive("interaction.rest_density", r))
+            .transpose()?,
+        volume_stiffness: fraction("volume_stiffness", s.volume_stiffness, d.volume_stiffness)?,
     })
 }
