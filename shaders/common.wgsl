@@ -34,8 +34,8 @@ struct Step {
     fast_max_iterations: u32,
     fast_tolerance: f32,    // edge strain
     phase: u32,             // 0: plain projection, contact with friction; 1: filtered projection, contact without
-    _pad0: u32,
-    _pad1: u32,
+    group_count: u32,       // interaction groups (grid_groups entries per substep)
+    node_count: u32,        // grid nodes of all groups
 }
 
 struct Rod {
@@ -151,6 +151,36 @@ struct Contact {
     surface_velocity: vec4<f32>, // velocity of the collider surface under the vertex (m/s)
 }
 @group(1) @binding(9) var<storage, read_write> contacts: array<Contact>;
+
+// Hair–hair interaction (shaders/grid.wgsl; src/interaction.rs).
+struct GridVertex {
+    group: u32,             // interaction group, or NONE
+    mass_q: u32,            // mass in units of the group's mass unit (≤ 4095)
+    friction: f32,          // velocity blend per substep (0–1)
+    _pad0: u32,
+}
+
+// One group's grid at one substep.
+struct GridGroup {
+    origin: vec4<f32>,      // lowest node (m); w = 2^FRAC_BITS / cell (1/m)
+    dims: vec4<u32>,        // nodes along x, y, z; w = the group's first node in `grid`
+    cell: f32,              // m
+    pressure_scale: f32,    // ρ/ρ₀ per unit of the mass accumulator
+    volume_step: f32,       // β·cell (m)
+    max_push: f32,          // m
+}
+@group(1) @binding(12) var<storage, read> grid_vertex: array<GridVertex>;
+// `group_count` entries per substep of the frame.
+@group(1) @binding(13) var<storage, read> grid_groups: array<GridGroup>;
+// 8 words per node (mass, momentum x, y, z as 64-bit (low, high) pairs),
+// then the counters GRID_VMAX (fastest |v_q| of the substep), GRID_OVERFLOW
+// (largest node + 1 that could overflow, this frame) and GRID_OUTSIDE
+// (vertices outside their grid, this frame).
+@group(1) @binding(14) var<storage, read_write> grid: array<atomic<u32>>;
+@group(1) @binding(15) var<storage, read_write> grid_fields: array<vec4<f32>>;
+const GRID_VMAX: u32 = 0u;
+const GRID_OVERFLOW: u32 = 1u;
+const GRID_OUTSIDE: u32 = 2u;
 
 fn contact_depth(c: Contact) -> f32 {
     return abs(c.normal_depth.w);

@@ -59,15 +59,15 @@ pub struct Splat {
 /// accumulator beyond ±2^63 when no vertex is faster than `vmax` (units of
 /// 1/VELOCITY_SCALE m/s): |Σ w m_q v_q| ≤ mass·vmax, and the test
 /// `(⌊mass/2^32⌋ + 1)·vmax > 2^31` bounds that conservatively in 32-bit
-/// integers, the same on both backends. A saturated velocity (≥ 2^31 − 1)
-/// always fails.
+/// integers, the same on both backends. A clamped velocity
+/// (`VELOCITY_LIMIT`) always fails.
 #[inline]
 pub fn could_overflow(mass: i64, vmax: u32) -> bool {
     if vmax == 0 {
         return false;
     }
     let hi = (mass as u64 >> 32) as u32;
-    vmax >= i32::MAX as u32 || hi.saturating_add(1) > (1u32 << 31) / vmax
+    vmax >= VELOCITY_LIMIT || hi.saturating_add(1) > (1u32 << 31) / vmax
 }
 
 /// A group's grid for one substep: f32 origin (m), cell size (m) and
@@ -138,12 +138,17 @@ pub fn corners(g: &GridGeometry, q: [i32; 3]) -> [(usize, i64); 8] {
     })
 }
 
+/// Largest |v_q| the quantisation keeps (2^30, 16384 m/s): faster
+/// components are clamped to it, in f32 before the conversion, the same on
+/// both backends, and fail the overflow check of `grid_velocity`.
+pub const VELOCITY_LIMIT: u32 = 1 << 30;
+
 /// Quantised velocity `⌊v·VELOCITY_SCALE⌋` (f32, as the GPU computes it),
-/// saturated to the i32 range as WGSL's conversion does (|v| ≥ 32768 m/s
-/// then fails the overflow check of `grid_velocity`).
+/// clamped to ±`VELOCITY_LIMIT`.
 #[inline]
 pub fn quantise_velocity(v: [f32; 3]) -> [i64; 3] {
-    v.map(|c| (c * VELOCITY_SCALE).floor() as i32 as i64)
+    let l = VELOCITY_LIMIT as f32;
+    v.map(|c| (c * VELOCITY_SCALE).floor().clamp(-l, l) as i32 as i64)
 }
 
 /// Vertex masses in units of `mass_unit = max mass / (MASS_LEVELS − 1)`:
@@ -243,7 +248,8 @@ pub fn splat(
 /// Kernel `grid_velocity`: per node, its velocity (m/s; zero when empty)
 /// and pressure `p = max(0, ρ/ρ₀ − 1)` (`pressure_scale` = ρ/ρ₀ per unit
 /// of the mass accumulator) into `fields[k] = [vx, vy, vz, p]`. A node whose
-/// momentum could overflow (`could_overflow`) is an error.
+/// momentum could overflow (`could_overflow`) is an error naming the
+/// largest such node.
 pub fn grid_velocity(
     nodes: &GridNodes,
     pressure_scale: f64,
@@ -252,16 +258,20 @@ pub fn grid_velocity(
 ) -> Result<(), GridError> {
     fields.clear();
     fields.resize(nodes.mass.len(), [0.0; 4]);
+    // The largest such node, as the GPU's atomicMax reports it.
+    if let Some(k) = (0..nodes.mass.len())
+        .rev()
+        .find(|&k| nodes.mass[k] > 0 && could_overflow(nodes.mass[k], vmax))
+    {
+        return Err(GridError::Overflow {
+            node: k,
+            what: "momentum",
+        });
+    }
     for (k, f) in fields.iter_mut().enumerate() {
         let m = nodes.mass[k];
         if m == 0 {
             continue;
-        }
-        if could_overflow(m, vmax) {
-            return Err(GridError::Overflow {
-                node: k,
-                what: "momentum",
-            });
         }
         let v = nodes.velocity(k).unwrap_or_default();
         let p = (m as f64 * pressure_scale - 1.0).max(0.0);
@@ -523,14 +533,20 @@ mod tests {
     }
 
     /// The overflow bound: fires exactly when (⌊mass/2³²⌋ + 1)·vmax > 2³¹,
-    /// and for a saturated velocity.
+    /// and for a clamped velocity.
     #[test]
     fn overflow_bound() {
         assert!(!could_overflow(i64::MAX, 0));
-        assert!(!could_overflow((1 << 32) - 1, 1 << 30));
-        assert!(could_overflow(1 << 32, (1 << 30) + 1));
-        assert!(!could_overflow(1 << 32, 1 << 30));
-        assert!(could_overflow(1, i32::MAX as u32));
+        assert!(!could_overflow((1 << 32) - 1, (1 << 30) - 1));
+        assert!(could_overflow(2 << 32, (1 << 30) - 1));
+        assert!(!could_overflow(3 << 32, 1 << 29));
+        assert!(could_overflow(4 << 32, 1 << 29));
+        assert!(could_overflow(1, VELOCITY_LIMIT));
+        assert!(!could_overflow(1, VELOCITY_LIMIT - 1));
+        assert_eq!(
+            quantise_velocity([1e9, -1e9, 1.0]),
+            [1 << 30, -(1 << 30), 65536]
+        );
     }
 
     /// Overflow is an error naming the node, not a wrap.

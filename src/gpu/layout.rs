@@ -31,8 +31,10 @@ pub struct GpuStep {
     /// 0: plain projection, contact with friction; 1: filtered projection,
     /// contact without friction.
     pub phase: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
+    /// Interaction groups (`grid_groups` entries per substep).
+    pub group_count: u32,
+    /// Grid nodes of all groups.
+    pub node_count: u32,
 }
 const _: () = assert!(size_of::<GpuStep>() == 112);
 
@@ -161,6 +163,40 @@ pub struct GpuScratch {
 }
 const _: () = assert!(size_of::<GpuScratch>() == 64);
 
+/// WGSL `GridVertex` (`crate::interaction::GridVertex`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct GpuGridVertex {
+    /// Interaction group, or `NONE`.
+    pub group: u32,
+    pub mass_q: u32,
+    pub friction: f32,
+    pub _pad0: u32,
+}
+const _: () = assert!(size_of::<GpuGridVertex>() == 16);
+
+/// WGSL `GridGroup`: one group's grid at one substep.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct GpuGridGroup {
+    /// Lowest node (m); w = 2^FRAC_BITS / cell, the value the CPU multiplies by.
+    pub origin: [f32; 4],
+    /// Nodes along x, y, z; w = the group's first node in the grid buffer.
+    pub dims: [u32; 4],
+    pub cell: f32,
+    pub pressure_scale: f32,
+    pub volume_step: f32,
+    pub max_push: f32,
+}
+const _: () = assert!(size_of::<GpuGridGroup>() == 48);
+
+/// Words per grid node in the `grid` buffer, and the counters after the nodes.
+pub const GRID_WORDS_PER_NODE: usize = 8;
+pub const GRID_VMAX: usize = 0;
+pub const GRID_OVERFLOW: usize = 1;
+pub const GRID_OUTSIDE: usize = 2;
+pub const GRID_COUNTERS: usize = 4;
+
 /// A struct shared with WGSL: its WGSL name, size, and `(member, offset)`s.
 pub type StructLayout = (&'static str, usize, Vec<(&'static str, usize)>);
 
@@ -193,8 +229,8 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 fast_max_iterations,
                 fast_tolerance,
                 phase,
-                _pad0,
-                _pad1
+                group_count,
+                node_count
             ]
         ),
         layout!(
@@ -232,6 +268,16 @@ pub fn shared_structs() -> Vec<StructLayout> {
         layout!("Scratch", GpuScratch, [kb, g, s, force]),
         layout!("Contact", GpuContact, [normal_depth, surface_velocity]),
         layout!(
+            "GridVertex",
+            GpuGridVertex,
+            [group, mass_q, friction, _pad0]
+        ),
+        layout!(
+            "GridGroup",
+            GpuGridGroup,
+            [origin, dims, cell, pressure_scale, volume_step, max_push]
+        ),
+        layout!(
             "Collider",
             GpuCollider,
             [
@@ -266,6 +312,7 @@ pub const SHADER_SOURCE: &str = concat!(
     include_str!("../../shaders/integrate.wgsl"),
     include_str!("../../shaders/project.wgsl"),
     include_str!("../../shaders/contact.wgsl"),
+    include_str!("../../shaders/grid.wgsl"),
 );
 
 /// A compute kernel: its entry point (also the pipeline label), what one
@@ -281,6 +328,10 @@ pub enum Kernel {
     ProjectFast,
     ProjectVelocity,
     Contact,
+    GridClear,
+    GridSplat,
+    GridVelocity,
+    GridBlend,
 }
 
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
@@ -299,6 +350,10 @@ pub mod binding {
     pub const COLLIDERS: u32 = 10;
     /// A 3D texture (`texture_3d<f32>`, R32Float), not a buffer.
     pub const SDF: u32 = 11;
+    pub const GRID_VERTEX: u32 = 12;
+    pub const GRID_GROUPS: u32 = 13;
+    pub const GRID: u32 = 14;
+    pub const GRID_FIELDS: u32 = 15;
 }
 
 /// What a group-1 binding is.
@@ -313,7 +368,7 @@ pub enum BindingKind {
 pub fn binding_kind(b: u32) -> BindingKind {
     use binding::*;
     match b {
-        SRC | CLAMPS => BindingKind::Storage { read_only: true },
+        SRC | CLAMPS | GRID_VERTEX | GRID_GROUPS => BindingKind::Storage { read_only: true },
         COLLIDERS => BindingKind::Uniform,
         SDF => BindingKind::Texture3d,
         _ => BindingKind::Storage { read_only: false },
@@ -324,7 +379,7 @@ pub fn binding_kind(b: u32) -> BindingKind {
 pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
-    pub const ALL: [Kernel; 8] = [
+    pub const ALL: [Kernel; 12] = [
         Kernel::Frames,
         Kernel::Twist,
         Kernel::Forces,
@@ -333,6 +388,10 @@ impl Kernel {
         Kernel::ProjectFast,
         Kernel::ProjectVelocity,
         Kernel::Contact,
+        Kernel::GridClear,
+        Kernel::GridSplat,
+        Kernel::GridVelocity,
+        Kernel::GridBlend,
     ];
 
     pub fn entry_point(self) -> &'static str {
@@ -345,7 +404,16 @@ impl Kernel {
             Kernel::ProjectFast => "project_fast",
             Kernel::ProjectVelocity => "project_velocity",
             Kernel::Contact => "contact",
+            Kernel::GridClear => "grid_clear",
+            Kernel::GridSplat => "grid_splat",
+            Kernel::GridVelocity => "grid_velocity",
+            Kernel::GridBlend => "grid_blend",
         }
+    }
+
+    /// True when one invocation handles a grid node.
+    pub fn per_node(self) -> bool {
+        matches!(self, Kernel::GridClear | Kernel::GridVelocity)
     }
 
     /// True when one invocation handles a rod, false for a vertex.
@@ -370,6 +438,10 @@ impl Kernel {
             Kernel::ProjectFast => &[POS, SCRATCH, STATS, CONTACTS],
             Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, CONTACTS],
             Kernel::Contact => &[POS, VEL, POS_UNC, STATS, CONTACTS, COLLIDERS, SDF],
+            Kernel::GridClear => &[GRID],
+            Kernel::GridSplat => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID],
+            Kernel::GridVelocity => &[GRID_GROUPS, GRID, GRID_FIELDS],
+            Kernel::GridBlend => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID_FIELDS],
         }
     }
 

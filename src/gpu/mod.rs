@@ -22,7 +22,7 @@ pub mod layout;
 mod sim;
 
 pub use layout::Kernel;
-pub use sim::{GpuSimulator, JacobiPass, VertexBuffer};
+pub use sim::{GpuSimulator, JacobiPass, VertexBuffer, check_grid_size};
 
 /// What the GPU will not honour of `params` because of f32, as a line for
 /// the user; `None` when the scene asks for nothing tighter than f32 resolves.
@@ -75,8 +75,14 @@ pub enum GpuError {
         "the GPU ran out of memory allocating about {bytes} bytes for the scene ({message}); use fewer strands or --backend cpu"
     )]
     OutOfMemory { bytes: u64, message: String },
-    #[error("{what} is not on the GPU yet; run with --backend cpu")]
-    Unsupported { what: &'static str },
+    #[error(
+        "the interaction grids need {nodes} nodes, {bytes} bytes for GPU buffer `grid` (32 B per node), above this device's storage-buffer limit of {limit} bytes; raise interaction.cell or lower interaction.resolution, or use --backend cpu"
+    )]
+    GridTooLarge {
+        nodes: usize,
+        bytes: u64,
+        limit: u64,
+    },
     #[error("the device allows {have} for {limit_name}; the simulator needs {need}")]
     Limit {
         limit_name: &'static str,

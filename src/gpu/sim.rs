@@ -9,12 +9,14 @@ use glam::{DVec3, Vec3};
 use wgpu::util::DeviceExt;
 
 use super::layout::{
-    BindingKind, GpuClamp, GpuColliders, GpuContact, GpuEdgeFrame, GpuPose, GpuRod, GpuScratch,
-    GpuStep, GpuVertexRest, Kernel, NONE, SHADER_SOURCE, binding, binding_kind,
+    BindingKind, GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuClamp,
+    GpuColliders, GpuContact, GpuEdgeFrame, GpuGridGroup, GpuGridVertex, GpuPose, GpuRod,
+    GpuScratch, GpuStep, GpuVertexRest, Kernel, NONE, SHADER_SOURCE, binding, binding_kind,
 };
 use super::{GpuContext, GpuError};
 use crate::contact::{MAX_COLLIDERS, Shape};
 use crate::cpu::contact::Contact;
+use crate::cpu::grid::GridNodes;
 use crate::cpu::{Diagnostics, Unstable, check_state, diagnostics_of};
 use crate::params::{Projection, SimParams};
 use crate::rods::{EndCondition, RodSet, State};
@@ -90,6 +92,12 @@ struct Buffers {
     stats: wgpu::Buffer,
     contacts: wgpu::Buffer,
     colliders: wgpu::Buffer,
+    grid_vertex: wgpu::Buffer,
+    /// `group_count` `GridGroup`s per substep of the frame.
+    grid_groups: wgpu::Buffer,
+    /// Node accumulators then counters (`GRID_WORDS_PER_NODE`, `GRID_COUNTERS`).
+    grid: wgpu::Buffer,
+    grid_fields: wgpu::Buffer,
     /// Every SDF collider's grid stacked along z (1×1×1 when there is none).
     sdf: wgpu::Texture,
     readback: wgpu::Buffer,
@@ -121,6 +129,12 @@ pub struct GpuSimulator {
     edge_index: Vec<usize>,
     /// Per vertex, the origin its GPU position is relative to.
     vertex_origin: Vec<DVec3>,
+    /// Per interaction group, its first node in the `grid` buffer; last =
+    /// all groups' nodes.
+    node_offset: Vec<usize>,
+    /// Group-1 layouts of the kernels that bind `grid_groups`, whose bind
+    /// groups are remade when that buffer grows.
+    grid_layouts: HashMap<Kernel, wgpu::BindGroupLayout>,
 }
 
 fn vec4(v: DVec3, w: f32) -> [f32; 4] {
@@ -156,11 +170,6 @@ impl GpuSimulator {
         state: State,
         params: SimParams,
     ) -> Result<Self, GpuError> {
-        if rods.interaction.is_active() {
-            return Err(GpuError::Unsupported {
-                what: "hair-hair interaction ([interaction])",
-            });
-        }
         let device = &ctx.device;
         let limits = device.limits();
         let nv = rods.vertex_count().max(1);
@@ -192,6 +201,13 @@ impl GpuSimulator {
         check("rest", size_of::<GpuVertexRest>(), nv)?;
         check("frame", size_of::<GpuEdgeFrame>(), nv)?;
         check("rods", size_of::<GpuRod>(), rods.rod_count())?;
+        let mut node_offset = vec![0usize];
+        for g in &rods.interaction.groups {
+            let n = g.dims.iter().map(|&d| d as usize).product::<usize>();
+            node_offset.push(node_offset.last().unwrap() + n);
+        }
+        let node_count = *node_offset.last().unwrap();
+        check_grid_size(node_count, &limits)?;
         let sdf_depth: u32 = rods
             .colliders
             .iter()
@@ -362,6 +378,18 @@ impl GpuSimulator {
             scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
             stats: zeroed("stats", 32),
             contacts: zeroed("contacts", 2 * v16),
+            grid_vertex: init("grid_vertex", bytemuck::cast_slice(&grid_vertices(&rods))),
+            grid_groups: zeroed(
+                "grid_groups",
+                (step_capacity as usize
+                    * rods.interaction.groups.len().max(1)
+                    * size_of::<GpuGridGroup>()) as u64,
+            ),
+            grid: zeroed(
+                "grid",
+                ((node_count * GRID_WORDS_PER_NODE + GRID_COUNTERS) * 4) as u64,
+            ),
+            grid_fields: zeroed("grid_fields", (node_count.max(1) * 16) as u64),
             colliders: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("colliders"),
                 contents: bytemuck::bytes_of(&gpu_colliders),
@@ -450,6 +478,10 @@ impl GpuSimulator {
                 binding::STATS => buffers.stats.as_entire_binding(),
                 binding::CONTACTS => buffers.contacts.as_entire_binding(),
                 binding::COLLIDERS => buffers.colliders.as_entire_binding(),
+                binding::GRID_VERTEX => buffers.grid_vertex.as_entire_binding(),
+                binding::GRID_GROUPS => buffers.grid_groups.as_entire_binding(),
+                binding::GRID => buffers.grid.as_entire_binding(),
+                binding::GRID_FIELDS => buffers.grid_fields.as_entire_binding(),
                 binding::SDF => wgpu::BindingResource::TextureView(&sdf_view),
                 _ => unreachable!("src/dst are bound per Jacobi pass"),
             }
@@ -485,6 +517,7 @@ impl GpuSimulator {
         let mut pipelines = HashMap::new();
         let mut state_groups = HashMap::new();
         let mut jacobi_groups = HashMap::new();
+        let mut grid_layouts = HashMap::new();
         for kernel in Kernel::ALL {
             let name = kernel.entry_point();
             let entries: Vec<_> = kernel.bindings().iter().map(|&b| layout_entry(b)).collect();
@@ -492,6 +525,9 @@ impl GpuSimulator {
                 label: Some(name),
                 entries: &entries,
             });
+            if kernel.bindings().contains(&binding::GRID_GROUPS) {
+                grid_layouts.insert(kernel, layout.clone());
+            }
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(name),
                 bind_group_layouts: &[Some(&world_layout), Some(&layout)],
@@ -565,6 +601,8 @@ impl GpuSimulator {
             capacity: (step_capacity, pose_anchors),
             edge_index,
             vertex_origin,
+            node_offset,
+            grid_layouts,
         };
         sim.write_state(&state);
         sim.update_material_frame();
@@ -627,7 +665,8 @@ impl GpuSimulator {
             fast_max_iterations,
             fast_tolerance: fast_tolerance as f32,
             phase,
-            ..Default::default()
+            group_count: self.rods.interaction.groups.len() as u32,
+            node_count: *self.node_offset.last().unwrap() as u32,
         }
     }
 
@@ -653,6 +692,26 @@ impl GpuSimulator {
             }
         }
         q.write_buffer(&self.buffers.steps, 0, &bytes);
+        // Each substep's grids, where the CPU puts them: at its end, t + h.
+        let groups = &self.rods.interaction.groups;
+        if !groups.is_empty() {
+            let mut entries = Vec::with_capacity(substeps as usize * groups.len());
+            for k in 0..substeps {
+                let t = t0 + (k + 1) as f64 * h;
+                for (g, offset) in groups.iter().zip(&self.node_offset) {
+                    let geo = g.geometry_at(&self.rods.anchors, t);
+                    entries.push(GpuGridGroup {
+                        origin: [geo.origin[0], geo.origin[1], geo.origin[2], geo.scale()],
+                        dims: [geo.dims[0], geo.dims[1], geo.dims[2], *offset as u32],
+                        cell: geo.cell,
+                        pressure_scale: g.pressure_scale() as f32,
+                        volume_step: (g.volume_stiffness * g.cell) as f32,
+                        max_push: g.max_push() as f32,
+                    });
+                }
+            }
+            q.write_buffer(&self.buffers.grid_groups, 0, bytemuck::cast_slice(&entries));
+        }
     }
 
     /// Grow the `steps` and `poses` buffers when `params.substeps` or the
@@ -677,7 +736,40 @@ impl GpuSimulator {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        self.buffers.grid_groups = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("grid_groups"),
+            size: (n as usize
+                * self.rods.interaction.groups.len().max(1)
+                * size_of::<GpuGridGroup>()) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         self.world = world_group(device, &self.world_layout, &self.buffers);
+        let b = &self.buffers;
+        for (kernel, layout) in &self.grid_layouts {
+            let entries: Vec<_> = kernel
+                .bindings()
+                .iter()
+                .map(|&k| {
+                    let buffer = match k {
+                        binding::POS => &b.pos,
+                        binding::VEL => &b.vel,
+                        binding::GRID_VERTEX => &b.grid_vertex,
+                        binding::GRID_GROUPS => &b.grid_groups,
+                        binding::GRID => &b.grid,
+                        binding::GRID_FIELDS => &b.grid_fields,
+                        _ => unreachable!("grid kernels bind only these"),
+                    };
+                    whole(k, buffer)
+                })
+                .collect();
+            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(kernel.entry_point()),
+                layout,
+                entries: &entries,
+            });
+            self.state_groups.insert(*kernel, group);
+        }
         self.capacity = (n, a);
     }
 
@@ -694,6 +786,8 @@ impl GpuSimulator {
     ) {
         let count = if kernel.per_rod() {
             self.rods.rod_count()
+        } else if kernel.per_node() {
+            *self.node_offset.last().unwrap()
         } else {
             self.rods.vertex_count()
         } as u32;
@@ -745,6 +839,13 @@ impl GpuSimulator {
         let at = entry(k, 0);
         self.dispatch(pass, Kernel::Forces, at);
         self.dispatch(pass, Kernel::Integrate, at);
+        let interaction = self.rods.interaction.is_active();
+        if interaction {
+            self.dispatch(pass, Kernel::GridClear, at);
+            self.dispatch(pass, Kernel::GridSplat, at);
+            self.dispatch(pass, Kernel::GridVelocity, at);
+            self.dispatch(pass, Kernel::GridBlend, at);
+        }
         self.encode_project(pass, k, 0);
         let contact = !self.rods.colliders.is_empty();
         if contact {
@@ -752,7 +853,7 @@ impl GpuSimulator {
             self.encode_project(pass, k, 1);
             self.dispatch(pass, Kernel::Contact, entry(k, 1));
         }
-        if self.params.projection != Projection::None || contact {
+        if self.params.projection != Projection::None || contact || interaction {
             self.dispatch(pass, Kernel::ProjectVelocity, at);
         }
         self.dispatch(pass, Kernel::Frames, at);
@@ -809,6 +910,10 @@ impl GpuSimulator {
             &b.stats,
             &b.contacts,
             &b.colliders,
+            &b.grid_vertex,
+            &b.grid_groups,
+            &b.grid,
+            &b.grid_fields,
             &b.readback,
         ]
         .iter()
@@ -830,6 +935,7 @@ impl GpuSimulator {
                 label: Some("step"),
             });
         encoder.clear_buffer(&self.buffers.stats, 0, None);
+        self.clear_grid_counters(&mut encoder);
         let stamps = self.buffers.timestamps.as_ref().filter(|_| timed);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -867,6 +973,18 @@ impl GpuSimulator {
                 self.params.h(),
             ));
         }
+        let counters = self.read_grid_counters();
+        if counters[GRID_OVERFLOW] > 0 {
+            let node = counters[GRID_OVERFLOW] as usize - 1;
+            let group = self.node_offset.partition_point(|&o| o <= node) - 1;
+            return Err(Unstable::grid_overflow(
+                &self.rods,
+                group,
+                node - self.node_offset[group],
+                self.step_count,
+                self.time,
+            ));
+        }
         let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
         if stats[2] > 0 {
             let code = stats[3] - 1;
@@ -887,6 +1005,7 @@ impl GpuSimulator {
             ));
         }
         let mut d = diagnostics_of(&self.rods, &state, &self.params);
+        d.grid_outside = counters[GRID_OUTSIDE] as u64;
         let [twist, projection] = [stats[0], stats[1]];
         d.twist_iterations = twist;
         d.projection_iterations = match self.params.projection {
@@ -933,6 +1052,7 @@ impl GpuSimulator {
                 label: Some(kernel.entry_point()),
             });
         encoder.clear_buffer(&self.buffers.stats, 0, None);
+        self.clear_grid_counters(&mut encoder);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(kernel.entry_point()),
@@ -988,6 +1108,72 @@ impl GpuSimulator {
         encoder.copy_buffer_to_buffer(buffer, 0, readback, 0, size);
         self.ctx.queue.submit([encoder.finish()]);
         super::read_mapped(&self.ctx.device, readback, size)
+    }
+
+    /// Zero the grid's per-frame counters (`GRID_OVERFLOW` on; not the
+    /// per-substep nodes and `GRID_VMAX`, which `grid_clear` resets).
+    fn clear_grid_counters(&self, encoder: &mut wgpu::CommandEncoder) {
+        let at =
+            ((*self.node_offset.last().unwrap() * GRID_WORDS_PER_NODE + GRID_OVERFLOW) * 4) as u64;
+        encoder.clear_buffer(
+            &self.buffers.grid,
+            at,
+            Some(((GRID_COUNTERS - GRID_OVERFLOW) * 4) as u64),
+        );
+    }
+
+    /// The grid counters (`GRID_VMAX`, `GRID_OVERFLOW`, `GRID_OUTSIDE`).
+    pub fn read_grid_counters(&self) -> [u32; GRID_COUNTERS] {
+        let n = *self.node_offset.last().unwrap() * GRID_WORDS_PER_NODE;
+        let words: Vec<u32> = self.read(&self.buffers.grid, n + GRID_COUNTERS);
+        std::array::from_fn(|i| words[n + i])
+    }
+
+    /// Group `g`'s node accumulators after the last grid kernel, as the
+    /// CPU's 64-bit integers.
+    pub fn read_grid(&self, g: usize) -> GridNodes {
+        let n = *self.node_offset.last().unwrap() * GRID_WORDS_PER_NODE;
+        let words: Vec<u32> = self.read(&self.buffers.grid, n + GRID_COUNTERS);
+        let wide = |i: usize| (words[i] as u64 | (words[i + 1] as u64) << 32) as i64;
+        let nodes = self.node_offset[g]..self.node_offset[g + 1];
+        GridNodes {
+            mass: nodes
+                .clone()
+                .map(|k| wide(k * GRID_WORDS_PER_NODE))
+                .collect(),
+            momentum: nodes
+                .map(|k| std::array::from_fn(|a| wide(k * GRID_WORDS_PER_NODE + 2 + 2 * a)))
+                .collect(),
+        }
+    }
+
+    /// Group `g`'s node velocities and pressures after the last `grid_velocity`.
+    pub fn read_grid_fields(&self, g: usize) -> Vec<[f64; 4]> {
+        let f: Vec<[f32; 4]> =
+            self.read(&self.buffers.grid_fields, *self.node_offset.last().unwrap());
+        f[self.node_offset[g]..self.node_offset[g + 1]]
+            .iter()
+            .map(|v| v.map(|c| c as f64))
+            .collect()
+    }
+
+    /// World positions as `grid_splat` computes them: the rod origin plus
+    /// the stored position, added in f32.
+    pub fn read_grid_positions(&self) -> Vec<[f32; 3]> {
+        let pos: Vec<[f32; 4]> = self.read(&self.buffers.pos, self.rods.vertex_count());
+        pos.iter()
+            .zip(&self.vertex_origin)
+            .map(|(p, o)| {
+                let o = o.as_vec3();
+                [o.x + p[0], o.y + p[1], o.z + p[2]]
+            })
+            .collect()
+    }
+
+    /// Velocities as stored (f32).
+    pub fn read_velocities_f32(&self) -> Vec<[f32; 3]> {
+        let v: Vec<[f32; 4]> = self.read(&self.buffers.vel, self.rods.vertex_count());
+        v.iter().map(|v| [v[0], v[1], v[2]]).collect()
     }
 
     fn read<T: bytemuck::Pod>(&self, buffer: &wgpu::Buffer, count: usize) -> Vec<T> {
@@ -1110,6 +1296,43 @@ impl GpuSimulator {
         q.write_buffer(&self.buffers.frame, 0, bytemuck::cast_slice(&frame));
         self.time = state.time;
     }
+}
+
+/// Refuse interaction grids (all groups' nodes) that the device cannot bind.
+pub fn check_grid_size(nodes: usize, limits: &wgpu::Limits) -> Result<(), GpuError> {
+    let bytes = ((nodes * GRID_WORDS_PER_NODE + GRID_COUNTERS) * 4) as u64;
+    let limit = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    if bytes > limit {
+        return Err(GpuError::GridTooLarge {
+            nodes,
+            bytes,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// Per vertex, its interaction group, quantised mass and friction factor.
+fn grid_vertices(rods: &RodSet) -> Vec<GpuGridVertex> {
+    let inter = &rods.interaction;
+    let mut out = vec![
+        GpuGridVertex {
+            group: NONE,
+            ..Default::default()
+        };
+        rods.vertex_count().max(1)
+    ];
+    for (o, v) in out.iter_mut().zip(&inter.vertex) {
+        *o = GpuGridVertex {
+            group: v.group,
+            mass_q: v.mass_q,
+            friction: v.friction as f32,
+            _pad0: 0,
+        };
+    }
+    out
 }
 
 fn whole(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {

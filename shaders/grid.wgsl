@@ -1,0 +1,236 @@
+// Hair–hair interaction through a grid (src/cpu/grid.rs, the CPU reference
+// of every function here; docs/INTERACTION.md for the design). Per
+// substep, after `integrate`: grid_clear (per node), grid_splat (per
+// vertex), grid_velocity (per node), grid_blend (per vertex).
+//
+// Fixed point, as on the CPU: grid position q = ⌊(x − origin)·scale⌋ in
+// f32, integer trilinear weights summing to 2^15, quantised masses and
+// velocities, and 64-bit node accumulators kept as (low, high) u32 pairs
+// added with atomics and an explicit carry. Integer sums do not depend on
+// the order threads arrive in, so the grid is the CPU's bit for bit.
+
+const FRAC_BITS: u32 = 5u;
+const FRAC_MASK: i32 = 31;
+const FULL: u32 = 32u;           // 2^FRAC_BITS
+const ONE_F: f32 = 32768.0;      // 2^(3·FRAC_BITS), the weights' sum
+const VELOCITY_SCALE: f32 = 65536.0;
+const WORDS_PER_NODE: u32 = 8u;  // mass, px, py, pz: (low, high) each
+
+// `grid_position`: the vertex's fixed-point grid position, w = 1 when its
+// cell lies inside the grid, 0 when not.
+fn grid_position(g: GridGroup, x: vec3<f32>) -> vec4<i32> {
+    let u = floor((x - g.origin.xyz) * g.origin.w);
+    let top = vec3<f32>((g.dims.xyz - vec3<u32>(1u)) << vec3<u32>(FRAC_BITS));
+    if (!(all(u >= vec3<f32>(0.0)) && all(u < top))) {
+        return vec4<i32>(0);
+    }
+    return vec4<i32>(vec3<i32>(u), 1);
+}
+
+// Node index (within the whole grid buffer) and integer weight of corner c
+// of the cell at q (`corners`): bit a of c takes the upper node along axis a.
+fn corner(g: GridGroup, q: vec3<i32>, c: u32) -> vec2<u32> {
+    let node = vec3<u32>(q >> vec3<u32>(FRAC_BITS));
+    let frac = vec3<u32>(q & vec3<i32>(FRAC_MASK));
+    var n = node;
+    var w = 1u;
+    for (var a = 0u; a < 3u; a++) {
+        if (((c >> a) & 1u) == 1u) {
+            n[a] += 1u;
+            w *= frac[a];
+        } else {
+            w *= FULL - frac[a];
+        }
+    }
+    let k = n.x + g.dims.x * (n.y + g.dims.y * n.z);
+    return vec2<u32>(g.dims.w + k, w);
+}
+
+const VELOCITY_LIMIT: f32 = 1073741824.0; // 2^30
+
+// `quantise_velocity`: ⌊v·2^16⌋ clamped to ±2^30 before the conversion.
+fn quantise_velocity(v: vec3<f32>) -> vec3<i32> {
+    return vec3<i32>(clamp(floor(v * VELOCITY_SCALE), vec3<f32>(-VELOCITY_LIMIT), vec3<f32>(VELOCITY_LIMIT)));
+}
+
+// a·b as a 64-bit (low, high) pair.
+fn mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+
+// −d in 64-bit two's complement.
+fn negate_wide(d: vec2<u32>) -> vec2<u32> {
+    let lo = ~d.x + 1u;
+    return vec2<u32>(lo, ~d.y + select(0u, 1u, lo == 0u));
+}
+
+// Add the 64-bit d to the accumulator at word i: the low word first, then
+// the high word with the carry out of this very addition.
+fn atomic_add_wide(i: u32, d: vec2<u32>) {
+    let old = atomicAdd(&grid[i], d.x);
+    let carry = select(0u, 1u, old + d.x < old);
+    atomicAdd(&grid[i + 1u], d.y + carry);
+}
+
+// The signed 64-bit accumulator at word i as f32.
+fn load_wide(i: u32) -> f32 {
+    var d = vec2<u32>(atomicLoad(&grid[i]), atomicLoad(&grid[i + 1u]));
+    var sign = 1.0;
+    if ((d.y & 0x80000000u) != 0u) {
+        d = negate_wide(d);
+        sign = -1.0;
+    }
+    return sign * (f32(d.y) * 4294967296.0 + f32(d.x));
+}
+
+fn grid_group_now(group: u32) -> GridGroup {
+    return grid_groups[params.slot_start * params.group_count + group];
+}
+
+// Kernel `grid_clear` (`GridNodes::clear`): one invocation per node of all
+// groups; the first also resets the substep's fastest velocity.
+@compute @workgroup_size(64)
+fn grid_clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let k = invocation(gid, groups);
+    if (k >= params.node_count) {
+        return;
+    }
+    for (var w = 0u; w < WORDS_PER_NODE; w++) {
+        atomicStore(&grid[k * WORDS_PER_NODE + w], 0u);
+    }
+    if (k == 0u) {
+        atomicStore(&grid[params.node_count * WORDS_PER_NODE + GRID_VMAX], 0u);
+    }
+}
+
+// Kernel `grid_splat` (`splat`): one invocation per vertex.
+@compute @workgroup_size(64)
+fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let v = invocation(gid, groups);
+    if (v >= params.vertex_count) {
+        return;
+    }
+    let gv = grid_vertex[v];
+    if (gv.group == NONE || gv.mass_q == 0u) {
+        return;
+    }
+    let g = grid_group_now(gv.group);
+    let q = grid_position(g, rods[rest[v].rod].origin.xyz + pos[v].xyz);
+    let tail = params.node_count * WORDS_PER_NODE;
+    if (q.w == 0) {
+        atomicAdd(&grid[tail + GRID_OUTSIDE], 1u);
+        return;
+    }
+    let vq = quantise_velocity(vel[v].xyz);
+    let speed = vec3<u32>(abs(vq));
+    atomicMax(&grid[tail + GRID_VMAX], max(speed.x, max(speed.y, speed.z)));
+    for (var c = 0u; c < 8u; c++) {
+        let kw = corner(g, q.xyz, c);
+        let wm = kw.y * gv.mass_q;
+        let base = kw.x * WORDS_PER_NODE;
+        atomic_add_wide(base, vec2<u32>(wm, 0u));
+        for (var a = 0u; a < 3u; a++) {
+            var d = mul_wide(wm, speed[a]);
+            if (vq[a] < 0) {
+                d = negate_wide(d);
+            }
+            atomic_add_wide(base + 2u + 2u * a, d);
+        }
+    }
+}
+
+// `could_overflow`: (⌊mass/2^32⌋ + 1)·vmax > 2^31, or a clamped velocity.
+fn could_overflow(mass_hi: u32, vmax: u32) -> bool {
+    if (vmax == 0u) {
+        return false;
+    }
+    return vmax >= 0x40000000u || mass_hi == 0xffffffffu || mass_hi + 1u > 0x80000000u / vmax;
+}
+
+// Kernel `grid_velocity`: one invocation per node; velocity (m/s) and
+// pressure max(0, ρ/ρ₀ − 1) into `grid_fields`. A node that could overflow
+// records itself (largest node + 1) for the host to stop the run.
+@compute @workgroup_size(64)
+fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let k = invocation(gid, groups);
+    if (k >= params.node_count) {
+        return;
+    }
+    // The node's group: the last whose first node is at or before k.
+    var g = grid_group_now(0u);
+    for (var i = 1u; i < params.group_count; i++) {
+        let next = grid_group_now(i);
+        if (next.dims.w <= k) {
+            g = next;
+        }
+    }
+    let base = k * WORDS_PER_NODE;
+    let mass_hi = atomicLoad(&grid[base + 1u]);
+    let mass = load_wide(base);
+    if (mass == 0.0) {
+        grid_fields[k] = vec4<f32>(0.0);
+        return;
+    }
+    let tail = params.node_count * WORDS_PER_NODE;
+    if (could_overflow(mass_hi, atomicLoad(&grid[tail + GRID_VMAX]))) {
+        atomicMax(&grid[tail + GRID_OVERFLOW], k + 1u);
+    }
+    let p = vec3<f32>(load_wide(base + 2u), load_wide(base + 4u), load_wide(base + 6u));
+    let velocity = p / (mass * VELOCITY_SCALE);
+    grid_fields[k] = vec4<f32>(velocity, max(0.0, mass * g.pressure_scale - 1.0));
+}
+
+// Kernel `grid_blend`: one invocation per vertex; friction toward the grid
+// velocity and the push down the pressure gradient, as a position change
+// that `project_velocity` turns into velocity.
+@compute @workgroup_size(64)
+fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let v = invocation(gid, groups);
+    if (v >= params.vertex_count) {
+        return;
+    }
+    let gv = grid_vertex[v];
+    if (gv.group == NONE || rest[v].inv_mass == 0.0) {
+        return;
+    }
+    let g = grid_group_now(gv.group);
+    let x = pos[v].xyz;
+    let q = grid_position(g, rods[rest[v].rod].origin.xyz + x);
+    if (q.w == 0) {
+        return;
+    }
+    let frac = vec3<f32>(q.xyz & vec3<i32>(FRAC_MASK));
+    var grid_v = vec3<f32>(0.0);
+    var grad = vec3<f32>(0.0);
+    for (var c = 0u; c < 8u; c++) {
+        let kw = corner(g, q.xyz, c);
+        let f = grid_fields[kw.x];
+        grid_v += f.xyz * f32(kw.y);
+        var factor = vec3<f32>(32.0) - frac;
+        var sign = vec3<f32>(-1.0);
+        for (var a = 0u; a < 3u; a++) {
+            if (((c >> a) & 1u) == 1u) {
+                factor[a] = frac[a];
+                sign[a] = 1.0;
+            }
+        }
+        grad += sign * vec3<f32>(factor.y * factor.z, factor.z * factor.x, factor.x * factor.y) * f.w;
+    }
+    grid_v /= ONE_F;
+    grad /= 1024.0;
+    let own = vec3<f32>(quantise_velocity(vel[v].xyz)) / VELOCITY_SCALE;
+    var push = -grad * g.volume_step;
+    let len = length(push);
+    if (len > g.max_push) {
+        push *= g.max_push / len;
+    }
+    pos[v] = vec4<f32>(x + (grid_v - own) * (gv.friction * params.h) + push, 0.0);
+}

@@ -1,0 +1,284 @@
+//! Hair–hair interaction on the GPU (shaders/grid.wgsl) against the CPU
+//! reference (src/cpu/grid.rs), kernel by kernel and over whole steps:
+//! * `grid_splat` builds the CPU's grid bit for bit (integer fixed point,
+//!   64-bit sums with carries; the same f32 positions in), so the fastest
+//!   velocity and the outside count agree exactly too;
+//! * `grid_velocity` and `grid_blend` compute in f32 what the CPU computes
+//!   in f64: they agree to f32 rounding (bounds at each assertion);
+//! * a uniform velocity field is unchanged by the blend on the GPU as well;
+//! * an overflowing node is reported, the same node as the CPU's;
+//! * whole steps of the bundle scene stay with the CPU.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use glam::DVec3;
+use strands::backend::Simulator;
+use strands::cpu::grid::{self, Blend, GridNodes};
+use strands::gpu::layout::{GRID_OUTSIDE, GRID_OVERFLOW, GRID_VMAX};
+use strands::gpu::{GpuSimulator, Kernel, VertexBuffer};
+use strands::rods::{RodSet, State};
+use strands::scene::Scene;
+
+/// 60 strands on the underside of a head, radial at the start so that they
+/// fall into a hanging bundle (no strand balanced on the crown, whose fall
+/// would be chaotic), in interaction; a grid of 16 cells per side so that
+/// nodes hold many vertices.
+const SCENE: &str = r#"
+[sim]
+dt = 0.016666666666666666
+substeps = 8
+gravity = [0.0, -9.81, 0.0]
+
+[materials.hair]
+density = 1300.0
+radius = 5e-5
+youngs_modulus = 3.9e8
+shear_modulus = 1.5e8
+
+[[colliders]]
+name = "head"
+shape = "sphere"
+center = [0.0, 0.0, 0.0]
+radius = 0.1
+
+[[rods]]
+kind = "scalp"
+group = "hair"
+material = "hair"
+center = [0.0, 0.0, 0.0]
+radius = 0.1
+count = 60
+length = 0.25
+segments = 10
+cap_angle = 60.0
+up = [0.0, -1.0, 0.0]
+
+[interaction]
+groups = ["hair"]
+resolution = 16
+"#;
+
+fn scene(set: &[&str]) -> (RodSet, State, strands::params::SimParams) {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    let s = Scene::parse(SCENE, Path::new("interaction.toml"), &set).unwrap();
+    let (rods, state) = s.build();
+    (rods, state, s.params)
+}
+
+/// A GPU simulator whose state has moving, bent hair: the CPU's after a
+/// few frames, with every velocity given a random extra part.
+fn moving_gpu() -> GpuSimulator {
+    let (rods, state, params) = scene(&[]);
+    let mut cpu = strands::cpu::CpuSimulator::new(rods.clone(), state, params);
+    for _ in 0..6 {
+        cpu.step().unwrap();
+    }
+    let mut state = cpu.state.clone();
+    let mut r = rng(7);
+    for v in state.vel.iter_mut() {
+        *v += unit(&mut r) * 0.3;
+    }
+    let mut g = GpuSimulator::new(&gpu(), rods, state.clone(), params).unwrap();
+    g.write_state(&state);
+    g
+}
+
+/// The CPU's splat of the GPU's own f32 state, at the substep the kernels ran.
+fn cpu_grid(g: &GpuSimulator, t_end: f64) -> (grid::GridGeometry, GridNodes, grid::Splat) {
+    let inter = &g.rods.interaction;
+    let geometry = inter.groups[0].geometry_at(&g.rods.anchors, t_end);
+    let pos = g.read_grid_positions();
+    let vel = g.read_velocities_f32();
+    let mass_q: Vec<u32> = inter.vertex.iter().map(|v| v.mass_q).collect();
+    let mut nodes = GridNodes::default();
+    nodes.clear(&geometry);
+    let s = grid::splat(&geometry, &mut nodes, &pos, &vel, &mass_q).unwrap();
+    (geometry, nodes, s)
+}
+
+#[test]
+fn grid_is_identical_and_each_kernel_matches() {
+    let mut g = moving_gpu();
+    let (t, h) = (g.time, g.params.h());
+    let (geometry, nodes, s) = cpu_grid(&g, t + h);
+    g.run_kernel(Kernel::GridClear, t, h);
+    g.run_kernel(Kernel::GridSplat, t, h);
+    let gpu_nodes = g.read_grid(0);
+    let filled = nodes.mass.iter().filter(|&&m| m > 0).count();
+    assert!(filled > 50, "only {filled} nodes filled");
+    assert_eq!(gpu_nodes, nodes, "the GPU grid differs from the CPU's");
+    let counters = g.read_grid_counters();
+    assert_eq!(counters[GRID_VMAX], s.vmax);
+    assert_eq!(counters[GRID_OUTSIDE] as usize, s.outside);
+    // grid_velocity: f32 division of the same integers.
+    g.run_kernel(Kernel::GridVelocity, t, h);
+    assert_eq!(g.read_grid_counters()[GRID_OVERFLOW], 0);
+    let group = g.rods.interaction.groups[0].clone();
+    let mut fields = Vec::new();
+    grid::grid_velocity(&nodes, group.pressure_scale(), s.vmax, &mut fields).unwrap();
+    let gpu_fields = g.read_grid_fields(0);
+    let vmax = fields
+        .iter()
+        .map(|f| DVec3::new(f[0], f[1], f[2]).length())
+        .fold(0.0, f64::max);
+    let pmax = fields.iter().map(|f| f[3]).fold(0.0, f64::max);
+    assert!(pmax > 0.0, "some node is above rest density");
+    for (k, (a, b)) in fields.iter().zip(&gpu_fields).enumerate() {
+        // f32 conversion and division: a few ε of the largest values.
+        for c in 0..3 {
+            assert!(
+                (a[c] - b[c]).abs() <= 4e-7 * vmax,
+                "node {k} velocity {a:?} vs {b:?}"
+            );
+        }
+        assert!(
+            (a[3] - b[3]).abs() <= 4e-7 * (1.0 + pmax),
+            "node {k} pressure {a:?} vs {b:?}"
+        );
+    }
+    // grid_blend: the position change of every free vertex.
+    let before = g.read_vertices(VertexBuffer::Pos);
+    let pos32 = g.read_grid_positions();
+    let vel32 = g.read_velocities_f32();
+    g.run_kernel(Kernel::GridBlend, t, h);
+    let after = g.read_vertices(VertexBuffer::Pos);
+    let b = Blend {
+        h,
+        volume_step: group.volume_stiffness * group.cell,
+        max_push: group.max_push(),
+    };
+    let mut largest = 0.0f64;
+    let mut worst = 0.0f64;
+    for v in 0..before.len() {
+        let expected = if g.rods.inv_mass[v] == 0.0 {
+            DVec3::ZERO
+        } else {
+            let gv = g.rods.interaction.vertex[v];
+            grid::grid_blend(&geometry, &fields, pos32[v], vel32[v], gv.friction, b)
+        };
+        largest = largest.max(expected.length());
+        worst = worst.max(((after[v] - before[v]) - expected).length());
+    }
+    eprintln!("grid_blend: largest move {largest:.3e} m, GPU − CPU {worst:.3e} m");
+    assert!(largest > 1e-5, "the blend moves vertices: {largest}");
+    // f32 positions of ~0.3 m round to 3e-8 m; the move itself to ~1e-6 of it.
+    assert!(worst <= 1e-7 + 1e-5 * largest, "{worst}");
+}
+
+/// A uniform velocity field: the blend asks for no change on the GPU either
+/// (each node's velocity is P/M of exact integers, rounded in f32; the
+/// friction term is then ~ε·|v|·h, far below the positions' own rounding).
+/// Every vertex at rest density or below: no push.
+#[test]
+fn uniform_field_is_unchanged_by_the_gpu_blend() {
+    let (rods, mut state, params) = scene(&["interaction.rest_density=1e6"]);
+    for v in state.vel.iter_mut() {
+        *v = DVec3::new(0.4, -1.1, 0.7);
+    }
+    let mut g = GpuSimulator::new(&gpu(), rods, state.clone(), params).unwrap();
+    g.write_state(&state);
+    let (t, h) = (g.time, g.params.h());
+    for k in [Kernel::GridClear, Kernel::GridSplat, Kernel::GridVelocity] {
+        g.run_kernel(k, t, h);
+    }
+    let before = g.read_vertices(VertexBuffer::Pos);
+    g.run_kernel(Kernel::GridBlend, t, h);
+    let after = g.read_vertices(VertexBuffer::Pos);
+    let moved = max_diff(&before, &after);
+    // One ulp of a 0.35 m coordinate is 3e-8 m.
+    assert!(moved <= 3e-8, "moved {moved}");
+    // A vertex moving against the field would have been pulled (friction
+    // ≥ 0.1 per substep of 1.3 m/s·h ≈ 2.7e-4 m): the bound is not idle.
+    assert!(0.1 * 1.3 * h > 100.0 * 3e-8);
+}
+
+/// A node that could overflow is reported, the same (largest) node as the
+/// CPU's, and `step_checked` stops naming the group.
+#[test]
+fn overflow_is_reported_like_the_cpu() {
+    let (rods, mut state, mut params) = scene(&[]);
+    params.max_speed = 1e9;
+    // Substeps short enough that the vertices stay inside the grid.
+    params.dt = 1e-8;
+    for v in state.vel.iter_mut() {
+        *v = DVec3::new(5e4, 0.0, 0.0);
+    }
+    let mut g = GpuSimulator::new(&gpu(), rods, state.clone(), params).unwrap();
+    g.write_state(&state);
+    let (t, h) = (g.time, g.params.h());
+    let (_, nodes, s) = cpu_grid(&g, t + h);
+    let cpu = grid::grid_velocity(&nodes, 1.0, s.vmax, &mut Vec::new()).unwrap_err();
+    for k in [Kernel::GridClear, Kernel::GridSplat, Kernel::GridVelocity] {
+        g.run_kernel(k, t, h);
+    }
+    let node = g.read_grid_counters()[GRID_OVERFLOW] as usize - 1;
+    assert_eq!(
+        cpu,
+        grid::GridError::Overflow {
+            node,
+            what: "momentum"
+        }
+    );
+    let e = Simulator::Gpu {
+        state: state.clone(),
+        diagnostics: Default::default(),
+        sim: Box::new(g),
+    }
+    .step()
+    .unwrap_err();
+    assert!(e.what.contains("interaction group `hair`"), "{e}");
+}
+
+/// Whole steps: GPU and CPU start from the same f32 state and stay
+/// together over 30 frames of hair falling into a bundle. Without the grid
+/// this scene keeps within the 1e-6 m per step of tests/gpu_whole_steps.rs.
+/// The grid adds one amplifier: the push is constant within a cell, so a
+/// rounding-size difference that puts a vertex on the other side of a cell
+/// face on one backend changes its push by up to β·cell·Δp for a substep.
+/// Friction then pulls it back toward its neighbours, so the difference stays
+/// a small fraction of a cell: bound 1/20 of a cell (measured 1/43).
+#[test]
+fn whole_steps_agree() {
+    let (rods, state, params) = scene(&[]);
+    let cell = rods.interaction.groups[0].cell;
+    let mut g = Simulator::gpu(&gpu(), rods.clone(), state, params).unwrap();
+    let mut c = Simulator::cpu(rods, g.state().clone(), params);
+    let start = c.state().pos.clone();
+    let mut worst = 0.0f64;
+    let steps = 30;
+    for _ in 0..steps {
+        g.step().unwrap();
+        c.step().unwrap();
+        worst = worst.max(max_diff(&g.state().pos, &c.state().pos));
+    }
+    let travel = max_diff(&c.state().pos, &start);
+    eprintln!(
+        "whole steps: GPU − CPU {worst:.3e} m over {steps} steps (cell {cell:.3e} m); travel {travel:.3} m"
+    );
+    assert!(travel > 0.1, "the hair moved: {travel}");
+    assert!(worst <= cell / 20.0, "{worst}");
+}
+
+/// A grid the device cannot bind is refused with its size and the limit.
+#[test]
+fn too_large_grid_is_refused_with_size_and_limit() {
+    let limits = wgpu::Limits {
+        max_storage_buffer_binding_size: 1 << 20,
+        ..wgpu::Limits::default()
+    };
+    assert!(strands::gpu::check_grid_size(32_000, &limits).is_ok());
+    let e = strands::gpu::check_grid_size(40_000, &limits)
+        .unwrap_err()
+        .to_string();
+    for part in [
+        "40000 nodes",
+        "1280016 bytes",
+        "1048576 bytes",
+        "interaction.cell",
+    ] {
+        assert!(e.contains(part), "{e} lacks {part}");
+    }
+}
