@@ -169,6 +169,13 @@ pub struct Measurement {
     /// negative when contact costs little.
     #[serde(default)]
     pub contact_share: Option<f64>,
+    /// With hair–hair interaction: the same workload timed again without it
+    /// (ms per step), and the grid's share of the step, 1 − without/with
+    /// (the four grid kernels and the velocity update they need).
+    #[serde(default)]
+    pub ms_per_step_without_grid: Option<Spread>,
+    #[serde(default)]
+    pub grid_share: Option<f64>,
     /// Why there are no timings, when the run could not be measured.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
@@ -286,6 +293,19 @@ pub fn measure(
     settings: Settings,
     tick: &mut dyn FnMut(),
 ) -> Measurement {
+    measure_with(workload, backend, gpu, settings, tick, true)
+}
+
+/// `measure`; `shares`: also time the workload without its colliders and
+/// without its interaction (each with everything else kept).
+fn measure_with(
+    workload: &Workload,
+    backend: BackendKind,
+    gpu: Option<&GpuContext>,
+    settings: Settings,
+    tick: &mut dyn FnMut(),
+    shares: bool,
+) -> Measurement {
     let scene = &workload.scene;
     let (rods, state) = scene.build();
     let params = bench_params(&rods, &scene.params, settings.substeps);
@@ -343,6 +363,8 @@ pub fn measure(
         peak_rss_bytes: None,
         ms_per_step_without_contact: None,
         contact_share: None,
+        ms_per_step_without_grid: None,
+        grid_share: None,
         error: None,
         out_of_capacity: false,
     };
@@ -427,7 +449,7 @@ pub fn measure(
     let spread = Spread::of(times);
     m.vertex_steps_per_second = Some(m.vertices as f64 / (spread.median * 1e-3));
     m.peak_rss_bytes = peak_rss();
-    if !scene.colliders.is_empty() {
+    if shares && !scene.colliders.is_empty() {
         let bare = Workload {
             name: workload.name.clone(),
             source: workload.source.clone(),
@@ -436,10 +458,25 @@ pub fn measure(
                 ..scene.clone()
             },
         };
-        let b = measure(&bare, backend, gpu, settings, tick);
+        let b = measure_with(&bare, backend, gpu, settings, tick, false);
         if let Some(without) = b.ms_per_step {
             m.contact_share = Some(1.0 - without.median / spread.median);
             m.ms_per_step_without_contact = Some(without);
+        }
+    }
+    if shares && scene.interaction.is_active() {
+        let bare = Workload {
+            name: workload.name.clone(),
+            source: workload.source.clone(),
+            scene: Scene {
+                interaction: Default::default(),
+                ..scene.clone()
+            },
+        };
+        let b = measure_with(&bare, backend, gpu, settings, tick, false);
+        if let Some(without) = b.ms_per_step {
+            m.grid_share = Some(1.0 - without.median / spread.median);
+            m.ms_per_step_without_grid = Some(without);
         }
     }
     m.ms_per_step = Some(spread);
@@ -447,14 +484,12 @@ pub fn measure(
 }
 
 /// Frames `measure` times for a workload: warm-up and repeats, twice when it
-/// has colliders (with and without them, for contact's share).
+/// has colliders (with and without them, for contact's share), and again
+/// when it has interaction (for the grid's share).
 pub fn frames_of(workload: &Workload, settings: Settings) -> u64 {
     let once = (settings.warmup + settings.repeats) as u64;
-    if workload.scene.colliders.is_empty() {
-        once
-    } else {
-        2 * once
-    }
+    let scene = &workload.scene;
+    once * (1 + !scene.colliders.is_empty() as u64 + scene.interaction.is_active() as u64)
 }
 
 /// Whether an error means larger sizes will not fit either.
@@ -480,7 +515,7 @@ pub fn bytes(b: u64) -> String {
 /// The table `strands bench` prints.
 pub fn table(results: &[Measurement]) -> String {
     let mut out = format!(
-        "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11} {:>7} {:>9} {:>5} {:>5} {:>10} {:>10}\n",
+        "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11} {:>7} {:>5} {:>9} {:>5} {:>5} {:>10} {:>10}\n",
         "workload",
         "back",
         "strands",
@@ -488,6 +523,7 @@ pub fn table(results: &[Measurement]) -> String {
         "ms/step median (min–max)",
         "vert-step/s",
         "contact",
+        "grid",
         "strain",
         "proj",
         "twist",
@@ -512,7 +548,7 @@ pub fn table(results: &[Measurement]) -> String {
             continue;
         };
         out += &format!(
-            "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11.3e} {:>7} {:>9.1e} {:>5} {:>5} {:>10} {:>10}\n",
+            "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11.3e} {:>7} {:>5} {:>9.1e} {:>5} {:>5} {:>10} {:>10}\n",
             m.workload,
             m.backend,
             m.strands,
@@ -520,6 +556,9 @@ pub fn table(results: &[Measurement]) -> String {
             format!("{:.3} ({:.3}–{:.3})", s.median, s.min, s.max),
             vs,
             m.contact_share
+                .map(|c| format!("{:.0}%", 100.0 * c))
+                .unwrap_or_else(|| "-".into()),
+            m.grid_share
                 .map(|c| format!("{:.0}%", 100.0 * c))
                 .unwrap_or_else(|| "-".into()),
             strain,

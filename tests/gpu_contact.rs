@@ -343,13 +343,14 @@ fn velocity_update_with_contacts_matches_cpu() {
 }
 
 /// Whole steps with colliders (`scenes/hair.toml`, 12 strands on the moving,
-/// turning head with neck and shoulders): GPU and CPU trajectories agree,
-/// both keep the strands out, and two GPU runs are bit-identical.
+/// turning head with neck and shoulders; hair–hair interaction off, its
+/// whole steps are tests/gpu_interaction.rs'): GPU and CPU trajectories
+/// agree, both keep the strands out, and two GPU runs are bit-identical.
 #[test]
 fn whole_steps_with_contact_match_and_are_deterministic() {
     let scene = strands::scene::Scene::load(
         std::path::Path::new("scenes/hair.toml"),
-        &["rods.0.count=12".into()],
+        &["rods.0.count=12".into(), "interaction.groups=[]".into()],
     )
     .unwrap();
     let (rods, state) = scene.build();

@@ -254,6 +254,12 @@ fn whole_steps_agree() {
         c.step().unwrap();
         worst = worst.max(max_diff(&g.state().pos, &c.state().pos));
     }
+    // Integer atomics: a second GPU run is the same bit for bit.
+    let mut again = Simulator::gpu(&gpu(), c.rods().clone(), scene(&[]).1, params).unwrap();
+    for _ in 0..steps {
+        again.step().unwrap();
+    }
+    assert_eq!(again.state().pos, g.state().pos, "two GPU runs differ");
     let travel = max_diff(&c.state().pos, &start);
     eprintln!(
         "whole steps: GPU − CPU {worst:.3e} m over {steps} steps (cell {cell:.3e} m); travel {travel:.3} m"

@@ -255,7 +255,6 @@ fn bad_interaction_settings_are_refused() {
             "interaction.groups=[\"hare\"]",
             &["interaction.groups[0]", "unknown group `hare`", "hair"],
         ),
-        ("interaction.groups=[]", &["interaction.groups", "is empty"]),
         (
             "interaction.groups=[\"hair\",\"hair\"]",
             &["interaction.groups[1]", "listed twice"],
@@ -291,6 +290,14 @@ fn bad_interaction_settings_are_refused() {
         let e = error_of(&scene, &[set]);
         assert_has(&e, parts);
     }
+    // An empty list switches interaction off (`--set interaction.groups=[]`).
+    let off = Scene::parse(
+        &scene,
+        Path::new("ok.toml"),
+        &["interaction.groups=[]".into()],
+    )
+    .unwrap();
+    assert!(!off.interaction.is_active());
     // resolution and cell together contradict each other.
     let e = error_of(
         &scene,

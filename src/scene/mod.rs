@@ -711,12 +711,6 @@ fn convert_interaction(s: &InteractionSection) -> Result<InteractionSpec, Field>
             ))
         }
     };
-    if s.groups.is_empty() {
-        return Err((
-            "interaction.groups".into(),
-            "is empty: name the rod groups that interact (rods without a `group` are in \"default\")".into(),
-        ));
-    }
     Ok(InteractionSpec {
         groups: s.groups.clone(),
         spacing,
