@@ -173,22 +173,42 @@ pub fn quantise_masses(mass: &[f64]) -> (f64, Vec<u32>) {
 }
 
 /// Per-node accumulators of one group's grid.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct GridNodes {
     /// Σ w·m_q.
     pub mass: Vec<i64>,
     /// Σ w·m_q·v_q per axis.
     pub momentum: Vec<[i64; 3]>,
+    /// Nodes that hold mass since the last clear (CPU bookkeeping, not part
+    /// of the grid: a clear then touches only these, and `grid_velocity`
+    /// visits only these, instead of every node).
+    pub touched: Vec<u32>,
+}
+
+/// Grids are equal when their accumulators are (`touched` is bookkeeping).
+impl PartialEq for GridNodes {
+    fn eq(&self, other: &Self) -> bool {
+        self.mass == other.mass && self.momentum == other.momentum
+    }
 }
 
 impl GridNodes {
-    /// Kernel `grid_clear`.
+    /// Kernel `grid_clear`: every node zero (on the CPU, only the nodes the
+    /// last splat touched need it).
     pub fn clear(&mut self, g: &GridGeometry) {
         let n = g.node_count();
-        self.mass.clear();
-        self.mass.resize(n, 0);
-        self.momentum.clear();
-        self.momentum.resize(n, [0; 3]);
+        if self.mass.len() == n && self.momentum.len() == n {
+            for &k in &self.touched {
+                self.mass[k as usize] = 0;
+                self.momentum[k as usize] = [0; 3];
+            }
+        } else {
+            self.mass.clear();
+            self.mass.resize(n, 0);
+            self.momentum.clear();
+            self.momentum.resize(n, [0; 3]);
+        }
+        self.touched.clear();
     }
 
     /// Velocity of node `k` (m/s), or `None` for an empty node.
@@ -226,6 +246,9 @@ pub fn splat(
         }
         for (k, w) in corners(g, q) {
             let wm = w * m as i64;
+            if wm > 0 && nodes.mass[k] == 0 {
+                nodes.touched.push(k as u32);
+            }
             let add = |acc: &mut i64, d: i64, what| {
                 *acc = acc
                     .checked_add(d)
@@ -256,26 +279,31 @@ pub fn grid_velocity(
     vmax: u32,
     fields: &mut Vec<[f64; 4]>,
 ) -> Result<(), GridError> {
-    fields.clear();
-    fields.resize(nodes.mass.len(), [0.0; 4]);
-    // The largest such node, as the GPU's atomicMax reports it.
-    if let Some(k) = (0..nodes.mass.len())
-        .rev()
-        .find(|&k| nodes.mass[k] > 0 && could_overflow(nodes.mass[k], vmax))
+    // Nodes not touched are empty and keep zero fields (`GridWork::clear`
+    // zeroes the ones this substep's splat touched before the next one).
+    if fields.len() != nodes.mass.len() {
+        fields.clear();
+        fields.resize(nodes.mass.len(), [0.0; 4]);
+    }
+    // The largest node that could overflow, as the GPU's atomicMax reports it.
+    if let Some(k) = nodes
+        .touched
+        .iter()
+        .map(|&k| k as usize)
+        .filter(|&k| could_overflow(nodes.mass[k], vmax))
+        .max()
     {
         return Err(GridError::Overflow {
             node: k,
             what: "momentum",
         });
     }
-    for (k, f) in fields.iter_mut().enumerate() {
+    for &k in &nodes.touched {
+        let k = k as usize;
         let m = nodes.mass[k];
-        if m == 0 {
-            continue;
-        }
         let v = nodes.velocity(k).unwrap_or_default();
         let p = (m as f64 * pressure_scale - 1.0).max(0.0);
-        *f = [v.x, v.y, v.z, p];
+        fields[k] = [v.x, v.y, v.z, p];
     }
     Ok(())
 }

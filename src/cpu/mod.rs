@@ -825,7 +825,12 @@ pub fn interact(
         let g = group.geometry_at(&rods.anchors, t_end);
         let w = &mut work.grids[gi];
         w.geometry = Some(g);
-        // grid_clear
+        // grid_clear (and the fields of the nodes the last splat touched)
+        for &k in &w.nodes.touched {
+            if let Some(f) = w.fields.get_mut(k as usize) {
+                *f = [0.0; 4];
+            }
+        }
         w.nodes.clear(&g);
         // grid_splat, from the f32 values the GPU holds
         let members: Vec<usize> = (0..state.pos.len())

@@ -1136,17 +1136,20 @@ impl GpuSimulator {
         let words: Vec<u32> = self.read(&self.buffers.grid, n + GRID_COUNTERS);
         let wide = |i: usize| (words[i] as u64 | (words[i + 1] as u64) << 32) as i64;
         let nodes = self.node_offset[g]..self.node_offset[g + 1];
+        let mass: Vec<i64> = nodes
+            .clone()
+            .map(|k| wide(k * GRID_WORDS_PER_NODE))
+            .collect();
         GridNodes {
-            mass: nodes
-                .clone()
-                .map(|k| wide(k * GRID_WORDS_PER_NODE))
+            touched: (0..mass.len() as u32)
+                .filter(|&k| mass[k as usize] > 0)
                 .collect(),
+            mass,
             momentum: nodes
                 .map(|k| std::array::from_fn(|a| wide(k * GRID_WORDS_PER_NODE + 2 + 2 * a)))
                 .collect(),
         }
     }
-
     /// Group `g`'s node velocities and pressures after the last `grid_velocity`.
     pub fn read_grid_fields(&self, g: usize) -> Vec<[f64; 4]> {
         let f: Vec<[f32; 4]> =
