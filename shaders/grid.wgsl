@@ -111,7 +111,7 @@ fn grid_clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     }
 }
 
-// Kernel `grid_splat` (`splat`): one invocation per vertex.
+// Kernel `grid_splat` (`grid_splat`): one invocation per vertex.
 @compute @workgroup_size(64)
 fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);

@@ -10,7 +10,7 @@
 use glam::DVec3;
 
 use crate::anchor::Anchor;
-use crate::cpu::grid::{GridGeometry, GridNodes, ONE, quantise_masses, splat};
+use crate::cpu::grid::{GridGeometry, GridNodes, ONE, grid_splat, quantise_masses};
 use crate::rods::{EndCondition, RodSet, State};
 
 /// Marks a vertex that belongs to no interacting group.
@@ -222,7 +222,7 @@ impl Interaction {
             let (pos, vel, mass_q) = group_vertices(&out.vertex, gi, state);
             let mut nodes = GridNodes::default();
             nodes.clear(&geometry);
-            splat(&geometry, &mut nodes, &pos, &vel, &mass_q).map_err(|e| {
+            grid_splat(&geometry, &mut nodes, &pos, &vel, &mass_q).map_err(|e| {
                 (
                     format!("interaction.groups[{gi}]"),
                     format!("initial grid: {e}"),

@@ -95,7 +95,7 @@ fn cpu_grid(g: &GpuSimulator, t_end: f64) -> (grid::GridGeometry, GridNodes, gri
     let mass_q: Vec<u32> = inter.vertex.iter().map(|v| v.mass_q).collect();
     let mut nodes = GridNodes::default();
     nodes.clear(&geometry);
-    let s = grid::splat(&geometry, &mut nodes, &pos, &vel, &mass_q).unwrap();
+    let s = grid::grid_splat(&geometry, &mut nodes, &pos, &vel, &mass_q).unwrap();
     (geometry, nodes, s)
 }
 
@@ -190,9 +190,9 @@ fn uniform_field_is_unchanged_by_the_gpu_blend() {
     let moved = max_diff(&before, &after);
     // One ulp of a 0.35 m coordinate is 3e-8 m.
     assert!(moved <= 3e-8, "moved {moved}");
-    // A vertex moving against the field would have been pulled (friction
-    // ≥ 0.1 per substep of 1.3 m/s·h ≈ 2.7e-4 m): the bound is not idle.
-    assert!(0.1 * 1.3 * h > 100.0 * 3e-8);
+    // The blend does move vertices whose velocity differs from the grid's
+    // (3e-4 m in `grid_is_identical_and_each_kernel_matches`), so this bound
+    // is not idle.
 }
 
 /// A node that could overflow is reported, the same (largest) node as the

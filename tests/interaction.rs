@@ -7,7 +7,7 @@ use std::path::Path;
 
 use glam::DVec3;
 use strands::cpu::CpuSimulator;
-use strands::cpu::grid::{GridNodes, ONE, splat};
+use strands::cpu::grid::{GridNodes, ONE, grid_splat};
 use strands::scene::Scene;
 
 /// 300 soft strands of 30 cm (a tenth of hair's Young's modulus, so that
@@ -87,7 +87,7 @@ fn free_density_ratio(sim: &CpuSimulator) -> f64 {
     let mq: Vec<u32> = free.iter().map(|&v| inter.vertex[v].mass_q).collect();
     let mut nodes = GridNodes::default();
     nodes.clear(&geometry);
-    splat(&geometry, &mut nodes, &pos, &vel, &mq).unwrap();
+    grid_splat(&geometry, &mut nodes, &pos, &vel, &mq).unwrap();
     let densest = *nodes.mass.iter().max().unwrap() as f64;
     densest * g.mass_unit / (ONE as f64 * g.cell.powi(3)) / g.rest_density
 }

@@ -224,7 +224,7 @@ impl GridNodes {
 /// Kernel `grid_splat` for the vertices `pos`/`vel` (f32, world) with
 /// quantised masses `mass_q`: adds each vertex's mass and momentum to its 8
 /// nodes. Returns how many vertices fell outside the grid.
-pub fn splat(
+pub fn grid_splat(
     g: &GridGeometry,
     nodes: &mut GridNodes,
     pos: &[[f32; 3]],
@@ -413,7 +413,7 @@ mod tests {
         let (_, mq) = quantise_masses(&mass);
         let mut a = GridNodes::default();
         a.clear(&g);
-        assert_eq!(splat(&g, &mut a, &pos, &vel, &mq).unwrap().outside, 0);
+        assert_eq!(grid_splat(&g, &mut a, &pos, &vel, &mq).unwrap().outside, 0);
         let total_m: i64 = a.mass.iter().sum();
         assert_eq!(total_m, ONE * mq.iter().map(|&m| m as i64).sum::<i64>());
         for ax in 0..3 {
@@ -430,7 +430,7 @@ mod tests {
         let mq_rev: Vec<u32> = mq.iter().rev().copied().collect();
         let mut b = GridNodes::default();
         b.clear(&g);
-        splat(&g, &mut b, &rev(&pos), &rev(&vel), &mq_rev).unwrap();
+        grid_splat(&g, &mut b, &rev(&pos), &rev(&vel), &mq_rev).unwrap();
         assert_eq!(a, b);
     }
 
@@ -474,7 +474,7 @@ mod tests {
         let (_, mq) = quantise_masses(&vec![2e-7; pos.len()]);
         let mut a = GridNodes::default();
         a.clear(&g);
-        splat(&g, &mut a, &pos, &vel, &mq).unwrap();
+        grid_splat(&g, &mut a, &pos, &vel, &mq).unwrap();
         let vq = quantise_velocity(v);
         let exact = DVec3::new(vq[0] as f64, vq[1] as f64, vq[2] as f64) / VELOCITY_SCALE as f64;
         let mut filled = 0;
@@ -507,7 +507,7 @@ mod tests {
         let (_, mq) = quantise_masses(&vec![1e-7; pos.len()]);
         let mut nodes = GridNodes::default();
         nodes.clear(&g);
-        let s = splat(&g, &mut nodes, &pos, &vel, &mq).unwrap();
+        let s = grid_splat(&g, &mut nodes, &pos, &vel, &mq).unwrap();
         let mut fields = Vec::new();
         // Pressure scale 0: every node at or below rest density.
         grid_velocity(&nodes, 0.0, s.vmax, &mut fields).unwrap();
@@ -586,7 +586,7 @@ mod tests {
         let mq = vec![u32::MAX; 4];
         let mut a = GridNodes::default();
         a.clear(&g);
-        let e = splat(&g, &mut a, &pos, &vel, &mq).unwrap_err();
+        let e = grid_splat(&g, &mut a, &pos, &vel, &mq).unwrap_err();
         assert!(
             matches!(
                 e,
@@ -608,7 +608,9 @@ mod tests {
         let mut a = GridNodes::default();
         a.clear(&g);
         assert_eq!(
-            splat(&g, &mut a, &pos, &vel, &[1, 1, 1]).unwrap().outside,
+            grid_splat(&g, &mut a, &pos, &vel, &[1, 1, 1])
+                .unwrap()
+                .outside,
             2
         );
     }

@@ -461,7 +461,7 @@ impl CpuSimulator {
         let h = self.params.h();
         let mut twist_iterations = 0;
         let mut projection_iterations = 0;
-        self.work.grid_outside = 0;
+        let mut grid_outside = 0;
         for _ in 0..self.params.substeps {
             let t = self.state.time;
             let report = substep(
@@ -483,7 +483,7 @@ impl CpuSimulator {
                     self.state.time,
                 ));
             }
-            self.work.grid_outside += report.grid_outside as u64;
+            grid_outside += report.grid_outside as u64;
             for (r, rep) in report.rods.into_iter().enumerate() {
                 if let Some(what) = rep.bad {
                     return Err(Unstable::blow_up(
@@ -509,7 +509,7 @@ impl CpuSimulator {
             }
         }
         self.step_count += 1;
-        self.work.last_grid_outside = self.work.grid_outside;
+        self.work.last_grid_outside = grid_outside;
         Ok([twist_iterations, projection_iterations])
     }
 
@@ -533,15 +533,13 @@ pub struct Workspace {
     pub contact: Vec<Contact>,
     /// Per interaction group, its grid (the GPU's `grid` and `grid_fields`).
     pub grids: Vec<GridWork>,
-    /// Vertex-substeps outside their grid so far in this step, and in the last whole step.
-    pub grid_outside: u64,
+    /// Vertex-substeps outside their grid in the last whole step.
     pub last_grid_outside: u64,
 }
 
 /// One group's grid of the current substep.
 #[derive(Clone, Debug, Default)]
 pub struct GridWork {
-    pub geometry: Option<grid::GridGeometry>,
     pub nodes: grid::GridNodes,
     /// `[vx, vy, vz, p]` per node (`grid::grid_velocity`).
     pub fields: Vec<[f64; 4]>,
@@ -824,7 +822,6 @@ pub fn interact(
     for (gi, group) in inter.groups.iter().enumerate() {
         let g = group.geometry_at(&rods.anchors, t_end);
         let w = &mut work.grids[gi];
-        w.geometry = Some(g);
         // grid_clear (and the fields of the nodes the last splat touched)
         for &k in &w.nodes.touched {
             if let Some(f) = w.fields.get_mut(k as usize) {
@@ -833,9 +830,7 @@ pub fn interact(
         }
         w.nodes.clear(&g);
         // grid_splat, from the f32 values the GPU holds
-        let members: Vec<usize> = (0..state.pos.len())
-            .filter(|&v| inter.vertex[v].group == gi as u32)
-            .collect();
+        let members: Vec<usize> = group.rods.iter().flat_map(|&r| rods.vertices(r)).collect();
         let pos: Vec<[f32; 3]> = members
             .iter()
             .map(|&v| state.pos[v].as_vec3().to_array())
@@ -845,16 +840,12 @@ pub fn interact(
             .map(|&v| state.vel[v].as_vec3().to_array())
             .collect();
         let mass_q: Vec<u32> = members.iter().map(|&v| inter.vertex[v].mass_q).collect();
-        let s = grid::splat(&g, &mut w.nodes, &pos, &vel, &mass_q).map_err(|e| match e {
-            grid::GridError::Overflow { node, .. } => (gi, node),
-        })?;
+        let overflow = |grid::GridError::Overflow { node, .. }| (gi, node);
+        let s = grid::grid_splat(&g, &mut w.nodes, &pos, &vel, &mass_q).map_err(overflow)?;
         outside += s.outside;
         // grid_velocity
-        grid::grid_velocity(&w.nodes, group.pressure_scale(), s.vmax, &mut w.fields).map_err(
-            |e| match e {
-                grid::GridError::Overflow { node, .. } => (gi, node),
-            },
-        )?;
+        grid::grid_velocity(&w.nodes, group.pressure_scale(), s.vmax, &mut w.fields)
+            .map_err(overflow)?;
         // grid_blend
         let b = grid::Blend {
             h,

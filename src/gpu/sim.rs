@@ -1087,6 +1087,11 @@ impl GpuSimulator {
     }
 
     fn read_bytes(&self, buffer: &wgpu::Buffer, size: u64) -> Vec<u8> {
+        self.read_bytes_at(buffer, 0, size)
+    }
+
+    /// `size` bytes of `buffer` from byte `offset` (a multiple of 4).
+    fn read_bytes_at(&self, buffer: &wgpu::Buffer, offset: u64, size: u64) -> Vec<u8> {
         let temporary;
         let readback = if size <= self.buffers.readback.size() {
             &self.buffers.readback
@@ -1105,7 +1110,7 @@ impl GpuSimulator {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("read back"),
             });
-        encoder.copy_buffer_to_buffer(buffer, 0, readback, 0, size);
+        encoder.copy_buffer_to_buffer(buffer, offset, readback, 0, size);
         self.ctx.queue.submit([encoder.finish()]);
         super::read_mapped(&self.ctx.device, readback, size)
     }
@@ -1124,9 +1129,11 @@ impl GpuSimulator {
 
     /// The grid counters (`GRID_VMAX`, `GRID_OVERFLOW`, `GRID_OUTSIDE`).
     pub fn read_grid_counters(&self) -> [u32; GRID_COUNTERS] {
-        let n = *self.node_offset.last().unwrap() * GRID_WORDS_PER_NODE;
-        let words: Vec<u32> = self.read(&self.buffers.grid, n + GRID_COUNTERS);
-        std::array::from_fn(|i| words[n + i])
+        // Only the counters after the nodes: `step_checked` reads them every step.
+        let at = (*self.node_offset.last().unwrap() * GRID_WORDS_PER_NODE * 4) as u64;
+        let bytes = self.read_bytes_at(&self.buffers.grid, at, (GRID_COUNTERS * 4) as u64);
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+        std::array::from_fn(|i| words[i])
     }
 
     /// Group `g`'s node accumulators after the last grid kernel, as the
