@@ -141,6 +141,117 @@ fn overrides_are_applied_and_checked() {
     );
 }
 
+/// A wrong type inside a `[[rods]]` entry names the entry and the field
+/// (and its line), not the `[[rods]]` header.
+#[test]
+fn wrong_types_inside_rods_name_the_field() {
+    let straight = |extra: &str| {
+        format!(
+            "{}\n[[rods]]\nkind = \"straight\"\nmaterial = \"m\"\nfrom = [0,0,0]\nto = [1,0,0]\nsegments = 4\n{extra}\n",
+            polyline("[[0,0,0],[1,0,0],[2,0.5,0]]")
+        )
+    };
+    for (text, parts) in [
+        (
+            straight("").replace("segments = 4", "segments = 10.5"),
+            vec!["rods[1].segments", "floating point `10.5`", "line 17"],
+        ),
+        (
+            straight("").replace("material = \"m\"\nfrom", "material = 3\nfrom"),
+            vec!["rods[1].material", "integer `3`", "expected a string"],
+        ),
+        (
+            straight("start = true"),
+            vec!["rods[1].start", "boolean `true`", "`free` or `clamped`"],
+        ),
+        (
+            polyline("[0,0,0,1,0,0,2,0,0]"),
+            vec!["rods[0].points[0]", "expected an array of length 3"],
+        ),
+        (
+            straight("").replace("kind = \"straight\"", "kind = \"stright\""),
+            vec!["rods[1].kind", "unknown kind `stright`", "`straight`"],
+        ),
+        (
+            straight("").replace("kind = \"straight\"\n", ""),
+            vec!["rods[1].kind", "is missing"],
+        ),
+        (
+            straight("").replace("to = [1,0,0]\n", ""),
+            vec!["rods[1].to", "is missing"],
+        ),
+    ] {
+        let e = error_of(&text, &[]);
+        assert_has(&e, &parts);
+        assert!(!e.contains("[[rods]]\n"), "quotes the document: {e}");
+    }
+}
+
+/// `--set` errors name the setting and never quote the rewritten document;
+/// an override cannot invent a material.
+#[test]
+fn override_errors_name_the_setting() {
+    let text = polyline("[[0,0,0],[1,0,0],[2,0,0]]");
+    for (set, parts) in [
+        (
+            "sim.dt=abc",
+            vec![
+                "sim.dt (from --set sim.dt=abc)",
+                "string \"abc\", expected f64",
+            ],
+        ),
+        (
+            "materials.mm.radius=1e-3",
+            vec![
+                "materials.mm",
+                "--set materials.mm.radius=1e-3",
+                "unknown material `mm`",
+                "defined: m",
+            ],
+        ),
+        (
+            "sim.gravity=[0,0",
+            vec![
+                "sim.gravity (from --set sim.gravity=[0,0)",
+                "not a TOML value",
+            ],
+        ),
+        (
+            "sim.gravity=[0,-9.8]",
+            vec!["sim.gravity (from --set", "invalid length 2"],
+        ),
+        (
+            "rods.0.segmnts=4",
+            vec![
+                "rods[0].segmnts (from --set rods.0.segmnts=4)",
+                "unknown field `segmnts`",
+            ],
+        ),
+        (
+            "colliders.0.radius=1",
+            vec![
+                "colliders (from --set colliders.0.radius=1)",
+                "no [[colliders]]",
+            ],
+        ),
+    ] {
+        let e = error_of(&text, &[set]);
+        assert_has(&e, &parts);
+        assert!(
+            !e.contains('\n'),
+            "a multi-line error quoting the document: {e}"
+        );
+    }
+    // Tables of the format may still be created by an override.
+    let s = Scene::parse(
+        &text,
+        Path::new("ok.toml"),
+        &["sim.wind.velocity=[1,0,0]".into()],
+    )
+    .unwrap();
+    assert_eq!(s.params.wind.velocity.x, 1.0);
+}
+
 /// A scene with one collider table appended.
 fn with_collider(collider: &str) -> String {
     format!(
@@ -176,7 +287,10 @@ fn bad_colliders_are_refused_naming_the_field() {
             "shape = \"plane\"\nmargin = -0.1",
             vec!["colliders[0].margin", "must not be negative"],
         ),
-        ("shape = \"cube\"", vec!["unknown variant `cube`"]),
+        (
+            "shape = \"cube\"",
+            vec!["colliders[0].shape", "unknown shape `cube`", "`sphere`"],
+        ),
         (
             "shape = \"mesh\"\nfile = \"no-such-mesh.obj\"",
             vec!["colliders[0].file", "no-such-mesh.obj"],

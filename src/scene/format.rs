@@ -1,7 +1,11 @@
 //! The TOML scene format, as deserialised. Every table rejects unknown keys.
 //! Units are SI; angles in scene files are in degrees. See README.md, "Scene format".
+//!
+//! `[[rods]]` and `[[colliders]]` entries are read by `super::de`: the kind
+//! (or shape) first, then the entry as that kind's struct, so that an error
+//! inside an entry names its field (`rods[2].segments`).
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 
 pub type V3 = [f64; 3];
@@ -15,9 +19,11 @@ pub struct SceneFile {
     pub materials: BTreeMap<String, MaterialSection>,
     #[serde(default)]
     pub anchors: BTreeMap<String, AnchorSection>,
-    #[serde(default)]
+    /// Read by `super::de`, entry by entry.
+    #[serde(skip)]
     pub rods: Vec<RodSection>,
-    #[serde(default)]
+    /// Read by `super::de`, entry by entry.
+    #[serde(skip)]
     pub colliders: Vec<ColliderSection>,
     pub interaction: Option<InteractionSection>,
 }
@@ -159,11 +165,42 @@ pub struct MaterialSection {
     pub drag: Option<f64>,
 }
 
-#[derive(Debug, Deserialize, Clone)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum Stiffness {
     Scalar(f64),
     List(Vec<f64>),
+}
+
+impl<'de> Deserialize<'de> for Stiffness {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Stiffness;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number, [b11, b22] or [b11, b12, b22]")
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Stiffness, E> {
+                Ok(Stiffness::Scalar(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Stiffness, E> {
+                Ok(Stiffness::Scalar(v as f64))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Stiffness, E> {
+                Ok(Stiffness::Scalar(v as f64))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Stiffness, A::Error> {
+                let mut l = Vec::new();
+                while let Some(x) = seq.next_element::<f64>()? {
+                    l.push(x);
+                }
+                Ok(Stiffness::List(l))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -188,23 +225,55 @@ pub struct KeyframeSection {
     pub rotation: V3,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum EndKind {
-    #[default]
-    Free,
-    Clamped,
+/// An enum written as one of a few strings; any other value is refused
+/// listing them (`invalid type: boolean `true`, expected `free` or `clamped``).
+macro_rules! named_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)*
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct Visitor;
+                impl serde::de::Visitor<'_> for Visitor {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        let names: &[&str] = &[$(concat!("`", $text, "`")),*];
+                        f.write_str(&names.join(" or "))
+                    }
+                    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<$name, E> {
+                        match v {
+                            $($text => Ok($name::$variant),)*
+                            _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                        }
+                    }
+                }
+                d.deserialize_str(Visitor)
+            }
+        }
+    };
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum RestShape {
-    /// The initial shape is the rest shape.
-    #[default]
-    Initial,
-    /// Naturally straight, with the initial edge lengths.
-    Straight,
-}
+named_enum!(
+    EndKind {
+        #[default]
+        Free = "free",
+        Clamped = "clamped",
+    }
+);
+
+named_enum!(
+    RestShape {
+        /// The initial shape is the rest shape.
+        #[default]
+        Initial = "initial",
+        /// Naturally straight, with the initial edge lengths.
+        Straight = "straight",
+    }
+);
 
 /// Fields every rod entry has, whatever its kind.
 macro_rules! rod_kind {
@@ -339,14 +408,31 @@ fn default_seed() -> u64 {
     1
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+/// A `[[rods]]` entry; `kind` selects the variant.
+#[derive(Debug)]
 pub enum RodSection {
     Polyline(PolylineRod),
     Straight(StraightRod),
     Helix(HelixRod),
     Scalp(ScalpRods),
     Grass(GrassRods),
+}
+
+impl RodSection {
+    /// The values `kind` may take.
+    pub const KINDS: &[&str] = &["polyline", "straight", "helix", "scalp", "grass"];
+
+    /// The entry (without its `kind` key) as the struct of `kind`, one of `KINDS`.
+    pub fn of_kind<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Self, D::Error> {
+        Ok(match kind {
+            "polyline" => RodSection::Polyline(Deserialize::deserialize(d)?),
+            "straight" => RodSection::Straight(Deserialize::deserialize(d)?),
+            "helix" => RodSection::Helix(Deserialize::deserialize(d)?),
+            "scalp" => RodSection::Scalp(Deserialize::deserialize(d)?),
+            "grass" => RodSection::Grass(Deserialize::deserialize(d)?),
+            _ => return Err(serde::de::Error::unknown_variant(kind, Self::KINDS)),
+        })
+    }
 }
 
 /// Fields every collider has, whatever its shape.
@@ -402,12 +488,28 @@ collider_shape!(
     }
 );
 
-/// Collider positions are world coordinates at t = 0.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "shape", rename_all = "lowercase")]
+/// A `[[colliders]]` entry; `shape` selects the variant. Collider
+/// positions are world coordinates at t = 0.
+#[derive(Debug)]
 pub enum ColliderSection {
     Sphere(SphereCollider),
     Capsule(CapsuleCollider),
     Plane(PlaneCollider),
     Mesh(MeshCollider),
+}
+
+impl ColliderSection {
+    /// The values `shape` may take.
+    pub const SHAPES: &[&str] = &["sphere", "capsule", "plane", "mesh"];
+
+    /// The entry (without its `shape` key) as the struct of `shape`, one of `SHAPES`.
+    pub fn of_shape<'de, D: Deserializer<'de>>(shape: &str, d: D) -> Result<Self, D::Error> {
+        Ok(match shape {
+            "sphere" => ColliderSection::Sphere(Deserialize::deserialize(d)?),
+            "capsule" => ColliderSection::Capsule(Deserialize::deserialize(d)?),
+            "plane" => ColliderSection::Plane(Deserialize::deserialize(d)?),
+            "mesh" => ColliderSection::Mesh(Deserialize::deserialize(d)?),
+            _ => return Err(serde::de::Error::unknown_variant(shape, Self::SHAPES)),
+        })
+    }
 }

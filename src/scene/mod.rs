@@ -1,5 +1,6 @@
 //! Scene files: loading, `--set` overrides, validation and rod generators.
 
+mod de;
 pub mod format;
 mod generators;
 
@@ -16,15 +17,29 @@ use crate::rods::RodMaterial;
 use crate::rods::{RodSet, State};
 use format::*;
 
-/// A scene error: which file, which field, what is wrong.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}: {field}: {message}")]
+/// A scene error: which file, which field, where it was written, what is wrong.
+#[derive(Debug)]
 pub struct SceneError {
     pub file: PathBuf,
     /// Dotted path of the offending value, e.g. `rods[2].segments`.
     pub field: String,
+    /// Where the value came from: `line 12` of the file, or the `--set`
+    /// override that wrote it (`from --set sim.dt=abc`).
+    pub origin: Option<String>,
     pub message: String,
 }
+
+impl std::fmt::Display for SceneError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.field)?;
+        if let Some(o) = &self.origin {
+            write!(f, " ({o})")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for SceneError {}
 
 /// A scene ready to simulate.
 #[derive(Debug, Clone)]
@@ -57,6 +72,7 @@ impl Scene {
         let text = std::fs::read_to_string(path).map_err(|e| SceneError {
             file: path.into(),
             field: "(file)".into(),
+            origin: None,
             message: format!("cannot read: {e}"),
         })?;
         Scene::parse(&text, path, overrides)
@@ -64,79 +80,173 @@ impl Scene {
 
     /// Parse scene text; `path` is only used in messages.
     pub fn parse(text: &str, path: &Path, overrides: &[String]) -> Result<Scene, SceneError> {
-        let err = |field: &str, message: String| SceneError {
+        let error = |field: String, origin: Option<String>, message: String| SceneError {
             file: path.into(),
-            field: field.into(),
+            field,
+            origin,
             message,
         };
-        let mut doc: toml_edit::DocumentMut = text
-            .parse()
-            .map_err(|e: toml_edit::TomlError| err("(syntax)", e.to_string()))?;
-        for o in overrides {
-            apply_override(&mut doc, o).map_err(|m| err(&format!("--set {o}"), m))?;
-        }
-        check_finite(doc.as_item(), "").map_err(|f| err(&f, "is not a finite number".into()))?;
-        let text = doc.to_string();
-        let file: SceneFile = toml::from_str(&text).map_err(|e| {
-            let note = if overrides.is_empty() {
-                ""
-            } else {
-                " (after --set overrides)"
-            };
-            err("(structure)", format!("{}{note}", e.to_string().trim_end()))
+        let original = toml_edit::Document::parse(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|s| {
+                    let line = de::line_of(text, s.start);
+                    let start = text[..s.start.min(text.len())]
+                        .rfind('\n')
+                        .map_or(0, |n| n + 1);
+                    (
+                        line,
+                        text[start..s.start.min(text.len())].chars().count() + 1,
+                    )
+                })
+                .unwrap_or((1, 1));
+            error(
+                format!("line {line}, column {column}"),
+                None,
+                format!("syntax error: {}", e.message().trim()),
+            )
         })?;
+        let mut doc = original.clone().into_mut();
+        // Each override and the path it wrote, to name it in errors.
+        let mut written: Vec<(String, &String)> = Vec::new();
+        for o in overrides {
+            let set = apply_override(&mut doc, o)
+                .map_err(|(f, m)| error(f, Some(format!("from --set {o}")), m))?;
+            written.push((set, o));
+        }
+        // An error names the override that wrote the value, else the line of the file.
+        let locate = |(field, message): Field| {
+            let origin = match written.iter().rev().find(|(p, _)| de::related(&field, p)) {
+                Some((_, o)) => Some(format!("from --set {o}")),
+                None => de::find(&original, &field)
+                    .map(|s| format!("line {}", de::line_of(text, s.start))),
+            };
+            error(field, origin, message)
+        };
+        check_finite(doc.as_item(), "")
+            .map_err(|f| locate((f, "is not a finite number".into())))?;
+        let file = de::scene_file(&doc.to_string()).map_err(locate)?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        convert(file, dir).map_err(|(f, m)| err(&f, m))
+        convert(file, dir).map_err(locate)
     }
 }
 
-/// Set the value at a dotted path (`sim.dt`, `rods.0.segments`, `anchors.head.pivot`).
-/// The value is read as TOML (`1e-4`, `[0, 1, 0]`, `true`), else as a string.
-pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<(), String> {
-    let (key, value) = spec
-        .split_once('=')
-        .ok_or_else(|| "expected key=value".to_string())?;
-    let value: toml_edit::Value = value
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| toml_edit::Value::from(value.trim()));
-    let parts: Vec<&str> = key.trim().split('.').collect();
+/// Set the value at a dotted path (`sim.dt`, `rods.0.segments`,
+/// `anchors.head.pivot`) and return the path as errors write it
+/// (`rods[0].segments`). The value is read as TOML (`1e-4`, `[0, 1, 0]`,
+/// `true`, `"a b"`); a bare word that is not TOML (`fast`, `hair`) is a string.
+///
+/// Tables of the format (`sim.wind`, `interaction`) are created when the
+/// scene has none, but not entries the user names: an override cannot add
+/// a material, an anchor, a rod or a collider (almost surely a typo).
+pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<String, Field> {
+    let Some((key, value)) = spec.split_once('=') else {
+        return Err((
+            format!("--set {spec}"),
+            "expected KEY=VALUE, e.g. sim.dt=1e-4".into(),
+        ));
+    };
+    let (key, text) = (key.trim(), value.trim());
+    let value: toml_edit::Value = match text.parse() {
+        Ok(v) => v,
+        Err(e) => {
+            let looks_like_toml = text
+                .starts_with(|c: char| c.is_ascii_digit() || "[{\"'+-.".contains(c))
+                || text.is_empty();
+            if looks_like_toml {
+                return Err((
+                    key.into(),
+                    format!("`{text}` is not a TOML value: {}", e.message().trim()),
+                ));
+            }
+            toml_edit::Value::from(text)
+        }
+    };
+    let parts: Vec<&str> = key.split('.').map(str::trim).collect();
     if parts.iter().any(|p| p.is_empty()) {
-        return Err(format!("bad key path `{key}`"));
+        return Err((format!("--set {spec}"), format!("bad key path `{key}`")));
     }
-    set_in_table(doc.as_table_mut(), &parts, value)
+    let mut path = String::new();
+    set_in_table(doc.as_table_mut(), &parts, value, &mut path)?;
+    Ok(path)
 }
+
+/// Entries of these tables are named by the user; `--set` does not create them.
+const NAMED: [(&str, &str); 2] = [("materials", "material"), ("anchors", "anchor")];
 
 fn set_in_table(
     t: &mut toml_edit::Table,
     parts: &[&str],
     value: toml_edit::Value,
-) -> Result<(), String> {
+    path: &mut String,
+) -> Result<(), Field> {
     let (part, rest) = (parts[0], &parts[1..]);
+    let parent = path.clone();
+    if !path.is_empty() {
+        path.push('.');
+    }
+    path.push_str(part);
+    if let Some((_, what)) = NAMED.iter().find(|(n, _)| *n == parent)
+        && !t.contains_key(part)
+    {
+        let known: Vec<&str> = t.iter().map(|(k, _)| k).collect();
+        return Err((
+            path.clone(),
+            format!(
+                "unknown {what} `{part}` (defined: {}); --set changes a scene's {parent}, it does not add any",
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        ));
+    }
     if rest.is_empty() {
         t.insert(part, toml_edit::Item::Value(value));
         return Ok(());
     }
     if !t.contains_key(part) {
+        if parent.is_empty() && (part == "rods" || part == "colliders") {
+            return Err((
+                path.clone(),
+                format!(
+                    "the scene has no [[{part}]] entries; --set changes entries, it does not add any"
+                ),
+            ));
+        }
         t.insert(part, toml_edit::Item::Table(toml_edit::Table::new()));
     }
     match t.get_mut(part).unwrap() {
-        toml_edit::Item::Table(inner) => set_in_table(inner, rest, value),
+        toml_edit::Item::Table(inner) => set_in_table(inner, rest, value, path),
         toml_edit::Item::ArrayOfTables(a) => {
             let len = a.len();
-            let idx: usize = rest[0]
-                .parse()
-                .map_err(|_| format!("`{}` is not an index into `{part}`", rest[0]))?;
-            let inner = a
-                .get_mut(idx)
-                .ok_or_else(|| format!("`{part}` has {len} entries, no index {idx}"))?;
+            let idx: usize = rest[0].parse().map_err(|_| {
+                (
+                    path.clone(),
+                    format!(
+                        "`{}` is not an index into `{part}` (an array of tables: {part}.0, {part}.1, …)",
+                        rest[0]
+                    ),
+                )
+            })?;
+            path.push_str(&format!("[{idx}]"));
+            let inner = a.get_mut(idx).ok_or_else(|| {
+                (
+                    path.clone(),
+                    format!(
+                        "`{part}` has {len} entr{}, so no index {idx}",
+                        if len == 1 { "y" } else { "ies" }
+                    ),
+                )
+            })?;
             if rest.len() == 1 {
-                return Err("cannot replace a whole table".into());
+                return Err((path.clone(), "cannot replace a whole table".into()));
             }
-            set_in_table(inner, &rest[1..], value)
+            set_in_table(inner, &rest[1..], value, path)
         }
-        toml_edit::Item::Value(v) => set_in_value(v, rest, value),
-        toml_edit::Item::None => Err(format!("`{part}` does not exist")),
+        toml_edit::Item::Value(v) => set_in_value(v, rest, value, path),
+        toml_edit::Item::None => Err((path.clone(), format!("`{part}` does not exist"))),
     }
 }
 
@@ -144,28 +254,40 @@ fn set_in_value(
     v: &mut toml_edit::Value,
     parts: &[&str],
     value: toml_edit::Value,
-) -> Result<(), String> {
+    path: &mut String,
+) -> Result<(), Field> {
     let part = parts[0];
     let slot: &mut toml_edit::Value = match v {
         toml_edit::Value::Array(a) => {
-            let idx: usize = part
-                .parse()
-                .map_err(|_| format!("`{part}` is not an index into an array"))?;
+            let idx: usize = part.parse().map_err(|_| {
+                (
+                    path.clone(),
+                    format!("`{part}` is not an index into an array"),
+                )
+            })?;
+            path.push_str(&format!("[{idx}]"));
             let len = a.len();
-            a.get_mut(idx)
-                .ok_or_else(|| format!("index {idx} out of range (the array has {len} entries)"))?
+            a.get_mut(idx).ok_or_else(|| {
+                (
+                    path.clone(),
+                    format!("index {idx} out of range (the array has {len} entries)"),
+                )
+            })?
         }
         toml_edit::Value::InlineTable(t) => {
+            path.push('.');
+            path.push_str(part);
             if parts.len() == 1 {
                 t.insert(part, value);
                 return Ok(());
             }
             t.get_mut(part)
-                .ok_or_else(|| format!("`{part}` does not exist"))?
+                .ok_or_else(|| (path.clone(), format!("`{part}` does not exist")))?
         }
         _ => {
-            return Err(format!(
-                "`{part}`: the value above it is not a table or array"
+            return Err((
+                path.clone(),
+                format!("is a single value; it has no `{part}` inside"),
             ));
         }
     };
@@ -173,7 +295,7 @@ fn set_in_value(
         *slot = value;
         Ok(())
     } else {
-        set_in_value(slot, &parts[1..], value)
+        set_in_value(slot, &parts[1..], value, path)
     }
 }
 
