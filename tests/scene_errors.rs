@@ -419,3 +419,24 @@ fn bad_interaction_settings_are_refused() {
     );
     assert_has(&e, &["interaction.cell", "not both"]);
 }
+
+/// Iteration counts of 0 are refused, not silently raised to 1.
+#[test]
+fn zero_iterations_are_refused() {
+    let text = polyline("[[0,0,0],[1,0,0],[2,0,0]]");
+    assert_has(
+        &error_of(&text, &["sim.twist_max_iterations=0"]),
+        &["sim.twist_max_iterations", "must be at least 1"],
+    );
+    assert_has(
+        &error_of(&text, &["sim.projection.max_iterations=0"]),
+        &["sim.projection.max_iterations", "must be at least 1"],
+    );
+    let s = Scene::parse(
+        &text,
+        Path::new("ok.toml"),
+        &["sim.twist_max_iterations=1".into()],
+    )
+    .unwrap();
+    assert_eq!(s.params.twist_max_iterations, 1);
+}

@@ -352,6 +352,18 @@ fn non_negative(field: &str, v: f64) -> Result<f64, Field> {
     }
 }
 
+/// An iteration count: 0 would do nothing, so it is refused, not raised.
+fn at_least_one(field: &str, n: u32) -> Result<u32, Field> {
+    if n >= 1 {
+        Ok(n)
+    } else {
+        Err((
+            field.into(),
+            "must be at least 1 (0 iterations would skip the solve)".into(),
+        ))
+    }
+}
+
 fn v3(a: V3) -> DVec3 {
     DVec3::from_array(a)
 }
@@ -367,7 +379,7 @@ fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
     let projection = match p.method {
         ProjectionMethod::Fast => Projection::Fast {
             tolerance: positive("sim.projection.tolerance", p.tolerance)?,
-            max_iterations: p.max_iterations.max(1),
+            max_iterations: at_least_one("sim.projection.max_iterations", p.max_iterations)?,
         },
         ProjectionMethod::Jacobi => {
             if p.iterations == 0 {
@@ -405,7 +417,7 @@ fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
         },
         projection,
         twist_tolerance: s.twist_tolerance,
-        twist_max_iterations: s.twist_max_iterations.max(1),
+        twist_max_iterations: at_least_one("sim.twist_max_iterations", s.twist_max_iterations)?,
         max_speed: s.max_speed,
     })
 }
