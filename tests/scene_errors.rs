@@ -440,3 +440,84 @@ fn zero_iterations_are_refused() {
     .unwrap();
     assert_eq!(s.params.twist_max_iterations, 1);
 }
+
+/// Finite but absurd values are refused at load naming the field, instead of
+/// turning into NaN or a zero limit later.
+#[test]
+fn absurd_values_are_refused_naming_the_field() {
+    let text = polyline("[[0,0,0],[1,0,0],[2,0,0]]");
+    let physical = text.replace(
+        MATERIAL,
+        "[materials.m]\ndensity = 1000.0\nradius = 1e-3\nyoungs_modulus = 1e9\n",
+    );
+    for (scene, set, parts) in [
+        (
+            &physical,
+            "materials.m.radius=1e-300",
+            vec!["materials.m.radius", "at least 1e-9 m", "1e-300"],
+        ),
+        (
+            &physical,
+            "materials.m.radius=1e100",
+            vec!["materials.m.radius", "at most 1e1 m"],
+        ),
+        (
+            &physical,
+            "materials.m.youngs_modulus=1e300",
+            vec!["materials.m.youngs_modulus", "at most"],
+        ),
+        (
+            &physical,
+            "materials.m.density=1e-30",
+            vec!["materials.m.density", "at least"],
+        ),
+        (
+            &text,
+            "rods.0.points=[[0,0,0],[1e200,0,0],[2e200,0,0]]",
+            vec!["rods[0].points[1][0]", "±1e6 m"],
+        ),
+        (
+            &text,
+            "materials.m.twist_stiffness=1e300",
+            vec!["materials.m.twist_stiffness", "at most"],
+        ),
+        (&text, "sim.dt=1e-300", vec!["sim.dt", "at least 1e-9 s"]),
+        (
+            &text,
+            "sim.gravity=[0,-1e300,0]",
+            vec!["sim.gravity[1]", "within"],
+        ),
+        (
+            &text,
+            "sim.max_speed=1e300",
+            vec!["sim.max_speed", "at most"],
+        ),
+        (
+            &text,
+            "sim.projection.max_iterations=4000000000",
+            vec!["sim.projection.max_iterations", "at most 10000"],
+        ),
+        (
+            &text,
+            "sim.wind.velocity=[1e10,0,0]",
+            vec!["sim.wind.velocity[0]", "within"],
+        ),
+        (&text, "anchors.a.pivot=[0,0,0]", vec!["unknown anchor `a`"]),
+    ] {
+        let e = error_of(scene, &[set]);
+        assert_has(&e, &parts);
+    }
+    // The bounds themselves are accepted.
+    Scene::parse(
+        &physical,
+        Path::new("ok.toml"),
+        &["materials.m.radius=1e-9".into()],
+    )
+    .unwrap();
+    Scene::parse(
+        &physical,
+        Path::new("ok.toml"),
+        &["materials.m.radius=10".into()],
+    )
+    .unwrap();
+}

@@ -3,6 +3,7 @@
 mod de;
 pub mod format;
 mod generators;
+pub mod ranges;
 
 use glam::DVec3;
 use std::path::{Path, PathBuf};
@@ -659,6 +660,7 @@ fn convert_collider(
 }
 
 fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
+    ranges::check(&file)?;
     let params = convert_sim(&file.sim)?;
     let mut anchors = vec![Anchor::world()];
     for (name, a) in &file.anchors {
