@@ -12,7 +12,8 @@ use strands::backend::{BackendKind, Simulator};
 use strands::cpu::stable_step_estimate;
 use strands::gpu::GpuContext;
 use strands::output::{RunResult, StepDiagnostics, final_rods, frame};
-use strands::scene::Scene;
+use strands::scene::limits::check_run;
+use strands::scene::{Scene, SceneError};
 
 #[derive(Parser)]
 #[command(
@@ -46,6 +47,10 @@ enum Command {
         /// Simulator to run (default: gpu when a GPU adapter exists, else cpu).
         #[arg(long, value_enum)]
         backend: Option<BackendKind>,
+        /// Refuse runs larger than this many vertex-substeps (vertices ×
+        /// substeps × steps); a guard against runs that would not end.
+        #[arg(long, value_name = "N", default_value_t = strands::scene::limits::DEFAULT_MAX_WORK)]
+        max_work: f64,
     },
     /// Measure the cost per step of standard workloads and scene files on
     /// both backends; print a table, write JSON and an SVG plot.
@@ -148,7 +153,16 @@ fn main() {
             every,
             set,
             backend,
-        } => run(scene, steps, out, every.unwrap_or(0), &set, backend),
+            max_work,
+        } => run(
+            scene,
+            steps,
+            out,
+            every.unwrap_or(0),
+            &set,
+            backend,
+            max_work,
+        ),
         Command::Bench(args) => bench(args),
         Command::Demo(args) => demo(args),
     };
@@ -165,9 +179,26 @@ fn run(
     every: u64,
     set: &[String],
     backend: Option<BackendKind>,
+    max_work: f64,
 ) -> Result<()> {
+    if !(max_work > 0.0) {
+        anyhow::bail!("--max-work {max_work}: must be a positive number of vertex-substeps");
+    }
     let scene = Scene::load(&path, set)?;
+    let steps_field = if steps.is_some() {
+        "--steps"
+    } else {
+        "sim.steps"
+    };
     let steps = steps.unwrap_or(scene.steps);
+    check_run(&scene, steps, steps_field, every, max_work).map_err(|(field, message)| {
+        SceneError {
+            file: path.clone(),
+            field,
+            origin: None,
+            message,
+        }
+    })?;
     let (rods, state) = scene.build();
     let h = scene.params.h();
     let risky: Vec<usize> = (0..rods.rod_count())

@@ -3,6 +3,7 @@
 mod de;
 pub mod format;
 mod generators;
+pub mod limits;
 pub mod ranges;
 
 use glam::DVec3;
@@ -682,6 +683,7 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
             "the scene has no rods ([[rods]] tables)".into(),
         ));
     }
+    limits::check_memory(&file)?;
     let mut rods = Vec::new();
     let mut rod_groups = Vec::new();
     for (i, section) in file.rods.iter().enumerate() {
