@@ -32,6 +32,62 @@ pub struct RodSpec {
     pub frame_angle: f64,
 }
 
+/// A rod's initial rigid motion: vertex i moves with `v + ω × (xᵢ − c)`,
+/// `c` the rod's centre of mass (its lumped vertex masses).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct InitialMotion {
+    /// v (m/s).
+    pub velocity: DVec3,
+    /// ω (rad/s).
+    pub angular_velocity: DVec3,
+}
+
+impl InitialMotion {
+    pub fn is_rest(&self) -> bool {
+        self.velocity == DVec3::ZERO && self.angular_velocity == DVec3::ZERO
+    }
+
+    /// The velocities of vertices at `points` with lumped masses `mass`
+    /// (only their ratios matter).
+    pub fn velocities(&self, points: &[DVec3], mass: &[f64]) -> Vec<DVec3> {
+        let total: f64 = mass.iter().sum();
+        let c = points
+            .iter()
+            .zip(mass)
+            .fold(DVec3::ZERO, |c, (x, m)| c + *x * *m)
+            / total;
+        points
+            .iter()
+            .map(|x| self.velocity + self.angular_velocity.cross(*x - c))
+            .collect()
+    }
+}
+
+/// Lumped vertex masses of a rod of mass per length `mu` with rest shape
+/// `rest`: each vertex carries half of each edge it touches.
+pub fn vertex_masses(rest: &[DVec3], mu: f64) -> Vec<f64> {
+    let n = rest.len();
+    let len = |j: usize| (rest[j + 1] - rest[j]).length();
+    (0..n)
+        .map(|i| {
+            let l = if i > 0 { len(i - 1) } else { 0.0 } + if i + 1 < n { len(i) } else { 0.0 };
+            0.5 * mu * l
+        })
+        .collect()
+}
+
+/// Give rod `r` its initial motion: its free vertices (inverse mass > 0)
+/// get `motion`'s velocities; vertices held by a clamp keep theirs.
+pub fn set_initial_motion(rods: &RodSet, state: &mut State, r: usize, motion: &InitialMotion) {
+    let v = rods.vertices(r);
+    let vel = motion.velocities(&state.pos[v.clone()], &rods.mass[v.clone()]);
+    for (i, u) in v.zip(vel) {
+        if rods.inv_mass[i] > 0.0 {
+            state.vel[i] = u;
+        }
+    }
+}
+
 /// What is wrong with a rod's geometry.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum GeometryError {
@@ -147,14 +203,7 @@ pub fn build(specs: &[RodSpec], anchors: Vec<Anchor>) -> (RodSet, State) {
             voronoi[i] = rest_len[i - 1] + rest_len[i];
             kappa[i] = vertex_curvatures(kb[i], frame(i - 1), frame(i));
         }
-        let mu = spec.material.mass_per_length;
-        let mass: Vec<f64> = (0..n)
-            .map(|i| {
-                let l = if i > 0 { rest_len[i - 1] } else { 0.0 }
-                    + if i + 1 < n { rest_len[i] } else { 0.0 };
-                0.5 * mu * l
-            })
-            .collect();
+        let mass = vertex_masses(&spec.rest, spec.material.mass_per_length);
         let mut inv_mass: Vec<f64> = mass.iter().map(|m| 1.0 / m).collect();
         // Initial state.
         let (t, u) = bishop_frame(&spec.points, spec.frame_angle);

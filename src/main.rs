@@ -181,7 +181,7 @@ fn run(
     backend: Option<BackendKind>,
     max_work: f64,
 ) -> Result<()> {
-    if !(max_work > 0.0) {
+    if max_work.is_nan() || max_work <= 0.0 {
         anyhow::bail!("--max-work {max_work}: must be a positive number of vertex-substeps");
     }
     let scene = Scene::load(&path, set)?;

@@ -299,6 +299,12 @@ macro_rules! rod_kind {
             pub frame_angle: f64,
             /// Interaction group (default "default"); see `[interaction]`.
             pub group: Option<String>,
+            /// Initial velocity (m/s) of every vertex; only for rods with
+            /// both ends free.
+            pub velocity: Option<V3>,
+            /// Initial angular velocity (degrees/s) about each rod's centre
+            /// of mass; only for rods with both ends free.
+            pub angular_velocity: Option<V3>,
             $($(#[$fdoc])* pub $field: $ty,)*
         }
     };

@@ -20,6 +20,10 @@ pub struct Common<'a> {
     /// Degrees.
     pub frame_angle: f64,
     pub group: &'a Option<String>,
+    /// m/s
+    pub velocity: Option<V3>,
+    /// Degrees/s.
+    pub angular_velocity: Option<V3>,
 }
 
 pub struct GenRod {
@@ -48,6 +52,8 @@ macro_rules! common {
             rest_shape: $r.rest_shape,
             frame_angle: $r.frame_angle,
             group: &$r.group,
+            velocity: $r.velocity,
+            angular_velocity: $r.angular_velocity,
         }
     };
 }

@@ -149,11 +149,7 @@ pub fn check_run(
     let (limit, what) = memory_limit();
     let scene_bytes =
         vertices as f64 * BYTES_PER_VERTEX as f64 + scene.rods.len() as f64 * BYTES_PER_ROD as f64;
-    let frames = if every > 0 {
-        (steps / every + 1) as f64
-    } else {
-        0.0
-    };
+    let frames = steps.checked_div(every).map_or(0.0, |n| (n + 1) as f64);
     let frame_bytes = frames * vertices as f64 * BYTES_PER_FRAME_VERTEX as f64;
     let step_bytes = (steps as f64 + 1.0) * BYTES_PER_STEP as f64;
     let need = scene_bytes + frame_bytes + step_bytes;

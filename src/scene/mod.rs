@@ -7,10 +7,14 @@ pub mod limits;
 pub mod ranges;
 
 use glam::DVec3;
+use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
 use crate::anchor::{Anchor, Keyframe};
-use crate::build::{EndSpec, RodSpec, build, check_rod, straightened};
+use crate::build::{
+    EndSpec, InitialMotion, RodSpec, build, check_rod, set_initial_motion, straightened,
+    vertex_masses,
+};
 use crate::contact::mesh::{bake_sdf, load_mesh};
 use crate::contact::{Collider, DEFAULT_MARGIN, MAX_COLLIDERS, Shape};
 use crate::interaction::{Interaction, InteractionSpec, Spacing};
@@ -56,14 +60,21 @@ pub struct Scene {
     pub rod_groups: Vec<String>,
     /// Hair–hair interaction, placed over `rods` when the scene was loaded.
     pub interaction: Interaction,
+    /// Per rod, its initial motion (`[[rods]] velocity`, `angular_velocity`).
+    pub motion: Vec<InitialMotion>,
 }
 
 impl Scene {
     /// The flat rod set (with the colliders and interaction) and the initial state.
     pub fn build(&self) -> (RodSet, State) {
-        let (mut rods, state) = build(&self.rods, self.anchors.clone());
+        let (mut rods, mut state) = build(&self.rods, self.anchors.clone());
         rods.colliders = self.colliders.clone();
         rods.interaction = self.interaction.clone();
+        for (r, m) in self.motion.iter().enumerate() {
+            if !m.is_rest() {
+                set_initial_motion(&rods, &mut state, r, m);
+            }
+        }
         (rods, state)
     }
 }
@@ -686,6 +697,7 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
     limits::check_memory(&file)?;
     let mut rods = Vec::new();
     let mut rod_groups = Vec::new();
+    let mut motions = Vec::new();
     for (i, section) in file.rods.iter().enumerate() {
         let field = |k: &str| format!("rods[{i}].{k}");
         let generated = generators::generate(section).map_err(|(k, m)| (field(&k), m))?;
@@ -731,6 +743,22 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
         };
         let start = end(c.start, "start", c.start_anchor)?;
         let finish = end(c.end, "end", c.end_anchor)?;
+        let motion = InitialMotion {
+            velocity: c.velocity.map_or(DVec3::ZERO, v3),
+            angular_velocity: c.angular_velocity.map_or(DVec3::ZERO, v3) * (PI / 180.0),
+        };
+        // The field to name for the initial motion: velocity unless only ω is given.
+        let motion_field = if motion.velocity != DVec3::ZERO {
+            field("velocity")
+        } else {
+            field("angular_velocity")
+        };
+        if !motion.is_rest() && (start != EndSpec::Free || finish != EndSpec::Free) {
+            return Err((
+                motion_field,
+                "a rod with a clamped end follows its anchor, so it cannot be given an initial velocity; make both ends free (start = \"free\"; scalp and grass rods are clamped by default) or move the anchor".into(),
+            ));
+        }
         for (k, g) in generated.rods.into_iter().enumerate() {
             let rest = match (g.rest, c.rest_shape) {
                 (Some(r), RestShape::Initial) => r,
@@ -772,8 +800,26 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
                 };
                 (what, e.to_string())
             })?;
+            if !motion.is_rest() {
+                let mass = vertex_masses(&spec.rest, 1.0);
+                let speed = motion
+                    .velocities(&spec.points, &mass)
+                    .iter()
+                    .map(|v| v.length())
+                    .fold(0.0, f64::max);
+                if speed >= params.max_speed {
+                    return Err((
+                        motion_field.clone(),
+                        format!(
+                            "gives rod `{name}` an initial speed of up to {speed:.4e} m/s, at least sim.max_speed = {} m/s (the speed taken as a blow-up)",
+                            params.max_speed
+                        ),
+                    ));
+                }
+            }
             rods.push(spec);
             rod_groups.push(group.clone());
+            motions.push(motion);
         }
     }
     if file.colliders.len() > MAX_COLLIDERS {
@@ -807,6 +853,7 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
         colliders,
         rod_groups,
         interaction,
+        motion: motions,
     })
 }
 

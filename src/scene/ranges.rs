@@ -184,7 +184,13 @@ fn material(name: &str, m: &MaterialSection) -> Result<(), Field> {
 /// The fields every rod kind has.
 macro_rules! common_ranges {
     ($f:expr, $r:expr) => {
-        bounded(&$f("frame_angle"), $r.frame_angle, MAX_ANGLE, "degrees")?
+        bounded(&$f("frame_angle"), $r.frame_angle, MAX_ANGLE, "degrees")?;
+        if let Some(v) = &$r.velocity {
+            vector(&$f("velocity"), v, MAX_VELOCITY, "m/s")?;
+        }
+        if let Some(w) = &$r.angular_velocity {
+            vector(&$f("angular_velocity"), w, MAX_ANGLE, "degrees/s")?;
+        }
     };
 }
 
