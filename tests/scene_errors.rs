@@ -197,7 +197,7 @@ fn override_errors_name_the_setting() {
             "sim.dt=abc",
             vec![
                 "sim.dt (from --set sim.dt=abc)",
-                "string \"abc\", expected f64",
+                "string \"abc\", expected a number",
             ],
         ),
         (

@@ -63,8 +63,8 @@ fn entries<T>(
             return Err((
                 name.into(),
                 format!(
-                    "expected [[{name}]] tables (an array of tables), got a {}",
-                    other.type_str()
+                    "expected [[{name}]] tables (an array of tables), got {}",
+                    a_type(&other)
                 ),
             ));
         }
@@ -78,7 +78,7 @@ fn entries<T>(
             other => {
                 return Err((
                     field(""),
-                    format!("expected a table, got a {}", other.type_str()),
+                    format!("expected a table, got {}", a_type(&other)),
                 ));
             }
         };
@@ -95,8 +95,8 @@ fn entries<T>(
                     return Err((
                         field(&format!(".{tag}")),
                         format!(
-                            "expected a string (one of {one_of}), got a {}",
-                            v.get_ref().type_str()
+                            "expected a string (one of {one_of}), got {}",
+                            a_type(v.get_ref())
                         ),
                     ));
                 }
@@ -114,6 +114,17 @@ fn entries<T>(
     Ok(out)
 }
 
+/// "an integer", "a table": the type of a value with its article.
+fn a_type(v: &DeValue) -> String {
+    let t = v.type_str();
+    let article = if t.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {t}")
+}
+
 /// The field a serde error is about, and the error in words.
 fn field_of(spans: &toml_edit::Document<&str>, e: &toml::de::Error) -> Field {
     let path = e.span().and_then(|s| locate(spans, s)).unwrap_or_default();
@@ -129,7 +140,20 @@ fn field_of(spans: &toml_edit::Document<&str>, e: &toml::de::Error) -> Field {
     } else if let Some((head, _)) = msg.split_once(", expected struct ") {
         format!("{head}, expected a table")
     } else {
-        msg.to_string()
+        // Rust's type names in words.
+        let mut m = msg.to_string();
+        for (rust, words) in [
+            ("usize", "a whole number ≥ 0"),
+            ("u64", "a whole number ≥ 0"),
+            ("u32", "a whole number from 0 to 4294967295"),
+            ("i64", "a whole number"),
+            ("f64", "a number"),
+        ] {
+            if let Some(head) = m.strip_suffix(&format!(", expected {rust}")) {
+                m = format!("{head}, expected {words}");
+            }
+        }
+        m
     };
     let path = if path.is_empty() {
         "(top level)".to_string()

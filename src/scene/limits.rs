@@ -69,6 +69,15 @@ fn count(x: f64) -> String {
     }
 }
 
+/// `n` and the noun, plural unless `n` is 1.
+fn counted(x: f64, one: &str, many: &str) -> String {
+    if x == 1.0 {
+        format!("1 {one}")
+    } else {
+        format!("{} {many}", count(x))
+    }
+}
+
 /// Rods and vertices a `[[rods]]` entry makes, and the field that sets the
 /// larger factor (counted in f64: `count × segments` may overflow usize).
 fn entry_size(i: usize, r: &RodSection) -> (f64, f64, String) {
@@ -113,12 +122,12 @@ fn check_memory_within(file: &SceneFile, (limit, what): (u64, String)) -> Result
     Err((
         largest.2.clone(),
         format!(
-            "the scene needs about {} of memory ({} vertices in {} rods, of which rods[{i}] makes {} vertices in {} rods; about {BYTES_PER_VERTEX} B per vertex and {BYTES_PER_ROD} B per rod), more than {} of {what}",
+            "the scene needs about {} of memory ({} in {}, of which rods[{i}] makes {} in {}; about {BYTES_PER_VERTEX} B per vertex and {BYTES_PER_ROD} B per rod), more than {} of {what}",
             bytes(need),
-            count(vertices),
-            count(rods),
-            count(largest.1),
-            count(largest.0),
+            counted(vertices, "vertex", "vertices"),
+            counted(rods, "rod", "rods"),
+            counted(largest.1, "vertex", "vertices"),
+            counted(largest.0, "rod", "rods"),
             bytes(limit as f64),
         ),
     ))

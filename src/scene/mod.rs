@@ -123,8 +123,11 @@ impl Scene {
         // Each override and the path it wrote, to name it in errors.
         let mut written: Vec<(String, &String)> = Vec::new();
         for o in overrides {
-            let set = apply_override(&mut doc, o)
-                .map_err(|(f, m)| error(f, Some(format!("from --set {o}")), m))?;
+            let set = apply_override(&mut doc, o).map_err(|(f, m)| {
+                // A malformed setting is its own field.
+                let origin = (!f.starts_with("--set")).then(|| format!("from --set {o}"));
+                error(f, origin, m)
+            })?;
             written.push((set, o));
         }
         // An error names the override that wrote the value, else the line of the file.
@@ -734,9 +737,10 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
         let end = |kind: EndKind, which: &str, name: &Option<String>| -> Result<EndSpec, Field> {
             let key = format!("{which}_anchor");
             match kind {
-                EndKind::Free if name.is_some() => {
-                    Err((field(&key), format!("is set but the {which} end is free")))
-                }
+                EndKind::Free if name.is_some() => Err((
+                    field(&key),
+                    format!("is set, but the rod's {which} is free (set {which} = \"clamped\")"),
+                )),
                 EndKind::Free => Ok(EndSpec::Free),
                 EndKind::Clamped => Ok(EndSpec::Clamped(anchor(&key, name)?)),
             }
