@@ -2,6 +2,8 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -11,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use strands::backend::{BackendKind, Simulator};
 use strands::cpu::stable_step_estimate;
 use strands::gpu::GpuContext;
-use strands::output::{RunResult, StepDiagnostics, final_rods, frame};
+use strands::output::{OutFile, RunResult, StepDiagnostics, frame, rods_of};
 use strands::scene::limits::check_run;
 use strands::scene::{Scene, SceneError};
 
@@ -168,7 +170,38 @@ fn main() {
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
-        std::process::exit(1);
+        // 128 + SIGINT, as a shell reports a run stopped by Ctrl-C.
+        let code = if e.is::<Interrupted>() { 130 } else { 1 };
+        std::process::exit(code);
+    }
+}
+
+/// Set by the first Ctrl-C: `strands run` stops after the step under way
+/// and writes what it simulated. A second Ctrl-C exits at once.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The temporary result file being written, removed by a second Ctrl-C.
+static PARTIAL: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// A run stopped by Ctrl-C (exit status 130).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Interrupted(String);
+
+fn catch_ctrl_c() {
+    let installed = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            if let Some(p) = PARTIAL.lock().ok().and_then(|p| p.clone()) {
+                let _ = std::fs::remove_file(p);
+            }
+            eprintln!("error: interrupted twice; exiting without writing a result");
+            std::process::exit(130);
+        }
+        eprintln!(
+            "interrupted: stopping after the current step and writing what was simulated (Ctrl-C again to exit at once)"
+        );
+    });
+    if let Err(e) = installed {
+        eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted run will write nothing");
     }
 }
 
@@ -184,6 +217,7 @@ fn run(
     if max_work.is_nan() || max_work <= 0.0 {
         anyhow::bail!("--max-work {max_work}: must be a positive number of vertex-substeps");
     }
+    catch_ctrl_c();
     let scene = Scene::load(&path, set)?;
     let steps_field = if steps.is_some() {
         "--steps"
@@ -199,6 +233,15 @@ fn run(
             message,
         }
     })?;
+    // Found before simulating: an --out that cannot be written.
+    let out_file = match &out {
+        Some(f) => {
+            let o = OutFile::create(f).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            *PARTIAL.lock().unwrap() = o.temp().map(PathBuf::from);
+            Some(o)
+        }
+        None => None,
+    };
     let (rods, state) = scene.build();
     let h = scene.params.h();
     let risky: Vec<usize> = (0..rods.rod_count())
@@ -289,13 +332,40 @@ fn run(
             .unwrap(),
     );
     let start = Instant::now();
+    // Why the run stopped early; the CPU state before the step that failed
+    // (the GPU's host copy is only replaced by a good step).
+    let mut stopped: Option<anyhow::Error> = None;
+    let mut before: Option<strands::rods::State> = None;
+    let mut step_failed = false;
+    let keep_before = sim.kind() == BackendKind::Cpu;
     for _ in 0..steps {
-        let d = sim.step()?;
-        diagnostics.push(StepDiagnostics::new(sim.step_count(), d));
-        if every > 0 && sim.step_count().is_multiple_of(every) {
-            frames.push(frame(&sim));
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            stopped = Some(
+                Interrupted(format!(
+                    "interrupted (Ctrl-C) after step {} of {steps}",
+                    sim.step_count()
+                ))
+                .into(),
+            );
+            break;
         }
-        bar.inc(1);
+        if keep_before {
+            before = Some(sim.state().clone());
+        }
+        match sim.step() {
+            Ok(d) => {
+                diagnostics.push(StepDiagnostics::new(sim.step_count(), d));
+                if every > 0 && sim.step_count().is_multiple_of(every) {
+                    frames.push(frame(&sim));
+                }
+                bar.inc(1);
+            }
+            Err(e) => {
+                stopped = Some(e.into());
+                step_failed = true;
+                break;
+            }
+        }
     }
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
@@ -309,39 +379,55 @@ fn run(
             "note: vertices were outside their interaction grid {outside} times (vertex-substeps, first in step {first}) and did not interact there; grow interaction.padding (per-step counts: diagnostics[].grid_outside)"
         );
     }
+    let taken = sim.step_count();
+    let last = match &before {
+        Some(b) if step_failed => b,
+        _ => sim.state(),
+    };
     let result = RunResult {
         scene: path.display().to_string(),
         backend: sim.kind(),
         adapter,
         dt: params.dt,
         substeps: params.substeps,
-        steps,
+        complete: stopped.is_none(),
+        stopped: stopped.as_ref().map(|e| e.to_string()),
+        requested_steps: steps,
+        steps: taken,
         every,
-        time: sim.state().time,
-        rods: final_rods(&sim),
+        time: last.time,
+        rods: rods_of(sim.rods(), last),
         frames,
         diagnostics,
     };
-    let vertex_steps = sim.rods().vertex_count() as f64 * steps as f64 * params.substeps as f64;
-    match &out {
-        Some(file) => {
-            let f = std::fs::File::create(file)
-                .with_context(|| format!("cannot create {}", file.display()))?;
-            let mut w = std::io::BufWriter::new(f);
-            serde_json::to_writer(&mut w, &result)?;
-            w.flush()
-                .with_context(|| format!("cannot write {}", file.display()))?;
+    let time = last.time;
+    let vertex_steps = sim.rods().vertex_count() as f64 * taken as f64 * params.substeps as f64;
+    let wrote = match (out_file, &out) {
+        (Some(o), Some(file)) => {
+            o.write(&result)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            format!("{}", file.display())
         }
-        None => {
+        _ => {
             let stdout = std::io::stdout();
             let mut w = std::io::BufWriter::new(stdout.lock());
             serde_json::to_writer(&mut w, &result)?;
             writeln!(w)?;
+            "standard output".into()
         }
+    };
+    if let Some(e) = stopped {
+        let note = format!(
+            "; wrote the {taken} of {steps} steps simulated before it to {wrote} (\"complete\": false)"
+        );
+        let scene = path.display().to_string();
+        return Err(match e.downcast::<Interrupted>() {
+            Ok(Interrupted(m)) => Interrupted(format!("{scene}: {m}{note}")).into(),
+            Err(e) => anyhow::anyhow!("{scene}: {}{note}", e.to_string().trim_end_matches('.')),
+        });
     }
     eprintln!(
-        "done: t = {:.4} s in {wall:.2} s wall ({:.3e} vertex-substeps/s){}",
-        sim.state().time,
+        "done: t = {time:.4} s in {wall:.2} s wall ({:.3e} vertex-substeps/s){}",
         vertex_steps / wall.max(1e-9),
         out.map(|f| format!("; wrote {}", f.display()))
             .unwrap_or_default()

@@ -1,9 +1,12 @@
 //! The JSON result of `strands run` (schema in README.md, "Result file").
 
 use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use crate::backend::Simulator;
 use crate::cpu::{Diagnostics, clamp_torques_of};
+use crate::rods::{RodSet, State};
 
 #[derive(Serialize)]
 pub struct RunResult {
@@ -15,7 +18,15 @@ pub struct RunResult {
     /// Step length (s) and substeps per step.
     pub dt: f64,
     pub substeps: u32,
-    /// Steps taken.
+    /// Whether every requested step was taken. A run that stops early (a
+    /// blow-up, Ctrl-C) writes what it simulated up to then, `false` here.
+    pub complete: bool,
+    /// Why the run stopped early (absent when complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// Steps asked for.
+    pub requested_steps: u64,
+    /// Steps taken: `rods` and `time` are the state after the last of them.
     pub steps: u64,
     /// Frames are stored every `every` steps (0: none).
     pub every: u64,
@@ -94,12 +105,120 @@ pub fn frame(sim: &Simulator) -> Frame {
 }
 
 pub fn final_rods(sim: &Simulator) -> Vec<RodResult> {
-    (0..sim.rods().rod_count())
+    rods_of(sim.rods(), sim.state())
+}
+
+/// Every rod of `state`, as the result stores it.
+pub fn rods_of(rods: &RodSet, state: &State) -> Vec<RodResult> {
+    (0..rods.rod_count())
         .map(|r| RodResult {
-            name: sim.rods().names[r].clone(),
-            positions: rod_positions(sim, r),
-            theta: sim.state().theta[sim.rods().edges(r)].to_vec(),
-            clamp_torque: clamp_torques_of(sim.rods(), sim.state(), r),
+            name: rods.names[r].clone(),
+            positions: state.pos[rods.vertices(r)]
+                .iter()
+                .map(|p| p.to_array())
+                .collect(),
+            theta: state.theta[rods.edges(r)].to_vec(),
+            clamp_torque: clamp_torques_of(rods, state, r),
         })
         .collect()
+}
+
+/// The `--out` file of `strands run`. Opened before simulating, so that a
+/// path that cannot be written is found at once; written to a temporary
+/// file beside it and renamed over it at the end, so that a run that fails
+/// before its result leaves nothing (and an earlier result stays whole).
+/// Existing special files (`/dev/stdout`, a pipe) are written directly.
+pub struct OutFile {
+    target: PathBuf,
+    /// The temporary file, renamed to `target` by `write`; `None` when
+    /// writing `target` directly.
+    temp: Option<PathBuf>,
+    file: Option<std::fs::File>,
+}
+
+impl OutFile {
+    pub fn create(target: &Path) -> Result<OutFile, String> {
+        let shown = target.display();
+        let meta = std::fs::metadata(target).ok();
+        if let Some(m) = &meta {
+            if m.is_dir() {
+                return Err(format!("--out {shown}: is a directory"));
+            }
+            if m.permissions().readonly() {
+                return Err(format!("--out {shown}: the file is read-only"));
+            }
+            if !m.is_file() {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(target)
+                    .map_err(|e| format!("--out {shown}: cannot write: {e}"))?;
+                return Ok(OutFile {
+                    target: target.into(),
+                    temp: None,
+                    file: Some(file),
+                });
+            }
+        }
+        // An existing link is replaced at the file it points to.
+        let real = match meta {
+            Some(_) => std::fs::canonicalize(target)
+                .map_err(|e| format!("--out {shown}: cannot resolve: {e}"))?,
+            None => target.to_path_buf(),
+        };
+        let name = real
+            .file_name()
+            .ok_or_else(|| format!("--out {shown}: not a file name"))?;
+        let dir = match real.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let temp = dir.join(format!(
+            ".{}.{}.partial",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let file = std::fs::File::create(&temp).map_err(|e| {
+            format!(
+                "--out {shown}: cannot create a file in {}: {e}",
+                dir.display()
+            )
+        })?;
+        Ok(OutFile {
+            target: real,
+            temp: Some(temp),
+            file: Some(file),
+        })
+    }
+
+    /// The temporary file being written, if any (to remove on a forced exit).
+    pub fn temp(&self) -> Option<&Path> {
+        self.temp.as_deref()
+    }
+
+    /// Write the result and put it in place.
+    pub fn write(mut self, result: &RunResult) -> Result<(), String> {
+        let shown = self.target.display().to_string();
+        let file = self.file.take().expect("written once");
+        let mut w = std::io::BufWriter::new(file);
+        serde_json::to_writer(&mut w, result)
+            .map_err(|e| format!("--out {shown}: cannot write: {e}"))?;
+        w.flush()
+            .map_err(|e| format!("--out {shown}: cannot write: {e}"))?;
+        drop(w);
+        if let Some(temp) = self.temp.take() {
+            std::fs::rename(&temp, &self.target).map_err(|e| {
+                let _ = std::fs::remove_file(&temp);
+                format!("--out {shown}: cannot replace it: {e}")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for OutFile {
+    fn drop(&mut self) {
+        if let Some(temp) = &self.temp {
+            let _ = std::fs::remove_file(temp);
+        }
+    }
 }
