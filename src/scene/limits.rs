@@ -9,12 +9,13 @@ use super::Scene;
 use super::format::{RodSection, SceneFile};
 
 /// Host memory per vertex while `strands run` simulates (bytes). Measured
-/// with `/usr/bin/time -f %M` on the CPU backend: about 380 B without
-/// interaction, 470 B with it (scene, rod set, state, workspace, result);
-/// rounded up for the state saved before each step.
+/// as the slope of peak RSS (`/usr/bin/time -f %M`) against vertex count on
+/// the CPU backend, with the rods' share included: about 485 B for grass of
+/// 32-vertex blades, 620 B for 17-vertex hair with interaction (scene, rod
+/// set, state and the state saved before each step, workspace, grid, result).
 pub const BYTES_PER_VERTEX: u64 = 640;
-/// Host memory per rod besides its vertices (bytes; measured about 750 B:
-/// names, per-rod vectors of the scene, rod set and result).
+/// Host memory per rod besides its vertices (bytes; measured about 750 B
+/// with 3-vertex rods: names, per-rod vectors of the scene, rod set and result).
 pub const BYTES_PER_ROD: u64 = 1024;
 /// Memory limit where the machine's cannot be read (/proc/meminfo).
 pub const FALLBACK_MEMORY: u64 = 16 << 30;
