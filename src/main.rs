@@ -300,10 +300,11 @@ fn run(
             (Simulator::cpu(rods, state, params), None)
         }
         Some(BackendKind::Gpu) => {
-            let ctx = GpuContext::headless()?;
+            let ctx = GpuContext::headless().with_context(|| path.display().to_string())?;
             eprintln!("backend: gpu on {} (f32); {summary}", ctx.describe());
             gpu_note();
-            let sim = Simulator::gpu(&ctx, rods, state, params)?;
+            let sim = Simulator::gpu(&ctx, rods, state, params)
+                .with_context(|| path.display().to_string())?;
             (sim, Some(ctx.describe()))
         }
         None => match GpuContext::headless() {
@@ -313,7 +314,8 @@ fn run(
                     ctx.describe()
                 );
                 gpu_note();
-                let sim = Simulator::gpu(&ctx, rods, state, params)?;
+                let sim = Simulator::gpu(&ctx, rods, state, params)
+                    .with_context(|| path.display().to_string())?;
                 (sim, Some(ctx.describe()))
             }
             Err(e) => {
