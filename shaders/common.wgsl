@@ -107,6 +107,11 @@ const CAPSULE: u32 = 1u;
 const PLANE: u32 = 2u;
 const SDF: u32 = 3u;
 const MAX_COLLIDERS: u32 = 16u;
+// src/stability.rs: the runtime chatter detector.
+const CHATTER_SUBSTEPS: f32 = 16.0;
+const CHATTER_FRACTION: f32 = 0.05;
+// src/cpu/project.rs: strain a fast projection must get below.
+const PROJECTION_FAIL_STRAIN: f32 = 1e-2;
 
 struct Colliders {
     count: u32,
@@ -140,7 +145,9 @@ struct Scratch {
 @group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;
 // [0] most twist iterations, [1] most projection iterations, [2] tunnelling
 // vertices, [3] largest (vertex · MAX_COLLIDERS + collider + 1) that tunnelled,
-// [4] f32 bits of the largest relative motion that tunnelled (m).
+// [4] f32 bits of the largest relative motion that tunnelled (m), [6] largest
+// (rod + 1)·2 + singular whose fast projection did not converge, [7] f32 bits
+// of the largest strain such a projection left.
 @group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 8>;
 @group(1) @binding(7) var<storage, read> src: array<vec4<f32>>;
 @group(1) @binding(8) var<storage, read_write> dst: array<vec4<f32>>;

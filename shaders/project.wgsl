@@ -106,6 +106,7 @@ fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     let tolerance = max(params.fast_tolerance, FAST_TOLERANCE_F32);
     var iterations = 0u;
     var excess = unresolved_strain(r, tolerance);
+    var singular = 0u;
     while (excess > 0.0 && iterations < params.fast_max_iterations) {
         // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C M⁻¹ ∇Cᵀ) δλ = C. An edge whose
         // vertices are both anchored gets the row δλ = 0 and no coupling.
@@ -136,6 +137,7 @@ fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
             }
         }
         if (!solve_tridiagonal(o, o + ne, 0.0)) {
+            singular = 1u;
             break;
         }
         // This iteration's edge vectors, saved before any vertex moves (in the
@@ -152,14 +154,47 @@ fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         excess = unresolved_strain(r, tolerance);
     }
     atomicMax(&stats[1], iterations);
+    if (excess > 0.0) {
+        // Failed (src/cpu/project.rs `FastProjection::failed`).
+        let fail = max(tolerance, PROJECTION_FAIL_STRAIN);
+        let over = unresolved_strain(r, fail);
+        if (over > 0.0) {
+            atomicMax(&stats[6], (r + 1u) * 2u + singular);
+            atomicMax(&stats[7], bitcast<u32>(over + fail));
+        }
+    }
 }
 
+// Length vertex v stands for in the chatter test (`chatter_length`): the
+// mean of its adjacent rest edges.
+fn chatter_length(v: u32) -> f32 {
+    if (rest[v].voronoi > 0.0) {
+        return 0.5 * rest[v].voronoi;
+    }
+    if (rest[v].rest_len > 0.0) {
+        return rest[v].rest_len;
+    }
+    return rest[v - 1u].rest_len;
+}
+
+// src/stability.rs `reverses`.
+fn reverses(v: vec3<f32>, u: vec3<f32>, h: f32, threshold: f32) -> bool {
+    let t2 = (threshold / h) * (threshold / h);
+    return dot(v, u) < 0.0 && dot(v, v) > t2 && dot(u, u) > t2;
+}
+
+// Also counts in `vel.w` the consecutive substeps in which the forces
+// reversed a free vertex's velocity (v − F h/m before the substep against the
+// result and against the unconstrained v: src/cpu/project.rs);
+// a count that reaches CHATTER_SUBSTEPS stays, and the host finds it when it
+// reads the state back (`GpuSimulator::step_checked`).
 @compute @workgroup_size(64)
 fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);
     if (v >= params.vertex_count) {
         return;
     }
+    let before = vel[v].xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
     var u = vel[v].xyz + (pos[v].xyz - pos_unc[v].xyz) / params.h;
     let c = contacts[v];
     if (contact_depth(c) > 0.0) {
@@ -170,5 +205,15 @@ fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
             u -= n * out;
         }
     }
-    vel[v] = vec4<f32>(u, 0.0);
+    var count = vel[v].w;
+    if (count < CHATTER_SUBSTEPS) {
+        let free = rest[v].inv_mass > 0.0;
+        let forced = dot(before, vel[v].xyz) < 0.0;
+        if (free && forced && reverses(before, u, params.h, CHATTER_FRACTION * chatter_length(v))) {
+            count += 1.0;
+        } else {
+            count = max(count - 2.0, 0.0);
+        }
+    }
+    vel[v] = vec4<f32>(u, count);
 }

@@ -429,8 +429,9 @@ fn measure_with(
                 m.wall_ms_per_step = Some(Spread::of(walls));
             }
             let state = sim.read_state();
-            if let Some((r, what)) = check_state(&sim.rods, &sim.params, &state) {
-                m.error = Some(format!("rod {r} became unstable: {what}"));
+            if let Some((r, bad)) = check_state(&sim.rods, &sim.params, &state) {
+                let e = crate::cpu::Unstable::blow_up(&sim.rods, &sim.params, r, sim.step_count, state.time, bad);
+                m.error = Some(e.to_string());
                 return m;
             }
             let d = diagnostics_of(&sim.rods, &state, &sim.params);

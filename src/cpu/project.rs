@@ -11,6 +11,7 @@ use glam::DVec3;
 
 use super::contact::Contact;
 use super::twist::solve_tridiagonal;
+use crate::stability::{CHATTER_FRACTION, CHATTER_SUBSTEPS, reverses};
 
 /// Largest strain `||eʲ|/|ēʲ| − 1|` over the edges `edges` of one rod.
 fn max_strain_of(pos: &[DVec3], rest_len: &[f64], edges: &[usize]) -> f64 {
@@ -109,28 +110,82 @@ pub fn project_jacobi(
     }
 }
 
+/// What `project_velocity` needs for the chatter count of one rod.
+pub struct Chatter<'a> {
+    /// The substep's forces, to recover the velocity before it.
+    pub force: &'a [DVec3],
+    pub inv_mass: &'a [f64],
+    pub rest_len: &'a [f64],
+    /// Per vertex: consecutive substeps its velocity reversed.
+    pub count: &'a mut [u32],
+}
+
+/// Length vertex `i` stands for in the chatter test: the mean of its
+/// adjacent rest edges (half its `l̄ᵢ` inside a rod, the one edge at an end).
+pub fn chatter_length(rest_len: &[f64], i: usize) -> f64 {
+    if i == 0 {
+        rest_len[0]
+    } else if i == rest_len.len() {
+        rest_len[i - 1]
+    } else {
+        0.5 * (rest_len[i - 1] + rest_len[i])
+    }
+}
+
 /// Kernel `project_velocity`: `v ← v + (x_projected − x_unconstrained)/h`;
 /// then, for a vertex in contact, the part of its velocity relative to the
 /// collider's surface that points out of the surface is removed (inelastic
 /// contact, restitution 0): the push-out and the step's chord across a
 /// curved surface would otherwise leave it moving outward, faster than it
 /// came in, and contact would add energy.
+///
+/// It also counts, per free vertex, the consecutive substeps in which the
+/// forces reversed its velocity: the velocity before the substep
+/// (`v − F h/m`) and the one after point apart (`stability::reverses`), and
+/// so do it and the unconstrained `v` (the elastic force did it, not the
+/// projection holding the vertex against a steady force, nor a push of
+/// contact or interaction). That is the signature of the explicit mode's
+/// chatter. A count that reaches `stability::CHATTER_SUBSTEPS`
+/// stays (the GPU keeps it in `vel.w` for the host to find); returns the
+/// first such vertex. Without projection, contact or interaction nothing
+/// moves here and only the count runs.
 pub fn project_velocity(
     vel: &mut [DVec3],
     pos: &[DVec3],
     unconstrained: &[DVec3],
     contact: &[Contact],
     h: f64,
-) {
-    for (((v, x), x0), c) in vel.iter_mut().zip(pos).zip(unconstrained).zip(contact) {
-        *v += (*x - *x0) / h;
+    chatter: Chatter,
+) -> Option<usize> {
+    let mut found = None;
+    for i in 0..vel.len() {
+        let vel_unc = vel[i];
+        let before = vel[i] - chatter.force[i] * (h * chatter.inv_mass[i]);
+        let c = contact[i];
+        let mut v = vel[i] + (pos[i] - unconstrained[i]) / h;
         if c.depth > 0.0 {
-            let out = (*v - c.surface_velocity).dot(c.normal);
+            let out = (v - c.surface_velocity).dot(c.normal);
             if out > 0.0 {
-                *v -= c.normal * out;
+                v -= c.normal * out;
             }
         }
+        vel[i] = v;
+        let count = &mut chatter.count[i];
+        let threshold = CHATTER_FRACTION * chatter_length(chatter.rest_len, i);
+        if *count < CHATTER_SUBSTEPS {
+            let free = chatter.inv_mass[i] > 0.0;
+            let forced = before.dot(vel_unc) < 0.0;
+            *count = if free && forced && reverses(before, v, h, threshold) {
+                *count + 1
+            } else {
+                count.saturating_sub(2)
+            };
+        }
+        if *count >= CHATTER_SUBSTEPS && found.is_none() {
+            found = Some(i);
+        }
     }
+    found
 }
 
 /// Outcome of a fast projection.
@@ -139,6 +194,24 @@ pub struct FastProjection {
     pub iterations: u32,
     /// Largest strain of an edge the projection can move (one with a free vertex).
     pub max_strain: f64,
+    /// The Newton system was singular (a zero pivot), so the projection
+    /// stopped where it was.
+    pub singular: bool,
+}
+
+/// A fast projection that leaves an edge strained by more than this (or its
+/// tolerance, if larger) stops the run: it could not meet the constraints.
+/// Below it, a projection that ran out of iterations (as in contact, where
+/// vertices held along an edge cannot fix its length) is reported only by
+/// the diagnostics' `max_strain` and `projection_iterations`.
+pub const PROJECTION_FAIL_STRAIN: f64 = 1e-2;
+
+impl FastProjection {
+    /// Whether the projection failed to meet the constraints: an edge is
+    /// still strained by more than `max(tolerance, PROJECTION_FAIL_STRAIN)`.
+    pub fn failed(&self, tolerance: f64) -> bool {
+        self.max_strain > tolerance.max(PROJECTION_FAIL_STRAIN)
+    }
 }
 
 /// Fast projection (Goldenthal et al. 2007, as used in §8.1) of one rod.
@@ -175,6 +248,7 @@ pub fn project_fast(
     let mut out = FastProjection {
         iterations: 0,
         max_strain: max_strain_of(pos, rest_len, &active),
+        singular: false,
     };
     while out.max_strain > tolerance && out.iterations < max_iterations && m > 0 {
         let e: Vec<DVec3> = active.iter().map(|&j| pos[j + 1] - pos[j]).collect();
@@ -202,6 +276,7 @@ pub fn project_fast(
         // Active edges that are not adjacent are uncoupled (off = 0), so one
         // tridiagonal solve covers every stretch of free edges.
         if !solve_tridiagonal(&diag, &off[..m - 1], &mut lambda, &mut scratch) {
+            out.singular = true;
             break;
         }
         for (a, &j) in active.iter().enumerate() {
@@ -243,7 +318,13 @@ mod tests {
         let x0 = [DVec3::ZERO; 3];
         let x: Vec<DVec3> = wanted.iter().map(|v| *v * h).collect();
         let mut vel = [DVec3::ZERO; 3];
-        project_velocity(&mut vel, &x, &x0, &contact, h);
+        let chatter = Chatter {
+            force: &[DVec3::ZERO; 3],
+            inv_mass: &[1.0; 3],
+            rest_len: &[1.0; 2],
+            count: &mut [0; 3],
+        };
+        project_velocity(&mut vel, &x, &x0, &contact, h, chatter);
         assert!((vel[0] - DVec3::new(0.3, 0.5, -0.1)).length() < 1e-12);
         assert!((vel[0] - u).dot(n).abs() < 1e-12);
         assert!((vel[1] - wanted[1]).length() < 1e-12);

@@ -436,7 +436,7 @@ impl Kernel {
             Kernel::Integrate => &[POS, VEL, POS_UNC, SCRATCH, CLAMPS],
             Kernel::ProjectJacobi => &[SRC, DST, CONTACTS],
             Kernel::ProjectFast => &[POS, SCRATCH, STATS, CONTACTS],
-            Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, CONTACTS],
+            Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, SCRATCH, CONTACTS],
             Kernel::Contact => &[POS, VEL, POS_UNC, STATS, CONTACTS, COLLIDERS, SDF],
             Kernel::GridClear => &[GRID],
             Kernel::GridSplat => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID],

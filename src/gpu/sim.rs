@@ -135,6 +135,8 @@ pub struct GpuSimulator {
     /// Group-1 layouts of the kernels that bind `grid_groups`, whose bind
     /// groups are remade when that buffer grows.
     grid_layouts: HashMap<Kernel, wgpu::BindGroupLayout>,
+    /// What the substeps were last resolved for (`stability::Checked`).
+    checked: crate::stability::Checked,
 }
 
 fn vec4(v: DVec3, w: f32) -> [f32; 4] {
@@ -590,6 +592,7 @@ impl GpuSimulator {
             params,
             time,
             step_count: 0,
+            checked: Default::default(),
             ctx: ctx.clone(),
             buffers,
             pipelines,
@@ -853,9 +856,8 @@ impl GpuSimulator {
             self.encode_project(pass, k, 1);
             self.dispatch(pass, Kernel::Contact, entry(k, 1));
         }
-        if self.params.projection != Projection::None || contact || interaction {
-            self.dispatch(pass, Kernel::ProjectVelocity, at);
-        }
+        // Always: it also counts the chatter (`project::project_velocity`).
+        self.dispatch(pass, Kernel::ProjectVelocity, at);
         self.dispatch(pass, Kernel::Frames, at);
         self.dispatch(pass, Kernel::Twist, at);
     }
@@ -959,18 +961,42 @@ impl GpuSimulator {
     }
 
     /// `step`, then read the state back to check it and compute diagnostics
-    /// (energies in f64 on the host, iteration counts from the GPU).
+    /// (energies in f64 on the host, iteration counts from the GPU). Before
+    /// the step, the substeps are resolved again if `dt`, the substep rule or
+    /// a material changed (`stability::Checked`).
     pub fn step_checked(&mut self) -> Result<(State, Diagnostics), Unstable> {
+        let (step, time) = (self.step_count + 1, self.time);
+        self.params.substeps = self
+            .checked
+            .recheck(&self.rods, &self.params)
+            .map_err(|e| Unstable::step_limit(&self.rods, e, step, time))?;
         self.step();
-        let state = self.read_state();
-        if let Some((rod, what)) = check_state(&self.rods, &self.params, &state) {
+        let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
+        if stats[6] > 0 {
+            let rod = (stats[6] / 2 - 1) as usize;
+            let failed = crate::cpu::project::FastProjection {
+                iterations: stats[1],
+                max_strain: f32::from_bits(stats[7]) as f64,
+                singular: stats[6] % 2 == 1,
+            };
+            let e = Unstable::projection(&self.rods, &self.params, rod, failed, self.step_count, self.time);
+            return Err(e);
+        }
+        let (state, chatter) = self.read_state_and_chatter();
+        if let Some(v) = chatter {
+            let rod = self.rods.vertex_offset.partition_point(|&o| o <= v) - 1;
+            let vertex = v - self.rods.vertex_offset[rod];
+            let e = Unstable::chatter(&self.rods, &self.params, rod, vertex, self.step_count, self.time);
+            return Err(e);
+        }
+        if let Some((rod, bad)) = check_state(&self.rods, &self.params, &state) {
             return Err(Unstable::blow_up(
                 &self.rods,
+                &self.params,
                 rod,
                 self.step_count,
                 self.time,
-                what,
-                self.params.h(),
+                bad,
             ));
         }
         let counters = self.read_grid_counters();
@@ -985,7 +1011,6 @@ impl GpuSimulator {
                 self.time,
             ));
         }
-        let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
         if stats[2] > 0 {
             let code = stats[3] - 1;
             let v = (code / MAX_COLLIDERS as u32) as usize;
@@ -1263,12 +1288,20 @@ impl GpuSimulator {
 
     /// The whole state, converted to f64.
     pub fn read_state(&self) -> State {
+        self.read_state_and_chatter().0
+    }
+
+    /// `read_state`, and the first vertex whose chatter count (`vel.w`,
+    /// kernel `integrate`) reached `stability::CHATTER_SUBSTEPS`.
+    pub fn read_state_and_chatter(&self) -> (State, Option<usize>) {
         let nv = self.rods.vertex_count();
         let pos: Vec<[f32; 4]> = self.read(&self.buffers.pos, nv);
         let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, nv);
+        let limit = crate::stability::CHATTER_SUBSTEPS as f32;
+        let chatter = vel.iter().position(|v| v[3] >= limit);
         let frame: Vec<GpuEdgeFrame> = self.read(&self.buffers.frame, nv);
         let edges = || self.edge_index.iter().map(|&i| frame[i]);
-        State {
+        let state = State {
             time: self.time,
             pos: pos
                 .into_iter()
@@ -1279,7 +1312,8 @@ impl GpuSimulator {
             theta: edges().map(|f| f.tangent[3] as f64).collect(),
             tangent: edges().map(|f| dvec3(f.tangent)).collect(),
             ref_u: edges().map(|f| dvec3(f.ref_u)).collect(),
-        }
+        };
+        (state, chatter)
     }
 
     /// Replace the whole state (rounded to f32). Does not re-solve the twist.

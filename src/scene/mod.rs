@@ -86,7 +86,11 @@ impl Scene {
             err("(structure)", format!("{}{note}", e.to_string().trim_end()))
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        convert(file, dir).map_err(|(f, m)| err(&f, m))
+        let mut scene = convert(file, dir).map_err(|(f, m)| err(&f, m))?;
+        let (rods, _) = scene.build();
+        scene.params.substeps = crate::stability::resolve_substeps(&rods, &scene.params)
+            .map_err(|e| err("sim.substeps", e.to_string()))?;
+        Ok(scene)
     }
 }
 
@@ -236,9 +240,21 @@ fn v3(a: V3) -> DVec3 {
 
 fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
     positive("sim.dt", s.dt)?;
-    if s.substeps == 0 {
-        return Err(("sim.substeps".into(), "must be at least 1".into()));
-    }
+    let (substeps, auto_substeps) = match s.substeps {
+        Substeps::Auto => (1, true),
+        Substeps::Fixed(0) => {
+            return Err(("sim.substeps".into(), "must be at least 1 (or \"auto\")".into()));
+        }
+        Substeps::Fixed(n) => (
+            u32::try_from(n).map_err(|_| {
+                (
+                    "sim.substeps".into(),
+                    format!("{n} substeps per step is beyond what a run can take (at most {})", u32::MAX),
+                )
+            })?,
+            false,
+        ),
+    };
     positive("sim.max_speed", s.max_speed)?;
     positive("sim.twist_tolerance", s.twist_tolerance)?;
     let p = &s.projection;
@@ -273,7 +289,9 @@ fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
     non_negative("sim.drag", s.drag)?;
     Ok(SimParams {
         dt: s.dt,
-        substeps: s.substeps,
+        substeps,
+        auto_substeps,
+        allow_unstable: s.allow_unstable,
         gravity: v3(s.gravity),
         wind: Wind {
             velocity: v3(w.velocity),
