@@ -430,7 +430,14 @@ fn measure_with(
             }
             let state = sim.read_state();
             if let Some((r, bad)) = check_state(&sim.rods, &sim.params, &state) {
-                let e = crate::cpu::Unstable::blow_up(&sim.rods, &sim.params, r, sim.step_count, state.time, bad);
+                let e = crate::cpu::Unstable::blow_up(
+                    &sim.rods,
+                    &sim.params,
+                    r,
+                    sim.step_count,
+                    state.time,
+                    bad,
+                );
                 m.error = Some(e.to_string());
                 return m;
             }

@@ -311,7 +311,10 @@ fn substeps_line(rods: &strands::rods::RodSet, p: &strands::params::SimParams) -
     use strands::stability::{SAFETY, step_limit};
     let h = p.h();
     let Some(l) = step_limit(rods).filter(|l| l.h_max.is_finite()) else {
-        return format!("substeps: {} (h = {h:.3e} s; no rod has an explicit step limit)", p.substeps);
+        return format!(
+            "substeps: {} (h = {h:.3e} s; no rod has an explicit step limit)",
+            p.substeps
+        );
     };
     let limit = format!(
         "the explicit step limit is {:.3e} s, set by rod {} (`{}`): {}",
@@ -331,7 +334,11 @@ fn substeps_line(rods: &strands::rods::RodSet, p: &strands::params::SimParams) -
             p.substeps
         )
     } else {
-        format!("substeps: {} (h = {h:.3e} s, {:.2} × the limit); {limit}", p.substeps, h / l.h_max)
+        format!(
+            "substeps: {} (h = {h:.3e} s, {:.2} × the limit); {limit}",
+            p.substeps,
+            h / l.h_max
+        )
     }
 }
 

@@ -113,7 +113,9 @@ pub fn rod_step_limit(rods: &RodSet, r: usize) -> StepLimit {
     };
     for i in 1..len.len() {
         let dx = len[i - 1].min(len[i]);
-        let k2 = kappa[i][0].length_squared().max(kappa[i][1].length_squared());
+        let k2 = kappa[i][0]
+            .length_squared()
+            .max(kappa[i][1].length_squared());
         let factor = 1.0 + 0.25 * k2;
         let h = 0.5 * dx * dx * (mu / b).sqrt() / factor;
         if h < out.h_max {

@@ -19,8 +19,8 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::params::{Projection, SimParams};
-use crate::stability;
 use crate::rods::{EndCondition, RodSet, State, split_mut};
+use crate::stability;
 use contact::{ColliderPoses, Contact};
 use forces::{External, elastic_forces, external_forces};
 use frames::{signed_angle, unwrap_angle};
@@ -106,9 +106,15 @@ pub enum Bad {
         anchor: Option<usize>,
     },
     /// Edges `edge` and `edge + 1` turn by `angle` (rad), nearly back.
-    Folded { edge: usize, angle: f64 },
+    Folded {
+        edge: usize,
+        angle: f64,
+    },
     /// Edge `edge` stretched by `strain`.
-    Stretched { edge: usize, strain: f64 },
+    Stretched {
+        edge: usize,
+        strain: f64,
+    },
 }
 
 /// Adjacent edges turning by more than this (rad) count as folded: the
@@ -138,7 +144,10 @@ impl Unstable {
         let h = params.h();
         let l = stability::rod_step_limit(rods, r);
         if !(l.h_max.is_finite() && l.h_max > 0.0) {
-            return (false, format!("this rod has no explicit step limit (h = {h:.3e} s is not the cause)"));
+            return (
+                false,
+                format!("this rod has no explicit step limit (h = {h:.3e} s is not the cause)"),
+            );
         }
         if h > l.h_max {
             (
@@ -162,7 +171,14 @@ impl Unstable {
     }
 
     /// A state that left the physical range (`check_rod`), with its cause.
-    pub fn blow_up(rods: &RodSet, params: &SimParams, r: usize, step: u64, time: f64, bad: Bad) -> Self {
+    pub fn blow_up(
+        rods: &RodSet,
+        params: &SimParams,
+        r: usize,
+        step: u64,
+        time: f64,
+        bad: Bad,
+    ) -> Self {
         let (above, step_note) = Self::step_statement(rods, params, r);
         let others = "Look at what drives the rod: an anchor's keyframes, sim.wind, a collider or contact pushing it, or sim.max_speed set too low for the scene";
         let (cause, what, hint) = match bad {
@@ -250,7 +266,14 @@ impl Unstable {
     }
 
     /// The runtime chatter detector fired at `vertex` of rod `r`.
-    pub fn chatter(rods: &RodSet, params: &SimParams, r: usize, vertex: usize, step: u64, time: f64) -> Self {
+    pub fn chatter(
+        rods: &RodSet,
+        params: &SimParams,
+        r: usize,
+        vertex: usize,
+        step: u64,
+        time: f64,
+    ) -> Self {
         let (above, note) = Self::step_statement(rods, params, r);
         Unstable {
             what: format!(
@@ -269,7 +292,14 @@ impl Unstable {
     }
 
     /// The projection of rod `r` did not converge.
-    pub fn projection(rods: &RodSet, params: &SimParams, r: usize, f: project::FastProjection, step: u64, time: f64) -> Self {
+    pub fn projection(
+        rods: &RodSet,
+        params: &SimParams,
+        r: usize,
+        f: project::FastProjection,
+        step: u64,
+        time: f64,
+    ) -> Self {
         let tolerance = match params.projection {
             Projection::Fast { tolerance, .. } => tolerance,
             _ => 0.0,
@@ -508,7 +538,9 @@ fn check_rod(
         return Some(Bad::NonFinite(format!("non-finite velocity at vertex {i}")));
     }
     if let Some(j) = theta.iter().position(|v| !v.is_finite()) {
-        return Some(Bad::NonFinite(format!("non-finite twist angle at edge {j}")));
+        return Some(Bad::NonFinite(format!(
+            "non-finite twist angle at edge {j}"
+        )));
     }
     let n = pos.len();
     let inv_mass = &rods.inv_mass[rods.vertices(r)];
@@ -517,7 +549,9 @@ fn check_rod(
     let fast = |i: &usize| vel[*i].length() > params.max_speed;
     let anchored = (0..n).filter(|&i| inv_mass[i] == 0.0).find(fast);
     if let Some(i) = anchored.or_else(|| (0..n).find(fast)) {
-        let anchor = (inv_mass[i] == 0.0).then(|| anchor_of(rods, r, i, n)).flatten();
+        let anchor = (inv_mass[i] == 0.0)
+            .then(|| anchor_of(rods, r, i, n))
+            .flatten();
         return Some(Bad::TooFast {
             vertex: i,
             speed: vel[i].length(),
@@ -715,6 +749,20 @@ impl CpuSimulator {
             grid_outside += report.grid_outside as u64;
             let time = self.state.time;
             for (r, rep) in report.rods.into_iter().enumerate() {
+                // An anchor driving its vertices too fast explains whatever
+                // else went wrong in the substep.
+                let (anchored, bad) = match rep.bad {
+                    Some(
+                        b @ Bad::TooFast {
+                            anchor: Some(_), ..
+                        },
+                    ) => (Some(b), None),
+                    b => (None, b),
+                };
+                if let Some(b) = anchored {
+                    let e = Unstable::blow_up(&self.rods, &self.params, r, step, time, b);
+                    return Err(e);
+                }
                 if let Some(p) = rep.unconverged {
                     let e = Unstable::projection(&self.rods, &self.params, r, p, step, time);
                     return Err(e);
@@ -723,7 +771,7 @@ impl CpuSimulator {
                     let e = Unstable::chatter(&self.rods, &self.params, r, vertex, step, time);
                     return Err(e);
                 }
-                if let Some(bad) = rep.bad {
+                if let Some(bad) = bad {
                     return Err(Unstable::blow_up(
                         &self.rods,
                         &self.params,

@@ -972,6 +972,29 @@ impl GpuSimulator {
             .map_err(|e| Unstable::step_limit(&self.rods, e, step, time))?;
         self.step();
         let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
+        let (state, chatter) = self.read_state_and_chatter();
+        let bad = check_state(&self.rods, &self.params, &state);
+        let stop = |rod, bad| {
+            Unstable::blow_up(
+                &self.rods,
+                &self.params,
+                rod,
+                self.step_count,
+                self.time,
+                bad,
+            )
+        };
+        // An anchor driving its vertices too fast explains whatever else
+        // went wrong (as on the CPU).
+        if let Some((
+            rod,
+            b @ crate::cpu::Bad::TooFast {
+                anchor: Some(_), ..
+            },
+        )) = &bad
+        {
+            return Err(stop(*rod, b.clone()));
+        }
         if stats[6] > 0 {
             let rod = (stats[6] / 2 - 1) as usize;
             let failed = crate::cpu::project::FastProjection {
@@ -979,25 +1002,31 @@ impl GpuSimulator {
                 max_strain: f32::from_bits(stats[7]) as f64,
                 singular: stats[6] % 2 == 1,
             };
-            let e = Unstable::projection(&self.rods, &self.params, rod, failed, self.step_count, self.time);
-            return Err(e);
-        }
-        let (state, chatter) = self.read_state_and_chatter();
-        if let Some(v) = chatter {
-            let rod = self.rods.vertex_offset.partition_point(|&o| o <= v) - 1;
-            let vertex = v - self.rods.vertex_offset[rod];
-            let e = Unstable::chatter(&self.rods, &self.params, rod, vertex, self.step_count, self.time);
-            return Err(e);
-        }
-        if let Some((rod, bad)) = check_state(&self.rods, &self.params, &state) {
-            return Err(Unstable::blow_up(
+            let e = Unstable::projection(
                 &self.rods,
                 &self.params,
                 rod,
+                failed,
                 self.step_count,
                 self.time,
-                bad,
-            ));
+            );
+            return Err(e);
+        }
+        if let Some(v) = chatter {
+            let rod = self.rods.vertex_offset.partition_point(|&o| o <= v) - 1;
+            let vertex = v - self.rods.vertex_offset[rod];
+            let e = Unstable::chatter(
+                &self.rods,
+                &self.params,
+                rod,
+                vertex,
+                self.step_count,
+                self.time,
+            );
+            return Err(e);
+        }
+        if let Some((rod, b)) = bad {
+            return Err(stop(rod, b));
         }
         let counters = self.read_grid_counters();
         if counters[GRID_OVERFLOW] > 0 {

@@ -243,13 +243,19 @@ fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
     let (substeps, auto_substeps) = match s.substeps {
         Substeps::Auto => (1, true),
         Substeps::Fixed(0) => {
-            return Err(("sim.substeps".into(), "must be at least 1 (or \"auto\")".into()));
+            return Err((
+                "sim.substeps".into(),
+                "must be at least 1 (or \"auto\")".into(),
+            ));
         }
         Substeps::Fixed(n) => (
             u32::try_from(n).map_err(|_| {
                 (
                     "sim.substeps".into(),
-                    format!("{n} substeps per step is beyond what a run can take (at most {})", u32::MAX),
+                    format!(
+                        "{n} substeps per step is beyond what a run can take (at most {})",
+                        u32::MAX
+                    ),
                 )
             })?,
             false,
