@@ -154,8 +154,9 @@ fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         excess = unresolved_strain(r, tolerance);
     }
     atomicMax(&stats[1], iterations);
-    if (excess > 0.0) {
-        // Failed (src/cpu/project.rs `FastProjection::failed`).
+    if (excess > 0.0 && params.phase == 0u) {
+        // Failed (src/cpu/project.rs `FastProjection::failed`); only the
+        // plain projection can fail the run (src/cpu/mod.rs `substep`).
         let fail = max(tolerance, PROJECTION_FAIL_STRAIN);
         let over = unresolved_strain(r, fail);
         if (over > 0.0) {

@@ -48,6 +48,8 @@ impl Workload {
             format!("rods.0.segments={}", vertices - 1),
             "sim.projection.method=\"jacobi\"".into(),
             "sim.projection.iterations=4".into(),
+            // `bench_params` sets the substep from the step limit.
+            "sim.substeps=\"auto\"".into(),
         ];
         if kind == "hair" {
             // The head moves (0.3 m/s) and turns (60°/s) from the first step,

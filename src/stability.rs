@@ -34,10 +34,13 @@ pub const SAFETY: f64 = 0.8;
 /// refused (its rods are too stiff or too finely divided for explicit steps).
 pub const MAX_AUTO_SUBSTEPS: u64 = 1 << 20;
 
-/// Consecutive substeps of velocity reversal at one vertex that the runtime
-/// detector takes as the explicit mode's chatter (`reverses`). A mode
-/// oscillating below the limit needs `h·ω > 1.99` to reverse 16 times in a
-/// row, so this does not fire on runs that satisfy the limit.
+/// Chatter count at which the runtime detector stops a run: per free vertex,
+/// +1 for each substep in which the forces reversed its velocity
+/// (`reverses`, `project::project_velocity`) and −2 for each in which they
+/// did not (never below 0). A linear mode of frequency ω reverses in about a
+/// fraction θ/π of substeps, `cos θ = 1 − h²ω²/2`; the count grows only when
+/// that exceeds 2/3, `h·ω > 1.73`, so runs at `SAFETY` (h·ω ≤ 1.6) are not
+/// stopped, while the unstable mode beyond 2 reverses nearly every substep.
 pub const CHATTER_SUBSTEPS: u32 = 16;
 
 /// A reversal counts when the velocity before and after it both move the
