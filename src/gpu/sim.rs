@@ -1,7 +1,7 @@
 //! `GpuSimulator`: GPU buffers of a `RodSet` and its `State`, the pipelines,
-//! and the dispatch sequence of a substep — the same order as `substep_rod`
-//! in `src/cpu/mod.rs`: forces, integrate, projection, velocity update,
-//! frames, twist.
+//! and the dispatch sequence of a substep — the same order as `substep`
+//! in `src/cpu/mod.rs`: forces, integrate, [grid], projection,
+//! [contact], velocity update, frames, twist.
 
 use std::collections::HashMap;
 
@@ -35,6 +35,8 @@ pub enum VertexBuffer {
     Unconstrained,
     /// The second ping-pong buffer (Q) of the Jacobi iterations.
     Tmp,
+    /// `pos_start`: positions at the start of the substep (`save_start`).
+    Start,
 }
 
 /// One Jacobi iteration reads one vertex buffer and writes another.
@@ -87,6 +89,8 @@ struct Buffers {
     vel: wgpu::Buffer,
     pos_unc: wgpu::Buffer,
     pos_tmp: wgpu::Buffer,
+    /// Positions at the start of the substep (`save_start`), for SHAKE.
+    pos_start: wgpu::Buffer,
     frame: wgpu::Buffer,
     scratch: wgpu::Buffer,
     stats: wgpu::Buffer,
@@ -374,6 +378,7 @@ impl GpuSimulator {
             vel: zeroed("vel", v16),
             pos_unc: zeroed("pos_unc", v16),
             pos_tmp: zeroed("pos_tmp", v16),
+            pos_start: zeroed("pos_start", v16),
             frame: zeroed("frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
             scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
             stats: zeroed("stats", 32),
@@ -425,7 +430,7 @@ impl GpuSimulator {
 
         if let Some(e) = pollster::block_on(oom_scope.pop()) {
             return Err(GpuError::OutOfMemory {
-                bytes: (nv * (4 * 16 + 48 + 32 + 64 + 32)) as u64,
+                bytes: (nv * (5 * 16 + 48 + 32 + 64 + 32)) as u64,
                 message: e.to_string(),
             });
         }
@@ -472,6 +477,7 @@ impl GpuSimulator {
                 binding::POS => buffers.pos.as_entire_binding(),
                 binding::VEL => buffers.vel.as_entire_binding(),
                 binding::POS_UNC => buffers.pos_unc.as_entire_binding(),
+                binding::POS_START => buffers.pos_start.as_entire_binding(),
                 binding::FRAME => buffers.frame.as_entire_binding(),
                 binding::CLAMPS => buffers.clamps.as_entire_binding(),
                 binding::SCRATCH => buffers.scratch.as_entire_binding(),
@@ -513,6 +519,7 @@ impl GpuSimulator {
             VertexBuffer::Pos => &buffers.pos,
             VertexBuffer::Unconstrained => &buffers.pos_unc,
             VertexBuffer::Tmp => &buffers.pos_tmp,
+            VertexBuffer::Start => &buffers.pos_start,
         };
         let mut pipelines = HashMap::new();
         let mut state_groups = HashMap::new();
@@ -905,6 +912,7 @@ impl GpuSimulator {
             &b.vel,
             &b.pos_unc,
             &b.pos_tmp,
+            &b.pos_start,
             &b.frame,
             &b.scratch,
             &b.stats,
@@ -1197,6 +1205,7 @@ impl GpuSimulator {
             VertexBuffer::Pos => &self.buffers.pos,
             VertexBuffer::Unconstrained => &self.buffers.pos_unc,
             VertexBuffer::Tmp => &self.buffers.pos_tmp,
+            VertexBuffer::Start => &self.buffers.pos_start,
         };
         let v: Vec<[f32; 4]> = self.read(b, self.rods.vertex_count());
         v.into_iter()
