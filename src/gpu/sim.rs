@@ -1,6 +1,6 @@
 //! `GpuSimulator`: GPU buffers of a `RodSet` and its `State`, the pipelines,
 //! and the dispatch sequence of a substep — the same order as `substep`
-//! in `src/cpu/mod.rs`: forces, integrate, [grid], projection,
+//! in `src/cpu/mod.rs`: forces, [save_start], integrate, [grid], projection,
 //! [contact], velocity update, frames, twist.
 
 use std::collections::HashMap;
@@ -651,6 +651,10 @@ impl GpuSimulator {
             Projection::Fast {
                 tolerance,
                 max_iterations,
+            }
+            | Projection::Shake {
+                tolerance,
+                max_iterations,
             } => (1.0, tolerance, max_iterations),
             Projection::None => (1.0, 0.0, 0),
         };
@@ -826,6 +830,7 @@ impl GpuSimulator {
         match self.params.projection {
             Projection::None => {}
             Projection::Fast { .. } => self.dispatch(pass, Kernel::ProjectFast, at),
+            Projection::Shake { .. } => self.dispatch(pass, Kernel::ProjectShake, at),
             Projection::Jacobi { iterations, .. } => {
                 let n = crate::cpu::jacobi_iterations(iterations, phase);
                 let schedule = if phase == 0 {
@@ -845,6 +850,9 @@ impl GpuSimulator {
     fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
         let at = entry(k, 0);
         self.dispatch(pass, Kernel::Forces, at);
+        if matches!(self.params.projection, Projection::Shake { .. }) {
+            self.dispatch(pass, Kernel::SaveStart, at);
+        }
         self.dispatch(pass, Kernel::Integrate, at);
         let interaction = self.rods.interaction.is_active();
         if interaction {
