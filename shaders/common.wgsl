@@ -125,7 +125,7 @@ struct Colliders {
 struct Scratch {
     kb: vec4<f32>,          // curvature binormal (κb)ᵢ
     g: vec4<f32>,           // per edge: ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, off-diagonal
-    s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ, row flag of project_fast
+    s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ (twist) or lower coupling (projection), row flag of the projection
     force: vec4<f32>,       // total force on the vertex (N), from `forces` to `integrate`
 }
 
@@ -185,6 +185,8 @@ struct GridGroup {
 // (vertices outside their grid, this frame).
 @group(1) @binding(14) var<storage, read_write> grid: array<atomic<u32>>;
 @group(1) @binding(15) var<storage, read_write> grid_fields: array<vec4<f32>>;
+// Positions at the start of the substep (`save_start`, read by `project_shake`).
+@group(1) @binding(16) var<storage, read_write> pos_start: array<vec4<f32>>;
 const GRID_VMAX: u32 = 0u;
 const GRID_OVERFLOW: u32 = 1u;
 const GRID_OUTSIDE: u32 = 2u;

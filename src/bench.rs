@@ -237,6 +237,7 @@ fn projection_name(p: &Projection) -> String {
     match p {
         Projection::Jacobi { iterations, .. } => format!("jacobi×{iterations}"),
         Projection::Fast { tolerance, .. } => format!("fast to {tolerance:e}"),
+        Projection::Shake { tolerance, .. } => format!("shake to {tolerance:e}"),
         Projection::None => "none".into(),
     }
 }

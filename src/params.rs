@@ -12,6 +12,12 @@ pub enum Projection {
     /// constraint manifold, tridiagonal per rod) until every edge strain
     /// `||e|/|ē| − 1|` is below `tolerance`, at most `max_iterations` steps.
     Fast { tolerance: f64, max_iterations: u32 },
+    /// SHAKE: the same Newton iteration as `Fast`, to the same tolerance, but
+    /// moving the vertices along the constraint gradients at the start of the
+    /// substep, the constraint forces of a variational integrator: keeps
+    /// energy (no drift) and the momentum of free rods, where `Fast` and
+    /// `Jacobi` dissipate (docs/PROJECTION.md).
+    Shake { tolerance: f64, max_iterations: u32 },
     /// No projection: edges may stretch freely (for studies only).
     None,
 }

@@ -815,11 +815,14 @@ impl CpuSimulator {
 }
 
 /// Per-vertex working arrays of a substep, flat like the state (the CPU
-/// twins of the GPU's `scratch`, `pos_unc` and `contact` buffers).
+/// twins of the GPU's `scratch`, `pos_unc`, `pos_start` and `contact` buffers).
 #[derive(Clone, Debug, Default)]
 pub struct Workspace {
     pub force: Vec<DVec3>,
     pub pos_unc: Vec<DVec3>,
+    /// Positions at the start of the substep, saved before `integrate` when
+    /// the projection is SHAKE (`project::project_shake`).
+    pub pos_start: Vec<DVec3>,
     pub contact: Vec<Contact>,
     /// Per vertex: consecutive substeps its velocity reversed (`integrate`).
     pub chatter: Vec<u32>,
@@ -842,6 +845,7 @@ impl Workspace {
         Workspace {
             force: vec![DVec3::ZERO; vertex_count],
             pos_unc: vec![DVec3::ZERO; vertex_count],
+            pos_start: vec![DVec3::ZERO; vertex_count],
             contact: vec![Contact::default(); vertex_count],
             chatter: vec![0; vertex_count],
             ..Default::default()
@@ -854,6 +858,7 @@ pub struct RodWork<'a> {
     pub s: RodStateMut<'a>,
     pub force: &'a mut [DVec3],
     pub pos_unc: &'a mut [DVec3],
+    pub pos_start: &'a mut [DVec3],
     pub contact: &'a mut [Contact],
     pub chatter: &'a mut [u32],
 }
@@ -874,6 +879,9 @@ pub struct SubstepReport {
 pub struct RodReport {
     pub twist_iterations: u32,
     pub projection_iterations: u32,
+    /// Whether every projection of the substep reached its tolerance
+    /// (`Fast`, `Shake`; always true for `Jacobi` and `None`).
+    pub projection_converged: bool,
     pub tunnel: Option<contact::Tunnel>,
     /// What left the physical range, if anything.
     pub bad: Option<Bad>,
@@ -894,26 +902,46 @@ pub fn collider_poses(rods: &RodSet, t: f64, h: f64) -> Vec<ColliderPoses> {
         .collect()
 }
 
+/// Iterations a projection of one rod used, and whether it reached its
+/// tolerance (always true for Jacobi and None, which have none).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProjectionOutcome {
+    pub iterations: u32,
+    pub converged: bool,
+    /// A Newton projection that failed to meet the constraints
+    /// (`FastProjection::failed`), which stops the run.
+    pub failed: Option<project::FastProjection>,
+}
+
 /// Stage `project` (phase 0: plain; phase 1: filtered by the contacts) of
-/// one rod; returns the iterations used and, for a fast projection that did
-/// not reach its tolerance, its outcome.
+/// one rod.
 fn project_rod(
     rods: &RodSet,
     params: &SimParams,
     r: usize,
     w: &mut RodWork,
     phase: u32,
-) -> (u32, Option<project::FastProjection>) {
+) -> ProjectionOutcome {
     let inv_mass = &rods.inv_mass[rods.vertices(r)];
     let rest_len = &rods.rest_len[rods.edges(r)];
     let filtered = phase == 1;
+    let newton = |p: project::FastProjection, tolerance: f64| ProjectionOutcome {
+        iterations: p.iterations,
+        converged: p.converged,
+        failed: p.failed(tolerance).then_some(p),
+    };
+    let no_tolerance = |iterations| ProjectionOutcome {
+        iterations,
+        converged: true,
+        failed: None,
+    };
     match params.projection {
-        Projection::None => (0, None),
+        Projection::None => no_tolerance(0),
         Projection::Fast {
             tolerance,
             max_iterations,
-        } => {
-            let f = project::project_fast(
+        } => newton(
+            project::project_fast(
                 w.s.pos,
                 inv_mass,
                 rest_len,
@@ -921,9 +949,25 @@ fn project_rod(
                 max_iterations,
                 w.contact,
                 filtered,
-            );
-            (f.iterations, f.failed(tolerance).then_some(f))
-        }
+            ),
+            tolerance,
+        ),
+        Projection::Shake {
+            tolerance,
+            max_iterations,
+        } => newton(
+            project::project_shake(
+                w.s.pos,
+                w.pos_start,
+                inv_mass,
+                rest_len,
+                tolerance,
+                max_iterations,
+                w.contact,
+                filtered,
+            ),
+            tolerance,
+        ),
         Projection::Jacobi {
             iterations,
             relaxation,
@@ -936,7 +980,7 @@ fn project_rod(
                 );
                 w.s.pos.copy_from_slice(&other);
             }
-            (n, None)
+            no_tolerance(n)
         }
     }
 }
@@ -1002,9 +1046,10 @@ pub fn starting_inside(rods: &RodSet, state: &State) -> Option<(usize, usize, f6
 /// One substep of length `h` from time `t`, stage-major: each stage runs
 /// over every rod (in parallel) before the next starts, in the order the GPU
 /// dispatches its kernels (`GpuSimulator::encode_substep`): forces,
-/// integrate (§7.2), [grid_clear, grid_splat, grid_velocity, grid_blend]
-/// when rods interact, project (§8.1), [contact, filtered project, contact]
-/// when there are colliders, project_velocity, frames and twist.
+/// [save_start] when the projection is SHAKE, integrate (§7.2),
+/// [grid_clear, grid_splat, grid_velocity, grid_blend] when rods interact,
+/// project (§8.1), [contact, filtered project, contact] when there are
+/// colliders, project_velocity, frames and twist.
 pub fn substep(
     rods: &RodSet,
     params: &SimParams,
@@ -1030,6 +1075,12 @@ pub fn substep(
             w.force,
         );
     });
+    // save_start (SHAKE projects along the constraint gradients of x₀)
+    if matches!(params.projection, Projection::Shake { .. }) {
+        for_each_rod(rods, state, work, |_, w| {
+            w.pos_start.copy_from_slice(w.s.pos)
+        });
+    }
     // integrate
     for_each_rod(rods, state, work, |r, w| {
         integrate(rods, r, t + h, h, w.force, w.s.pos, w.s.vel);
@@ -1051,9 +1102,10 @@ pub fn substep(
     }
     // project
     let it = for_each_rod(rods, state, work, |r, w| project_rod(rods, params, r, w, 0));
-    for (rep, (i, failed)) in reports.iter_mut().zip(it) {
-        rep.projection_iterations = i;
-        rep.unconverged = failed;
+    for (rep, p) in reports.iter_mut().zip(it) {
+        rep.projection_iterations = p.iterations;
+        rep.projection_converged = p.converged;
+        rep.unconverged = p.failed;
     }
     if !rods.colliders.is_empty() {
         for phase in 0..2 {
@@ -1082,8 +1134,9 @@ pub fn substep(
                 // vertices along an edge (or friction holds both ends of a
                 // straight stretch); the next substep's plain one resolves it,
                 // so only the plain projection can fail the run.
-                for (rep, (i, _)) in reports.iter_mut().zip(it) {
-                    rep.projection_iterations += i;
+                for (rep, p) in reports.iter_mut().zip(it) {
+                    rep.projection_iterations += p.iterations;
+                    rep.projection_converged &= p.converged;
                 }
             }
         }
@@ -1197,21 +1250,26 @@ pub fn for_each_rod<T: Send>(
     let views = rod_views(rods, state);
     let force = split_mut(&mut work.force, vo);
     let pos_unc = split_mut(&mut work.pos_unc, vo);
+    let pos_start = split_mut(&mut work.pos_start, vo);
     let contact = split_mut(&mut work.contact, vo);
     let chatter = split_mut(&mut work.chatter, vo);
     let works: Vec<RodWork> = views
         .into_iter()
         .zip(force)
         .zip(pos_unc)
+        .zip(pos_start)
         .zip(contact)
         .zip(chatter)
-        .map(|((((s, force), pos_unc), contact), chatter)| RodWork {
-            s,
-            force,
-            pos_unc,
-            contact,
-            chatter,
-        })
+        .map(
+            |(((((s, force), pos_unc), pos_start), contact), chatter)| RodWork {
+                s,
+                force,
+                pos_unc,
+                pos_start,
+                contact,
+                chatter,
+            },
+        )
         .collect();
     works
         .into_par_iter()

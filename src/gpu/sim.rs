@@ -1,7 +1,7 @@
 //! `GpuSimulator`: GPU buffers of a `RodSet` and its `State`, the pipelines,
-//! and the dispatch sequence of a substep — the same order as `substep_rod`
-//! in `src/cpu/mod.rs`: forces, integrate, projection, velocity update,
-//! frames, twist.
+//! and the dispatch sequence of a substep — the same order as `substep`
+//! in `src/cpu/mod.rs`: forces, [save_start], integrate, [grid], projection,
+//! [contact], velocity update, frames, twist.
 
 use std::collections::HashMap;
 
@@ -35,6 +35,8 @@ pub enum VertexBuffer {
     Unconstrained,
     /// The second ping-pong buffer (Q) of the Jacobi iterations.
     Tmp,
+    /// `pos_start`: positions at the start of the substep (`save_start`).
+    Start,
 }
 
 /// One Jacobi iteration reads one vertex buffer and writes another.
@@ -87,6 +89,8 @@ struct Buffers {
     vel: wgpu::Buffer,
     pos_unc: wgpu::Buffer,
     pos_tmp: wgpu::Buffer,
+    /// Positions at the start of the substep (`save_start`), for SHAKE.
+    pos_start: wgpu::Buffer,
     frame: wgpu::Buffer,
     scratch: wgpu::Buffer,
     stats: wgpu::Buffer,
@@ -376,6 +380,7 @@ impl GpuSimulator {
             vel: zeroed("vel", v16),
             pos_unc: zeroed("pos_unc", v16),
             pos_tmp: zeroed("pos_tmp", v16),
+            pos_start: zeroed("pos_start", v16),
             frame: zeroed("frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
             scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
             stats: zeroed("stats", 32),
@@ -427,7 +432,7 @@ impl GpuSimulator {
 
         if let Some(e) = pollster::block_on(oom_scope.pop()) {
             return Err(GpuError::OutOfMemory {
-                bytes: (nv * (4 * 16 + 48 + 32 + 64 + 32)) as u64,
+                bytes: (nv * (5 * 16 + 48 + 32 + 64 + 32)) as u64,
                 message: e.to_string(),
             });
         }
@@ -474,6 +479,7 @@ impl GpuSimulator {
                 binding::POS => buffers.pos.as_entire_binding(),
                 binding::VEL => buffers.vel.as_entire_binding(),
                 binding::POS_UNC => buffers.pos_unc.as_entire_binding(),
+                binding::POS_START => buffers.pos_start.as_entire_binding(),
                 binding::FRAME => buffers.frame.as_entire_binding(),
                 binding::CLAMPS => buffers.clamps.as_entire_binding(),
                 binding::SCRATCH => buffers.scratch.as_entire_binding(),
@@ -515,6 +521,7 @@ impl GpuSimulator {
             VertexBuffer::Pos => &buffers.pos,
             VertexBuffer::Unconstrained => &buffers.pos_unc,
             VertexBuffer::Tmp => &buffers.pos_tmp,
+            VertexBuffer::Start => &buffers.pos_start,
         };
         let mut pipelines = HashMap::new();
         let mut state_groups = HashMap::new();
@@ -645,6 +652,10 @@ impl GpuSimulator {
         let (relaxation, fast_tolerance, fast_max_iterations) = match p.projection {
             Projection::Jacobi { relaxation, .. } => (relaxation, 0.0, 0),
             Projection::Fast {
+                tolerance,
+                max_iterations,
+            }
+            | Projection::Shake {
                 tolerance,
                 max_iterations,
             } => (1.0, tolerance, max_iterations),
@@ -822,6 +833,7 @@ impl GpuSimulator {
         match self.params.projection {
             Projection::None => {}
             Projection::Fast { .. } => self.dispatch(pass, Kernel::ProjectFast, at),
+            Projection::Shake { .. } => self.dispatch(pass, Kernel::ProjectShake, at),
             Projection::Jacobi { iterations, .. } => {
                 let n = crate::cpu::jacobi_iterations(iterations, phase);
                 let schedule = if phase == 0 {
@@ -841,6 +853,9 @@ impl GpuSimulator {
     fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
         let at = entry(k, 0);
         self.dispatch(pass, Kernel::Forces, at);
+        if matches!(self.params.projection, Projection::Shake { .. }) {
+            self.dispatch(pass, Kernel::SaveStart, at);
+        }
         self.dispatch(pass, Kernel::Integrate, at);
         let interaction = self.rods.interaction.is_active();
         if interaction {
@@ -907,6 +922,7 @@ impl GpuSimulator {
             &b.vel,
             &b.pos_unc,
             &b.pos_tmp,
+            &b.pos_start,
             &b.frame,
             &b.scratch,
             &b.stats,
@@ -1001,6 +1017,7 @@ impl GpuSimulator {
                 iterations: stats[1],
                 max_strain: f32::from_bits(stats[7]) as f64,
                 singular: stats[6] % 2 == 1,
+                converged: false,
             };
             let e = Unstable::projection(
                 &self.rods,
@@ -1251,6 +1268,7 @@ impl GpuSimulator {
             VertexBuffer::Pos => &self.buffers.pos,
             VertexBuffer::Unconstrained => &self.buffers.pos_unc,
             VertexBuffer::Tmp => &self.buffers.pos_tmp,
+            VertexBuffer::Start => &self.buffers.pos_start,
         };
         let v: Vec<[f32; 4]> = self.read(b, self.rods.vertex_count());
         v.into_iter()

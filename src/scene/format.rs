@@ -124,6 +124,8 @@ impl<'de> Deserialize<'de> for Substeps {
 pub enum ProjectionMethod {
     Fast,
     Jacobi,
+    /// SHAKE (`Projection::Shake`): keeps energy and momentum.
+    Shake,
     None,
 }
 
@@ -135,9 +137,9 @@ pub struct ProjectionSection {
     pub iterations: u32,
     /// Jacobi: relaxation factor in (0, 1].
     pub relaxation: f64,
-    /// Fast: strain tolerance.
+    /// Fast, Shake: strain tolerance.
     pub tolerance: f64,
-    /// Fast: iteration cap.
+    /// Fast, Shake: iteration cap.
     pub max_iterations: u32,
 }
 

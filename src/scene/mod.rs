@@ -269,6 +269,10 @@ fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
             tolerance: positive("sim.projection.tolerance", p.tolerance)?,
             max_iterations: p.max_iterations.max(1),
         },
+        ProjectionMethod::Shake => Projection::Shake {
+            tolerance: positive("sim.projection.tolerance", p.tolerance)?,
+            max_iterations: p.max_iterations.max(1),
+        },
         ProjectionMethod::Jacobi => {
             if p.iterations == 0 {
                 return Err((
