@@ -300,9 +300,10 @@ impl Unstable {
         step: u64,
         time: f64,
     ) -> Self {
-        let tolerance = match params.projection {
-            Projection::Fast { tolerance, .. } => tolerance,
-            _ => 0.0,
+        let (tolerance, method) = match params.projection {
+            Projection::Fast { tolerance, .. } => (tolerance, "fast"),
+            Projection::Shake { tolerance, .. } => (tolerance, "SHAKE"),
+            _ => (0.0, "Newton"),
         };
         let why = if f.singular {
             "its linear system is singular: the rod's free part lies on a straight line between anchored vertices, so its edges can change length only along that line and cannot all reach their rest lengths (a straight rod pushed or pulled along its axis between two clamps has no direction to buckle into)"
@@ -312,7 +313,7 @@ impl Unstable {
         let limit = tolerance.max(project::PROJECTION_FAIL_STRAIN);
         Unstable {
             what: format!(
-                "the fast projection did not meet the edge lengths: after {} iterations an edge is still strained by {:.3e}, above {limit:.1e}; {why}",
+                "the {method} projection did not meet the edge lengths: after {} iterations an edge is still strained by {:.3e}, above {limit:.1e}; {why}",
                 f.iterations, f.max_strain
             ),
             hint: if let (true, note) = Self::step_statement(rods, params, r) {
