@@ -107,6 +107,11 @@ const CAPSULE: u32 = 1u;
 const PLANE: u32 = 2u;
 const SDF: u32 = 3u;
 const MAX_COLLIDERS: u32 = 16u;
+// src/stability.rs: the runtime chatter detector.
+const CHATTER_SUBSTEPS: f32 = 16.0;
+const CHATTER_FRACTION: f32 = 0.05;
+// src/cpu/project.rs: strain a fast projection must get below.
+const PROJECTION_FAIL_STRAIN: f32 = 1e-2;
 
 struct Colliders {
     count: u32,
@@ -120,7 +125,7 @@ struct Colliders {
 struct Scratch {
     kb: vec4<f32>,          // curvature binormal (κb)ᵢ
     g: vec4<f32>,           // per edge: ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, off-diagonal
-    s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ, row flag of project_fast
+    s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ (twist) or lower coupling (projection), row flag of the projection
     force: vec4<f32>,       // total force on the vertex (N), from `forces` to `integrate`
 }
 
@@ -140,7 +145,9 @@ struct Scratch {
 @group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;
 // [0] most twist iterations, [1] most projection iterations, [2] tunnelling
 // vertices, [3] largest (vertex · MAX_COLLIDERS + collider + 1) that tunnelled,
-// [4] f32 bits of the largest relative motion that tunnelled (m).
+// [4] f32 bits of the largest relative motion that tunnelled (m), [6] largest
+// (rod + 1)·2 + singular whose fast projection did not converge, [7] f32 bits
+// of the largest strain such a projection left.
 @group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 8>;
 @group(1) @binding(7) var<storage, read> src: array<vec4<f32>>;
 @group(1) @binding(8) var<storage, read_write> dst: array<vec4<f32>>;
@@ -178,6 +185,8 @@ struct GridGroup {
 // (vertices outside their grid, this frame).
 @group(1) @binding(14) var<storage, read_write> grid: array<atomic<u32>>;
 @group(1) @binding(15) var<storage, read_write> grid_fields: array<vec4<f32>>;
+// Positions at the start of the substep (`save_start`, read by `project_shake`).
+@group(1) @binding(16) var<storage, read_write> pos_start: array<vec4<f32>>;
 const GRID_VMAX: u32 = 0u;
 const GRID_OVERFLOW: u32 = 1u;
 const GRID_OUTSIDE: u32 = 2u;

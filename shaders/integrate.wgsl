@@ -13,6 +13,7 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     }
     let h = params.h;
     let old = pos[v].xyz;
+    let chatter = vel[v].w; // the count of `project_velocity`, kept
     var u = vel[v].xyz + scratch[v].force.xyz * (h * rest[v].inv_mass);
     var x = old + u * h;
     let c = rest[v].clamp;
@@ -24,7 +25,7 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         x = pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[v].rod].origin.xyz);
         u = (x - old) / h;
     }
-    vel[v] = vec4<f32>(u, 0.0);
+    vel[v] = vec4<f32>(u, chatter);
     pos[v] = vec4<f32>(x, 0.0);
     pos_unc[v] = vec4<f32>(x, 0.0);
 }

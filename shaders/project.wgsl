@@ -3,13 +3,17 @@
 //   `src` and writing `dst` (ping-pong between buffers, as on the CPU).
 // * `project_fast`: the fast projection of Goldenthal et al. 2007, one
 //   invocation per rod, in place on `pos`.
+// * `project_shake`: the same Newton iteration along the constraint gradients
+//   of the start of the substep (SHAKE; `pos_start`, which `save_start` wrote
+//   before `integrate`).
 // * `project_velocity`: v ← v + (x_projected − x_unconstrained)/h, per vertex,
 //   then a vertex in contact loses its outward velocity relative to the surface.
 //
 // f32: an edge's strain is resolved only to ~ε(|xa| + |xb|)/|ē| (positions
 // relative to the rod's origin, so |x| is at most the rod's length), so
 // `project_fast` asks each movable edge for a strain below
-// max(tolerance, FAST_TOLERANCE_F32) + 4ε(|xa| + |xb|)/|ē|.
+// max(tolerance, FAST_TOLERANCE_F32) + 4ε(|xa| + |xb|)/|ē|, and so does
+// `project_shake`.
 
 const FAST_TOLERANCE_F32: f32 = 1e-6;
 
@@ -95,27 +99,63 @@ fn unresolved_strain(r: u32, tolerance: f32) -> f32 {
     return m;
 }
 
-@compute @workgroup_size(64)
-fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let r = invocation(gid, groups);
-    if (r >= params.rod_count) {
-        return;
+// The tridiagonal system of the projection, g.z diagonal, g.w coupling to
+// edge e + 1 above the diagonal, s.z below it, right-hand side s.x (the
+// solution on return), elimination factors in s.y; false at a non-positive
+// pivot (src/cpu/project.rs `solve_tridiagonal_lu`).
+fn solve_tridiagonal_lu(a: u32, b: u32) -> bool {
+    var pivot = scratch[a].g.z;
+    if (!(pivot > 0.0)) {
+        return false;
     }
+    scratch[a].s.x /= pivot;
+    for (var e = a + 1u; e < b; e++) {
+        let c = scratch[e - 1u].g.w / pivot;
+        let lower = scratch[e - 1u].s.z;
+        scratch[e - 1u].s.y = c;
+        pivot = scratch[e].g.z - lower * c;
+        if (!(pivot > 0.0)) {
+            return false;
+        }
+        scratch[e].s.x = (scratch[e].s.x - lower * scratch[e - 1u].s.x) / pivot;
+    }
+    for (var e = b - 1u; e > a; e--) {
+        scratch[e - 1u].s.x -= scratch[e - 1u].s.y * scratch[e].s.x;
+    }
+    return true;
+}
+
+// Newton's method on the edge-length constraints of rod r, moving the
+// vertices along the edge vectors in `scratch[e].kb`: `project_fast` sets
+// them to the iterate's edges at every iteration, `project_shake` to the
+// edges at the start of the substep once (src/cpu/project.rs
+// `newton_projection`).
+fn newton_projection(r: u32, shake: bool) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     let tolerance = max(params.fast_tolerance, FAST_TOLERANCE_F32);
     var iterations = 0u;
     var excess = unresolved_strain(r, tolerance);
+    var singular = 0u;
     while (excess > 0.0 && iterations < params.fast_max_iterations) {
-        // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C M⁻¹ ∇Cᵀ) δλ = C. An edge whose
-        // vertices are both anchored gets the row δλ = 0 and no coupling.
+        if (!shake) {
+            // This iteration's edge vectors, saved before any vertex moves (in the
+            // kb slot, which the next kernel to need it recomputes).
+            for (var e = o; e < o + ne; e++) {
+                scratch[e].kb = vec4<f32>(pos[e + 1u].xyz - pos[e].xyz, 0.0);
+            }
+        }
+        // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C(x) M⁻¹ ∇C(y)ᵀ) δλ = C(x), y the
+        // iterate (fast) or the start (SHAKE). An edge whose vertices are
+        // both anchored gets the row δλ = 0 and no coupling.
         // In phase 1 vertices in contact move in their tangent plane only
         // (`apply_inv_mass`); an edge that then cannot change its length
         // gets the row δλ = 0 too.
         for (var e = o; e < o + ne; e++) {
             let d = pos[e + 1u].xyz - pos[e].xyz;
-            let diag = 4.0 * dot(d, apply_inv_mass(e, d) + apply_inv_mass(e + 1u, d));
-            let scale = 4.0 * dot(d, d) * (rest[e].inv_mass + rest[e + 1u].inv_mass);
+            let dir = scratch[e].kb.xyz;
+            let diag = 4.0 * dot(d, apply_inv_mass(e, dir) + apply_inv_mass(e + 1u, dir));
+            let scale = 4.0 * length(d) * length(dir) * (rest[e].inv_mass + rest[e + 1u].inv_mass);
             // s.w marks a row of the system (1) or a fixed edge (0).
             if (edge_active(e) && diag > 1e-12 * scale) {
                 scratch[e].g.z = diag;
@@ -127,21 +167,21 @@ fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
                 scratch[e].s.w = 0.0;
             }
             scratch[e].g.w = 0.0;
+            scratch[e].s.z = 0.0;
         }
         for (var e = o; e + 1u < o + ne; e++) {
             if (scratch[e].s.w == 1.0 && scratch[e + 1u].s.w == 1.0) {
                 let d = pos[e + 1u].xyz - pos[e].xyz;
                 let d1 = pos[e + 2u].xyz - pos[e + 1u].xyz;
-                scratch[e].g.w = -4.0 * dot(d, apply_inv_mass(e + 1u, d1));
+                let upper = -4.0 * dot(d, apply_inv_mass(e + 1u, scratch[e + 1u].kb.xyz));
+                scratch[e].g.w = upper;
+                // Symmetric for fast projection (W is).
+                scratch[e].s.z = select(upper, -4.0 * dot(d1, apply_inv_mass(e + 1u, scratch[e].kb.xyz)), shake);
             }
         }
-        if (!solve_tridiagonal(o, o + ne, 0.0)) {
+        if (!solve_tridiagonal_lu(o, o + ne)) {
+            singular = 1u;
             break;
-        }
-        // This iteration's edge vectors, saved before any vertex moves (in the
-        // kb slot, which the next kernel to need it recomputes).
-        for (var e = o; e < o + ne; e++) {
-            scratch[e].kb = vec4<f32>(pos[e + 1u].xyz - pos[e].xyz, 0.0);
         }
         for (var e = o; e < o + ne; e++) {
             let g = 2.0 * scratch[e].kb.xyz * scratch[e].s.x;
@@ -152,6 +192,71 @@ fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         excess = unresolved_strain(r, tolerance);
     }
     atomicMax(&stats[1], iterations);
+    if (excess > 0.0 && params.phase == 0u) {
+        // Failed (src/cpu/project.rs `FastProjection::failed`); only the
+        // plain projection can fail the run (src/cpu/mod.rs `substep`).
+        let fail = max(tolerance, PROJECTION_FAIL_STRAIN);
+        let over = unresolved_strain(r, fail);
+        if (over > 0.0) {
+            atomicMax(&stats[6], (r + 1u) * 2u + singular);
+            atomicMax(&stats[7], bitcast<u32>(over + fail));
+        }
+    }
+}
+
+// Length vertex v stands for in the chatter test (`chatter_length`): the
+// mean of its adjacent rest edges.
+fn chatter_length(v: u32) -> f32 {
+    if (rest[v].voronoi > 0.0) {
+        return 0.5 * rest[v].voronoi;
+    }
+    if (rest[v].rest_len > 0.0) {
+        return rest[v].rest_len;
+    }
+    return rest[v - 1u].rest_len;
+}
+
+// src/stability.rs `reverses`.
+fn reverses(v: vec3<f32>, u: vec3<f32>, h: f32, threshold: f32) -> bool {
+    let t2 = (threshold / h) * (threshold / h);
+    return dot(v, u) < 0.0 && dot(v, v) > t2 && dot(u, u) > t2;
+}
+
+// Also counts in `vel.w` the consecutive substeps in which the forces
+// reversed a free vertex's velocity (v − F h/m before the substep against the
+// result and against the unconstrained v: src/cpu/project.rs);
+// a count that reaches CHATTER_SUBSTEPS stays, and the host finds it when it
+// reads the state back (`GpuSimulator::step_checked`).
+@compute @workgroup_size(64)
+fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let r = invocation(gid, groups);
+    if (r >= params.rod_count) {
+        return;
+    }
+    newton_projection(r, false);
+}
+
+@compute @workgroup_size(64)
+fn save_start(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let v = invocation(gid, groups);
+    if (v >= params.vertex_count) {
+        return;
+    }
+    pos_start[v] = pos[v];
+}
+
+@compute @workgroup_size(64)
+fn project_shake(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let r = invocation(gid, groups);
+    if (r >= params.rod_count) {
+        return;
+    }
+    let o = rods[r].vertex_offset;
+    let ne = rods[r].vertex_count - 1u;
+    for (var e = o; e < o + ne; e++) {
+        scratch[e].kb = vec4<f32>(pos_start[e + 1u].xyz - pos_start[e].xyz, 0.0);
+    }
+    newton_projection(r, true);
 }
 
 @compute @workgroup_size(64)
@@ -160,6 +265,7 @@ fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     if (v >= params.vertex_count) {
         return;
     }
+    let before = vel[v].xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
     var u = vel[v].xyz + (pos[v].xyz - pos_unc[v].xyz) / params.h;
     let c = contacts[v];
     if (contact_depth(c) > 0.0) {
@@ -170,5 +276,15 @@ fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
             u -= n * out;
         }
     }
-    vel[v] = vec4<f32>(u, 0.0);
+    var count = vel[v].w;
+    if (count < CHATTER_SUBSTEPS) {
+        let free = rest[v].inv_mass > 0.0;
+        let forced = dot(before, vel[v].xyz) < 0.0;
+        if (free && forced && reverses(before, u, params.h, CHATTER_FRACTION * chatter_length(v))) {
+            count += 1.0;
+        } else {
+            count = max(count - 2.0, 0.0);
+        }
+    }
+    vel[v] = vec4<f32>(u, count);
 }

@@ -48,6 +48,8 @@ impl Workload {
             format!("rods.0.segments={}", vertices - 1),
             "sim.projection.method=\"jacobi\"".into(),
             "sim.projection.iterations=4".into(),
+            // `bench_params` sets the substep from the step limit.
+            "sim.substeps=\"auto\"".into(),
         ];
         if kind == "hair" {
             // The head moves (0.3 m/s) and turns (60°/s) from the first step,
@@ -235,6 +237,7 @@ fn projection_name(p: &Projection) -> String {
     match p {
         Projection::Jacobi { iterations, .. } => format!("jacobi×{iterations}"),
         Projection::Fast { tolerance, .. } => format!("fast to {tolerance:e}"),
+        Projection::Shake { tolerance, .. } => format!("shake to {tolerance:e}"),
         Projection::None => "none".into(),
     }
 }
@@ -429,8 +432,16 @@ fn measure_with(
                 m.wall_ms_per_step = Some(Spread::of(walls));
             }
             let state = sim.read_state();
-            if let Some((r, what)) = check_state(&sim.rods, &sim.params, &state) {
-                m.error = Some(format!("rod {r} became unstable: {what}"));
+            if let Some((r, bad)) = check_state(&sim.rods, &sim.params, &state) {
+                let e = crate::cpu::Unstable::blow_up(
+                    &sim.rods,
+                    &sim.params,
+                    r,
+                    sim.step_count,
+                    state.time,
+                    bad,
+                );
+                m.error = Some(e.to_string());
                 return m;
             }
             let d = diagnostics_of(&sim.rods, &state, &sim.params);

@@ -14,3 +14,4 @@ pub mod output;
 pub mod params;
 pub mod rods;
 pub mod scene;
+pub mod stability;

@@ -11,7 +11,6 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use strands::backend::{BackendKind, Simulator};
-use strands::cpu::stable_step_estimate;
 use strands::gpu::GpuContext;
 use strands::output::{OutFile, RunResult, StepDiagnostics, frame, rods_of};
 use strands::scene::limits::check_run;
@@ -243,18 +242,7 @@ fn run(
         None => None,
     };
     let (rods, state) = scene.build();
-    let h = scene.params.h();
-    let risky: Vec<usize> = (0..rods.rod_count())
-        .filter(|&r| h > stable_step_estimate(&rods, r))
-        .collect();
-    if let Some(&r) = risky.first() {
-        eprintln!(
-            "warning: {} rod(s) have a substep h = {h:.3e} s above the explicit stability estimate (e.g. {}: {:.3e} s); the run may blow up. Lower sim.dt or raise sim.substeps.",
-            risky.len(),
-            rods.names[r],
-            stable_step_estimate(&rods, r)
-        );
-    }
+    eprintln!("{}", substeps_line(&rods, &scene.params));
     if let Some((n, r, depth)) = strands::cpu::starting_inside(&rods, &state) {
         eprintln!(
             "note: {n} rod(s) start inside a collider (deepest: {}, {:.3} mm inside); contact pushes them out in the first substep",
@@ -435,6 +423,42 @@ fn run(
             .unwrap_or_default()
     );
     Ok(())
+}
+
+/// What the substeps are and why: the step limit, and what `"auto"` chose.
+fn substeps_line(rods: &strands::rods::RodSet, p: &strands::params::SimParams) -> String {
+    use strands::stability::{SAFETY, step_limit};
+    let h = p.h();
+    let Some(l) = step_limit(rods).filter(|l| l.h_max.is_finite()) else {
+        return format!(
+            "substeps: {} (h = {h:.3e} s; no rod has an explicit step limit)",
+            p.substeps
+        );
+    };
+    let limit = format!(
+        "the explicit step limit is {:.3e} s, set by rod {} (`{}`): {}",
+        l.h_max,
+        l.rod,
+        rods.names[l.rod],
+        l.explain()
+    );
+    if p.auto_substeps {
+        format!(
+            "substeps: \"auto\" chose {} per step (h = {h:.3e} s ≤ {SAFETY} × the limit); {limit}",
+            p.substeps
+        )
+    } else if h > l.h_max {
+        format!(
+            "warning: substeps: {} (h = {h:.3e} s) is above the limit and runs only because sim.allow_unstable = true; {limit}",
+            p.substeps
+        )
+    } else {
+        format!(
+            "substeps: {} (h = {h:.3e} s, {:.2} × the limit); {limit}",
+            p.substeps,
+            h / l.h_max
+        )
+    }
 }
 
 fn bench(args: BenchArgs) -> Result<()> {

@@ -12,6 +12,12 @@ pub enum Projection {
     /// constraint manifold, tridiagonal per rod) until every edge strain
     /// `||e|/|ē| − 1|` is below `tolerance`, at most `max_iterations` steps.
     Fast { tolerance: f64, max_iterations: u32 },
+    /// SHAKE: the same Newton iteration as `Fast`, to the same tolerance, but
+    /// moving the vertices along the constraint gradients at the start of the
+    /// substep, the constraint forces of a variational integrator: keeps
+    /// energy (no drift) and the momentum of free rods, where `Fast` and
+    /// `Jacobi` dissipate (docs/PROJECTION.md).
+    Shake { tolerance: f64, max_iterations: u32 },
     /// No projection: edges may stretch freely (for studies only).
     None,
 }
@@ -61,7 +67,17 @@ pub struct SimParams {
     /// Frame time step (s); each frame is split into `substeps`. Default 1/60.
     pub dt: f64,
     /// Substeps per frame; the integrator step is `h = dt / substeps`. Default 20.
+    /// With `auto_substeps` the simulators replace it by the fewest substeps
+    /// within the explicit step limit (`crate::stability`).
     pub substeps: u32,
+    /// Choose `substeps` from the step limit (`stability::resolve_substeps`),
+    /// again whenever `dt` or a material changes. Default false here (the
+    /// library keeps the count it is given, checked against the limit); scene
+    /// files default to `sim.substeps = "auto"`.
+    pub auto_substeps: bool,
+    /// Run a fixed `substeps` even when `h` is above the step limit (the run
+    /// is then likely wrong; the chatter detector still stops it). Default false.
+    pub allow_unstable: bool,
     /// Gravitational acceleration (m/s²). Default (0, −9.81, 0).
     pub gravity: DVec3,
     pub wind: Wind,
@@ -80,6 +96,8 @@ impl Default for SimParams {
         SimParams {
             dt: 1.0 / 60.0,
             substeps: 20,
+            auto_substeps: false,
+            allow_unstable: false,
             gravity: DVec3::new(0.0, -9.81, 0.0),
             wind: Wind::default(),
             projection: Projection::Fast {

@@ -51,7 +51,7 @@ fn incline(a: f64, mu: f64) -> (strands::rods::RodSet, strands::rods::State, Sim
     });
     let params = SimParams {
         dt: 0.01,
-        substeps: 10,
+        substeps: 30, // h = 0.67 × the step limit of these rods (tests/stability.rs)
         gravity: DVec3::new(0.0, -G, 0.0),
         ..SimParams::default()
     };

@@ -198,12 +198,18 @@ fn contact_kernel_matches_cpu() {
     );
 }
 
-/// The filtered projections (fast and Jacobi, phase 1) with contacts written
-/// on both sides: the same positions, and no vertex held by static friction moves.
+/// The filtered projections (fast, SHAKE and Jacobi, phase 1) with contacts
+/// written on both sides: the same positions, and no vertex held by static
+/// friction moves. SHAKE projects along the edges of the state before the
+/// vertices were moved (saved by `save_start`).
 #[test]
 fn filtered_projection_kernels_match_cpu() {
     for projection in [
         Projection::Fast {
+            tolerance: 1e-10,
+            max_iterations: 50,
+        },
+        Projection::Shake {
             tolerance: 1e-10,
             max_iterations: 50,
         },
@@ -213,6 +219,7 @@ fn filtered_projection_kernels_match_cpu() {
         },
     ] {
         let (rods, mut state) = rods_and_state();
+        let before = state.clone();
         let mut rng = rng(5);
         for (x, w) in state.pos.iter_mut().zip(&rods.inv_mass) {
             if *w > 0.0 {
@@ -233,11 +240,15 @@ fn filtered_projection_kernels_match_cpu() {
         };
         let ctx = gpu_ctx();
         let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
+        gpu.write_state(&before);
+        gpu.run_kernel(Kernel::SaveStart, 0.0, p.h());
+        let start = gpu.read_vertices(strands::gpu::VertexBuffer::Start);
         gpu.write_state(&state);
         let s = gpu.read_state();
         gpu.write_contacts(&contacts);
         let kernel = match projection {
             Projection::Fast { .. } => Kernel::ProjectFast,
+            Projection::Shake { .. } => Kernel::ProjectShake,
             _ => Kernel::ProjectJacobi,
         };
         // ProjectJacobi runs U→P; U holds the written state too.
@@ -253,6 +264,10 @@ fn filtered_projection_kernels_match_cpu() {
                 Projection::Fast { .. } => {
                     project::project_fast(&mut pos[v], w, rest, 1e-10, 50, c, true);
                 }
+                Projection::Shake { .. } => {
+                    let x0 = &start[v.clone()];
+                    project::project_shake(&mut pos[v], x0, w, rest, 1e-10, 50, c, true);
+                }
                 _ => {
                     let src = pos[v.clone()].to_vec();
                     project::project_jacobi(&src, &mut pos[v], w, rest, 0.5, c, true);
@@ -261,7 +276,7 @@ fn filtered_projection_kernels_match_cpu() {
         }
         let d = max_diff(&g.pos, &pos);
         eprintln!("{kernel:?} filtered: positions differ by {d:.2e} m");
-        // Fast: the GPU stops at its f32 strain floor (1e-6 × 2 cm edges).
+        // Fast, SHAKE: the GPU stops at its f32 strain floor (1e-6 × 2 cm edges).
         assert!(d < 1e-6 * 10.0, "{kernel:?}: {d:e} m");
         for (i, c) in contacts.iter().enumerate() {
             if c.stuck && c.depth > 0.0 {
@@ -316,7 +331,15 @@ fn velocity_update_with_contacts_matches_cpu() {
     gpu.run_kernel(Kernel::ProjectVelocity, 0.0, h);
     let g = gpu.read_state();
     let mut vel = before.vel.clone();
-    project::project_velocity(&mut vel, &before.pos, &unc, &contacts, h);
+    let n = vel.len();
+    // The chatter count is not under test here (tests/stability.rs).
+    let chatter = project::Chatter {
+        force: &vec![DVec3::ZERO; n],
+        inv_mass: &rods.inv_mass,
+        rest_len: &vec![1.0; n],
+        count: &mut vec![0; n],
+    };
+    project::project_velocity(&mut vel, &before.pos, &unc, &contacts, h, chatter);
     let d = max_diff(&g.vel, &vel);
     let clamped = (0..vel.len())
         .filter(|&i| {

@@ -363,6 +363,72 @@ fn fast_projection_kernel_matches_cpu() {
     assert!(gpu.read_stats()[1] > 0);
 }
 
+/// Kernels `save_start` and `project_shake`: `save_start` copies the
+/// positions exactly; then from rods moved off their start (each vertex by
+/// up to 2 mm, edges turned by ~0.03 rad and stretched) SHAKE projects along
+/// the start edges. Both sides stop below their strain tolerance as in
+/// `fast_projection_kernel_matches_cpu`, so the positions agree to the same
+/// 1e-6 m; the CPU's SHAKE and fast projections differ by far more here
+/// (corrections of ~2 mm along directions 0.03 rad apart), so the GPU cannot
+/// pass by projecting along the iterate's edges.
+#[test]
+fn shake_projection_kernel_matches_cpu() {
+    let (mut cpu, mut gpu) = pair();
+    let (t, h) = (cpu.state.time, cpu.params.h());
+    let start = cpu.state.pos.clone();
+    gpu.run_kernel(Kernel::SaveStart, t, h);
+    assert_eq!(gpu.read_vertices(VertexBuffer::Start), start);
+    let mut rng = rng(5);
+    for (p, w) in cpu.state.pos.iter_mut().zip(&cpu.rods.inv_mass) {
+        if *w > 0.0 {
+            *p += unit(&mut rng) * 0.002;
+        }
+    }
+    gpu.write_state(&cpu.state);
+    cpu.state = gpu.read_state();
+    let moved = cpu.state.pos.clone();
+    gpu.run_kernel(Kernel::ProjectShake, t, h);
+    let g = gpu.read_state();
+    let mut fast = moved.clone();
+    for (_, v, e) in rods_of(&cpu) {
+        let none = vec![Contact::default(); v.len()];
+        let (w, rest) = (&cpu.rods.inv_mass[v.clone()], &cpu.rods.rest_len[e.clone()]);
+        let r = project::project_shake(
+            &mut cpu.state.pos[v.clone()],
+            &start[v.clone()],
+            w,
+            rest,
+            1e-10,
+            50,
+            &none,
+            false,
+        );
+        assert!(r.converged && r.max_strain < 1e-10, "{r:?}");
+        project::project_fast(&mut fast[v.clone()], w, rest, 1e-10, 50, &none, false);
+        for (j, l) in rest.iter().enumerate() {
+            let (a, b) = (g.pos[v.start + j], g.pos[v.start + j + 1]);
+            let w = w[j] + w[j + 1];
+            let strain = ((b - a).length() / l - 1.0).abs();
+            let bound = 1e-6 + 4.0 * f32::EPSILON as f64 * (a.length() + b.length()) / l;
+            assert!(
+                w == 0.0 || strain <= bound,
+                "edge {j}: strain {strain:.2e} > {bound:.2e}"
+            );
+        }
+    }
+    let d = max_diff(&g.pos, &cpu.state.pos);
+    let apart = max_diff(&fast, &cpu.state.pos);
+    eprintln!(
+        "project_shake: positions differ by {d:.2e} m; SHAKE and fast differ by {apart:.2e} m"
+    );
+    assert!(d < 1e-6, "projected positions differ by {d:.2e} m");
+    assert!(
+        apart > 1e-5,
+        "SHAKE and fast projection differ by only {apart:.2e} m"
+    );
+    assert!(gpu.read_stats()[1] > 0);
+}
+
 /// A whole step (all kernels in sequence, one submission) from identical
 /// states: the end states agree to the accumulated kernel tolerances.
 #[test]

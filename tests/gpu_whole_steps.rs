@@ -1,6 +1,6 @@
 //! Whole steps on the GPU against the CPU reference, over hundreds of steps
 //! of scenes without chaotic motion: a cantilever settling, a clamped rod
-//! twisting, hair hanging from a still head. The two trajectories start from
+//! twisting, hair hanging from a still head (fast, Jacobi and SHAKE projection). The two trajectories start from
 //! the same state and must stay together, and the settled shapes agree.
 //! Hair–hair interaction is off here (its grid adds a cell-face amplifier,
 //! bounded separately in tests/gpu_interaction.rs).
@@ -187,6 +187,39 @@ fn hair_with_jacobi_projection_moves_the_same() {
         "trajectories differ by {:.2e} m",
         c.trajectory
     );
+}
+
+/// The same hair with SHAKE projection (`save_start` and `project_shake`
+/// against the CPU's SHAKE): its stopping rule is fast projection's, so the
+/// bounds of `hair_on_a_still_head_settles_the_same` hold.
+#[test]
+fn hair_with_shake_projection_settles_the_same() {
+    let c = compare(
+        "scenes/hair.toml",
+        &[
+            "rods.0.count=24",
+            "sim.steps=300",
+            "sim.projection.method=\"shake\"",
+            "anchors.head.keyframes=[{ t = 0.0 }]",
+            "interaction.groups=[]",
+        ],
+    );
+    assert!(
+        c.travel > 0.05,
+        "the hair did not fall ({:.2e} m)",
+        c.travel
+    );
+    assert!(
+        c.kinetic < 1e-10,
+        "not settled: kinetic {:.2e} J",
+        c.kinetic
+    );
+    assert!(
+        c.trajectory < 3e-4,
+        "trajectories differ by {:.2e} m",
+        c.trajectory
+    );
+    assert!(c.last < 1e-5, "settled shapes differ by {:.2e} m", c.last);
 }
 
 /// Hair clamped to a head that moves 15 cm and turns 60° (scenes/hair.toml's

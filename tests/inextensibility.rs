@@ -10,11 +10,17 @@ use common::*;
 use glam::DVec3;
 use strands::build::EndSpec;
 use strands::cpu::contact::Contact;
-use strands::cpu::project::{max_strain, project_fast, project_jacobi};
+use strands::cpu::project::{max_strain, project_fast, project_jacobi, project_shake};
 use strands::params::Projection;
 
 /// A rod with clamped root whose free vertices were kicked off the constraint manifold.
 fn stretched(seed: u64) -> (Vec<DVec3>, Vec<f64>, Vec<f64>) {
+    let (_, pos, w, rest) = kicked(seed);
+    (pos, w, rest)
+}
+
+/// `stretched`, with the positions before the kick first.
+fn kicked(seed: u64) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>, Vec<f64>) {
     let mut rng = rng(seed);
     let spec = random_rod(&mut rng, 24, EndSpec::Clamped(0), EndSpec::Free);
     let sim = simulator(&[spec], elastic_params());
@@ -22,7 +28,8 @@ fn stretched(seed: u64) -> (Vec<DVec3>, Vec<f64>, Vec<f64>) {
     for p in pos.iter_mut().skip(2) {
         *p += unit(&mut rng) * 0.01; // 10% of an edge
     }
-    (pos, sim.rods.inv_mass.clone(), sim.rods.rest_len.clone())
+    let w = sim.rods.inv_mass.clone();
+    (sim.state.pos, pos, w, sim.rods.rest_len.clone())
 }
 
 #[test]
@@ -45,6 +52,77 @@ fn fast_projection_reaches_tolerance() {
         }
         assert_eq!([pos[0], pos[1]], clamped, "clamped vertices moved");
     }
+}
+
+/// SHAKE (Newton along the start-of-substep gradients) reaches the same
+/// tolerances from the same stretched rods, says it converged, and leaves
+/// the anchored root where it is (inverse mass 0). Its start is the rod
+/// before the kick, as `integrate` would leave it.
+#[test]
+fn shake_projection_reaches_tolerance() {
+    for seed in 0..5 {
+        let (start, mut pos, w, rest) = kicked(seed);
+        let clamped = [pos[0], pos[1]];
+        for tol in [1e-6, 1e-12] {
+            let none = vec![Contact::default(); pos.len()];
+            let r = project_shake(&mut pos, &start, &w, &rest, tol, 50, &none, false);
+            assert!(
+                r.converged && r.max_strain <= tol,
+                "seed {seed}: strain {:.3e} > {tol:e} after {} iterations",
+                r.max_strain,
+                r.iterations
+            );
+            assert_eq!(r.max_strain, max_strain(&pos, &rest));
+        }
+        assert_eq!([pos[0], pos[1]], clamped, "clamped vertices moved");
+        // An iteration cap too low to reach the tolerance is reported.
+        let (mut pos, _, _) = stretched(seed);
+        let none = vec![Contact::default(); pos.len()];
+        let r = project_shake(&mut pos, &start, &w, &rest, 1e-12, 1, &none, false);
+        assert!(!r.converged && r.iterations == 1, "{r:?}");
+    }
+}
+
+/// The momentum law behind SHAKE (src/cpu/project.rs `project_shake`): the
+/// displacement Δx of a free rod's projection along the start edges e₀ʲ has
+/// Σ mᵢ Δxᵢ = 0 and Σ mᵢ x₀ᵢ × Δxᵢ = 0 (each edge moves its ends by
+/// opposite impulses along its own start direction), so the velocity update
+/// Δx/h changes neither momentum. Fast projection's Δx along the iterate's
+/// edges has the same zero sum but a torque about x₀. Rounding: 1e-16 of
+/// m |x| |Δx|.
+#[test]
+fn shake_projection_keeps_momentum_fast_does_not() {
+    let mut rng = rng(3);
+    let spec = random_rod(&mut rng, 20, EndSpec::Free, EndSpec::Free);
+    let sim = simulator(&[spec], elastic_params());
+    let (start, w, rest) = (&sim.state.pos, &sim.rods.inv_mass, &sim.rods.rest_len);
+    let m = &sim.rods.mass;
+    // An unconstrained step: each vertex moved by up to 1 cm (10 % of an edge).
+    let moved: Vec<DVec3> = start.iter().map(|x| *x + unit(&mut rng) * 0.01).collect();
+    let none = vec![Contact::default(); start.len()];
+    let sums = |projected: &[DVec3]| {
+        let (mut p, mut l, mut scale) = (DVec3::ZERO, DVec3::ZERO, 0.0f64);
+        for i in 0..start.len() {
+            let d = projected[i] - moved[i];
+            p += d * m[i];
+            l += start[i].cross(d) * m[i];
+            scale = scale.max(m[i] * start[i].length() * d.length());
+        }
+        (p.length() / scale, l.length() / scale)
+    };
+    let mut shake = moved.clone();
+    let r = project_shake(&mut shake, start, w, rest, 1e-12, 50, &none, false);
+    assert!(r.converged, "{r:?}");
+    let (p, l) = sums(&shake);
+    assert!(
+        p < 1e-13 && l < 1e-13,
+        "SHAKE: Σ m Δx {p:.2e}, Σ m x₀ × Δx {l:.2e}"
+    );
+    let mut fast = moved.clone();
+    assert!(project_fast(&mut fast, w, rest, 1e-12, 50, &none, false).converged);
+    let (p, l) = sums(&fast);
+    assert!(p < 1e-13, "fast: Σ m Δx {p:.2e}");
+    assert!(l > 1e-3, "fast: Σ m x₀ × Δx only {l:.2e} of its scale");
 }
 
 #[test]

@@ -521,3 +521,36 @@ fn absurd_values_are_refused_naming_the_field() {
     )
     .unwrap();
 }
+
+/// `method = "shake"` takes fast projection's tolerance and iteration cap,
+/// and refuses a tolerance that is not positive as fast projection does.
+#[test]
+fn shake_projection_is_read_and_checked() {
+    let text = polyline("[[0,0,0],[1,0,0],[2,0.5,0]]");
+    let o = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let s = Scene::parse(
+        &text,
+        Path::new("ok.toml"),
+        &o(&[
+            "sim.projection.method=\"shake\"",
+            "sim.projection.tolerance=1e-8",
+            "sim.projection.max_iterations=7",
+        ]),
+    )
+    .unwrap();
+    assert_eq!(
+        s.params.projection,
+        strands::params::Projection::Shake {
+            tolerance: 1e-8,
+            max_iterations: 7
+        }
+    );
+    let e = error_of(
+        &text,
+        &[
+            "sim.projection.method=\"shake\"",
+            "sim.projection.tolerance=0",
+        ],
+    );
+    assert_has(&e, &["sim.projection.tolerance"]);
+}

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 
 use crate::params::{Projection, SimParams};
 use crate::rods::{EndCondition, RodSet, State, split_mut};
+use crate::stability;
 use contact::{ColliderPoses, Contact};
 use forces::{External, elastic_forces, external_forces};
 use frames::{signed_angle, unwrap_angle};
@@ -57,32 +58,274 @@ pub struct Diagnostics {
     pub grid_outside: u64,
 }
 
-/// A rod whose state became non-finite, ran away, or passed through a collider.
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The substep is above the explicit step limit (`stability`).
+    StepLimit,
+    /// The runtime detector saw the explicit mode's chatter.
+    Chatter,
+    /// An anchor moved a vertex faster than `sim.max_speed`.
+    AnchorSpeed,
+    /// Two adjacent edges folded back onto each other.
+    Folded,
+    /// The projection could not meet the edge-length constraints.
+    Projection,
+    /// A free vertex ran faster than `sim.max_speed`, or the state became
+    /// non-finite, with no more specific cause found.
+    BlowUp,
+    /// A vertex passed through a collider.
+    Tunnelling,
+    /// A grid node of hair–hair interaction could overflow.
+    GridOverflow,
+}
+
+/// A run that stopped: which rod, when, what happened and what to change.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("rod {rod} ({name}) became unstable at step {step} (t = {time:.6} s): {what}. {hint}")]
+#[error("rod {rod} ({name}) stopped at step {step} (t = {time:.6} s): {what}. {hint}")]
 pub struct Unstable {
     pub rod: usize,
     pub name: String,
     pub step: u64,
     pub time: f64,
+    pub cause: Cause,
     pub what: String,
     /// The likely cause and what to change.
     pub hint: String,
 }
 
+/// What `check_rod` found wrong with one rod's state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Bad {
+    NonFinite(String),
+    /// Vertex faster than `max_speed`; `anchor` when an anchor drives it.
+    TooFast {
+        vertex: usize,
+        speed: f64,
+        anchor: Option<usize>,
+    },
+    /// Edges `edge` and `edge + 1` turn by `angle` (rad), nearly back.
+    Folded {
+        edge: usize,
+        angle: f64,
+    },
+    /// Edge `edge` stretched by `strain`.
+    Stretched {
+        edge: usize,
+        strain: f64,
+    },
+}
+
+/// Adjacent edges turning by more than this (rad) count as folded: the
+/// curvature binormal `2 tan(φ/2)` is then above 45 and bending forces are
+/// meaningless.
+pub const FOLD_ANGLE: f64 = 175.0 * std::f64::consts::PI / 180.0;
+
+/// Strain at which `check_rod` stops a run with projection.
+pub const MAX_STRAIN: f64 = 0.5;
+
 impl Unstable {
-    /// A state that left the physical range: the step-size hint.
-    pub fn blow_up(rods: &RodSet, r: usize, step: u64, time: f64, what: String, h: f64) -> Self {
-        let h_max = stable_step_estimate(rods, r);
+    fn new(rods: &RodSet, r: usize, step: u64, time: f64, cause: Cause) -> Self {
         Unstable {
             rod: r,
             name: rods.names[r].clone(),
             step,
             time,
-            what,
-            hint: format!(
-                "Likely cause: the time step h = {h:.3e} s is too large for the rod's stiffness; explicit integration of bending needs about h < {h_max:.3e} s here (h ≈ Δx²·√(μ/B)/2). Lower sim.dt or raise sim.substeps."
+            cause,
+            what: String::new(),
+            hint: String::new(),
+        }
+    }
+
+    /// A statement about the step limit of rod `r` at substep `h`: whether
+    /// `h` is above it (the step is the likely cause) or within it (it is not).
+    fn step_statement(rods: &RodSet, params: &SimParams, r: usize) -> (bool, String) {
+        let h = params.h();
+        let l = stability::rod_step_limit(rods, r);
+        if !(l.h_max.is_finite() && l.h_max > 0.0) {
+            return (
+                false,
+                format!("this rod has no explicit step limit (h = {h:.3e} s is not the cause)"),
+            );
+        }
+        if h > l.h_max {
+            (
+                true,
+                format!(
+                    "the substep h = {h:.3e} s is above this rod's explicit stability limit {:.3e} s ({}); set sim.substeps = \"auto\" or at least {}",
+                    l.h_max,
+                    l.explain(),
+                    (params.dt / l.h_max).ceil() as u64
+                ),
+            )
+        } else {
+            (
+                false,
+                format!(
+                    "the substep h = {h:.3e} s is within this rod's explicit stability limit {:.3e} s, so the step size is not the likely cause",
+                    l.h_max
+                ),
+            )
+        }
+    }
+
+    /// A state that left the physical range (`check_rod`), with its cause.
+    pub fn blow_up(
+        rods: &RodSet,
+        params: &SimParams,
+        r: usize,
+        step: u64,
+        time: f64,
+        bad: Bad,
+    ) -> Self {
+        let (above, step_note) = Self::step_statement(rods, params, r);
+        let others = "Look at what drives the rod: an anchor's keyframes, sim.wind, a collider or contact pushing it, or sim.max_speed set too low for the scene";
+        let (cause, what, hint) = match bad {
+            Bad::TooFast {
+                vertex,
+                speed,
+                anchor: Some(a),
+            } => (
+                Cause::AnchorSpeed,
+                format!(
+                    "anchor `{}` moves clamped vertex {vertex} at {speed:.3e} m/s, above sim.max_speed = {} m/s",
+                    rods.anchors[a].name, params.max_speed
+                ),
+                "A scripted anchor motion (a jump between keyframes is a teleport) is not a time-step problem: smooth the anchor's keyframes, or raise sim.max_speed if the motion is intended".to_string(),
             ),
+            Bad::Folded { edge, angle } => (
+                Cause::Folded,
+                format!(
+                    "edges {edge} and {} folded back onto each other (they turn by {:.1}°; DER's curvature 2 tan(φ/2) diverges at 180°)",
+                    edge + 1,
+                    angle.to_degrees()
+                ),
+                if above {
+                    format!("Likely cause: {step_note}")
+                } else {
+                    format!("Something forced a kink: {step_note}. {others}")
+                },
+            ),
+            Bad::Stretched { edge, strain } => (
+                Cause::Projection,
+                format!(
+                    "edge {edge} is stretched by {:.0}%: the projection did not hold its length",
+                    strain * 100.0
+                ),
+                match params.projection {
+                    Projection::Jacobi { iterations, .. } => format!(
+                        "Jacobi projection with {iterations} iterations per substep left this strain; raise sim.projection.iterations or use sim.projection.method = \"fast\". Also: {step_note}"
+                    ),
+                    _ => format!("{step_note}. {others}"),
+                },
+            ),
+            Bad::TooFast {
+                vertex,
+                speed,
+                anchor: None,
+            } => (
+                Cause::BlowUp,
+                format!(
+                    "vertex {vertex} moves at {speed:.3e} m/s, above sim.max_speed = {} m/s",
+                    params.max_speed
+                ),
+                if above {
+                    format!("Likely cause: {step_note}")
+                } else {
+                    format!("{step_note}. {others}")
+                },
+            ),
+            Bad::NonFinite(what) => (
+                Cause::BlowUp,
+                what,
+                if above {
+                    format!("Likely cause: {step_note}")
+                } else {
+                    format!("{step_note}. {others}")
+                },
+            ),
+        };
+        Unstable {
+            what,
+            hint,
+            ..Self::new(rods, r, step, time, cause)
+        }
+    }
+
+    /// The substep is above the step limit (`stability::resolve_substeps`).
+    pub fn step_limit(rods: &RodSet, e: stability::StepError, step: u64, time: f64) -> Self {
+        let r = match &e {
+            stability::StepError::AboveLimit { rod, .. }
+            | stability::StepError::TooManySubsteps { rod, .. } => *rod,
+        };
+        Unstable {
+            what: e.to_string(),
+            ..Self::new(rods, r, step, time, Cause::StepLimit)
+        }
+    }
+
+    /// The runtime chatter detector fired at `vertex` of rod `r`.
+    pub fn chatter(
+        rods: &RodSet,
+        params: &SimParams,
+        r: usize,
+        vertex: usize,
+        step: u64,
+        time: f64,
+    ) -> Self {
+        let (above, note) = Self::step_statement(rods, params, r);
+        Unstable {
+            what: format!(
+                "the forces kept reversing vertex {vertex}'s velocity from one substep to the next (chatter count {}: +1 per reversal, −2 otherwise), the chatter of explicit integration beyond its stability limit; the result would be wrong",
+                stability::CHATTER_SUBSTEPS
+            ),
+            hint: if above {
+                format!("Cause: {note}")
+            } else {
+                format!(
+                    "{note}, but the limit is an estimate and this rod is faster than it: raise sim.substeps (or lower sim.dt) until it stops, and tell us about the scene"
+                )
+            },
+            ..Self::new(rods, r, step, time, Cause::Chatter)
+        }
+    }
+
+    /// The projection of rod `r` did not converge.
+    pub fn projection(
+        rods: &RodSet,
+        params: &SimParams,
+        r: usize,
+        f: project::FastProjection,
+        step: u64,
+        time: f64,
+    ) -> Self {
+        let (tolerance, method) = match params.projection {
+            Projection::Fast { tolerance, .. } => (tolerance, "fast"),
+            Projection::Shake { tolerance, .. } => (tolerance, "SHAKE"),
+            _ => (0.0, "Newton"),
+        };
+        let why = if f.singular {
+            "its linear system is singular: the rod's free part lies on a straight line between anchored vertices, so its edges can change length only along that line and cannot all reach their rest lengths (a straight rod pushed or pulled along its axis between two clamps has no direction to buckle into)"
+        } else {
+            "it reached sim.projection.max_iterations"
+        };
+        let limit = tolerance.max(project::PROJECTION_FAIL_STRAIN);
+        Unstable {
+            what: format!(
+                "the {method} projection did not meet the edge lengths: after {} iterations an edge is still strained by {:.3e}, above {limit:.1e}; {why}",
+                f.iterations, f.max_strain
+            ),
+            hint: if let (true, note) = Self::step_statement(rods, params, r) {
+                format!(
+                    "Likely cause: {note} (an unstable step stretches edges beyond what the projection can restore)"
+                )
+            } else if f.singular {
+                "Check the anchors that clamp this rod's two ends: their distance must stay reachable by the rod, and a perfectly straight rod between them needs a sideways perturbation (a slightly bent initial shape) to buckle".to_string()
+            } else {
+                "Raise sim.projection.max_iterations, or look for what stretches the rod so far in one substep (an anchor moving fast, a large step)".to_string()
+            },
+            ..Self::new(rods, r, step, time, Cause::Projection)
         }
     }
 
@@ -91,12 +334,7 @@ impl Unstable {
         let g = &rods.interaction.groups[group];
         let [nx, ny, _] = g.dims.map(|d| d as usize);
         let (i, j, k) = (node % nx, node / nx % ny, node / (nx * ny));
-        let r = g.rods[0];
         Unstable {
-            rod: r,
-            name: rods.names[r].clone(),
-            step,
-            time,
             what: format!(
                 "interaction group `{}`: grid node ({i}, {j}, {k}) holds so much mass moving so fast that its 64-bit fixed-point momentum could overflow",
                 g.name
@@ -105,6 +343,7 @@ impl Unstable {
                 "Either the group moves far faster than it should (a blow-up: see sim.max_speed), or too many vertices share one node: raise interaction.resolution or lower interaction.cell (now {:.3e} m) so that each node holds fewer.",
                 g.cell
             ),
+            ..Self::new(rods, g.rods[0], step, time, Cause::GridOverflow)
         }
     }
 
@@ -117,10 +356,6 @@ impl Unstable {
             "more".into()
         };
         Unstable {
-            rod: r,
-            name: rods.names[r].clone(),
-            step,
-            time,
             what: format!(
                 "vertex {} moved {moved} relative to collider `{}` in one substep and crossed it (tunnelling)",
                 t.vertex, c.name
@@ -129,19 +364,14 @@ impl Unstable {
                 "Contact resolves at most {:.3e} m of relative motion per substep for this collider (its thickness); raise sim.substeps or slow the anchor `{}`.",
                 t.limit, rods.anchors[c.anchor].name
             ),
+            ..Self::new(rods, r, step, time, Cause::Tunnelling)
         }
     }
 }
 
-/// Largest stable explicit step for one rod, from the highest bending mode
-/// of a uniform chain: ω_max² ≈ 16 B / (μ Δx⁴), h < 2/ω_max.
+/// Largest stable explicit step for one rod (`stability::rod_step_limit`).
 pub fn stable_step_estimate(rods: &RodSet, r: usize) -> f64 {
-    let m = &rods.material[r];
-    let dx = rods.rest_len[rods.edges(r)]
-        .iter()
-        .fold(f64::INFINITY, |a, &b| a.min(b));
-    let b = m.bending[0].max(m.bending[2]);
-    0.5 * dx * dx * (m.mass_per_length / b).sqrt()
+    stability::rod_step_limit(rods, r).h_max
 }
 
 /// Rest data of rod `r`.
@@ -294,7 +524,10 @@ pub fn integrate(
     }
 }
 
-/// Per-rod check for a state that has left the physical range.
+/// Per-rod check for a state that has left the physical range: non-finite
+/// values, a vertex faster than `sim.max_speed` (naming the anchor that
+/// drives it, if one does), two edges folded onto each other, an edge
+/// stretched by more than `MAX_STRAIN`.
 fn check_rod(
     rods: &RodSet,
     params: &SimParams,
@@ -302,38 +535,64 @@ fn check_rod(
     pos: &[DVec3],
     vel: &[DVec3],
     theta: &[f64],
-) -> Option<String> {
+) -> Option<Bad> {
     if let Some(i) = pos.iter().position(|p| !p.is_finite()) {
-        return Some(format!("non-finite position at vertex {i}"));
+        return Some(Bad::NonFinite(format!("non-finite position at vertex {i}")));
     }
     if let Some(i) = vel.iter().position(|v| !v.is_finite()) {
-        return Some(format!("non-finite velocity at vertex {i}"));
+        return Some(Bad::NonFinite(format!("non-finite velocity at vertex {i}")));
     }
     if let Some(j) = theta.iter().position(|v| !v.is_finite()) {
-        return Some(format!("non-finite twist angle at edge {j}"));
+        return Some(Bad::NonFinite(format!(
+            "non-finite twist angle at edge {j}"
+        )));
     }
-    if let Some((i, v)) = vel
-        .iter()
-        .enumerate()
-        .find(|(_, v)| v.length() > params.max_speed)
-    {
-        return Some(format!(
-            "vertex {i} moves at {:.3e} m/s, above sim.max_speed = {} m/s",
-            v.length(),
-            params.max_speed
-        ));
+    let n = pos.len();
+    let inv_mass = &rods.inv_mass[rods.vertices(r)];
+    // Anchored vertices first: an anchor that moves too fast is the cause
+    // even when the free vertices it drags are faster still.
+    let fast = |i: &usize| vel[*i].length() > params.max_speed;
+    let anchored = (0..n).filter(|&i| inv_mass[i] == 0.0).find(fast);
+    if let Some(i) = anchored.or_else(|| (0..n).find(fast)) {
+        let anchor = (inv_mass[i] == 0.0)
+            .then(|| anchor_of(rods, r, i, n))
+            .flatten();
+        return Some(Bad::TooFast {
+            vertex: i,
+            speed: vel[i].length(),
+            anchor,
+        });
+    }
+    for j in 0..n.saturating_sub(2) {
+        let (a, b) = (pos[j + 1] - pos[j], pos[j + 2] - pos[j + 1]);
+        if a.dot(b) < FOLD_ANGLE.cos() * (a.length() * b.length()) {
+            let angle = a.angle_between(b);
+            return Some(Bad::Folded { edge: j, angle });
+        }
     }
     if params.projection != Projection::None {
-        let strain = project::max_strain(pos, &rods.rest_len[rods.edges(r)]);
-        if strain > 0.5 {
-            return Some(format!("an edge is stretched by {:.0}%", strain * 100.0));
+        let rest = &rods.rest_len[rods.edges(r)];
+        let (edge, strain) = (0..rest.len())
+            .map(|j| (j, ((pos[j + 1] - pos[j]).length() / rest[j] - 1.0).abs()))
+            .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        if strain > MAX_STRAIN {
+            return Some(Bad::Stretched { edge, strain });
         }
     }
     None
 }
 
+/// The anchor that drives vertex `i` of rod `r` (of `n` vertices), if any.
+fn anchor_of(rods: &RodSet, r: usize, i: usize, n: usize) -> Option<usize> {
+    match (rods.start[r], rods.end[r]) {
+        (EndCondition::Clamped(c), _) if i < 2 => Some(c.anchor),
+        (_, EndCondition::Clamped(c)) if i + 2 >= n => Some(c.anchor),
+        _ => None,
+    }
+}
+
 /// The first rod (and what is wrong) whose state has left the physical range.
-pub fn check_state(rods: &RodSet, params: &SimParams, state: &State) -> Option<(usize, String)> {
+pub fn check_state(rods: &RodSet, params: &SimParams, state: &State) -> Option<(usize, Bad)> {
     (0..rods.rod_count()).find_map(|r| {
         let v = rods.vertices(r);
         let e = rods.edges(r);
@@ -425,6 +684,8 @@ pub struct CpuSimulator {
     pub step_count: u64,
     /// Working arrays of the substep.
     pub work: Workspace,
+    /// What the substeps were last resolved for (`stability::Checked`).
+    checked: stability::Checked,
 }
 
 impl CpuSimulator {
@@ -442,6 +703,7 @@ impl CpuSimulator {
             params,
             step_count: 0,
             work,
+            checked: stability::Checked::default(),
         }
     }
 
@@ -458,6 +720,12 @@ impl CpuSimulator {
     /// `step` without the diagnostics (energies are a serial pass over all
     /// rods): returns the most twist and projection iterations used.
     pub fn advance(&mut self) -> Result<[u32; 2], Unstable> {
+        self.params.substeps = self
+            .checked
+            .recheck(&self.rods, &self.params)
+            .map_err(|e| {
+                Unstable::step_limit(&self.rods, e, self.step_count + 1, self.state.time)
+            })?;
         let h = self.params.h();
         let mut twist_iterations = 0;
         let mut projection_iterations = 0;
@@ -484,15 +752,38 @@ impl CpuSimulator {
                 ));
             }
             grid_outside += report.grid_outside as u64;
+            let time = self.state.time;
             for (r, rep) in report.rods.into_iter().enumerate() {
-                if let Some(what) = rep.bad {
+                // An anchor driving its vertices too fast explains whatever
+                // else went wrong in the substep.
+                let (anchored, bad) = match rep.bad {
+                    Some(
+                        b @ Bad::TooFast {
+                            anchor: Some(_), ..
+                        },
+                    ) => (Some(b), None),
+                    b => (None, b),
+                };
+                if let Some(b) = anchored {
+                    let e = Unstable::blow_up(&self.rods, &self.params, r, step, time, b);
+                    return Err(e);
+                }
+                if let Some(p) = rep.unconverged {
+                    let e = Unstable::projection(&self.rods, &self.params, r, p, step, time);
+                    return Err(e);
+                }
+                if let Some(vertex) = rep.chatter {
+                    let e = Unstable::chatter(&self.rods, &self.params, r, vertex, step, time);
+                    return Err(e);
+                }
+                if let Some(bad) = bad {
                     return Err(Unstable::blow_up(
                         &self.rods,
+                        &self.params,
                         r,
                         step,
-                        self.state.time,
-                        what,
-                        h,
+                        time,
+                        bad,
                     ));
                 }
                 if let Some(tunnel) = rep.tunnel {
@@ -525,12 +816,17 @@ impl CpuSimulator {
 }
 
 /// Per-vertex working arrays of a substep, flat like the state (the CPU
-/// twins of the GPU's `scratch`, `pos_unc` and `contact` buffers).
+/// twins of the GPU's `scratch`, `pos_unc`, `pos_start` and `contact` buffers).
 #[derive(Clone, Debug, Default)]
 pub struct Workspace {
     pub force: Vec<DVec3>,
     pub pos_unc: Vec<DVec3>,
+    /// Positions at the start of the substep, saved before `integrate` when
+    /// the projection is SHAKE (`project::project_shake`).
+    pub pos_start: Vec<DVec3>,
     pub contact: Vec<Contact>,
+    /// Per vertex: consecutive substeps its velocity reversed (`integrate`).
+    pub chatter: Vec<u32>,
     /// Per interaction group, its grid (the GPU's `grid` and `grid_fields`).
     pub grids: Vec<GridWork>,
     /// Vertex-substeps outside their grid in the last whole step.
@@ -550,7 +846,9 @@ impl Workspace {
         Workspace {
             force: vec![DVec3::ZERO; vertex_count],
             pos_unc: vec![DVec3::ZERO; vertex_count],
+            pos_start: vec![DVec3::ZERO; vertex_count],
             contact: vec![Contact::default(); vertex_count],
+            chatter: vec![0; vertex_count],
             ..Default::default()
         }
     }
@@ -561,7 +859,9 @@ pub struct RodWork<'a> {
     pub s: RodStateMut<'a>,
     pub force: &'a mut [DVec3],
     pub pos_unc: &'a mut [DVec3],
+    pub pos_start: &'a mut [DVec3],
     pub contact: &'a mut [Contact],
+    pub chatter: &'a mut [u32],
 }
 
 /// Outcome of a substep.
@@ -580,9 +880,16 @@ pub struct SubstepReport {
 pub struct RodReport {
     pub twist_iterations: u32,
     pub projection_iterations: u32,
+    /// Whether every projection of the substep reached its tolerance
+    /// (`Fast`, `Shake`; always true for `Jacobi` and `None`).
+    pub projection_converged: bool,
     pub tunnel: Option<contact::Tunnel>,
     /// What left the physical range, if anything.
-    pub bad: Option<String>,
+    pub bad: Option<Bad>,
+    /// First vertex the chatter detector flagged (`integrate`).
+    pub chatter: Option<usize>,
+    /// A fast projection that did not converge.
+    pub unconverged: Option<project::FastProjection>,
 }
 
 /// Poses of every collider's anchor at `t` and `t + h`.
@@ -596,18 +903,45 @@ pub fn collider_poses(rods: &RodSet, t: f64, h: f64) -> Vec<ColliderPoses> {
         .collect()
 }
 
+/// Iterations a projection of one rod used, and whether it reached its
+/// tolerance (always true for Jacobi and None, which have none).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProjectionOutcome {
+    pub iterations: u32,
+    pub converged: bool,
+    /// A Newton projection that failed to meet the constraints
+    /// (`FastProjection::failed`), which stops the run.
+    pub failed: Option<project::FastProjection>,
+}
+
 /// Stage `project` (phase 0: plain; phase 1: filtered by the contacts) of
-/// one rod; returns the iterations used.
-fn project_rod(rods: &RodSet, params: &SimParams, r: usize, w: &mut RodWork, phase: u32) -> u32 {
+/// one rod.
+fn project_rod(
+    rods: &RodSet,
+    params: &SimParams,
+    r: usize,
+    w: &mut RodWork,
+    phase: u32,
+) -> ProjectionOutcome {
     let inv_mass = &rods.inv_mass[rods.vertices(r)];
     let rest_len = &rods.rest_len[rods.edges(r)];
     let filtered = phase == 1;
+    let newton = |p: project::FastProjection, tolerance: f64| ProjectionOutcome {
+        iterations: p.iterations,
+        converged: p.converged,
+        failed: p.failed(tolerance).then_some(p),
+    };
+    let no_tolerance = |iterations| ProjectionOutcome {
+        iterations,
+        converged: true,
+        failed: None,
+    };
     match params.projection {
-        Projection::None => 0,
+        Projection::None => no_tolerance(0),
         Projection::Fast {
             tolerance,
             max_iterations,
-        } => {
+        } => newton(
             project::project_fast(
                 w.s.pos,
                 inv_mass,
@@ -616,9 +950,25 @@ fn project_rod(rods: &RodSet, params: &SimParams, r: usize, w: &mut RodWork, pha
                 max_iterations,
                 w.contact,
                 filtered,
-            )
-            .iterations
-        }
+            ),
+            tolerance,
+        ),
+        Projection::Shake {
+            tolerance,
+            max_iterations,
+        } => newton(
+            project::project_shake(
+                w.s.pos,
+                w.pos_start,
+                inv_mass,
+                rest_len,
+                tolerance,
+                max_iterations,
+                w.contact,
+                filtered,
+            ),
+            tolerance,
+        ),
         Projection::Jacobi {
             iterations,
             relaxation,
@@ -631,7 +981,7 @@ fn project_rod(rods: &RodSet, params: &SimParams, r: usize, w: &mut RodWork, pha
                 );
                 w.s.pos.copy_from_slice(&other);
             }
-            n
+            no_tolerance(n)
         }
     }
 }
@@ -697,9 +1047,10 @@ pub fn starting_inside(rods: &RodSet, state: &State) -> Option<(usize, usize, f6
 /// One substep of length `h` from time `t`, stage-major: each stage runs
 /// over every rod (in parallel) before the next starts, in the order the GPU
 /// dispatches its kernels (`GpuSimulator::encode_substep`): forces,
-/// integrate (§7.2), [grid_clear, grid_splat, grid_velocity, grid_blend]
-/// when rods interact, project (§8.1), [contact, filtered project, contact]
-/// when there are colliders, project_velocity, frames and twist.
+/// [save_start] when the projection is SHAKE, integrate (§7.2),
+/// [grid_clear, grid_splat, grid_velocity, grid_blend] when rods interact,
+/// project (§8.1), [contact, filtered project, contact] when there are
+/// colliders, project_velocity, frames and twist.
 pub fn substep(
     rods: &RodSet,
     params: &SimParams,
@@ -725,6 +1076,12 @@ pub fn substep(
             w.force,
         );
     });
+    // save_start (SHAKE projects along the constraint gradients of x₀)
+    if matches!(params.projection, Projection::Shake { .. }) {
+        for_each_rod(rods, state, work, |_, w| {
+            w.pos_start.copy_from_slice(w.s.pos)
+        });
+    }
     // integrate
     for_each_rod(rods, state, work, |r, w| {
         integrate(rods, r, t + h, h, w.force, w.s.pos, w.s.vel);
@@ -746,8 +1103,10 @@ pub fn substep(
     }
     // project
     let it = for_each_rod(rods, state, work, |r, w| project_rod(rods, params, r, w, 0));
-    for (rep, i) in reports.iter_mut().zip(it) {
-        rep.projection_iterations = i;
+    for (rep, p) in reports.iter_mut().zip(it) {
+        rep.projection_iterations = p.iterations;
+        rep.projection_converged = p.converged;
+        rep.unconverged = p.failed;
     }
     if !rods.colliders.is_empty() {
         for phase in 0..2 {
@@ -772,29 +1131,40 @@ pub fn substep(
             // project (filtered), between the two contact phases
             if phase == 0 {
                 let it = for_each_rod(rods, state, work, |r, w| project_rod(rods, params, r, w, 1));
-                for (rep, i) in reports.iter_mut().zip(it) {
-                    rep.projection_iterations += i;
+                // A filtered projection may leave strain where contacts hold
+                // vertices along an edge (or friction holds both ends of a
+                // straight stretch); the next substep's plain one resolves it,
+                // so only the plain projection can fail the run.
+                for (rep, p) in reports.iter_mut().zip(it) {
+                    rep.projection_iterations += p.iterations;
+                    rep.projection_converged &= p.converged;
                 }
             }
         }
     }
-    // project_velocity, frames, twist, and the per-rod check
+    // project_velocity (with the chatter count), frames, twist, and the per-rod check
     let rest = for_each_rod(rods, state, work, |r, w| {
-        if params.projection != Projection::None
-            || !rods.colliders.is_empty()
-            || rods.interaction.is_active()
-        {
-            project::project_velocity(w.s.vel, w.s.pos, w.pos_unc, w.contact, h);
-        }
+        let chatter = project::project_velocity(
+            w.s.vel,
+            w.s.pos,
+            w.pos_unc,
+            w.contact,
+            h,
+            project::Chatter {
+                force: w.force,
+                inv_mass: &rods.inv_mass[rods.vertices(r)],
+                rest_len: &rods.rest_len[rods.edges(r)],
+                count: w.chatter,
+            },
+        );
         let twist = update_material_frame(rods, params, r, t + h, &mut w.s);
-        (
-            twist,
-            check_rod(rods, params, r, w.s.pos, w.s.vel, w.s.theta),
-        )
+        let bad = check_rod(rods, params, r, w.s.pos, w.s.vel, w.s.theta);
+        (twist, bad, chatter)
     });
-    for (rep, (twist, bad)) in reports.iter_mut().zip(rest) {
+    for (rep, (twist, bad, chatter)) in reports.iter_mut().zip(rest) {
         rep.twist_iterations = twist;
         rep.bad = bad;
+        rep.chatter = chatter;
     }
     SubstepReport {
         rods: reports,
@@ -881,18 +1251,26 @@ pub fn for_each_rod<T: Send>(
     let views = rod_views(rods, state);
     let force = split_mut(&mut work.force, vo);
     let pos_unc = split_mut(&mut work.pos_unc, vo);
+    let pos_start = split_mut(&mut work.pos_start, vo);
     let contact = split_mut(&mut work.contact, vo);
+    let chatter = split_mut(&mut work.chatter, vo);
     let works: Vec<RodWork> = views
         .into_iter()
         .zip(force)
         .zip(pos_unc)
+        .zip(pos_start)
         .zip(contact)
-        .map(|(((s, force), pos_unc), contact)| RodWork {
-            s,
-            force,
-            pos_unc,
-            contact,
-        })
+        .zip(chatter)
+        .map(
+            |(((((s, force), pos_unc), pos_start), contact), chatter)| RodWork {
+                s,
+                force,
+                pos_unc,
+                pos_start,
+                contact,
+                chatter,
+            },
+        )
         .collect();
     works
         .into_par_iter()

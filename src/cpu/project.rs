@@ -5,12 +5,15 @@
 //!   runs it, one invocation per vertex, reading `src` and writing `dst`.
 //! * `project_fast`: the fast projection of Goldenthal et al. 2007, the gold
 //!   reference, iterated to a stated strain tolerance.
-//! * `project_velocity`: the velocity update after either.
+//! * `project_shake`: the same Newton iteration moving along the constraint
+//!   gradients of the start of the substep (SHAKE), which keeps energy and
+//!   momentum (docs/PROJECTION.md).
+//! * `project_velocity`: the velocity update after any of them.
 
 use glam::DVec3;
 
 use super::contact::Contact;
-use super::twist::solve_tridiagonal;
+use crate::stability::{CHATTER_FRACTION, CHATTER_SUBSTEPS, reverses};
 
 /// Largest strain `||eʲ|/|ēʲ| − 1|` over the edges `edges` of one rod.
 fn max_strain_of(pos: &[DVec3], rest_len: &[f64], edges: &[usize]) -> f64 {
@@ -109,51 +112,224 @@ pub fn project_jacobi(
     }
 }
 
+/// What `project_velocity` needs for the chatter count of one rod.
+pub struct Chatter<'a> {
+    /// The substep's forces, to recover the velocity before it.
+    pub force: &'a [DVec3],
+    pub inv_mass: &'a [f64],
+    pub rest_len: &'a [f64],
+    /// Per vertex: consecutive substeps its velocity reversed.
+    pub count: &'a mut [u32],
+}
+
+/// Length vertex `i` stands for in the chatter test: the mean of its
+/// adjacent rest edges (half its `l̄ᵢ` inside a rod, the one edge at an end).
+pub fn chatter_length(rest_len: &[f64], i: usize) -> f64 {
+    if i == 0 {
+        rest_len[0]
+    } else if i == rest_len.len() {
+        rest_len[i - 1]
+    } else {
+        0.5 * (rest_len[i - 1] + rest_len[i])
+    }
+}
+
 /// Kernel `project_velocity`: `v ← v + (x_projected − x_unconstrained)/h`;
 /// then, for a vertex in contact, the part of its velocity relative to the
 /// collider's surface that points out of the surface is removed (inelastic
 /// contact, restitution 0): the push-out and the step's chord across a
 /// curved surface would otherwise leave it moving outward, faster than it
 /// came in, and contact would add energy.
+///
+/// It also counts, per free vertex, the consecutive substeps in which the
+/// forces reversed its velocity: the velocity before the substep
+/// (`v − F h/m`) and the one after point apart (`stability::reverses`), and
+/// so do it and the unconstrained `v` (the elastic force did it, not the
+/// projection holding the vertex against a steady force, nor a push of
+/// contact or interaction). That is the signature of the explicit mode's
+/// chatter. A count that reaches `stability::CHATTER_SUBSTEPS`
+/// stays (the GPU keeps it in `vel.w` for the host to find); returns the
+/// first such vertex. Without projection, contact or interaction nothing
+/// moves here and only the count runs.
 pub fn project_velocity(
     vel: &mut [DVec3],
     pos: &[DVec3],
     unconstrained: &[DVec3],
     contact: &[Contact],
     h: f64,
-) {
-    for (((v, x), x0), c) in vel.iter_mut().zip(pos).zip(unconstrained).zip(contact) {
-        *v += (*x - *x0) / h;
+    chatter: Chatter,
+) -> Option<usize> {
+    let mut found = None;
+    for i in 0..vel.len() {
+        let vel_unc = vel[i];
+        let before = vel[i] - chatter.force[i] * (h * chatter.inv_mass[i]);
+        let c = contact[i];
+        let mut v = vel[i] + (pos[i] - unconstrained[i]) / h;
         if c.depth > 0.0 {
-            let out = (*v - c.surface_velocity).dot(c.normal);
+            let out = (v - c.surface_velocity).dot(c.normal);
             if out > 0.0 {
-                *v -= c.normal * out;
+                v -= c.normal * out;
             }
         }
+        vel[i] = v;
+        let count = &mut chatter.count[i];
+        let threshold = CHATTER_FRACTION * chatter_length(chatter.rest_len, i);
+        if *count < CHATTER_SUBSTEPS {
+            let free = chatter.inv_mass[i] > 0.0;
+            let forced = before.dot(vel_unc) < 0.0;
+            *count = if free && forced && reverses(before, v, h, threshold) {
+                *count + 1
+            } else {
+                count.saturating_sub(2)
+            };
+        }
+        if *count >= CHATTER_SUBSTEPS && found.is_none() {
+            found = Some(i);
+        }
     }
+    found
 }
 
-/// Outcome of a fast projection.
+/// Outcome of a Newton projection (`project_fast`, `project_shake`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FastProjection {
     pub iterations: u32,
     /// Largest strain of an edge the projection can move (one with a free vertex).
     pub max_strain: f64,
+    /// The Newton system was singular (a zero pivot), so the projection
+    /// stopped where it was.
+    pub singular: bool,
+    /// Whether `max_strain` reached the tolerance; false when `max_iterations`
+    /// ran out or the linear system had a non-positive pivot first.
+    pub converged: bool,
+}
+
+/// A fast projection that leaves an edge strained by more than this (or its
+/// tolerance, if larger) stops the run: it could not meet the constraints.
+/// Below it, a projection that ran out of iterations (as in contact, where
+/// vertices held along an edge cannot fix its length) is reported only by
+/// the diagnostics' `max_strain` and `projection_iterations`.
+pub const PROJECTION_FAIL_STRAIN: f64 = 1e-2;
+
+impl FastProjection {
+    /// Whether the projection failed to meet the constraints: an edge is
+    /// still strained by more than `max(tolerance, PROJECTION_FAIL_STRAIN)`.
+    pub fn failed(&self, tolerance: f64) -> bool {
+        self.max_strain > tolerance.max(PROJECTION_FAIL_STRAIN)
+    }
 }
 
 /// Fast projection (Goldenthal et al. 2007, as used in §8.1) of one rod.
 ///
 /// Constraints `Cⱼ = |eʲ|² − |ēʲ|²`; each iteration solves
 /// `(∇C M⁻¹ ∇Cᵀ) δλ = C` (tridiagonal along a rod) and sets
-/// `x ← x − M⁻¹ ∇Cᵀ δλ`, until every strain is below `tolerance`.
+/// `x ← x − M⁻¹ ∇Cᵀ δλ`, until every strain is below `tolerance`, with the
+/// gradients `∇C` of the current iterate.
 /// Edges whose two vertices are both driven by anchors are rigid already and
 /// are left out of the system.
 /// In a filtered projection, vertices in contact move in their tangent plane
 /// only (`apply_inv_mass`); an edge that then cannot change its length (both
 /// ends held along it) gets the row δλ = 0.
+///
+/// Moving along the iterate's own gradients makes the correction of each
+/// step the closest point on the manifold, not a force of the start of the
+/// step: the velocity update then dissipates energy in proportion to h and
+/// does not conserve angular momentum (docs/PROJECTION.md).
 #[allow(clippy::too_many_arguments)] // the WGSL twin's inputs
 pub fn project_fast(
     pos: &mut [DVec3],
+    inv_mass: &[f64],
+    rest_len: &[f64],
+    tolerance: f64,
+    max_iterations: u32,
+    contact: &[Contact],
+    filtered: bool,
+) -> FastProjection {
+    let c = contact;
+    newton_projection(
+        pos,
+        None,
+        inv_mass,
+        rest_len,
+        tolerance,
+        max_iterations,
+        c,
+        filtered,
+    )
+}
+
+/// SHAKE projection of one rod: the constraint forces of the discrete
+/// Euler–Lagrange equations (Ryckaert, Ciccotti and Berendsen 1977; the
+/// "implicit constraint direction" of Goldenthal et al. 2007).
+///
+/// The symplectic Euler step with constraint forces at the start of the
+/// substep, `x₀ = start`, is
+///
+/// ```text
+/// v₁ = v₀ + h M⁻¹ (F(x₀) − ∇C(x₀)ᵀ μ),   x₁ = x₀ + h v₁,   C(x₁) = 0,
+/// ```
+///
+/// i.e. with the unconstrained `x̃ = x₀ + h (v₀ + h M⁻¹ F(x₀))` (the
+/// positions `integrate` leaves) and λ = h² μ:
+///
+/// ```text
+/// x₁ = x̃ − M⁻¹ ∇C(x₀)ᵀ λ,   C(x₁) = 0,   v₁ = (x₁ − x₀)/h.
+/// ```
+///
+/// It is the discrete Euler–Lagrange equation of the discrete Lagrangian
+/// `L(x₀, x₁) = h (½ |(x₁ − x₀)/h|²_M − E(x₀))` restricted to `C = 0`, so it
+/// is symplectic on the constraint manifold (its energy error stays an O(h)
+/// oscillation, without drift), and `L` is invariant under translations and
+/// rotations (so are `E` and `C`), so `Σ mᵢ vᵢ` and `Σ mᵢ xᵢ × vᵢ` of a free
+/// rod are conserved exactly (discrete Noether). Directly: the correction of
+/// edge j moves its ends by `∓wᵢ 2 e₀ʲ λⱼ`, so `Σ mᵢ Δxᵢ = 0` and
+/// `Σ mᵢ x₀ᵢ × Δxᵢ = 2λⱼ (x₀ʲ⁺¹ − x₀ʲ) × e₀ʲ = 0`. Fast projection's
+/// correction along the iterate's edges `eʲ` leaves `2λⱼ e₀ʲ × eʲ ≠ 0`.
+///
+/// Newton on `λ`: with `x(λ)` above, `∂C/∂λ = −∇C(x) M⁻¹ ∇C(x₀)ᵀ`, so each
+/// iteration solves `(∇C(x) M⁻¹ ∇C(x₀)ᵀ) δλ = C(x)` and sets
+/// `x ← x − M⁻¹ ∇C(x₀)ᵀ δλ`. The matrix is tridiagonal along the rod but not
+/// symmetric: with `eʲ` the iterate's edges and `dʲ = e₀ʲ`,
+/// `Aⱼⱼ = 4 eʲ·(Wⱼ + Wⱼ₊₁) dʲ`, `Aⱼ,ⱼ₊₁ = −4 eʲ·Wⱼ₊₁ dʲ⁺¹`,
+/// `Aⱼ₊₁,ⱼ = −4 eʲ⁺¹·Wⱼ₊₁ dʲ` (`solve_tridiagonal_lu`). It is Newton's
+/// method, so convergence is quadratic near the solution, as fast
+/// projection's. Anchored and filtered vertices are treated as in
+/// `project_fast` (`W = 0` for an anchored vertex: momentum is then not
+/// conserved, the anchor exchanges it with the rod).
+///
+/// The velocity update stays `project_velocity`: `ṽ + (x₁ − x̃)/h = (x₁ − x₀)/h`.
+/// `start` holds the rod's positions before `integrate` (`Workspace::pos_start`).
+#[allow(clippy::too_many_arguments)] // the WGSL twin's inputs
+pub fn project_shake(
+    pos: &mut [DVec3],
+    start: &[DVec3],
+    inv_mass: &[f64],
+    rest_len: &[f64],
+    tolerance: f64,
+    max_iterations: u32,
+    contact: &[Contact],
+    filtered: bool,
+) -> FastProjection {
+    let (s, c) = (Some(start), contact);
+    newton_projection(
+        pos,
+        s,
+        inv_mass,
+        rest_len,
+        tolerance,
+        max_iterations,
+        c,
+        filtered,
+    )
+}
+
+/// Newton's method on the edge-length constraints of one rod, moving the
+/// vertices along the constraint gradients of `start` (SHAKE) or, when
+/// `start` is `None`, of the current iterate (fast projection).
+#[allow(clippy::too_many_arguments)]
+fn newton_projection(
+    pos: &mut [DVec3],
+    start: Option<&[DVec3]>,
     inv_mass: &[f64],
     rest_len: &[f64],
     tolerance: f64,
@@ -168,51 +344,102 @@ pub fn project_fast(
         .filter(|&j| inv_mass[j] + inv_mass[j + 1] > 0.0)
         .collect();
     let m = active.len();
+    // The direction of each active edge's correction: its start edge (SHAKE).
+    let start_edges: Option<Vec<DVec3>> =
+        start.map(|s| active.iter().map(|&j| s[j + 1] - s[j]).collect());
     let mut diag = vec![0.0; m];
-    let mut off = vec![0.0; m];
+    let mut upper = vec![0.0; m];
+    let mut lower = vec![0.0; m];
     let mut lambda = vec![0.0; m];
     let mut scratch = vec![0.0; m];
     let mut out = FastProjection {
         iterations: 0,
         max_strain: max_strain_of(pos, rest_len, &active),
+        singular: false,
+        converged: false,
     };
     while out.max_strain > tolerance && out.iterations < max_iterations && m > 0 {
         let e: Vec<DVec3> = active.iter().map(|&j| pos[j + 1] - pos[j]).collect();
+        let d = start_edges.as_deref().unwrap_or(&e);
         for (a, &j) in active.iter().enumerate() {
-            diag[a] = 4.0 * e[a].dot(w(j, e[a]) + w(j + 1, e[a]));
+            diag[a] = 4.0 * e[a].dot(w(j, d[a]) + w(j + 1, d[a]));
             lambda[a] = e[a].length_squared() - rest_len[j] * rest_len[j];
-            // Coupling with the next active edge through their shared vertex.
-            off[a] = match active.get(a + 1) {
-                Some(&k) if k == j + 1 => -4.0 * e[a].dot(w(j + 1, e[a + 1])),
-                _ => 0.0,
+            // Coupling with the next active edge through their shared vertex
+            // (symmetric when d = e: W is).
+            (upper[a], lower[a]) = match active.get(a + 1) {
+                Some(&k) if k == j + 1 => {
+                    let u = -4.0 * e[a].dot(w(j + 1, d[a + 1]));
+                    let l = match start {
+                        None => u,
+                        Some(_) => -4.0 * e[a + 1].dot(w(j + 1, d[a])),
+                    };
+                    (u, l)
+                }
+                _ => (0.0, 0.0),
             };
         }
         for a in 0..m {
             let j = active[a];
-            let scale = 4.0 * e[a].length_squared() * (inv_mass[j] + inv_mass[j + 1]);
+            let scale = 4.0 * e[a].length() * d[a].length() * (inv_mass[j] + inv_mass[j + 1]);
             if diag[a] <= 1e-12 * scale {
                 diag[a] = 1.0;
                 lambda[a] = 0.0;
-                off[a] = 0.0;
+                upper[a] = 0.0;
+                lower[a] = 0.0;
                 if a > 0 {
-                    off[a - 1] = 0.0;
+                    upper[a - 1] = 0.0;
+                    lower[a - 1] = 0.0;
                 }
             }
         }
-        // Active edges that are not adjacent are uncoupled (off = 0), so one
-        // tridiagonal solve covers every stretch of free edges.
-        if !solve_tridiagonal(&diag, &off[..m - 1], &mut lambda, &mut scratch) {
+        // Active edges that are not adjacent are uncoupled (no off-diagonal),
+        // so one tridiagonal solve covers every stretch of free edges.
+        if !solve_tridiagonal_lu(&diag, &upper, &lower, &mut lambda, &mut scratch) {
+            out.singular = true;
             break;
         }
         for (a, &j) in active.iter().enumerate() {
-            let g = 2.0 * e[a] * lambda[a];
+            let g = 2.0 * d[a] * lambda[a];
             pos[j] += w(j, g);
             pos[j + 1] -= w(j + 1, g);
         }
         out.iterations += 1;
         out.max_strain = max_strain_of(pos, rest_len, &active);
     }
+    out.converged = out.max_strain <= tolerance;
     out
+}
+
+/// Solve the tridiagonal system with diagonal `diag`, `upper[i] = A[i][i+1]`
+/// and `lower[i] = A[i+1][i]` in place (Thomas algorithm, no pivoting: the
+/// projection's matrices are diagonally dominant up to the step's change of
+/// the edges). Returns false when a pivot is not positive. With
+/// `lower = upper` it is `twist::solve_tridiagonal`, operation for operation.
+pub fn solve_tridiagonal_lu(
+    diag: &[f64],
+    upper: &[f64],
+    lower: &[f64],
+    rhs: &mut [f64],
+    scratch: &mut [f64],
+) -> bool {
+    let n = diag.len();
+    let mut pivot = diag[0];
+    if pivot.is_nan() || pivot <= 0.0 {
+        return false;
+    }
+    rhs[0] /= pivot;
+    for i in 1..n {
+        scratch[i - 1] = upper[i - 1] / pivot;
+        pivot = diag[i] - lower[i - 1] * scratch[i - 1];
+        if pivot.is_nan() || pivot <= 0.0 {
+            return false;
+        }
+        rhs[i] = (rhs[i] - lower[i - 1] * rhs[i - 1]) / pivot;
+    }
+    for i in (0..n - 1).rev() {
+        rhs[i] -= scratch[i] * rhs[i + 1];
+    }
+    true
 }
 
 #[cfg(test)]
@@ -243,11 +470,86 @@ mod tests {
         let x0 = [DVec3::ZERO; 3];
         let x: Vec<DVec3> = wanted.iter().map(|v| *v * h).collect();
         let mut vel = [DVec3::ZERO; 3];
-        project_velocity(&mut vel, &x, &x0, &contact, h);
+        let chatter = Chatter {
+            force: &[DVec3::ZERO; 3],
+            inv_mass: &[1.0; 3],
+            rest_len: &[1.0; 2],
+            count: &mut [0; 3],
+        };
+        project_velocity(&mut vel, &x, &x0, &contact, h, chatter);
         assert!((vel[0] - DVec3::new(0.3, 0.5, -0.1)).length() < 1e-12);
         assert!((vel[0] - u).dot(n).abs() < 1e-12);
         assert!((vel[1] - wanted[1]).length() < 1e-12);
         assert!((vel[2] - wanted[2]).length() < 1e-12);
+    }
+
+    /// `solve_tridiagonal_lu` solves a non-symmetric system: the residual
+    /// `A x − b` of the solution is at rounding level; with `lower = upper`
+    /// it returns what the symmetric solver of the twist returns, bit for bit.
+    #[test]
+    fn lu_solves_a_non_symmetric_tridiagonal_system() {
+        let diag = [4.0, 5.0, 3.5, 6.0];
+        let upper = [1.0, -2.0, 0.5, 0.0];
+        let lower = [-0.5, 1.5, 2.0, 0.0];
+        let b = [1.0, -2.0, 3.0, 0.25];
+        let mut x = b;
+        let mut scratch = [0.0; 4];
+        assert!(solve_tridiagonal_lu(
+            &diag,
+            &upper,
+            &lower,
+            &mut x,
+            &mut scratch
+        ));
+        for i in 0..4 {
+            let mut ax = diag[i] * x[i];
+            if i > 0 {
+                ax += lower[i - 1] * x[i - 1];
+            }
+            if i < 3 {
+                ax += upper[i] * x[i + 1];
+            }
+            assert!((ax - b[i]).abs() < 1e-14, "row {i}: {ax} vs {}", b[i]);
+        }
+        let (mut s1, mut s2) = (b, b);
+        assert!(solve_tridiagonal_lu(
+            &diag,
+            &upper,
+            &upper,
+            &mut s1,
+            &mut scratch
+        ));
+        assert!(crate::cpu::twist::solve_tridiagonal(
+            &diag,
+            &upper[..3],
+            &mut s2,
+            &mut scratch
+        ));
+        assert_eq!(s1, s2);
+    }
+
+    /// SHAKE's Newton step on a single free edge whose start direction is
+    /// not its current one: the error after one step is second order in the
+    /// violation, as for fast projection.
+    #[test]
+    fn one_edge_shake_step_is_quadratic() {
+        let mut pos = [DVec3::ZERO, DVec3::new(1.01, 0.0, 0.0)];
+        let start = [DVec3::ZERO, DVec3::new(1.0, 0.1, 0.0).normalize()];
+        let r = project_shake(
+            &mut pos,
+            &start,
+            &[0.0, 1.0],
+            &[1.0],
+            0.0,
+            1,
+            &[Contact::default(); 2],
+            false,
+        );
+        // The step e ← e − s d, s = 2δλ, solves the linearised constraint
+        // 2 e·d s = |e|² − 1 exactly, so |e|² − 1 = s² after it; s ≈ 0.01
+        // (|e| − 1 = 0.01, e·d ≈ 1): strain ≈ s²/2 ≈ 5e-5.
+        assert!(r.max_strain < 6e-5 && r.max_strain > 4e-5, "{r:?}");
+        assert!(!r.converged);
     }
 
     /// The linear system of fast projection: one Newton step on a single

@@ -326,6 +326,8 @@ pub enum Kernel {
     Integrate,
     ProjectJacobi,
     ProjectFast,
+    SaveStart,
+    ProjectShake,
     ProjectVelocity,
     Contact,
     GridClear,
@@ -354,6 +356,7 @@ pub mod binding {
     pub const GRID_GROUPS: u32 = 13;
     pub const GRID: u32 = 14;
     pub const GRID_FIELDS: u32 = 15;
+    pub const POS_START: u32 = 16;
 }
 
 /// What a group-1 binding is.
@@ -379,13 +382,15 @@ pub fn binding_kind(b: u32) -> BindingKind {
 pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
-    pub const ALL: [Kernel; 12] = [
+    pub const ALL: [Kernel; 14] = [
         Kernel::Frames,
         Kernel::Twist,
         Kernel::Forces,
         Kernel::Integrate,
         Kernel::ProjectJacobi,
         Kernel::ProjectFast,
+        Kernel::SaveStart,
+        Kernel::ProjectShake,
         Kernel::ProjectVelocity,
         Kernel::Contact,
         Kernel::GridClear,
@@ -402,6 +407,8 @@ impl Kernel {
             Kernel::Integrate => "integrate",
             Kernel::ProjectJacobi => "project_jacobi",
             Kernel::ProjectFast => "project_fast",
+            Kernel::SaveStart => "save_start",
+            Kernel::ProjectShake => "project_shake",
             Kernel::ProjectVelocity => "project_velocity",
             Kernel::Contact => "contact",
             Kernel::GridClear => "grid_clear",
@@ -420,7 +427,12 @@ impl Kernel {
     pub fn per_rod(self) -> bool {
         matches!(
             self,
-            Kernel::Frames | Kernel::Twist | Kernel::Forces | Kernel::ProjectFast | Kernel::Contact
+            Kernel::Frames
+                | Kernel::Twist
+                | Kernel::Forces
+                | Kernel::ProjectFast
+                | Kernel::ProjectShake
+                | Kernel::Contact
         )
     }
 
@@ -436,7 +448,9 @@ impl Kernel {
             Kernel::Integrate => &[POS, VEL, POS_UNC, SCRATCH, CLAMPS],
             Kernel::ProjectJacobi => &[SRC, DST, CONTACTS],
             Kernel::ProjectFast => &[POS, SCRATCH, STATS, CONTACTS],
-            Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, CONTACTS],
+            Kernel::SaveStart => &[POS, POS_START],
+            Kernel::ProjectShake => &[POS, POS_START, SCRATCH, STATS, CONTACTS],
+            Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, SCRATCH, CONTACTS],
             Kernel::Contact => &[POS, VEL, POS_UNC, STATS, CONTACTS, COLLIDERS, SDF],
             Kernel::GridClear => &[GRID],
             Kernel::GridSplat => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID],

@@ -34,7 +34,8 @@ pub fn precision_note(params: &crate::params::SimParams) -> Option<String> {
             params.twist_tolerance
         ));
     }
-    if let crate::params::Projection::Fast { tolerance, .. } = params.projection
+    if let crate::params::Projection::Fast { tolerance, .. }
+    | crate::params::Projection::Shake { tolerance, .. } = params.projection
         && tolerance < 1e-6
     {
         parts.push(format!(

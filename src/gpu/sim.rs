@@ -1,7 +1,7 @@
 //! `GpuSimulator`: GPU buffers of a `RodSet` and its `State`, the pipelines,
-//! and the dispatch sequence of a substep — the same order as `substep_rod`
-//! in `src/cpu/mod.rs`: forces, integrate, projection, velocity update,
-//! frames, twist.
+//! and the dispatch sequence of a substep — the same order as `substep`
+//! in `src/cpu/mod.rs`: forces, [save_start], integrate, [grid], projection,
+//! [contact], velocity update, frames, twist.
 
 use std::collections::HashMap;
 
@@ -35,6 +35,8 @@ pub enum VertexBuffer {
     Unconstrained,
     /// The second ping-pong buffer (Q) of the Jacobi iterations.
     Tmp,
+    /// `pos_start`: positions at the start of the substep (`save_start`).
+    Start,
 }
 
 /// One Jacobi iteration reads one vertex buffer and writes another.
@@ -87,6 +89,8 @@ struct Buffers {
     vel: wgpu::Buffer,
     pos_unc: wgpu::Buffer,
     pos_tmp: wgpu::Buffer,
+    /// Positions at the start of the substep (`save_start`), for SHAKE.
+    pos_start: wgpu::Buffer,
     frame: wgpu::Buffer,
     scratch: wgpu::Buffer,
     stats: wgpu::Buffer,
@@ -135,6 +139,8 @@ pub struct GpuSimulator {
     /// Group-1 layouts of the kernels that bind `grid_groups`, whose bind
     /// groups are remade when that buffer grows.
     grid_layouts: HashMap<Kernel, wgpu::BindGroupLayout>,
+    /// What the substeps were last resolved for (`stability::Checked`).
+    checked: crate::stability::Checked,
 }
 
 fn vec4(v: DVec3, w: f32) -> [f32; 4] {
@@ -374,6 +380,7 @@ impl GpuSimulator {
             vel: zeroed("vel", v16),
             pos_unc: zeroed("pos_unc", v16),
             pos_tmp: zeroed("pos_tmp", v16),
+            pos_start: zeroed("pos_start", v16),
             frame: zeroed("frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
             scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
             stats: zeroed("stats", 32),
@@ -425,7 +432,7 @@ impl GpuSimulator {
 
         if let Some(e) = pollster::block_on(oom_scope.pop()) {
             return Err(GpuError::OutOfMemory {
-                bytes: (nv * (4 * 16 + 48 + 32 + 64 + 32)) as u64,
+                bytes: (nv * (5 * 16 + 48 + 32 + 64 + 32)) as u64,
                 message: e.to_string(),
             });
         }
@@ -472,6 +479,7 @@ impl GpuSimulator {
                 binding::POS => buffers.pos.as_entire_binding(),
                 binding::VEL => buffers.vel.as_entire_binding(),
                 binding::POS_UNC => buffers.pos_unc.as_entire_binding(),
+                binding::POS_START => buffers.pos_start.as_entire_binding(),
                 binding::FRAME => buffers.frame.as_entire_binding(),
                 binding::CLAMPS => buffers.clamps.as_entire_binding(),
                 binding::SCRATCH => buffers.scratch.as_entire_binding(),
@@ -513,6 +521,7 @@ impl GpuSimulator {
             VertexBuffer::Pos => &buffers.pos,
             VertexBuffer::Unconstrained => &buffers.pos_unc,
             VertexBuffer::Tmp => &buffers.pos_tmp,
+            VertexBuffer::Start => &buffers.pos_start,
         };
         let mut pipelines = HashMap::new();
         let mut state_groups = HashMap::new();
@@ -590,6 +599,7 @@ impl GpuSimulator {
             params,
             time,
             step_count: 0,
+            checked: Default::default(),
             ctx: ctx.clone(),
             buffers,
             pipelines,
@@ -642,6 +652,10 @@ impl GpuSimulator {
         let (relaxation, fast_tolerance, fast_max_iterations) = match p.projection {
             Projection::Jacobi { relaxation, .. } => (relaxation, 0.0, 0),
             Projection::Fast {
+                tolerance,
+                max_iterations,
+            }
+            | Projection::Shake {
                 tolerance,
                 max_iterations,
             } => (1.0, tolerance, max_iterations),
@@ -819,6 +833,7 @@ impl GpuSimulator {
         match self.params.projection {
             Projection::None => {}
             Projection::Fast { .. } => self.dispatch(pass, Kernel::ProjectFast, at),
+            Projection::Shake { .. } => self.dispatch(pass, Kernel::ProjectShake, at),
             Projection::Jacobi { iterations, .. } => {
                 let n = crate::cpu::jacobi_iterations(iterations, phase);
                 let schedule = if phase == 0 {
@@ -838,6 +853,9 @@ impl GpuSimulator {
     fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
         let at = entry(k, 0);
         self.dispatch(pass, Kernel::Forces, at);
+        if matches!(self.params.projection, Projection::Shake { .. }) {
+            self.dispatch(pass, Kernel::SaveStart, at);
+        }
         self.dispatch(pass, Kernel::Integrate, at);
         let interaction = self.rods.interaction.is_active();
         if interaction {
@@ -853,9 +871,8 @@ impl GpuSimulator {
             self.encode_project(pass, k, 1);
             self.dispatch(pass, Kernel::Contact, entry(k, 1));
         }
-        if self.params.projection != Projection::None || contact || interaction {
-            self.dispatch(pass, Kernel::ProjectVelocity, at);
-        }
+        // Always: it also counts the chatter (`project::project_velocity`).
+        self.dispatch(pass, Kernel::ProjectVelocity, at);
         self.dispatch(pass, Kernel::Frames, at);
         self.dispatch(pass, Kernel::Twist, at);
     }
@@ -905,6 +922,7 @@ impl GpuSimulator {
             &b.vel,
             &b.pos_unc,
             &b.pos_tmp,
+            &b.pos_start,
             &b.frame,
             &b.scratch,
             &b.stats,
@@ -959,19 +977,73 @@ impl GpuSimulator {
     }
 
     /// `step`, then read the state back to check it and compute diagnostics
-    /// (energies in f64 on the host, iteration counts from the GPU).
+    /// (energies in f64 on the host, iteration counts from the GPU). Before
+    /// the step, the substeps are resolved again if `dt`, the substep rule or
+    /// a material changed (`stability::Checked`).
     pub fn step_checked(&mut self) -> Result<(State, Diagnostics), Unstable> {
+        let (step, time) = (self.step_count + 1, self.time);
+        self.params.substeps = self
+            .checked
+            .recheck(&self.rods, &self.params)
+            .map_err(|e| Unstable::step_limit(&self.rods, e, step, time))?;
         self.step();
-        let state = self.read_state();
-        if let Some((rod, what)) = check_state(&self.rods, &self.params, &state) {
-            return Err(Unstable::blow_up(
+        let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
+        let (state, chatter) = self.read_state_and_chatter();
+        let bad = check_state(&self.rods, &self.params, &state);
+        let stop = |rod, bad| {
+            Unstable::blow_up(
                 &self.rods,
+                &self.params,
                 rod,
                 self.step_count,
                 self.time,
-                what,
-                self.params.h(),
-            ));
+                bad,
+            )
+        };
+        // An anchor driving its vertices too fast explains whatever else
+        // went wrong (as on the CPU).
+        if let Some((
+            rod,
+            b @ crate::cpu::Bad::TooFast {
+                anchor: Some(_), ..
+            },
+        )) = &bad
+        {
+            return Err(stop(*rod, b.clone()));
+        }
+        if stats[6] > 0 {
+            let rod = (stats[6] / 2 - 1) as usize;
+            let failed = crate::cpu::project::FastProjection {
+                iterations: stats[1],
+                max_strain: f32::from_bits(stats[7]) as f64,
+                singular: stats[6] % 2 == 1,
+                converged: false,
+            };
+            let e = Unstable::projection(
+                &self.rods,
+                &self.params,
+                rod,
+                failed,
+                self.step_count,
+                self.time,
+            );
+            return Err(e);
+        }
+        if let Some(v) = chatter {
+            let rod = self.rods.vertex_offset.partition_point(|&o| o <= v) - 1;
+            let vertex = v - self.rods.vertex_offset[rod];
+            let e = Unstable::chatter(
+                &self.rods,
+                &self.params,
+                rod,
+                vertex,
+                self.step_count,
+                self.time,
+            );
+            return Err(e);
+        }
+        if let Some((rod, b)) = bad {
+            return Err(stop(rod, b));
         }
         let counters = self.read_grid_counters();
         if counters[GRID_OVERFLOW] > 0 {
@@ -985,7 +1057,6 @@ impl GpuSimulator {
                 self.time,
             ));
         }
-        let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
         if stats[2] > 0 {
             let code = stats[3] - 1;
             let v = (code / MAX_COLLIDERS as u32) as usize;
@@ -1197,6 +1268,7 @@ impl GpuSimulator {
             VertexBuffer::Pos => &self.buffers.pos,
             VertexBuffer::Unconstrained => &self.buffers.pos_unc,
             VertexBuffer::Tmp => &self.buffers.pos_tmp,
+            VertexBuffer::Start => &self.buffers.pos_start,
         };
         let v: Vec<[f32; 4]> = self.read(b, self.rods.vertex_count());
         v.into_iter()
@@ -1263,12 +1335,20 @@ impl GpuSimulator {
 
     /// The whole state, converted to f64.
     pub fn read_state(&self) -> State {
+        self.read_state_and_chatter().0
+    }
+
+    /// `read_state`, and the first vertex whose chatter count (`vel.w`,
+    /// kernel `integrate`) reached `stability::CHATTER_SUBSTEPS`.
+    pub fn read_state_and_chatter(&self) -> (State, Option<usize>) {
         let nv = self.rods.vertex_count();
         let pos: Vec<[f32; 4]> = self.read(&self.buffers.pos, nv);
         let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, nv);
+        let limit = crate::stability::CHATTER_SUBSTEPS as f32;
+        let chatter = vel.iter().position(|v| v[3] >= limit);
         let frame: Vec<GpuEdgeFrame> = self.read(&self.buffers.frame, nv);
         let edges = || self.edge_index.iter().map(|&i| frame[i]);
-        State {
+        let state = State {
             time: self.time,
             pos: pos
                 .into_iter()
@@ -1279,7 +1359,8 @@ impl GpuSimulator {
             theta: edges().map(|f| f.tangent[3] as f64).collect(),
             tangent: edges().map(|f| dvec3(f.tangent)).collect(),
             ref_u: edges().map(|f| dvec3(f.ref_u)).collect(),
-        }
+        };
+        (state, chatter)
     }
 
     /// Replace the whole state (rounded to f32). Does not re-solve the twist.

@@ -53,7 +53,10 @@ pub struct InteractionSection {
 pub struct SimSection {
     /// Step (frame) length (s).
     pub dt: f64,
-    pub substeps: u32,
+    /// `"auto"` (default: from the step limit, `crate::stability`) or a count.
+    pub substeps: Substeps,
+    /// Run a fixed `substeps` above the step limit anyway.
+    pub allow_unstable: bool,
     /// Steps `strands run` takes unless `--steps` says otherwise.
     pub steps: u64,
     pub gravity: V3,
@@ -71,7 +74,8 @@ impl Default for SimSection {
         let p = crate::params::SimParams::default();
         SimSection {
             dt: p.dt,
-            substeps: p.substeps,
+            substeps: Substeps::Auto,
+            allow_unstable: false,
             steps: 600,
             gravity: p.gravity.to_array(),
             drag: 0.0,
@@ -84,11 +88,50 @@ impl Default for SimSection {
     }
 }
 
+/// `sim.substeps`: `"auto"` or a number of substeps per step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Substeps {
+    Auto,
+    Fixed(u64),
+}
+
+impl<'de> Deserialize<'de> for Substeps {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Substeps;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number of substeps or \"auto\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Substeps, E> {
+                u64::try_from(v)
+                    .map(Substeps::Fixed)
+                    .map_err(|_| E::custom(format!("must be at least 1 or \"auto\", got {v}")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Substeps, E> {
+                Ok(Substeps::Fixed(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Substeps, E> {
+                if v == "auto" {
+                    Ok(Substeps::Auto)
+                } else {
+                    Err(E::custom(format!(
+                        "expected a whole number of substeps or \"auto\", got \"{v}\""
+                    )))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ProjectionMethod {
     Fast,
     Jacobi,
+    /// SHAKE (`Projection::Shake`): keeps energy and momentum.
+    Shake,
     None,
 }
 
@@ -100,9 +143,9 @@ pub struct ProjectionSection {
     pub iterations: u32,
     /// Jacobi: relaxation factor in (0, 1].
     pub relaxation: f64,
-    /// Fast: strain tolerance.
+    /// Fast, Shake: strain tolerance.
     pub tolerance: f64,
-    /// Fast: iteration cap.
+    /// Fast, Shake: iteration cap.
     pub max_iterations: u32,
 }
 

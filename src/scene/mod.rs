@@ -143,7 +143,11 @@ impl Scene {
             .map_err(|f| locate((f, "is not a finite number".into())))?;
         let file = de::scene_file(&doc.to_string()).map_err(locate)?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        convert(file, dir).map_err(locate)
+        let mut scene = convert(file, dir).map_err(locate)?;
+        let (rods, _) = scene.build();
+        scene.params.substeps = crate::stability::resolve_substeps(&rods, &scene.params)
+            .map_err(|e| locate(("sim.substeps".into(), e.to_string())))?;
+        Ok(scene)
     }
 }
 
@@ -386,14 +390,36 @@ fn v3(a: V3) -> DVec3 {
 
 fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
     positive("sim.dt", s.dt)?;
-    if s.substeps == 0 {
-        return Err(("sim.substeps".into(), "must be at least 1".into()));
-    }
+    let (substeps, auto_substeps) = match s.substeps {
+        Substeps::Auto => (1, true),
+        Substeps::Fixed(0) => {
+            return Err((
+                "sim.substeps".into(),
+                "must be at least 1 (or \"auto\")".into(),
+            ));
+        }
+        Substeps::Fixed(n) => (
+            u32::try_from(n).map_err(|_| {
+                (
+                    "sim.substeps".into(),
+                    format!(
+                        "{n} substeps per step is beyond what a run can take (at most {})",
+                        u32::MAX
+                    ),
+                )
+            })?,
+            false,
+        ),
+    };
     positive("sim.max_speed", s.max_speed)?;
     positive("sim.twist_tolerance", s.twist_tolerance)?;
     let p = &s.projection;
     let projection = match p.method {
         ProjectionMethod::Fast => Projection::Fast {
+            tolerance: positive("sim.projection.tolerance", p.tolerance)?,
+            max_iterations: at_least_one("sim.projection.max_iterations", p.max_iterations)?,
+        },
+        ProjectionMethod::Shake => Projection::Shake {
             tolerance: positive("sim.projection.tolerance", p.tolerance)?,
             max_iterations: at_least_one("sim.projection.max_iterations", p.max_iterations)?,
         },
@@ -423,7 +449,9 @@ fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
     non_negative("sim.drag", s.drag)?;
     Ok(SimParams {
         dt: s.dt,
-        substeps: s.substeps,
+        substeps,
+        auto_substeps,
+        allow_unstable: s.allow_unstable,
         gravity: v3(s.gravity),
         wind: Wind {
             velocity: v3(w.velocity),
