@@ -10,8 +10,8 @@ use super::format::{RodSection, SceneFile};
 
 /// Host memory per vertex while `strands run` simulates (bytes). Measured
 /// as the slope of peak RSS (`/usr/bin/time -f %M`) against vertex count on
-/// the CPU backend, with the rods' share included: about 485 B for grass of
-/// 32-vertex blades, 620 B for 17-vertex hair with interaction (scene, rod
+/// the CPU backend, with the rods' share included: about 520 B for grass of
+/// 32-vertex blades, 650 B for 17-vertex hair with interaction (scene, rod
 /// set, state and the state saved before each step, workspace, grid, result).
 pub const BYTES_PER_VERTEX: u64 = 640;
 /// Host memory per rod besides its vertices (bytes; measured about 750 B
