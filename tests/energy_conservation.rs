@@ -287,6 +287,10 @@ fn projection_dissipation_table() {
         iterations,
         relaxation,
     };
+    let shake = |tolerance| Projection::Shake {
+        tolerance,
+        max_iterations: 50,
+    };
     let methods = [
         ("none", Projection::None, false),
         ("fast 1e-10 (default)", FAST, false),
@@ -294,6 +298,8 @@ fn projection_dissipation_table() {
         ("jacobi 16 × 0.5", jacobi(16, 0.5), false),
         ("jacobi 64 × 1.0", jacobi(64, 1.0), false),
         ("shake 1e-10", SHAKE, false),
+        ("shake 1e-6", shake(1e-6), false),
+        ("shake 1e-5", shake(1e-5), false),
         ("shake 1e-10 + RATTLE velocity", SHAKE, true),
     ];
     println!(
@@ -402,6 +408,11 @@ fn shake_conserves_the_momentum_of_a_spinning_free_rod() {
         sim
     };
     let r = run(spinning(SHAKE), &[5.0], false);
+    let f = run(spinning(FAST), &[5.0], false);
+    eprintln!(
+        "spinning rod, 5 s: Δ|P| / (M v_max) {:.1e} (SHAKE), {:.1e} (fast); Δ|L| / (M L v_max) {:.1e} (SHAKE), {:.1e} (fast)",
+        r.linear, f.linear, r.angular, f.angular
+    );
     assert!(r.converged && r.max_strain <= 1e-10, "{r:?}");
     assert!(
         r.linear < 1e-9,
@@ -413,7 +424,6 @@ fn shake_conserves_the_momentum_of_a_spinning_free_rod() {
         "SHAKE: angular momentum changed by {:.2e} M L v_max",
         r.angular
     );
-    let f = run(spinning(FAST), &[5.0], false);
     assert!(
         f.angular > 1e-6,
         "fast projection kept the angular momentum to {:.2e} M L v_max",
@@ -458,4 +468,48 @@ fn shake_meets_its_tolerance_every_substep() {
         assert_eq!([sim.state.pos[root], sim.state.pos[root + 1]], held);
     }
     assert!(most >= 1, "the projection never had work to do");
+}
+
+/// With anisotropic bending the quasistatic material frame (§5) is not a
+/// smooth function of the centreline everywhere: where a vertex's curvature
+/// passes near zero the preferred orientation turns quickly, and where a
+/// minimum of E(θ) disappears θ jumps to another and the energy drops at
+/// once (the twist has no inertia to carry it). This prints the single
+/// substeps whose energy change exceeds 0.2 % of E₀ for the anisotropic rod
+/// under SHAKE at 3 % of the step limit, where symplectic Euler's own
+/// oscillation per substep is far smaller, and the 2-s means (docs/PROJECTION.md).
+#[test]
+#[ignore = "prints the energy jumps of docs/PROJECTION.md"]
+fn anisotropic_twist_energy_jumps() {
+    let mut sim = free_rod_sim(bent_free_rod(aniso_material()), SHAKE, 0.03);
+    let h = sim.params.dt;
+    let e0 = total_energy(&sim.diagnostics());
+    let steps = (20.0 / h).round() as usize;
+    let per_mean = (2.0 / h).round() as usize;
+    let (mut prev, mut sum, mut jumps) = (1.0, 0.0, 0.0);
+    let mut means = Vec::new();
+    for k in 1..=steps {
+        let d = sim.step().unwrap();
+        let e = total_energy(&d) / e0;
+        if (e - prev).abs() > 2e-3 {
+            println!(
+                "t = {:.3} s: energy {:+.2} % of E₀ in one substep ({} twist iterations)",
+                d.time,
+                100.0 * (e - prev),
+                d.twist_iterations
+            );
+            jumps += e - prev;
+        }
+        prev = e;
+        sum += e;
+        if k % per_mean == 0 {
+            means.push(format!("{:.4}", sum / per_mean as f64));
+            sum = 0.0;
+        }
+    }
+    println!(
+        "sum of the jumps {:+.2} % of E₀; 2-s mean energies / E₀: {}",
+        100.0 * jumps,
+        means.join(" ")
+    );
 }

@@ -283,7 +283,7 @@ pub fn project_fast(
 /// rotations (so are `E` and `C`), so `Σ mᵢ vᵢ` and `Σ mᵢ xᵢ × vᵢ` of a free
 /// rod are conserved exactly (discrete Noether). Directly: the correction of
 /// edge j moves its ends by `∓wᵢ 2 e₀ʲ λⱼ`, so `Σ mᵢ Δxᵢ = 0` and
-/// `Σ mᵢ x₀ᵢ × Δxᵢ = 2λⱼ (x₀ʲ⁺¹ − x₀ʲ) × e₀ʲ = 0`. Fast projection's
+/// `Σ mᵢ x₀ᵢ × Δxᵢ = −2λⱼ e₀ʲ × e₀ʲ = 0`. Fast projection's
 /// correction along the iterate's edges `eʲ` leaves `2λⱼ e₀ʲ × eʲ ≠ 0`.
 ///
 /// Newton on `λ`: with `x(λ)` above, `∂C/∂λ = −∇C(x) M⁻¹ ∇C(x₀)ᵀ`, so each
