@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::BackendKind;
 
-use crate::cpu::{CpuSimulator, check_state, diagnostics_of, stable_step_estimate};
+use crate::cpu::{CpuSimulator, check_state, diagnostics_of};
 use crate::gpu::{GpuContext, GpuError, GpuSimulator};
 use crate::params::{Projection, SimParams};
 use crate::rods::RodSet;
@@ -222,9 +222,7 @@ pub struct Settings {
 /// The scene's parameters with the substep shortened to the stability margin
 /// where the rods need it, and `substeps` substeps per frame.
 pub fn bench_params(rods: &RodSet, params: &SimParams, substeps: u32) -> SimParams {
-    let stable = (0..rods.rod_count())
-        .map(|r| stable_step_estimate(rods, r))
-        .fold(f64::INFINITY, f64::min);
+    let stable = crate::stability::step_limit(rods).map_or(f64::INFINITY, |l| l.h_max);
     let h = params.h().min(STABILITY_MARGIN * stable);
     SimParams {
         dt: h * substeps as f64,

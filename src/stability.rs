@@ -235,28 +235,22 @@ impl Checked {
     /// Resolve the substeps again if anything they depend on changed since
     /// the last call; returns the substeps to run.
     pub fn recheck(&mut self, rods: &RodSet, params: &SimParams) -> Result<u32, StepError> {
-        let now = Checked {
-            dt: params.dt,
-            substeps: params.substeps,
-            auto: params.auto_substeps,
-            allow: params.allow_unstable,
-            materials: Vec::new(),
-        };
-        let same = self.dt == now.dt
-            && self.substeps == now.substeps
-            && self.auto == now.auto
-            && self.allow == now.allow
+        let same = self.dt == params.dt
+            && self.substeps == params.substeps
+            && self.auto == params.auto_substeps
+            && self.allow == params.allow_unstable
             && self.materials == rods.material;
-        if same {
-            return Ok(params.substeps);
+        if !same {
+            let substeps = resolve_substeps(rods, params)?;
+            *self = Checked {
+                dt: params.dt,
+                substeps,
+                auto: params.auto_substeps,
+                allow: params.allow_unstable,
+                materials: rods.material.clone(),
+            };
         }
-        let substeps = resolve_substeps(rods, params)?;
-        *self = Checked {
-            substeps,
-            materials: rods.material.clone(),
-            ..now
-        };
-        Ok(substeps)
+        Ok(self.substeps)
     }
 }
 

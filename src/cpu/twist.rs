@@ -128,24 +128,7 @@ pub fn twist_gradient(
 /// (Thomas algorithm). Returns false when a pivot is not positive, i.e. the
 /// matrix is not positive definite.
 pub fn solve_tridiagonal(diag: &[f64], off: &[f64], rhs: &mut [f64], scratch: &mut [f64]) -> bool {
-    let n = diag.len();
-    let mut pivot = diag[0];
-    if pivot.is_nan() || pivot <= 0.0 {
-        return false;
-    }
-    rhs[0] /= pivot;
-    for i in 1..n {
-        scratch[i - 1] = off[i - 1] / pivot;
-        pivot = diag[i] - off[i - 1] * scratch[i - 1];
-        if pivot.is_nan() || pivot <= 0.0 {
-            return false;
-        }
-        rhs[i] = (rhs[i] - off[i - 1] * rhs[i - 1]) / pivot;
-    }
-    for i in (0..n - 1).rev() {
-        rhs[i] -= scratch[i] * rhs[i + 1];
-    }
-    true
+    super::project::solve_tridiagonal_lu(diag, off, off, rhs, scratch)
 }
 
 thread_local! {
