@@ -109,7 +109,7 @@ const SDF: u32 = 3u;
 const MAX_COLLIDERS: u32 = 16u;
 // src/stability.rs: the runtime chatter detector.
 const CHATTER_SUBSTEPS: f32 = 16.0;
-const CHATTER_FRACTION: f32 = 0.05;
+const CHATTER_FRACTION: f32 = 1e-3;
 // src/cpu/project.rs: strain a fast projection must get below.
 const PROJECTION_FAIL_STRAIN: f32 = 1e-2;
 

@@ -153,3 +153,88 @@ fn kernel_bindings_match_what_each_entry_point_uses() {
         );
     }
 }
+
+/// `const NAME: T = VALUE;` of the shader source, as a number.
+fn wgsl_const(source: &str, name: &str) -> f64 {
+    let prefix = format!("const {name}:");
+    let line = source
+        .lines()
+        .find(|l| l.trim_start().starts_with(&prefix))
+        .unwrap_or_else(|| panic!("WGSL has no `const {name}`"));
+    let value = line
+        .split('=')
+        .nth(1)
+        .and_then(|v| v.split(';').next())
+        .unwrap_or_else(|| panic!("cannot read `{line}`"))
+        .trim();
+    let value = value.trim_end_matches('u');
+    if let Some(hex) = value.strip_prefix("0x") {
+        return u64::from_str_radix(hex, 16).unwrap() as f64;
+    }
+    value
+        .parse()
+        .unwrap_or_else(|e| panic!("`const {name}` = {value:?}: {e}"))
+}
+
+/// Every WGSL constant that mirrors one of the CPU reference has its value:
+/// a drifted copy makes the two backends disagree without any parity test
+/// noticing (the chatter threshold once was 1e-3 on the CPU and 0.05 here).
+#[test]
+fn wgsl_constants_match_rust() {
+    use strands::cpu::grid;
+    let f32_of = |x: f64| x as f32 as f64;
+    let twins: [(&str, f64); 22] = [
+        ("NONE", strands::gpu::layout::NONE as f64),
+        ("WORKGROUP", strands::gpu::WORKGROUP as f64),
+        ("F32_EPSILON", f32_of(f32::EPSILON as f64)),
+        ("SPHERE", strands::contact::kind::SPHERE as f64),
+        ("CAPSULE", strands::contact::kind::CAPSULE as f64),
+        ("PLANE", strands::contact::kind::PLANE as f64),
+        ("SDF", strands::contact::kind::SDF as f64),
+        ("MAX_COLLIDERS", strands::contact::MAX_COLLIDERS as f64),
+        (
+            "CHATTER_SUBSTEPS",
+            strands::stability::CHATTER_SUBSTEPS as f64,
+        ),
+        (
+            "CHATTER_FRACTION",
+            f32_of(strands::stability::CHATTER_FRACTION),
+        ),
+        (
+            "PROJECTION_FAIL_STRAIN",
+            f32_of(strands::cpu::project::PROJECTION_FAIL_STRAIN),
+        ),
+        ("GRID_VMAX", strands::gpu::layout::GRID_VMAX as f64),
+        ("GRID_OVERFLOW", strands::gpu::layout::GRID_OVERFLOW as f64),
+        ("GRID_OUTSIDE", strands::gpu::layout::GRID_OUTSIDE as f64),
+        ("FRAC_BITS", grid::FRAC_BITS as f64),
+        ("ONE_F", grid::ONE as f64),
+        ("VELOCITY_SCALE", grid::VELOCITY_SCALE as f64),
+        ("VELOCITY_LIMIT", grid::VELOCITY_LIMIT as f64),
+        (
+            "WORDS_PER_NODE",
+            strands::gpu::layout::GRID_WORDS_PER_NODE as f64,
+        ),
+        ("FULL", (1u64 << grid::FRAC_BITS) as f64),
+        (
+            "FAST_TOLERANCE_F32",
+            f32_of(strands::gpu::FAST_TOLERANCE_F32),
+        ),
+        (
+            "TWIST_TOLERANCE_F32",
+            f32_of(strands::gpu::TWIST_TOLERANCE_F32),
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (name, rust) in twins {
+        let wgsl = f32_of(wgsl_const(SHADER_SOURCE, name));
+        if wgsl != f32_of(rust) {
+            wrong.push(format!("{name}: WGSL {wgsl:e}, Rust {rust:e}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "constants that drifted:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -182,6 +182,46 @@ fn chatter_just_above_the_limit_stops_the_gpu_run() {
     run_gpu(&parse(&auto, &[]).unwrap(), 50).expect("auto substeps run clean");
 }
 
+/// The example grass (curved blades of elliptic section in gusty wind,
+/// standing on a ground plane with friction), 12 blades, with `substeps`
+/// and `dt` set to run at `factor` × the step limit that
+/// `stability::step_limit` gives for it.
+fn grass_at(factor: f64) -> Scene {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/grass.toml"),
+    )
+    .unwrap();
+    let small = ["rods.0.count=12"];
+    let (rods, _) = parse(&text, &small).unwrap().build();
+    let h_max = stability::step_limit(&rods).unwrap().h_max;
+    let dt = format!("sim.dt={}", 20.0 * factor * h_max);
+    parse(
+        &text,
+        &[
+            small[0],
+            "sim.substeps=20",
+            dt.as_str(),
+            "sim.allow_unstable=true",
+        ],
+    )
+    .unwrap()
+}
+
+/// Grass is where the GPU once missed the chatter (its WGSL threshold had
+/// drifted to 50× the CPU's): at 1.05 h_max both backends stop it within
+/// 20 steps, and at 0.95 h_max (below the limit) both run 40 steps clean.
+#[test]
+fn grass_chatter_just_above_the_limit_stops_both_backends() {
+    let above = grass_at(1.05);
+    for (backend, result) in [("cpu", run_cpu(&above, 20)), ("gpu", run_gpu(&above, 20))] {
+        let e = result.expect_err(backend);
+        assert_eq!(e.cause, Cause::Chatter, "{backend}: {e}");
+    }
+    let below = grass_at(0.95);
+    run_cpu(&below, 40).expect("cpu below the limit");
+    run_gpu(&below, 40).expect("gpu below the limit");
+}
+
 /// A material changed at run time is re-checked: with B 16× stiffer the
 /// limit is a quarter (h_max ∝ 1/√B) and `auto` re-chooses from it; a fixed
 /// count that the stiffer rod no longer satisfies stops the next step.

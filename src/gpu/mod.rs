@@ -22,13 +22,20 @@ pub mod layout;
 mod sim;
 
 pub use layout::Kernel;
-pub use sim::{GpuSimulator, JacobiPass, VertexBuffer, check_grid_size};
+pub use sim::{GpuSimulator, JacobiPass, VertexBuffer, WORKGROUP, check_grid_size};
+
+/// Smallest twist tolerance (rad) the GPU honours (`TWIST_TOLERANCE_F32`
+/// in shaders/twist.wgsl).
+pub const TWIST_TOLERANCE_F32: f64 = 1e-6;
+/// Smallest fast/SHAKE projection tolerance (strain) the GPU honours
+/// (`FAST_TOLERANCE_F32` in shaders/project.wgsl).
+pub const FAST_TOLERANCE_F32: f64 = 1e-6;
 
 /// What the GPU will not honour of `params` because of f32, as a line for
 /// the user; `None` when the scene asks for nothing tighter than f32 resolves.
 pub fn precision_note(params: &crate::params::SimParams) -> Option<String> {
     let mut parts = Vec::new();
-    if params.twist_tolerance < 1e-6 {
+    if params.twist_tolerance < TWIST_TOLERANCE_F32 {
         parts.push(format!(
             "sim.twist_tolerance {:e} rad → 1e-6 rad (or 4ε|θ| when larger)",
             params.twist_tolerance
@@ -36,7 +43,7 @@ pub fn precision_note(params: &crate::params::SimParams) -> Option<String> {
     }
     if let crate::params::Projection::Fast { tolerance, .. }
     | crate::params::Projection::Shake { tolerance, .. } = params.projection
-        && tolerance < 1e-6
+        && tolerance < FAST_TOLERANCE_F32
     {
         parts.push(format!(
             "projection tolerance {tolerance:e} → 1e-6 + 4ε(|xa| + |xb|)/|ē| per edge"

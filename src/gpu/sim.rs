@@ -21,7 +21,8 @@ use crate::cpu::{Diagnostics, Unstable, check_state, diagnostics_of};
 use crate::params::{Projection, SimParams};
 use crate::rods::{EndCondition, RodSet, State};
 
-const WORKGROUP: u32 = 64;
+/// Invocations per workgroup of every kernel (`WORKGROUP` in shaders/common.wgsl).
+pub const WORKGROUP: u32 = 64;
 /// Storage buffers one kernel binds at most (`Kernel::storage_buffers`),
 /// within WebGPU's default limit so a caller's default device will do.
 const STORAGE_BUFFERS_NEEDED: u32 = 8;
