@@ -214,7 +214,10 @@ fn run(
     max_work: f64,
 ) -> Result<()> {
     if max_work.is_nan() || max_work <= 0.0 {
-        anyhow::bail!("--max-work {max_work}: must be a positive number of vertex-substeps");
+        anyhow::bail!(
+            "{}: --max-work {max_work}: must be a positive number of vertex-substeps",
+            path.display()
+        );
     }
     catch_ctrl_c();
     let scene = Scene::load(&path, set)?;
