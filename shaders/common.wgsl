@@ -47,7 +47,7 @@ struct Rod {
     origin: vec4<f32>,      // world position the rod's positions are relative to (m), w unused
     drag: f32,              // N·s/m²
     radius: f32,            // section radius for contact (m)
-    _pad1: u32,
+    pack_end: u32,          // indexed by pack: one past the last rod of workgroup pack i (src/gpu/pack.rs), 0 past the last
     _pad2: u32,
 }
 

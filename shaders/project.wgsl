@@ -1,11 +1,14 @@
 // Inextensibility (§8, src/cpu/project.rs).
 // * `project_jacobi`: one Jacobi iteration, one invocation per vertex, reading
 //   `src` and writing `dst` (ping-pong between buffers, as on the CPU).
-// * `project_fast`: the fast projection of Goldenthal et al. 2007, one
-//   invocation per rod, in place on `pos`.
+// * `project_fast`: the fast projection of Goldenthal et al. 2007, in place
+//   on `pos`; one workgroup per pack of rods (project_pack.wgsl).
 // * `project_shake`: the same Newton iteration along the constraint gradients
 //   of the start of the substep (SHAKE; `pos_start`, which `save_start` wrote
 //   before `integrate`).
+// `newton_projection` below is the serial form, one invocation walking one
+// rod; the packed kernels run it (on one invocation) only for a rod longer
+// than a pack.
 // * `project_velocity`: v ← v + (x_projected − x_unconstrained)/h, per vertex,
 //   then a vertex in contact loses its outward velocity relative to the surface.
 //
@@ -234,19 +237,6 @@ fn reverses(v: vec3<f32>, u: vec3<f32>, h: f32, threshold: f32) -> bool {
     return dot(v, u) < 0.0 && dot(v, v) > t2 && dot(u, u) > t2;
 }
 
-// Also counts in `vel.w` the consecutive substeps in which the forces
-// reversed a free vertex's velocity (v − F h/m before the substep against the
-// result and against the unconstrained v: src/cpu/project.rs);
-// a count that reaches CHATTER_SUBSTEPS stays, and the host finds it when it
-// reads the state back (`GpuSimulator::step_checked`).
-@compute @workgroup_size(64)
-fn project_fast(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let r = invocation(gid, groups);
-    if (r >= params.rod_count) {
-        return;
-    }
-    newton_projection(r, false);
-}
 
 @compute @workgroup_size(64)
 fn save_start(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -257,20 +247,12 @@ fn save_start(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     pos_start[v] = pos[v];
 }
 
-@compute @workgroup_size(64)
-fn project_shake(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let r = invocation(gid, groups);
-    if (r >= params.rod_count) {
-        return;
-    }
-    let o = rods[r].vertex_offset;
-    let ne = rods[r].vertex_count - 1u;
-    for (var e = o; e < o + ne; e++) {
-        scratch[e].kb = vec4<f32>(pos_start[e + 1u].xyz - pos_start[e].xyz, 0.0);
-    }
-    newton_projection(r, true);
-}
 
+// Also counts in `vel.w` the consecutive substeps in which the forces
+// reversed a free vertex's velocity (v − F h/m before the substep against the
+// result and against the unconstrained v: src/cpu/project.rs);
+// a count that reaches CHATTER_SUBSTEPS stays, and the host finds it when it
+// reads the state back (`GpuSimulator::step_checked`).
 @compute @workgroup_size(64)
 fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);

@@ -183,7 +183,15 @@ fn wgsl_const(source: &str, name: &str) -> f64 {
 fn wgsl_constants_match_rust() {
     use strands::cpu::grid;
     let f32_of = |x: f64| x as f32 as f64;
-    let twins: [(&str, f64); 22] = [
+    use strands::gpu::pack;
+    let twins: [(&str, f64); 26] = [
+        ("PACK_ROWS", pack::PACK_ROWS as f64),
+        ("PACK_RODS", pack::PACK_RODS as f64),
+        (
+            "ROWS_PER_INVOCATION",
+            (pack::PACK_ROWS / strands::gpu::WORKGROUP as usize) as f64,
+        ),
+        ("PCR_SINGULAR", f32_of(strands::cpu::project::PCR_SINGULAR)),
         ("NONE", strands::gpu::layout::NONE as f64),
         ("WORKGROUP", strands::gpu::WORKGROUP as f64),
         ("F32_EPSILON", f32_of(f32::EPSILON as f64)),

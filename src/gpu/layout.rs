@@ -51,7 +51,9 @@ pub struct GpuRod {
     pub drag: f32,
     /// Section radius for contact (m).
     pub radius: f32,
-    pub _pad1: u32,
+    /// Indexed by pack, not by rod: one past the last rod of workgroup pack
+    /// `r` of the packed kernels (`super::pack`), 0 past the last pack.
+    pub pack_end: u32,
     pub _pad2: u32,
 }
 const _: () = assert!(size_of::<GpuRod>() == 64);
@@ -245,7 +247,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 origin,
                 drag,
                 radius,
-                _pad1,
+                pack_end,
                 _pad2
             ]
         ),
@@ -311,6 +313,7 @@ pub const SHADER_SOURCE: &str = concat!(
     include_str!("../../shaders/forces.wgsl"),
     include_str!("../../shaders/integrate.wgsl"),
     include_str!("../../shaders/project.wgsl"),
+    include_str!("../../shaders/project_pack.wgsl"),
     include_str!("../../shaders/contact.wgsl"),
     include_str!("../../shaders/grid.wgsl"),
 );
@@ -427,13 +430,13 @@ impl Kernel {
     pub fn per_rod(self) -> bool {
         matches!(
             self,
-            Kernel::Frames
-                | Kernel::Twist
-                | Kernel::Forces
-                | Kernel::ProjectFast
-                | Kernel::ProjectShake
-                | Kernel::Contact
+            Kernel::Frames | Kernel::Twist | Kernel::Forces | Kernel::Contact
         )
+    }
+
+    /// True when one workgroup handles a pack of rods (`super::pack`).
+    pub fn per_pack(self) -> bool {
+        matches!(self, Kernel::ProjectFast | Kernel::ProjectShake)
     }
 
     /// The bindings of group 1 the kernel reads or writes (see
@@ -447,7 +450,8 @@ impl Kernel {
             Kernel::Forces => &[POS, VEL, FRAME, SCRATCH],
             Kernel::Integrate => &[POS, VEL, POS_UNC, SCRATCH, CLAMPS],
             Kernel::ProjectJacobi => &[SRC, DST, CONTACTS],
-            Kernel::ProjectFast => &[POS, SCRATCH, STATS, CONTACTS],
+            // The pack kernels share one function, which reads `pos_start` for SHAKE.
+            Kernel::ProjectFast => &[POS, POS_START, SCRATCH, STATS, CONTACTS],
             Kernel::SaveStart => &[POS, POS_START],
             Kernel::ProjectShake => &[POS, POS_START, SCRATCH, STATS, CONTACTS],
             Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, SCRATCH, CONTACTS],

@@ -19,6 +19,7 @@
 //! (tests/gpu_parity.rs) derive their tolerances from these figures.
 
 pub mod layout;
+pub mod pack;
 mod sim;
 
 pub use layout::Kernel;

@@ -137,6 +137,8 @@ pub struct GpuSimulator {
     /// Per interaction group, its first node in the `grid` buffer; last =
     /// all groups' nodes.
     node_offset: Vec<usize>,
+    /// Workgroup packs of the per-pack kernels (`super::pack`).
+    pack_count: u32,
     /// Group-1 layouts of the kernels that bind `grid_groups`, whose bind
     /// groups are remade when that buffer grows.
     grid_layouts: HashMap<Kernel, wgpu::BindGroupLayout>,
@@ -354,6 +356,12 @@ impl GpuSimulator {
                 mapped_at_creation: false,
             })
         };
+        let pack_ends =
+            super::pack::pack_ends((0..rods.rod_count()).map(|r| rods.vertices(r).len()));
+        for (rod, &end) in gpu_rods.iter_mut().zip(&pack_ends) {
+            rod.pack_end = end;
+        }
+        let pack_count = pack_ends.len() as u32;
         let v16 = 16 * nv as u64;
         let (gpu_colliders, sdf_atlas) = colliders_of(&rods);
         // Allocation failures are reported as an error, not a panic.
@@ -613,6 +621,7 @@ impl GpuSimulator {
             edge_index,
             vertex_origin,
             node_offset,
+            pack_count,
             grid_layouts,
         };
         sim.write_state(&state);
@@ -799,14 +808,18 @@ impl GpuSimulator {
         group: &wgpu::BindGroup,
         entry: u32,
     ) {
-        let count = if kernel.per_rod() {
-            self.rods.rod_count()
-        } else if kernel.per_node() {
-            *self.node_offset.last().unwrap()
+        let groups = if kernel.per_pack() {
+            self.pack_count
         } else {
-            self.rods.vertex_count()
-        } as u32;
-        let groups = count.div_ceil(WORKGROUP);
+            let count = if kernel.per_rod() {
+                self.rods.rod_count()
+            } else if kernel.per_node() {
+                *self.node_offset.last().unwrap()
+            } else {
+                self.rods.vertex_count()
+            } as u32;
+            count.div_ceil(WORKGROUP)
+        };
         let max = self
             .ctx
             .device

@@ -1,0 +1,362 @@
+// Kernels `project_fast` and `project_shake` (src/cpu/project.rs): the Newton
+// projection of `newton_projection` (project.wgsl), one workgroup per pack of
+// consecutive rods (src/gpu/pack.rs), every stage parallel over the pack's
+// vertices. Row i of a pack is its vertex v0 + i and the edge starting there;
+// the pack's system is tridiagonal with rows of δλ = 0 (and no coupling) for
+// the vertex that ends each rod, for an edge that cannot move, and for every
+// edge of a rod that has converged, so the rods of a pack never couple and
+// each rod takes exactly the iterations it would alone. Invocation `lid`
+// holds rows lid, lid + 64, lid + 128, lid + 192 (coalesced loads).
+//
+// Per Newton iteration: (1) which rods still have strain above the allowance
+// (per-rod atomics in workgroup memory; the loop ends when no rod of the pack
+// has), (2) the iteration's edge directions (fast) or the start edges
+// (SHAKE, once), (3) each row's diagonal and constraint value, (4) the
+// couplings through shared vertices, (5) parallel cyclic reduction, (6) each
+// vertex moved by its two edges' multipliers. A rod longer than a pack
+// (PACK_ROWS vertices) is a pack of its own and one invocation runs the
+// serial `newton_projection` on it.
+
+const PACK_ROWS: u32 = 256u;         // vertices of a pack at most (src/gpu/pack.rs)
+const ROWS_PER_INVOCATION: u32 = 4u; // PACK_ROWS / WORKGROUP
+const PACK_RODS: u32 = 128u;         // rods of a pack at most (2 vertices each at least)
+// A row whose reduced diagonal falls below this fraction of its own is
+// singular (src/cpu/project.rs `PCR_SINGULAR`): for the symmetric positive
+// definite systems of the projection the reduced diagonal is 1/(A⁻¹)ᵢᵢ,
+// ≥ Aᵢᵢ/(2n) for a chain of n edges (5e-3 of it at n = 256 vertices).
+const PCR_SINGULAR: f32 = 1e-5;
+
+var<workgroup> pcr_lower: array<f32, PACK_ROWS>; // A[i][i − s]
+var<workgroup> pcr_diag: array<f32, PACK_ROWS>;
+var<workgroup> pcr_upper: array<f32, PACK_ROWS>; // A[i][i + s]
+var<workgroup> pcr_rhs: array<f32, PACK_ROWS>;   // right-hand side, then δλ
+var<workgroup> row_diag: array<f32, PACK_ROWS>;  // Aᵢᵢ before the reduction
+var<workgroup> row_edge: array<u32, PACK_ROWS>;  // 1: a row of the system, 0: δλ = 0
+var<workgroup> rod_active: array<u32, PACK_RODS>;
+var<workgroup> rod_polish: array<u32, PACK_RODS>;
+var<workgroup> rod_iterations: array<u32, PACK_RODS>;
+var<workgroup> rod_singular: array<atomic<u32>, PACK_RODS>;
+// Largest strain above an allowance, as f32 bits (non-negative floats order
+// as their bits), 0 when none is above it.
+var<workgroup> rod_over: array<atomic<u32>, PACK_RODS>;
+var<workgroup> rod_over_exact: array<atomic<u32>, PACK_RODS>;
+var<workgroup> pack_busy: atomic<u32>;
+var<workgroup> pack_busy_plain: u32;
+
+// The pack of workgroup w: its rods [x, y) (`Rod.pack_end`, indexed by pack).
+fn pack_rods(w: u32) -> vec2<u32> {
+    var first = 0u;
+    if (w > 0u) {
+        first = rods[w - 1u].pack_end;
+    }
+    return vec2<u32>(first, rods[w].pack_end);
+}
+
+fn strain_above(v: u32, tolerance: f32, ulps: f32) -> f32 {
+    let resolution = ulps * F32_EPSILON * (length(pos[v].xyz) + length(pos[v + 1u].xyz)) / rest[v].rest_len;
+    return edge_strain(v) - tolerance - resolution;
+}
+
+// Per rod of the pack: the largest strain above `tolerance` + 4 ulps into
+// `rod_over`, above `exact` into `rod_over_exact`, over the movable edges of
+// the rods still iterating (`all`: of every rod).
+fn measure_strain(lid: u32, v0: u32, n: u32, first: u32, tolerance: f32, exact: f32, exact_ulps: f32, all: bool) {
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            let v = v0 + i;
+            let k = rest[v].rod - first;
+            if (rest[v].rest_len > 0.0 && edge_active(v) && (all || rod_active[k] == 1u)) {
+                let over = strain_above(v, tolerance, 4.0);
+                if (over > 0.0) {
+                    atomicMax(&rod_over[k], bitcast<u32>(over));
+                }
+                let over_exact = strain_above(v, exact, exact_ulps);
+                if (over_exact > 0.0) {
+                    atomicMax(&rod_over_exact[k], bitcast<u32>(over_exact));
+                }
+            }
+        }
+    }
+}
+
+// Solve the pack's tridiagonal system (pcr_lower, pcr_diag, pcr_upper) x =
+// pcr_rhs in place by parallel cyclic reduction (src/cpu/project.rs
+// `solve_tridiagonal_pcr`, level for level): at distance s = 1, 2, 4, … every
+// row eliminates its neighbours at ±s with their own equations, so after
+// ⌈log₂ n⌉ levels each row holds one unknown; x = rhs / diag.
+fn pcr_solve(lid: u32, n: u32) {
+    for (var s = 1u; s < n; s *= 2u) {
+        var lower: array<f32, ROWS_PER_INVOCATION>;
+        var diag: array<f32, ROWS_PER_INVOCATION>;
+        var upper: array<f32, ROWS_PER_INVOCATION>;
+        var rhs: array<f32, ROWS_PER_INVOCATION>;
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                var b = pcr_diag[i];
+                var d = pcr_rhs[i];
+                var a = 0.0;
+                var c = 0.0;
+                if (i >= s && pcr_lower[i] != 0.0) {
+                    let k = pcr_lower[i] / pcr_diag[i - s];
+                    b -= k * pcr_upper[i - s];
+                    d -= k * pcr_rhs[i - s];
+                    a = -k * pcr_lower[i - s];
+                }
+                if (i + s < n && pcr_upper[i] != 0.0) {
+                    let k = pcr_upper[i] / pcr_diag[i + s];
+                    b -= k * pcr_lower[i + s];
+                    d -= k * pcr_rhs[i + s];
+                    c = -k * pcr_upper[i + s];
+                }
+                lower[q] = a;
+                diag[q] = b;
+                upper[q] = c;
+                rhs[q] = d;
+            }
+        }
+        workgroupBarrier();
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                pcr_lower[i] = lower[q];
+                pcr_diag[i] = diag[q];
+                pcr_upper[i] = upper[q];
+                pcr_rhs[i] = rhs[q];
+            }
+        }
+        workgroupBarrier();
+    }
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            pcr_rhs[i] = pcr_rhs[i] / pcr_diag[i];
+        }
+    }
+    workgroupBarrier();
+}
+
+fn project_pack(w: u32, lid: u32, shake: bool) {
+    let rods_of = pack_rods(w);
+    let first = rods_of.x;
+    let nr = rods_of.y - first;
+    let v0 = rods[first].vertex_offset;
+    let last = rods_of.y - 1u;
+    let n = rods[last].vertex_offset + rods[last].vertex_count - v0;
+    if (n > PACK_ROWS) {
+        // A rod longer than a pack: serially, on one invocation.
+        if (lid == 0u) {
+            if (shake) {
+                for (var e = v0; e + 1u < v0 + n; e++) {
+                    scratch[e].kb = vec4<f32>(pos_start[e + 1u].xyz - pos_start[e].xyz, 0.0);
+                }
+            }
+            newton_projection(first, shake);
+        }
+        return;
+    }
+    let tolerance = max(params.fast_tolerance, FAST_TOLERANCE_F32);
+    for (var k = lid; k < nr; k += WORKGROUP) {
+        rod_active[k] = 1u;
+        // SHAKE's extra Newton step past the f32 allowance (`newton_projection`).
+        rod_polish[k] = select(0u, 1u, shake);
+        rod_iterations[k] = 0u;
+        atomicStore(&rod_singular[k], 0u);
+    }
+    if (shake) {
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n && rest[v0 + i].rest_len > 0.0) {
+                let v = v0 + i;
+                scratch[v].kb = vec4<f32>(pos_start[v + 1u].xyz - pos_start[v].xyz, 0.0);
+            }
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
+    for (var it = 0u; it <= params.fast_max_iterations; it++) {
+        // (1) Rods with work left.
+        for (var k = lid; k < nr; k += WORKGROUP) {
+            atomicStore(&rod_over[k], 0u);
+            atomicStore(&rod_over_exact[k], 0u);
+        }
+        if (lid == 0u) {
+            atomicStore(&pack_busy, 0u);
+        }
+        workgroupBarrier();
+        measure_strain(lid, v0, n, first, tolerance, tolerance, 0.0, false);
+        workgroupBarrier();
+        for (var k = lid; k < nr; k += WORKGROUP) {
+            if (rod_active[k] == 1u) {
+                if (rod_iterations[k] >= params.fast_max_iterations) {
+                    rod_active[k] = 0u;
+                } else if (atomicLoad(&rod_over[k]) == 0u) {
+                    if (rod_polish[k] == 0u || atomicLoad(&rod_over_exact[k]) == 0u) {
+                        rod_active[k] = 0u;
+                    } else {
+                        rod_polish[k] = 0u;
+                    }
+                }
+                if (rod_active[k] == 1u) {
+                    atomicStore(&pack_busy, 1u);
+                }
+            }
+        }
+        workgroupBarrier();
+        if (lid == 0u) {
+            pack_busy_plain = atomicLoad(&pack_busy);
+        }
+        if (workgroupUniformLoad(&pack_busy_plain) == 0u) {
+            break;
+        }
+        // (2) This iteration's edge vectors, saved before any vertex moves.
+        if (!shake) {
+            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                let i = lid + q * WORKGROUP;
+                if (i < n) {
+                    let v = v0 + i;
+                    if (rest[v].rest_len > 0.0 && rod_active[rest[v].rod - first] == 1u) {
+                        scratch[v].kb = vec4<f32>(pos[v + 1u].xyz - pos[v].xyz, 0.0);
+                    }
+                }
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+        // (3) Diagonal and constraint value Cⱼ = |eʲ|² − |ēʲ|² of each row
+        // (`newton_projection`).
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                var flag = 0u;
+                var diag = 1.0;
+                var rhs = 0.0;
+                if (rest[v].rest_len > 0.0 && rod_active[rest[v].rod - first] == 1u && edge_active(v)) {
+                    let d = pos[v + 1u].xyz - pos[v].xyz;
+                    let dir = scratch[v].kb.xyz;
+                    let dg = 4.0 * dot(d, apply_inv_mass(v, dir) + apply_inv_mass(v + 1u, dir));
+                    let scale = 4.0 * length(d) * length(dir) * (rest[v].inv_mass + rest[v + 1u].inv_mass);
+                    if (dg > 1e-12 * scale) {
+                        flag = 1u;
+                        diag = dg;
+                        rhs = dot(d, d) - rest[v].rest_len * rest[v].rest_len;
+                    }
+                }
+                row_edge[i] = flag;
+                pcr_diag[i] = diag;
+                row_diag[i] = diag;
+                pcr_rhs[i] = rhs;
+            }
+        }
+        workgroupBarrier();
+        // (4) Couplings through the shared vertices: A[i][i+1] =
+        // −4 eⁱ·W(i+1) dⁱ⁺¹, A[i][i−1] = −4 eⁱ·W(i) dⁱ⁻¹ (SHAKE) or, symmetric,
+        // −4 eⁱ⁻¹·W(i) dⁱ (fast, as the serial form computes it).
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                var lower = 0.0;
+                var upper = 0.0;
+                if (row_edge[i] == 1u) {
+                    let d = pos[v + 1u].xyz - pos[v].xyz;
+                    if (i + 1u < n && row_edge[i + 1u] == 1u) {
+                        upper = -4.0 * dot(d, apply_inv_mass(v + 1u, scratch[v + 1u].kb.xyz));
+                    }
+                    if (i > 0u && row_edge[i - 1u] == 1u) {
+                        if (shake) {
+                            lower = -4.0 * dot(d, apply_inv_mass(v, scratch[v - 1u].kb.xyz));
+                        } else {
+                            lower = -4.0 * dot(pos[v].xyz - pos[v - 1u].xyz, apply_inv_mass(v, scratch[v].kb.xyz));
+                        }
+                    }
+                }
+                pcr_lower[i] = lower;
+                pcr_upper[i] = upper;
+            }
+        }
+        workgroupBarrier();
+        // (5)
+        pcr_solve(lid, n);
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n && row_edge[i] == 1u && !(pcr_diag[i] > PCR_SINGULAR * row_diag[i])) {
+                atomicStore(&rod_singular[rest[v0 + i].rod - first], 1u);
+            }
+        }
+        workgroupBarrier();
+        // (6) Each vertex moves by its edges' multipliers, unless its rod's
+        // system was singular (the serial form stops before moving).
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                let k = rest[v].rod - first;
+                if (rod_active[k] == 1u && atomicLoad(&rod_singular[k]) == 0u) {
+                    var g = vec3<f32>(0.0);
+                    if (row_edge[i] == 1u) {
+                        g += 2.0 * scratch[v].kb.xyz * pcr_rhs[i];
+                    }
+                    if (i > 0u && row_edge[i - 1u] == 1u) {
+                        g -= 2.0 * scratch[v - 1u].kb.xyz * pcr_rhs[i - 1u];
+                    }
+                    pos[v] = vec4<f32>(pos[v].xyz + apply_inv_mass(v, g), 0.0);
+                }
+            }
+        }
+        workgroupBarrier();
+        for (var k = lid; k < nr; k += WORKGROUP) {
+            if (rod_active[k] == 1u) {
+                if (atomicLoad(&rod_singular[k]) != 0u) {
+                    rod_active[k] = 0u;
+                } else {
+                    rod_iterations[k] += 1u;
+                }
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+    // Iterations, and a failed projection (`newton_projection`): only the
+    // plain projection (phase 0) can fail the run.
+    let fail = max(tolerance, PROJECTION_FAIL_STRAIN);
+    for (var k = lid; k < nr; k += WORKGROUP) {
+        atomicStore(&rod_over[k], 0u);
+        atomicStore(&rod_over_exact[k], 0u);
+    }
+    workgroupBarrier();
+    measure_strain(lid, v0, n, first, tolerance, fail, 4.0, true);
+    workgroupBarrier();
+    for (var k = lid; k < nr; k += WORKGROUP) {
+        atomicMax(&stats[1], rod_iterations[k]);
+        let over = atomicLoad(&rod_over_exact[k]);
+        if (params.phase == 0u && atomicLoad(&rod_over[k]) != 0u && over != 0u) {
+            atomicMax(&stats[6], (first + k + 1u) * 2u + atomicLoad(&rod_singular[k]));
+            atomicMax(&stats[7], bitcast<u32>(bitcast<f32>(over) + fail));
+        }
+    }
+}
+
+fn pack_index(wid: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return wid.x + wid.y * groups.x;
+}
+
+@compute @workgroup_size(64)
+fn project_fast(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let w = pack_index(wid, groups);
+    if (w >= params.rod_count || rods[w].pack_end == 0u) {
+        return;
+    }
+    project_pack(w, lid, false);
+}
+
+@compute @workgroup_size(64)
+fn project_shake(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let w = pack_index(wid, groups);
+    if (w >= params.rod_count || rods[w].pack_end == 0u) {
+        return;
+    }
+    project_pack(w, lid, true);
+}
