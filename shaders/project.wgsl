@@ -238,6 +238,36 @@ fn reverses(v: vec3<f32>, u: vec3<f32>, h: f32, threshold: f32) -> bool {
 }
 
 
+// `project_fast` and `project_shake` one invocation per rod, walking it
+// serially: for adapters that are CPUs (lavapipe), where the packed kernels'
+// parallel cyclic reduction only adds work (`GpuSimulator::packed`).
+@compute @workgroup_size(64)
+fn project_fast_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let r = invocation(gid, groups);
+    if (r >= params.rod_count) {
+        return;
+    }
+    newton_projection(r, false);
+}
+
+fn save_start_edges(r: u32) {
+    let o = rods[r].vertex_offset;
+    let ne = rods[r].vertex_count - 1u;
+    for (var e = o; e < o + ne; e++) {
+        scratch[e].kb = vec4<f32>(pos_start[e + 1u].xyz - pos_start[e].xyz, 0.0);
+    }
+}
+
+@compute @workgroup_size(64)
+fn project_shake_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let r = invocation(gid, groups);
+    if (r >= params.rod_count) {
+        return;
+    }
+    save_start_edges(r);
+    newton_projection(r, true);
+}
+
 @compute @workgroup_size(64)
 fn save_start(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);

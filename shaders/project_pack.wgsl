@@ -148,9 +148,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         // A rod longer than a pack: serially, on one invocation.
         if (lid == 0u) {
             if (shake) {
-                for (var e = v0; e + 1u < v0 + n; e++) {
-                    scratch[e].kb = vec4<f32>(pos_start[e + 1u].xyz - pos_start[e].xyz, 0.0);
-                }
+                save_start_edges(first);
             }
             newton_projection(first, shake);
         }

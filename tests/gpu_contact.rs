@@ -368,7 +368,8 @@ fn velocity_update_with_contacts_matches_cpu() {
 /// Whole steps with colliders (`scenes/hair.toml`, 12 strands on the moving,
 /// turning head with neck and shoulders; hair–hair interaction off, its
 /// whole steps are tests/gpu_interaction.rs'): GPU and CPU trajectories
-/// agree, both keep the strands out, and two GPU runs are bit-identical.
+/// agree with the projection packed and walked, both keep the strands out,
+/// and two packed GPU runs are bit-identical.
 #[test]
 fn whole_steps_with_contact_match_and_are_deterministic() {
     let scene = strands::scene::Scene::load(
@@ -382,8 +383,10 @@ fn whole_steps_with_contact_match_and_are_deterministic() {
     let mut cpu = CpuSimulator::new(rods.clone(), state.clone(), p);
     let mut runs = Vec::new();
     let steps = 60;
-    for _ in 0..2 {
+    // Twice packed (one workgroup per pack of rods), once walked per rod.
+    for packed in [true, true, false] {
         let mut g = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
+        g.set_packed(packed);
         let mut last = None;
         for _ in 0..steps {
             let (s, d) = g.step_checked().unwrap();
@@ -405,9 +408,11 @@ fn whole_steps_with_contact_match_and_are_deterministic() {
         );
     }
     assert_eq!(runs[0].pos, runs[1].pos, "two GPU runs differ");
-    let d = max_diff(&runs[0].pos, &cpu.state.pos);
-    eprintln!("{steps} frames of hair with contact: GPU vs CPU {d:.2e} m");
-    // The same bound as the hair trajectories without contact in
-    // tests/gpu_whole_steps.rs (1.5e-4 m over 150 moving-head steps).
-    assert!(d < 1.5e-4, "GPU vs CPU {d:e} m");
+    for (run, form) in [(&runs[0], "packed"), (&runs[2], "walked")] {
+        let d = max_diff(&run.pos, &cpu.state.pos);
+        eprintln!("{steps} frames of hair with contact, {form}: GPU vs CPU {d:.2e} m");
+        // The same bound as the hair trajectories without contact in
+        // tests/gpu_whole_steps.rs (1.5e-4 m over 150 moving-head steps).
+        assert!(d < 1.5e-4, "{form}: GPU vs CPU {d:e} m");
+    }
 }

@@ -451,7 +451,8 @@ fn one_whole_step_matches_cpu() {
 /// Kernels `project_fast` and `project_shake` run one workgroup per pack of
 /// rods (src/gpu/pack.rs): rods of 3 to 257 vertices fill several packs, a
 /// pack of one 256-vertex rod is full, and rods of 257 and 300 vertices are
-/// longer than a pack and take the serial path. From the same stretched
+/// longer than a pack and take the serial path; `project_fast_rod` and
+/// `project_shake_rod` walk every rod serially (software adapters). From the same stretched
 /// state both projections match the CPU rod by rod: every movable edge meets
 /// the GPU's stopping rule (strain ≤ 1e-6 + 4ε(|xa| + |xb|)/|ē|), and the
 /// positions agree to the sum of those allowances along the rod (each edge's
@@ -484,7 +485,12 @@ fn packed_projections_match_cpu_across_packs() {
         .collect();
     let packs = strands::gpu::pack::pack_ends(lengths.iter().copied());
     assert!(packs.len() >= 5, "{packs:?}");
-    for shake in [false, true] {
+    for (shake, kernel) in [
+        (false, Kernel::ProjectFast),
+        (false, Kernel::ProjectFastRod),
+        (true, Kernel::ProjectShake),
+        (true, Kernel::ProjectShakeRod),
+    ] {
         let params = SimParams {
             projection: if shake {
                 Projection::Shake {
@@ -513,15 +519,7 @@ fn packed_projections_match_cpu_across_packs() {
         }
         gpu.write_state(&moved);
         let mut cpu_pos = gpu.read_state().pos;
-        gpu.run_kernel(
-            if shake {
-                Kernel::ProjectShake
-            } else {
-                Kernel::ProjectFast
-            },
-            t,
-            h,
-        );
+        gpu.run_kernel(kernel, t, h);
         let g = gpu.read_state();
         let mut worst = 0.0f64;
         for r in 0..rods.rod_count() {
@@ -569,7 +567,7 @@ fn packed_projections_match_cpu_across_packs() {
             );
         }
         eprintln!(
-            "shake {shake}: {} packs; worst difference {worst:.2} of its allowance",
+            "{kernel:?}: {} packs; worst difference {worst:.2} of its allowance",
             packs.len()
         );
     }

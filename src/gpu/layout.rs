@@ -328,9 +328,13 @@ pub enum Kernel {
     Forces,
     Integrate,
     ProjectJacobi,
+    /// Fast projection, one workgroup per pack of rods (parallel cyclic reduction).
     ProjectFast,
+    /// Fast projection, one invocation walking each rod (`GpuSimulator::packed`).
+    ProjectFastRod,
     SaveStart,
     ProjectShake,
+    ProjectShakeRod,
     ProjectVelocity,
     Contact,
     GridClear,
@@ -385,15 +389,17 @@ pub fn binding_kind(b: u32) -> BindingKind {
 pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
-    pub const ALL: [Kernel; 14] = [
+    pub const ALL: [Kernel; 16] = [
         Kernel::Frames,
         Kernel::Twist,
         Kernel::Forces,
         Kernel::Integrate,
         Kernel::ProjectJacobi,
         Kernel::ProjectFast,
+        Kernel::ProjectFastRod,
         Kernel::SaveStart,
         Kernel::ProjectShake,
+        Kernel::ProjectShakeRod,
         Kernel::ProjectVelocity,
         Kernel::Contact,
         Kernel::GridClear,
@@ -410,8 +416,10 @@ impl Kernel {
             Kernel::Integrate => "integrate",
             Kernel::ProjectJacobi => "project_jacobi",
             Kernel::ProjectFast => "project_fast",
+            Kernel::ProjectFastRod => "project_fast_rod",
             Kernel::SaveStart => "save_start",
             Kernel::ProjectShake => "project_shake",
+            Kernel::ProjectShakeRod => "project_shake_rod",
             Kernel::ProjectVelocity => "project_velocity",
             Kernel::Contact => "contact",
             Kernel::GridClear => "grid_clear",
@@ -452,8 +460,11 @@ impl Kernel {
             Kernel::ProjectJacobi => &[SRC, DST, CONTACTS],
             // The pack kernels share one function, which reads `pos_start` for SHAKE.
             Kernel::ProjectFast => &[POS, POS_START, SCRATCH, STATS, CONTACTS],
+            Kernel::ProjectFastRod => &[POS, SCRATCH, STATS, CONTACTS],
             Kernel::SaveStart => &[POS, POS_START],
-            Kernel::ProjectShake => &[POS, POS_START, SCRATCH, STATS, CONTACTS],
+            Kernel::ProjectShake | Kernel::ProjectShakeRod => {
+                &[POS, POS_START, SCRATCH, STATS, CONTACTS]
+            }
             Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, SCRATCH, CONTACTS],
             Kernel::Contact => &[POS, VEL, POS_UNC, STATS, CONTACTS, COLLIDERS, SDF],
             Kernel::GridClear => &[GRID],

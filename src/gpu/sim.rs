@@ -139,6 +139,8 @@ pub struct GpuSimulator {
     node_offset: Vec<usize>,
     /// Workgroup packs of the per-pack kernels (`super::pack`).
     pack_count: u32,
+    /// Which form of the fast and SHAKE projections runs (`set_packed`).
+    packed: bool,
     /// Group-1 layouts of the kernels that bind `grid_groups`, whose bind
     /// groups are remade when that buffer grows.
     grid_layouts: HashMap<Kernel, wgpu::BindGroupLayout>,
@@ -622,6 +624,7 @@ impl GpuSimulator {
             vertex_origin,
             node_offset,
             pack_count,
+            packed: ctx.info.device_type != wgpu::DeviceType::Cpu,
             grid_layouts,
         };
         sim.write_state(&state);
@@ -840,14 +843,41 @@ impl GpuSimulator {
         pass.dispatch_workgroups(x, y, 1);
     }
 
+    /// Whether the fast and SHAKE projections run packed: one workgroup per
+    /// pack of rods, parallel over its vertices, solved by parallel cyclic
+    /// reduction (`Kernel::ProjectFast`, depth O(log n) per rod), or one
+    /// invocation walking each rod with the Thomas algorithm
+    /// (`Kernel::ProjectFastRod`, work O(n)). Packed by default on GPUs;
+    /// walked on adapters that are CPUs (lavapipe), where the reduction's
+    /// extra work and barriers cost more than the walk: measured with
+    /// `strands bench` on lavapipe in docs/BENCHMARKS.md.
+    pub fn packed(&self) -> bool {
+        self.packed
+    }
+
+    /// Choose the form of the projections (`packed`); both give the same
+    /// result to f32 rounding (tests/gpu_parity.rs).
+    pub fn set_packed(&mut self, packed: bool) {
+        self.packed = packed;
+    }
+
+    fn projection_kernel(&self, shake: bool) -> Kernel {
+        match (shake, self.packed) {
+            (false, true) => Kernel::ProjectFast,
+            (false, false) => Kernel::ProjectFastRod,
+            (true, true) => Kernel::ProjectShake,
+            (true, false) => Kernel::ProjectShakeRod,
+        }
+    }
+
     /// Encode the projection of `phase` (0: from the unconstrained
     /// positions; 1: filtered by the contacts, from `pos`).
     fn encode_project(&self, pass: &mut wgpu::ComputePass, k: u32, phase: u32) {
         let at = entry(k, phase);
         match self.params.projection {
             Projection::None => {}
-            Projection::Fast { .. } => self.dispatch(pass, Kernel::ProjectFast, at),
-            Projection::Shake { .. } => self.dispatch(pass, Kernel::ProjectShake, at),
+            Projection::Fast { .. } => self.dispatch(pass, self.projection_kernel(false), at),
+            Projection::Shake { .. } => self.dispatch(pass, self.projection_kernel(true), at),
             Projection::Jacobi { iterations, .. } => {
                 let n = crate::cpu::jacobi_iterations(iterations, phase);
                 let schedule = if phase == 0 {
