@@ -66,12 +66,13 @@ fn bench_writes_report_plot_and_compares() {
         let vs = m["vertex_steps_per_second"].as_f64().unwrap();
         assert!((vs - v / (med * 1e-3)).abs() < 1e-6 * vs);
         assert_eq!(m["vertices_per_strand"], 16);
-        // Jacobi with 4 iterations leaves a small but nonzero stretch.
+        // The default fast projection leaves no visible stretch (issue 12's
+        // goal, 1e-3), and reports the Newton iterations it took (at least
+        // one per step: the head moves and gravity pulls from the start).
         let strain = m["max_strain"].as_f64().unwrap();
-        assert!(strain > 0.0 && strain < 0.1, "{strain}");
-        // Hair has colliders: a plain projection (4) and a filtered one after
-        // contact (4); grass has the ground: the same.
-        assert_eq!(m["projection_iterations"], 8);
+        assert!((0.0..1e-3).contains(&strain), "{strain}");
+        let iterations = m["projection_iterations"].as_u64().unwrap();
+        assert!((1..=100).contains(&iterations), "{iterations}");
         // Both workloads have colliders: timed again without them, and
         // contact's share is what the difference says.
         let without = m["ms_per_step_without_contact"]["median"].as_f64().unwrap();
