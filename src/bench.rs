@@ -12,12 +12,15 @@ use serde::{Deserialize, Serialize};
 use crate::backend::BackendKind;
 
 use crate::cpu::{CpuSimulator, check_state, diagnostics_of};
+use crate::gpu::bandwidth::CopyBandwidth;
+use crate::gpu::traffic::TrafficModel;
 use crate::gpu::{GpuContext, GpuError, GpuSimulator};
 use crate::params::{Projection, SimParams};
 use crate::rods::RodSet;
 use crate::scene::Scene;
 
 /// A scene prepared for timing.
+#[derive(Clone)]
 pub struct Workload {
     /// "hair", "grass", or a scene file's stem.
     pub name: String,
@@ -80,6 +83,69 @@ impl Workload {
             source: path.display().to_string(),
             scene,
         })
+    }
+}
+
+/// A workload in the list `strands bench` runs. A standard one is built when
+/// its turn comes, so that a list of large sizes (4 M vertices) holds one
+/// scene in host memory at a time and starts at once.
+pub enum Planned {
+    Standard {
+        kind: String,
+        strands: usize,
+        vertices: usize,
+        /// The same workload with one strand: checked up front, and what
+        /// `frames_of` needs (its colliders and interaction).
+        probe: Box<Workload>,
+    },
+    File(Box<Workload>),
+}
+
+impl Planned {
+    /// A standard workload (`Workload::standard`), its settings checked now.
+    pub fn standard(kind: &str, strands: usize, vertices: usize) -> Result<Planned> {
+        Ok(Planned::Standard {
+            kind: kind.into(),
+            strands,
+            vertices,
+            probe: Box::new(Workload::standard(kind, 1, vertices)?),
+        })
+    }
+
+    /// "hair", "grass", or the scene file's stem.
+    pub fn name(&self) -> &str {
+        match self {
+            Planned::Standard { kind, .. } => kind,
+            Planned::File(w) => &w.name,
+        }
+    }
+
+    pub fn strands(&self) -> usize {
+        match self {
+            Planned::Standard { strands, .. } => *strands,
+            Planned::File(w) => w.scene.rods.len(),
+        }
+    }
+
+    /// Frames `measure` will time (`frames_of`).
+    pub fn frames(&self, settings: Settings) -> u64 {
+        match self {
+            Planned::Standard { probe, .. } => frames_of(probe, settings),
+            Planned::File(w) => frames_of(w, settings),
+        }
+    }
+
+    /// The workload, built now for a standard one.
+    pub fn workload(&self) -> Result<Workload> {
+        match self {
+            Planned::Standard {
+                kind,
+                strands,
+                vertices,
+                ..
+            } => Workload::standard(kind, *strands, *vertices),
+            Planned::File(w) => Ok((**w).clone()),
+        }
     }
 }
 
@@ -178,6 +244,21 @@ pub struct Measurement {
     pub ms_per_step_without_grid: Option<Spread>,
     #[serde(default)]
     pub grid_share: Option<f64>,
+    /// GPU only: the device-memory traffic of one vertex-step (bytes) by
+    /// the traffic model (src/gpu/traffic.rs): the fewest bytes the
+    /// substep's kernels must read and write, each buffer element they touch
+    /// once per kernel. A floor for today's kernels, not a counter.
+    #[serde(default)]
+    pub model_bytes_per_vertex_step: Option<f64>,
+    /// GPU only: the model's bytes per step over the median time per step
+    /// (GB/s, 10⁹ B/s).
+    #[serde(default)]
+    pub achieved_gb_per_s: Option<f64>,
+    /// GPU only: `achieved_gb_per_s` over the copy bandwidth measured in
+    /// the same run (`environment.gpu_copy_bandwidth`). Above 1 where the
+    /// state fits in the GPU's cache and kernels find it there.
+    #[serde(default)]
+    pub bandwidth_fraction: Option<f64>,
     /// Why there are no timings, when the run could not be measured.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
@@ -197,6 +278,10 @@ pub struct Environment {
     pub gpu: Option<String>,
     pub gpu_driver: Option<String>,
     pub gpu_error: Option<String>,
+    /// The GPU's practical memory bandwidth: a large buffer copy by a
+    /// compute kernel, read + write (src/gpu/bandwidth.rs).
+    #[serde(default)]
+    pub gpu_copy_bandwidth: Option<CopyBandwidth>,
 }
 
 /// The JSON file `strands bench` writes.
@@ -366,6 +451,9 @@ fn measure_with(
         contact_share: None,
         ms_per_step_without_grid: None,
         grid_share: None,
+        model_bytes_per_vertex_step: None,
+        achieved_gb_per_s: None,
+        bandwidth_fraction: None,
         error: None,
         out_of_capacity: false,
     };
@@ -442,6 +530,8 @@ fn measure_with(
                 m.error = Some(e.to_string());
                 return m;
             }
+            let traffic = traffic_model().substep_bytes(&sim.rods, &sim.params);
+            m.model_bytes_per_vertex_step = Some(traffic.total() as f64 / m.vertices as f64);
             let d = diagnostics_of(&sim.rods, &state, &sim.params);
             m.max_strain = Some(d.max_strain);
             m.simulated_time = state.time;
@@ -457,6 +547,9 @@ fn measure_with(
     }
     let spread = Spread::of(times);
     m.vertex_steps_per_second = Some(m.vertices as f64 / (spread.median * 1e-3));
+    m.achieved_gb_per_s = m
+        .model_bytes_per_vertex_step
+        .map(|b| b * m.vertices as f64 / (spread.median * 1e-3) / 1e9);
     m.peak_rss_bytes = peak_rss();
     if shares && !scene.colliders.is_empty() {
         let bare = Workload {
@@ -492,6 +585,36 @@ fn measure_with(
     m
 }
 
+/// The traffic model of the simulator's shaders, traced once per process.
+pub fn traffic_model() -> &'static TrafficModel {
+    static MODEL: std::sync::OnceLock<TrafficModel> = std::sync::OnceLock::new();
+    MODEL.get_or_init(TrafficModel::from_shaders)
+}
+
+impl Measurement {
+    /// Set `bandwidth_fraction` from the copy bandwidth of the same run.
+    pub fn compare_with_copy(&mut self, copy: Option<&CopyBandwidth>) {
+        self.bandwidth_fraction = self
+            .achieved_gb_per_s
+            .zip(copy)
+            .map(|(a, c)| a / c.gb_per_s);
+    }
+}
+
+/// The line under the table that says what the bandwidth columns are.
+pub fn bandwidth_note(env: &Environment) -> String {
+    let model = "B/vert-step: modelled device-memory traffic per vertex-step, the fewest bytes the kernels must read and write (src/gpu/traffic.rs; a floor for today's kernels, not a counter); GB/s: that over the measured time";
+    match &env.gpu_copy_bandwidth {
+        Some(c) => format!(
+            "{model}; of copy: that over the GPU's copy bandwidth, {:.1} GB/s read + write ({} buffer, {})\n",
+            c.gb_per_s,
+            bytes(c.buffer_bytes),
+            c.timing
+        ),
+        None => format!("{model}\n"),
+    }
+}
+
 /// Frames `measure` times for a workload: warm-up and repeats, twice when it
 /// has colliders (with and without them, for contact's share), and again
 /// when it has interaction (for the grid's share).
@@ -524,7 +647,7 @@ pub fn bytes(b: u64) -> String {
 /// The table `strands bench` prints.
 pub fn table(results: &[Measurement]) -> String {
     let mut out = format!(
-        "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11} {:>7} {:>5} {:>9} {:>5} {:>5} {:>10} {:>10}\n",
+        "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11} {:>7} {:>5} {:>9} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
         "workload",
         "back",
         "strands",
@@ -537,7 +660,10 @@ pub fn table(results: &[Measurement]) -> String {
         "proj",
         "twist",
         "gpu mem",
-        "host mem"
+        "host mem",
+        "B/vert-step",
+        "GB/s",
+        "of copy"
     );
     for m in results {
         let (Some(s), Some(vs), Some(strain), None) = (
@@ -557,7 +683,7 @@ pub fn table(results: &[Measurement]) -> String {
             continue;
         };
         out += &format!(
-            "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11.3e} {:>7} {:>5} {:>9.1e} {:>5} {:>5} {:>10} {:>10}\n",
+            "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11.3e} {:>7} {:>5} {:>9.1e} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
             m.workload,
             m.backend,
             m.strands,
@@ -574,7 +700,16 @@ pub fn table(results: &[Measurement]) -> String {
             m.projection_iterations,
             m.twist_iterations,
             m.gpu_bytes.map(bytes).unwrap_or_else(|| "-".into()),
-            bytes(m.host_bytes)
+            bytes(m.host_bytes),
+            m.model_bytes_per_vertex_step
+                .map(|b| format!("{b:.0}"))
+                .unwrap_or_else(|| "-".into()),
+            m.achieved_gb_per_s
+                .map(|g| format!("{g:.2}"))
+                .unwrap_or_else(|| "-".into()),
+            m.bandwidth_fraction
+                .map(|f| format!("{:.0}%", 100.0 * f))
+                .unwrap_or_else(|| "-".into()),
         );
     }
     out
@@ -732,6 +867,7 @@ mod tests {
                 gpu: None,
                 gpu_driver: None,
                 gpu_error: Some("none".into()),
+                gpu_copy_bandwidth: None,
             },
             warmup: 0,
             repeats: 1,

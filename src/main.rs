@@ -465,7 +465,7 @@ fn substeps_line(rods: &strands::rods::RodSet, p: &strands::params::SimParams) -
 }
 
 fn bench(args: BenchArgs) -> Result<()> {
-    use strands::bench::{self, Environment, Report, Settings, Workload};
+    use strands::bench::{self, Environment, Planned, Report, Settings, Workload};
     if args.repeats == 0 || args.substeps == 0 {
         anyhow::bail!("--repeats and --substeps must be at least 1");
     }
@@ -479,6 +479,8 @@ fn bench(args: BenchArgs) -> Result<()> {
     } else {
         args.backends.clone()
     };
+    // Backends to time: `--backend gpu` alone times no CPU row, so the
+    // largest sizes cost only their GPU runs.
     let (gpu, gpu_error) = if backends.contains(&BackendKind::Gpu) {
         match GpuContext::headless() {
             Ok(ctx) => (Some(ctx), None),
@@ -506,6 +508,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             .as_ref()
             .map(|c| format!("{} {}", c.info.driver, c.info.driver_info)),
         gpu_error,
+        gpu_copy_bandwidth: gpu.as_ref().map(strands::gpu::bandwidth::copy_bandwidth),
     };
     if env.build_profile == "debug" {
         eprintln!("warning: a debug build; figures are not representative (use --release)");
@@ -519,17 +522,26 @@ fn bench(args: BenchArgs) -> Result<()> {
             .map(|g| format!("; GPU {g}"))
             .unwrap_or_default()
     );
-    // Workloads, smallest first within each kind.
-    let mut plan: Vec<Workload> = Vec::new();
+    if let Some(c) = &env.gpu_copy_bandwidth {
+        eprintln!(
+            "bench: GPU copy bandwidth {:.1} GB/s read + write ({} buffer, {})",
+            c.gb_per_s,
+            bench::bytes(c.buffer_bytes),
+            c.timing
+        );
+    }
+    // Workloads, smallest first within each kind; a standard one is built
+    // when its turn comes.
+    let mut plan: Vec<Planned> = Vec::new();
     let mut sizes = args.strands.clone();
     sizes.sort_unstable();
     for kind in &args.workloads {
         for &n in &sizes {
-            plan.push(Workload::standard(kind, n, args.vertices)?);
+            plan.push(Planned::standard(kind, n, args.vertices)?);
         }
     }
     for path in &args.scenes {
-        plan.push(Workload::from_file(path)?);
+        plan.push(Planned::File(Box::new(Workload::from_file(path)?)));
     }
     let runs: Vec<(usize, BackendKind)> = plan
         .iter()
@@ -560,10 +572,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         serde_json::to_writer_pretty(std::io::BufWriter::new(f), &report)
             .with_context(|| format!("cannot write {}", args.out.display()))
     };
-    let total: u64 = runs
-        .iter()
-        .map(|&(i, _)| bench::frames_of(&plan[i], settings))
-        .sum();
+    let total: u64 = runs.iter().map(|&(i, _)| plan[i].frames(settings)).sum();
     let mut done = 0;
     let bar = ProgressBar::new(total).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {elapsed} elapsed {msg}")
@@ -571,17 +580,26 @@ fn bench(args: BenchArgs) -> Result<()> {
     );
     let mut results = Vec::new();
     let mut too_big: Vec<(String, BackendKind)> = Vec::new();
+    // The workload last built, kept for its other backend.
+    let mut built: Option<(usize, Workload)> = None;
     for (i, backend) in runs {
-        let w = &plan[i];
-        let key = (w.name.clone(), backend);
-        let strands = w.scene.rods.len();
-        done += bench::frames_of(w, settings);
+        let p = &plan[i];
+        let key = (p.name().to_string(), backend);
+        let strands = p.strands();
+        done += p.frames(settings);
         if too_big.contains(&key) {
             bar.set_position(done);
             continue;
         }
-        bar.set_message(format!("{} {strands} strands on {backend:?}", w.name));
-        let m = bench::measure(w, backend, gpu.as_ref(), settings, &mut || bar.inc(1));
+        bar.set_message(format!("{} {strands} strands on {backend:?}", p.name()));
+        if built.as_ref().is_none_or(|(j, _)| *j != i) {
+            // Free the last scene before building the next.
+            drop(built.take());
+            built = Some((i, p.workload()?));
+        }
+        let w = &built.as_ref().unwrap().1;
+        let mut m = bench::measure(w, backend, gpu.as_ref(), settings, &mut || bar.inc(1));
+        m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
         bar.set_position(done);
         if let Some(e) = &m.error {
             bar.println(format!("{} {strands} strands on {backend:?}: {e}", w.name));
@@ -615,7 +633,8 @@ fn bench(args: BenchArgs) -> Result<()> {
                 }
                 eprintln!("{kind}: {n} strands on the GPU…");
                 let w = Workload::standard(kind, n, args.vertices)?;
-                let m = bench::measure(&w, BackendKind::Gpu, Some(ctx), settings, &mut || {});
+                let mut m = bench::measure(&w, BackendKind::Gpu, Some(ctx), settings, &mut || {});
+                m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
                 let stop = if m.out_of_capacity {
                     Some(format!(
                         "the device cannot hold it: {}",
@@ -646,6 +665,13 @@ fn bench(args: BenchArgs) -> Result<()> {
         results,
     };
     print!("{}", bench::table(&report.results));
+    if report
+        .results
+        .iter()
+        .any(|m| m.model_bytes_per_vertex_step.is_some())
+    {
+        print!("{}", bench::bandwidth_note(&report.environment));
+    }
     if let Some(old) = &old {
         println!();
         print!("{}", bench::compare(old, &report));

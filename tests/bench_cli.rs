@@ -48,6 +48,10 @@ fn bench_writes_report_plot_and_compares() {
         !r["environment"]["gpu"].as_str().unwrap().is_empty(),
         "GPU adapter named"
     );
+    let copy = r["environment"]["gpu_copy_bandwidth"]["gb_per_s"]
+        .as_f64()
+        .unwrap();
+    assert!(copy > 0.0, "{}", r["environment"]);
     let results = r["results"].as_array().unwrap();
     // 2 workloads × 2 sizes × 2 backends.
     assert_eq!(results.len(), 8);
@@ -82,11 +86,25 @@ fn bench_writes_report_plot_and_compares() {
         assert!(m["host_bytes"].as_u64().unwrap() > 0);
         if m["backend"] == "gpu" {
             assert!(m["gpu_bytes"].as_u64().unwrap() > 0);
+            // Modelled traffic over the median time, and over the copy
+            // bandwidth of the same run.
+            let b = m["model_bytes_per_vertex_step"].as_f64().unwrap();
+            assert!(b > 100.0, "{m}");
+            let gbs = m["achieved_gb_per_s"].as_f64().unwrap();
+            assert!((gbs - b * v / (med * 1e-3) / 1e9).abs() < 1e-9 * gbs, "{m}");
+            let f = m["bandwidth_fraction"].as_f64().unwrap();
+            assert!((f - gbs / copy).abs() < 1e-9 * f, "{m}");
+        } else {
+            assert!(m["model_bytes_per_vertex_step"].is_null(), "{m}");
+            assert!(m["bandwidth_fraction"].is_null(), "{m}");
         }
     }
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
-        stdout.contains("ms/step median") && stdout.contains("contact"),
+        stdout.contains("ms/step median")
+            && stdout.contains("contact")
+            && stdout.contains("B/vert-step")
+            && stdout.contains("not a counter"),
         "{stdout}"
     );
     let plot = std::fs::read_to_string(&svg).unwrap();

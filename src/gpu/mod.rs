@@ -6,6 +6,8 @@
 //!   (`WGPU_BACKEND`, `WGPU_ADAPTER_NAME`, `WGPU_POWER_PREF`).
 //! * `GpuSimulator`: buffers, pipelines and the per-substep dispatch sequence.
 //! * `layout`: the structs shared with WGSL.
+//! * `traffic`: a model of the device-memory traffic of a substep, traced
+//!   in the WGSL; `bandwidth`: the device's measured copy bandwidth.
 //!
 //! Precision: the kernels compute in f32 (ε = 2⁻²³ ≈ 1.2e-7) where the CPU
 //! reference uses f64. Positions are stored relative to each rod's origin
@@ -18,9 +20,11 @@
 //! value the scene asks (`strands run` says so). Parity tests
 //! (tests/gpu_parity.rs) derive their tolerances from these figures.
 
+pub mod bandwidth;
 pub mod layout;
 pub mod pack;
 mod sim;
+pub mod traffic;
 
 pub use layout::Kernel;
 pub use sim::{GpuSimulator, JacobiPass, VertexBuffer, WORKGROUP, check_grid_size};

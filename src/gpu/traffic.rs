@@ -1,0 +1,368 @@
+//! A model of the device-memory traffic of one substep: the fewest bytes
+//! each dispatched kernel must move if it read every buffer element it reads
+//! once and wrote every element it writes once (perfect caching within a
+//! kernel, none between kernels). A floor for today's kernel design, not a
+//! counter: `strands bench` divides it by the measured time to say how close
+//! the simulation runs to the device's memory bandwidth.
+//!
+//! What each kernel reads and writes comes from the shaders themselves: the
+//! WGSL is parsed with naga and every load, store and atomic of each entry
+//! point (through the functions it calls) is traced to its global and, for
+//! an array of structs, to the struct members it touches. A kernel that
+//! reads one member of `Scratch` is charged that member's 16 bytes per
+//! element, not the struct's 64. How many elements each binding holds is
+//! the host's knowledge (`elements`, from the buffers `GpuSimulator::new`
+//! allocates). Not counted: the SDF texture (sampled sparsely, through the
+//! texture cache), the per-frame uploads of step values and poses, and the
+//! clearing of the counters.
+
+use std::collections::{BTreeMap, HashMap};
+
+use naga::{Expression, Function, Handle, Module, Statement, TypeInner};
+
+use super::layout::{GRID_COUNTERS, GRID_WORDS_PER_NODE, Kernel, SHADER_SOURCE, binding};
+use crate::params::{Projection, SimParams};
+use crate::rods::{EndCondition, RodSet};
+
+/// The sizes that decide how many elements each buffer holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub vertices: u64,
+    pub rods: u64,
+    pub edges: u64,
+    /// Clamped rod ends (`clamps` entries).
+    pub clamps: u64,
+    pub anchors: u64,
+    /// Interaction groups (`grid_groups` entries per substep).
+    pub groups: u64,
+    /// Grid nodes of all interaction groups.
+    pub nodes: u64,
+}
+
+impl Counts {
+    pub fn of(rods: &RodSet) -> Counts {
+        let clamped = |e: &EndCondition| matches!(e, EndCondition::Clamped(_)) as u64;
+        Counts {
+            vertices: rods.vertex_count() as u64,
+            rods: rods.rod_count() as u64,
+            edges: rods.edge_count() as u64,
+            clamps: rods.start.iter().chain(&rods.end).map(clamped).sum(),
+            anchors: rods.anchors.len() as u64,
+            groups: rods.interaction.groups.len() as u64,
+            nodes: rods
+                .interaction
+                .groups
+                .iter()
+                .map(|g| g.dims.iter().map(|&d| d as u64).product::<u64>())
+                .sum(),
+        }
+    }
+}
+
+/// Elements of the buffer bound at `(group, binding)` that one dispatch may
+/// touch (`None`: not counted). Mirrors the allocations of `GpuSimulator::new`.
+pub fn elements(group: u32, b: u32, c: &Counts) -> Option<u64> {
+    use binding::*;
+    Some(match (group, b) {
+        // `Step` (uniform), `rods`, `rest`, and the poses of the substep's
+        // two slots (start and end).
+        (0, 0) => 1,
+        (0, 1) => c.rods,
+        (0, 2) => c.vertices,
+        (0, 4) => 2 * c.anchors,
+        (1, POS | VEL | POS_UNC | POS_START | SRC | DST | SCRATCH | CONTACTS | GRID_VERTEX) => {
+            c.vertices
+        }
+        // Per edge, at the index of the edge's first vertex.
+        (1, FRAME) => c.edges,
+        (1, CLAMPS) => c.clamps,
+        (1, STATS) => 8,
+        (1, COLLIDERS) => 1,
+        (1, SDF) => return None,
+        (1, GRID_GROUPS) => c.groups,
+        (1, GRID) => c.nodes * GRID_WORDS_PER_NODE as u64 + GRID_COUNTERS as u64,
+        (1, GRID_FIELDS) => c.nodes,
+        _ => panic!("traffic model: no element count for binding ({group}, {b})"),
+    })
+}
+
+/// What one kernel does to one element of one binding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Use {
+    pub group: u32,
+    pub binding: u32,
+    /// The WGSL global's name.
+    pub name: String,
+    /// Bytes of one element the kernel reads (the members it loads).
+    pub read: u64,
+    /// Bytes of one element the kernel writes.
+    pub written: u64,
+}
+
+/// Bytes one dispatch of a kernel reads and writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bytes {
+    pub read: u64,
+    pub written: u64,
+}
+
+impl Bytes {
+    pub fn total(self) -> u64 {
+        self.read + self.written
+    }
+}
+
+impl std::ops::AddAssign for Bytes {
+    fn add_assign(&mut self, o: Bytes) {
+        self.read += o.read;
+        self.written += o.written;
+    }
+}
+
+/// Per kernel, what it reads and writes of each binding, traced in the WGSL.
+#[derive(Clone, Debug)]
+pub struct TrafficModel {
+    uses: HashMap<Kernel, Vec<Use>>,
+}
+
+/// Which part of a global's element an access reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Part {
+    Whole,
+    Member(u32),
+}
+
+/// Per global, the parts read and the parts written.
+type Access = BTreeMap<Handle<naga::GlobalVariable>, (Vec<Part>, Vec<Part>)>;
+
+impl TrafficModel {
+    /// The model of the simulator's shaders (`layout::SHADER_SOURCE`).
+    pub fn from_shaders() -> TrafficModel {
+        let module = naga::front::wgsl::parse_str(SHADER_SOURCE)
+            .expect("the simulator's shaders parse (tests/gpu_layout.rs)");
+        Self::of_module(&module)
+    }
+
+    fn of_module(m: &Module) -> TrafficModel {
+        let uses = Kernel::ALL
+            .iter()
+            .map(|&k| {
+                let ep = m
+                    .entry_points
+                    .iter()
+                    .find(|ep| ep.name == k.entry_point())
+                    .unwrap_or_else(|| panic!("no entry point `{}`", k.entry_point()));
+                let mut access = Access::new();
+                trace(m, &ep.function, &mut access);
+                let mut uses: Vec<Use> = access
+                    .into_iter()
+                    .filter_map(|(g, (read, written))| {
+                        let var = &m.global_variables[g];
+                        let b = var.binding.as_ref()?;
+                        Some(Use {
+                            group: b.group,
+                            binding: b.binding,
+                            name: var.name.clone().unwrap_or_default(),
+                            read: part_bytes(m, g, &read),
+                            written: part_bytes(m, g, &written),
+                        })
+                    })
+                    .collect();
+                uses.sort_by_key(|u| (u.group, u.binding));
+                (k, uses)
+            })
+            .collect();
+        TrafficModel { uses }
+    }
+
+    /// What `kernel` reads and writes per element of each binding it uses.
+    pub fn uses(&self, kernel: Kernel) -> &[Use] {
+        &self.uses[&kernel]
+    }
+
+    /// Bytes one dispatch of `kernel` moves.
+    pub fn kernel_bytes(&self, kernel: Kernel, c: &Counts) -> Bytes {
+        let mut total = Bytes::default();
+        for u in self.uses(kernel) {
+            if let Some(n) = elements(u.group, u.binding, c) {
+                total += Bytes {
+                    read: u.read * n,
+                    written: u.written * n,
+                };
+            }
+        }
+        total
+    }
+
+    /// Bytes one substep of `rods` under `params` moves: the sum over its
+    /// dispatches (`substep_kernels`).
+    pub fn substep_bytes(&self, rods: &RodSet, params: &SimParams) -> Bytes {
+        let c = Counts::of(rods);
+        let mut total = Bytes::default();
+        for k in substep_kernels(rods, params) {
+            total += self.kernel_bytes(k, &c);
+        }
+        total
+    }
+}
+
+/// The kernels one substep dispatches, in order: the sequence of
+/// `GpuSimulator::encode_substep` (forces, [save_start], integrate, [grid],
+/// projection, [contact, filtered projection, contact], project_velocity,
+/// frames, twist). Each Jacobi iteration is one `ProjectJacobi`.
+pub fn substep_kernels(rods: &RodSet, params: &SimParams) -> Vec<Kernel> {
+    let project = |phase: u32| -> Vec<Kernel> {
+        match params.projection {
+            Projection::None => vec![],
+            Projection::Fast { .. } => vec![Kernel::ProjectFast],
+            Projection::Shake { .. } => vec![Kernel::ProjectShake],
+            Projection::Jacobi { iterations, .. } => {
+                let n = crate::cpu::jacobi_iterations(iterations, phase);
+                vec![Kernel::ProjectJacobi; n as usize]
+            }
+        }
+    };
+    let mut out = vec![Kernel::Forces];
+    if matches!(params.projection, Projection::Shake { .. }) {
+        out.push(Kernel::SaveStart);
+    }
+    out.push(Kernel::Integrate);
+    if rods.interaction.is_active() {
+        out.extend([
+            Kernel::GridClear,
+            Kernel::GridSplat,
+            Kernel::GridVelocity,
+            Kernel::GridBlend,
+        ]);
+    }
+    out.extend(project(0));
+    if !rods.colliders.is_empty() {
+        out.push(Kernel::Contact);
+        out.extend(project(1));
+        out.push(Kernel::Contact);
+    }
+    out.extend([Kernel::ProjectVelocity, Kernel::Frames, Kernel::Twist]);
+    out
+}
+
+/// Bytes of the given parts of one element of global `g`.
+fn part_bytes(m: &Module, g: Handle<naga::GlobalVariable>, parts: &[Part]) -> u64 {
+    let ctx = m.to_ctx();
+    let element = element_type(m, g);
+    if parts.is_empty() {
+        0
+    } else if parts.contains(&Part::Whole) {
+        match m.types[m.global_variables[g].ty].inner {
+            TypeInner::Array { stride, .. } => stride as u64,
+            ref t => t.size(ctx) as u64,
+        }
+    } else {
+        let TypeInner::Struct { ref members, .. } = m.types[element].inner else {
+            unreachable!("members of a non-struct element");
+        };
+        parts
+            .iter()
+            .map(|p| match p {
+                Part::Member(i) => m.types[members[*i as usize].ty].inner.size(ctx) as u64,
+                Part::Whole => unreachable!(),
+            })
+            .sum()
+    }
+}
+
+/// The type of one element of global `g`: the array's element, or the
+/// global's own type when it is not an array.
+fn element_type(m: &Module, g: Handle<naga::GlobalVariable>) -> Handle<naga::Type> {
+    let ty = m.global_variables[g].ty;
+    match m.types[ty].inner {
+        TypeInner::Array { base, .. } => base,
+        _ => ty,
+    }
+}
+
+/// Record every load, store and atomic of `f` and of the functions it calls.
+fn trace(m: &Module, f: &Function, access: &mut Access) {
+    for (_, e) in f.expressions.iter() {
+        if let Expression::Load { pointer } = *e {
+            record(m, f, pointer, access, true, false);
+        }
+    }
+    trace_block(m, f, &f.body, access);
+}
+
+fn trace_block(m: &Module, f: &Function, block: &naga::Block, access: &mut Access) {
+    for s in block.iter() {
+        match s {
+            Statement::Block(b) => trace_block(m, f, b, access),
+            Statement::If { accept, reject, .. } => {
+                trace_block(m, f, accept, access);
+                trace_block(m, f, reject, access);
+            }
+            Statement::Switch { cases, .. } => {
+                for c in cases {
+                    trace_block(m, f, &c.body, access);
+                }
+            }
+            Statement::Loop {
+                body, continuing, ..
+            } => {
+                trace_block(m, f, body, access);
+                trace_block(m, f, continuing, access);
+            }
+            Statement::Store { pointer, .. } => record(m, f, *pointer, access, false, true),
+            Statement::Atomic { pointer, .. } => record(m, f, *pointer, access, true, true),
+            Statement::Call { function, .. } => trace(m, &m.functions[*function], access),
+            _ => {}
+        }
+    }
+}
+
+/// Trace `pointer` to its global (if it reaches one) and the part of the
+/// element it addresses, and record the access.
+fn record(
+    m: &Module,
+    f: &Function,
+    pointer: Handle<Expression>,
+    access: &mut Access,
+    read: bool,
+    write: bool,
+) {
+    // Member indices from the global outwards (`None`: a dynamic index).
+    let mut chain = Vec::new();
+    let mut e = pointer;
+    let g = loop {
+        match f.expressions[e] {
+            Expression::Access { base, .. } => {
+                chain.push(None);
+                e = base;
+            }
+            Expression::AccessIndex { base, index } => {
+                chain.push(Some(index));
+                e = base;
+            }
+            Expression::GlobalVariable(g) => break g,
+            _ => return,
+        }
+    };
+    chain.reverse();
+    let is_array = matches!(
+        m.types[m.global_variables[g].ty].inner,
+        TypeInner::Array { .. }
+    );
+    let inside = if is_array {
+        chain.get(1)
+    } else {
+        chain.first()
+    };
+    let is_struct = matches!(m.types[element_type(m, g)].inner, TypeInner::Struct { .. });
+    let part = match inside {
+        Some(Some(i)) if is_struct => Part::Member(*i),
+        _ => Part::Whole,
+    };
+    let entry = access.entry(g).or_default();
+    for (on, parts) in [(read, &mut entry.0), (write, &mut entry.1)] {
+        if on && !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+}

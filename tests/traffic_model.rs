@@ -1,0 +1,141 @@
+//! The traffic model of `strands bench` (src/gpu/traffic.rs) charges each
+//! kernel the bytes of the buffer elements its WGSL reads and writes, once
+//! each: checked against a count by hand for `integrate`, against naga's
+//! own record of which globals each entry point reads and writes, and the
+//! bandwidth probe's shader validates. No GPU needed.
+
+use strands::bench::Workload;
+use strands::gpu::Kernel;
+use strands::gpu::layout::SHADER_SOURCE;
+use strands::gpu::traffic::{Bytes, Counts, TrafficModel, substep_kernels};
+
+/// `integrate` (shaders/integrate.wgsl) with V vertices, R rods, C clamps,
+/// A anchors, counted by reading the kernel:
+/// reads `pos`, `vel` (16 B each), `scratch.force` (16 B), of `rest` the
+/// members inv_mass, rod, clamp, clamp_slot (16 B) per vertex; of `clamps`
+/// local_pos0, local_pos1, anchor (36 B) per clamp; `rods[..].origin` (16 B)
+/// per rod; whole poses (32 B) of the substep's two slots per anchor; of the
+/// uniform `Step` h, vertex_count, anchor_count, slot_end (16 B). Writes
+/// `pos`, `vel`, `pos_unc` (16 B each) per vertex.
+#[test]
+fn integrate_moves_what_a_hand_count_says() {
+    let c = Counts {
+        vertices: 100,
+        rods: 5,
+        edges: 95,
+        clamps: 5,
+        anchors: 1,
+        groups: 0,
+        nodes: 0,
+    };
+    let (v, r, cl, a) = (c.vertices, c.rods, c.clamps, c.anchors);
+    let read = 16 * v + 16 * v + 16 * v + 16 * v + 36 * cl + 16 * r + 32 * 2 * a + 16;
+    let written = 3 * 16 * v;
+    let model = TrafficModel::from_shaders();
+    let got = model.kernel_bytes(Kernel::Integrate, &c);
+    assert_eq!(
+        got,
+        Bytes { read, written },
+        "uses: {:#?}",
+        model.uses(Kernel::Integrate)
+    );
+}
+
+/// Every global an entry point reads or writes, by naga's validator (its
+/// `GlobalUse` through calls), is charged to the kernel with the same
+/// direction, and nothing else is; the SDF texture is the one exception
+/// (sampled sparsely, not counted).
+#[test]
+fn traced_accesses_agree_with_naga() {
+    let m = naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap();
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&m)
+    .unwrap();
+    let model = TrafficModel::from_shaders();
+    for k in Kernel::ALL {
+        let i = m
+            .entry_points
+            .iter()
+            .position(|ep| ep.name == k.entry_point())
+            .unwrap();
+        let ep = info.get_entry_point(i);
+        let mut naga_uses: Vec<(u32, u32, bool, bool)> = m
+            .global_variables
+            .iter()
+            .filter(|(h, _)| !ep[*h].is_empty())
+            .filter_map(|(h, var)| {
+                let b = var.binding.as_ref()?;
+                let u = ep[h];
+                let texture = matches!(m.types[var.ty].inner, naga::TypeInner::Image { .. });
+                (!texture).then_some((
+                    b.group,
+                    b.binding,
+                    u.contains(naga::valid::GlobalUse::READ),
+                    u.contains(naga::valid::GlobalUse::WRITE),
+                ))
+            })
+            .collect();
+        naga_uses.sort();
+        let mut ours: Vec<(u32, u32, bool, bool)> = model
+            .uses(k)
+            .iter()
+            .filter(|u| !(u.group == 1 && u.binding == strands::gpu::layout::binding::SDF))
+            .map(|u| (u.group, u.binding, u.read > 0, u.written > 0))
+            .collect();
+        ours.sort();
+        assert_eq!(
+            ours,
+            naga_uses,
+            "{}: (group, binding, read, written) traced (left) vs naga (right)",
+            k.entry_point()
+        );
+    }
+}
+
+/// The standard hair workload (colliders, interaction, 4 Jacobi
+/// iterations) dispatches the projection as many times per substep as the
+/// CPU counts iterations, and every kernel moves something.
+#[test]
+fn hair_substep_dispatches_and_moves_bytes() {
+    let w = Workload::standard("hair", 20, 16).unwrap();
+    let (rods, _) = w.scene.build();
+    let params = strands::bench::bench_params(&rods, &w.scene.params, 2);
+    let ks = substep_kernels(&rods, &params);
+    // The workload's default fast projection: the plain one, and the
+    // filtered one after contact (hair has colliders).
+    let fast = ks.iter().filter(|&&k| k == Kernel::ProjectFast).count();
+    assert_eq!(fast, 2, "{ks:?}");
+    assert!(ks.contains(&Kernel::GridSplat) && ks.contains(&Kernel::Contact));
+    let model = TrafficModel::from_shaders();
+    let c = Counts::of(&rods);
+    for k in &ks {
+        assert!(model.kernel_bytes(*k, &c).total() > 0, "{k:?}");
+    }
+    let total = model.substep_bytes(&rods, &params).total();
+    let per_vertex = total as f64 / rods.vertex_count() as f64;
+    // Each kernel moves at least a position (16 B) per vertex.
+    assert!(
+        per_vertex > 16.0 * ks.len() as f64,
+        "{per_vertex} B per vertex"
+    );
+}
+
+#[test]
+fn bandwidth_probe_validates() {
+    let src = strands::gpu::bandwidth::SHADER_SOURCE;
+    let m = naga::front::wgsl::parse_str(src).unwrap();
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&m)
+    .unwrap();
+    let ep = m.entry_points.iter().find(|e| e.name == "copy").unwrap();
+    assert_eq!(
+        ep.workgroup_size,
+        [strands::gpu::bandwidth::COPY_WORKGROUP, 1, 1]
+    );
+}
