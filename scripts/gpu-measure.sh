@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# One command for whoever has a real GPU (docs/BENCHMARKS.md, "Measuring on
+# a real GPU"): build release, run the GPU test binaries, record the adapter
+# and driver, and run `strands bench` on the GPU up to 131072 strands of 32
+# vertices (4 M vertices), with a CPU bench at the small sizes beside it.
+# Everything goes under $OUT (default ./gpu-measure-out).
+#
+#   scripts/gpu-measure.sh           the measurement
+#   scripts/gpu-measure.sh prepare   on a machine with internet and this
+#                                    repository built: put the Vulkan loader
+#                                    packages in .gl/ and the crates Cargo.lock
+#                                    names in .cargo-registry/, to carry to a
+#                                    machine without internet
+#
+# Settings (environment):
+#   OUT                        where logs and results go (./gpu-measure-out)
+#   STRANDS_MEASURE_QUICK=1    1000 and 4000 strands only (a trial run)
+#   STRANDS_MEASURE_TESTS      test binaries to run, space separated
+#                              (default: every tests/gpu_*.rs and stability;
+#                              "none" for none)
+#   STRANDS_MEASURE_ALLOW_CPU=1  go on when the adapter is a CPU (lavapipe);
+#                              implied by STRANDS_MEASURE_QUICK
+
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+prepare() {
+    # Vulkan loader and GL dispatch libraries (amd64 packages of this
+    # machine's distribution), unpacked into / by the measurement when
+    # the lent machine has no libvulkan.
+    mkdir -p .gl /tmp/amd64/partial
+    local o=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64)
+    if ! { apt-get "${o[@]}" update &&
+        (cd .gl && apt-get "${o[@]}" download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2); }; then
+        echo "prepare: could not download the Vulkan loader packages into .gl/" >&2
+        return 1
+    fi
+    # The registry index entries and .crate files of Cargo.lock's packages,
+    # from this machine's cargo cache (only those this platform builds are
+    # there; that is all an x86_64 Linux build needs).
+    local reg=${CARGO_HOME:-$HOME/.cargo}/registry
+    local index cache
+    index=$(ls -d "$reg"/index/index.crates.io-* | head -1)
+    cache=$(ls -d "$reg"/cache/index.crates.io-* | head -1)
+    local to=.cargo-registry
+    rm -rf "$to"
+    mkdir -p "$to/index/$(basename "$index")/.cache" "$to/cache/$(basename "$cache")"
+    cp "$index/config.json" "$to/index/$(basename "$index")/" 2>/dev/null || true
+    local name="" crates=0 entries=0
+    while IFS= read -r line; do
+        case $line in
+        'name = '*) name=${line#name = \"}; name=${name%\"} ;;
+        'version = '*)
+            local version=${line#version = \"}; version=${version%\"}
+            local lower=${name,,} path
+            case ${#lower} in
+            1) path=1/$lower ;;
+            2) path=2/$lower ;;
+            3) path=3/${lower:0:1}/$lower ;;
+            *) path=${lower:0:2}/${lower:2:2}/$lower ;;
+            esac
+            if [ -f "$index/.cache/$path" ] && [ ! -f "$to/index/$(basename "$index")/.cache/$path" ]; then
+                mkdir -p "$to/index/$(basename "$index")/.cache/$(dirname "$path")"
+                cp "$index/.cache/$path" "$to/index/$(basename "$index")/.cache/$path"
+                entries=$((entries + 1))
+            fi
+            if [ -f "$cache/$name-$version.crate" ]; then
+                cp "$cache/$name-$version.crate" "$to/cache/$(basename "$cache")/"
+                crates=$((crates + 1))
+            fi
+            ;;
+        esac
+    done <Cargo.lock
+    echo "prepare: .gl/ $(du -sh .gl | cut -f1), $to/ $(du -sh "$to" | cut -f1) ($entries index entries, $crates crates)"
+}
+
+if [ "${1:-}" = prepare ]; then
+    prepare
+    exit
+fi
+if [ $# -gt 0 ]; then
+    echo "usage: $0 [prepare]" >&2
+    exit 2
+fi
+
+OUT=${OUT:-./gpu-measure-out}
+mkdir -p "$OUT"
+: >"$OUT/summary.txt"
+failed=()
+say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+# Run a step, its output to $OUT/$1.log (and the terminal); note failures.
+step() {
+    local name=$1
+    shift
+    say "$name: $*"
+    "$@" 2>&1 | tee "$OUT/$name.log"
+    local rc=${PIPESTATUS[0]}
+    if [ "$rc" -ne 0 ]; then
+        failed+=("$name")
+        say "$name: FAILED (exit $rc; $OUT/$name.log)"
+    fi
+    return "$rc"
+}
+
+quick=${STRANDS_MEASURE_QUICK:-}
+if [ -n "$quick" ]; then
+    sizes=1000,4000
+else
+    sizes=1000,4000,16000,32000,65536,131072
+fi
+
+# Vulkan loader: unpack the carried packages where the machine has none.
+if compgen -G ".gl/*.deb" >/dev/null; then
+    say "unpacking $(ls .gl/*.deb | wc -l) packages from .gl/ into /"
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+if ! ldconfig -p | grep -q libvulkan; then
+    say "warning: no libvulkan on this machine; see docs/BENCHMARKS.md for preparing .gl/"
+fi
+# The NVIDIA driver's ICD where the loader's usual places have none (else
+# the loader finds only lavapipe, or nothing).
+nvidia_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$nvidia_icd" ] &&
+    ! compgen -G "/usr/share/vulkan/icd.d/nvidia*.json" >/dev/null &&
+    ! compgen -G "/etc/vulkan/icd.d/nvidia*.json" >/dev/null; then
+    export VK_DRIVER_FILES=$nvidia_icd
+    say "VK_DRIVER_FILES=$VK_DRIVER_FILES"
+fi
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+
+# Crates carried for a machine without internet.
+if [ -d .cargo-registry ]; then
+    reg=${CARGO_HOME:-$HOME/.cargo}/registry
+    mkdir -p "$reg"
+    cp -r .cargo-registry/. "$reg/"
+    say "crates from .cargo-registry/ copied into $reg"
+fi
+
+# The machine.
+{
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "commit: $(git rev-parse HEAD 2>/dev/null) $(git status --short 2>/dev/null | wc -l) changed files"
+    echo "kernel: $(uname -srm)"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) ($(nproc) threads)"
+    echo "rust: $(rustc --version) / $(cargo --version)"
+    echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-} VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-} WGPU_ADAPTER_NAME=${WGPU_ADAPTER_NAME:-} WGPU_BACKEND=${WGPU_BACKEND:-}"
+} | tee "$OUT/machine.txt"
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi 2>&1 | tee "$OUT/nvidia-smi.txt"
+else
+    echo "no nvidia-smi" | tee "$OUT/nvidia-smi.txt"
+fi
+if command -v vulkaninfo >/dev/null; then
+    vulkaninfo --summary >"$OUT/vulkaninfo.txt" 2>&1
+    grep -E "deviceName|deviceType|driverName|driverInfo|apiVersion" "$OUT/vulkaninfo.txt"
+else
+    echo "no vulkaninfo" | tee "$OUT/vulkaninfo.txt"
+fi
+
+# Build: offline first (carried or cached crates), else from the network.
+offline=--offline
+cargo build --release --locked --offline >"$OUT/build.log" 2>&1 || offline=
+if [ -z "$offline" ]; then
+    step build cargo build --release --locked || {
+        say "cannot build; stopping"
+        exit 1
+    }
+else
+    say "build: cargo build --release --locked --offline (ok)"
+fi
+strands=./target/release/strands
+
+# The adapter wgpu picks, as the bench sees it.
+step adapter "$strands" bench --backend gpu --workload hair --strands 1 --vertices 3 \
+    --warmup 0 --repeats 1 --substeps 1 --out "$OUT/adapter.json" --plot "$OUT/adapter.svg" ||
+    exit 1
+adapter=$(grep -m1 '"gpu":' "$OUT/adapter.json" | cut -d'"' -f4)
+say "adapter: $adapter"
+if [[ $adapter == *", Cpu"* ]] && [ -z "$quick" ] && [ -z "${STRANDS_MEASURE_ALLOW_CPU:-}" ]; then
+    say "the adapter is a CPU (software Vulkan), not the GPU: check the driver (VK_DRIVER_FILES, $OUT/vulkaninfo.txt) or set STRANDS_MEASURE_ALLOW_CPU=1"
+    exit 1
+fi
+
+# GPU tests.
+if [ -n "${STRANDS_MEASURE_TESTS:-}" ]; then
+    read -ra tests <<<"$STRANDS_MEASURE_TESTS"
+else
+    tests=()
+    for f in tests/gpu_*.rs tests/stability.rs; do tests+=("$(basename "$f" .rs)"); done
+fi
+for t in "${tests[@]}"; do
+    [ "$t" = none ] && continue
+    step "test-$t" cargo test --release --locked $offline --test "$t"
+done
+
+# The benchmark: GPU up to 4 M vertices, CPU at the small sizes.
+step bench-gpu "$strands" bench --backend gpu --workload hair,grass --strands "$sizes" \
+    --out "$OUT/bench.json" --plot "$OUT/bench.svg"
+step bench-cpu "$strands" bench --backend cpu --workload hair,grass --strands 1000,4000 \
+    --out "$OUT/bench-cpu.json" --plot "$OUT/bench-cpu.svg"
+
+if [ ${#failed[@]} -eq 0 ]; then
+    say "all steps passed; results in $OUT"
+else
+    say "failed: ${failed[*]}; results in $OUT"
+    exit 1
+fi
