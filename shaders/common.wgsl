@@ -132,6 +132,22 @@ fn displacement(a: Position, b: Position) -> vec3<f32> {
     return quanta_between(a, b) + (b.rem.xyz - a.rem.xyz);
 }
 
+// |b − a|² − l² for an edge of rest length l, split at the quanta:
+// (|q|² − l²) + (2 q·ρ + |ρ|²), q = `quanta_between(a, b)`, ρ the
+// remainders' difference. The f32 length of an edge is resolved only to
+// ε|e|, so a constraint |e| = l computed from it lands each projection
+// anywhere within ε|e| of the rest length, and the velocity update
+// (x_projected − x_unconstrained)/h turns that into noise of ε|e|/h per
+// edge (5e-6 m/s for 4 mm edges at h = 1e-4 s, along the rod). Here
+// |q|² − l² is rounded the same way while no vertex changes cell (`moved`)
+// and the part in ρ varies smoothly, so the projection lands on the same
+// manifold every substep. |e|² − l² in exact arithmetic, as on the CPU.
+fn squared_length_error(a: Position, b: Position, l: f32) -> f32 {
+    let q = quanta_between(a, b);
+    let r = b.rem.xyz - a.rem.xyz;
+    return (dot(q, q) - l * l) + (2.0 * dot(q, r) + dot(r, r));
+}
+
 struct EdgeFrame {
     tangent: vec4<f32>,     // unit tangent, w = twist angle θ (rad)
     ref_u: vec4<f32>,       // Bishop vector u, w unused

@@ -37,7 +37,9 @@ struct Correction {
     b: vec3<f32>,
 }
 
-// Corrections edge (a, b) asks of its endpoints (src/cpu/project.rs `edge_correction`).
+// Corrections edge (a, b) asks of its endpoints (src/cpu/project.rs
+// `edge_correction`). The stretch |e| − l is (|e|² − l²)/(|e| + l) from
+// `squared_length_error`, resolved below the ε|e| of the f32 length.
 fn edge_correction(va: u32, vb: u32, xa: Position, xb: Position, rest_len: f32) -> Correction {
     let d = displacement(xa, xb);
     let len = length(d);
@@ -48,7 +50,7 @@ fn edge_correction(va: u32, vb: u32, xa: Position, xb: Position, rest_len: f32) 
     if (den <= 0.0) {
         return Correction(vec3<f32>(0.0), vec3<f32>(0.0));
     }
-    let lambda = (len - rest_len) / den;
+    let lambda = squared_length_error(xa, xb, rest_len) / ((len + rest_len) * den);
     return Correction(ma * lambda, -mb * lambda);
 }
 
@@ -175,7 +177,7 @@ fn newton_projection(r: u32, shake: bool) {
             // s.w marks a row of the system (1) or a fixed edge (0).
             if (edge_active(e) && diag > 1e-12 * scale) {
                 scratch[e].g.z = diag;
-                scratch[e].s.x = dot(d, d) - rest[e].rest_len * rest[e].rest_len;
+                scratch[e].s.x = squared_length_error(pos[e], pos[e + 1u], rest[e].rest_len);
                 scratch[e].s.w = 1.0;
             } else {
                 scratch[e].g.z = 1.0;
