@@ -330,8 +330,28 @@ fn material_frame(t: vec3<f32>, u: vec3<f32>, theta: f32) -> MaterialFrame {
 
 // --- src/cpu/curvature.rs ---
 
-fn curvature_binormal(e0: vec3<f32>, e1: vec3<f32>) -> vec3<f32> {
-    return 2.0 * cross(e0, e1) / (length(e0) * length(e1) + dot(e0, e1));
+// Curvature binormal 2 e0 × e1 / (|e0||e1| + e0·e1) of the edges a→b and
+// b→c (src/cpu/curvature.rs `curvature_binormal`), with e0 × e1 split at the
+// position quanta as `squared_length_error` splits |e|²: e = q + ρ, and
+// e0 × e1 = q0 × q1 + (q0 × ρ1 + ρ0 × q1 + ρ0 × ρ1). Two nearly parallel
+// edges' cross product is small beside |e|², and f32 rounds it from an f32
+// edge to ~ε|e|², a jump of ~ε in κb with every ulp of e as a vertex moves
+// by less than a quantum, and of B ε/Δx² in the bending force. q0 × q1
+// depends on the cells only, so its rounding stays put while no vertex
+// changes cell (`moved`); the terms in ρ vary smoothly. What is left is
+// rounding relative to κb itself: the settled rod of tests/gpu_settling.rs
+// trembles at half the speed (measured on lavapipe; a compiler that
+// factored q0 × q1 + q0 × ρ1 into q0 × e1 would undo it). The same value as
+// the CPU's e0 × e1 in exact arithmetic.
+fn curvature_binormal_at(a: Position, b: Position, c: Position) -> vec3<f32> {
+    let q0 = quanta_between(a, b);
+    let q1 = quanta_between(b, c);
+    let r0 = b.rem.xyz - a.rem.xyz;
+    let r1 = c.rem.xyz - b.rem.xyz;
+    let e0 = q0 + r0;
+    let e1 = q1 + r1;
+    let turn = cross(q0, q1) + (cross(q0, r1) + cross(r0, q1) + cross(r0, r1));
+    return 2.0 * turn / (length(e0) * length(e1) + dot(e0, e1));
 }
 
 fn material_curvature(kb: vec3<f32>, f: MaterialFrame) -> vec2<f32> {
