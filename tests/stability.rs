@@ -187,10 +187,9 @@ fn chatter_just_above_the_limit_stops_the_gpu_run() {
 /// and `dt` set to run at `factor` × the step limit that
 /// `stability::step_limit` gives for it.
 fn grass_at(factor: f64) -> Scene {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/grass.toml"),
-    )
-    .unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/grass.toml"))
+            .unwrap();
     let small = ["rods.0.count=12"];
     let (rods, _) = parse(&text, &small).unwrap().build();
     let h_max = stability::step_limit(&rods).unwrap().h_max;
