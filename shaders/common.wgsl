@@ -8,8 +8,11 @@
 // element o + j, and the rod's last vertex slot holds no edge.
 //
 // Positions are stored relative to their rod's origin (`Rod.origin`, its
-// first vertex at the start), so f32 resolves them to ε × the rod's size
-// wherever the rod is; absolute x = origin + pos.
+// first vertex at the start), absolute x = origin + pos, and each as a
+// `Position`: a whole number of POSITION_QUANTUM (i32) plus an f32
+// remainder, so a vertex is resolved to ε × the quantum (1e-13 m) wherever
+// it is within ±2048 m of its origin, and increments far below f32's
+// ε|x| accumulate instead of being rounded away (see `Position`).
 
 const NONE: u32 = 0xffffffffu;
 const WORKGROUP: u32 = 64u;
@@ -81,6 +84,70 @@ struct Pose {
     offset: vec4<f32>,      // world position of the pivot (m)
 }
 
+// A position relative to its rod's origin, exactly
+// `cell · POSITION_QUANTUM + rem` (src/gpu/layout.rs `GpuPosition`). The
+// cell is integer, so moving, differencing and re-splitting positions is
+// exact arithmetic that no compiler rewriting of float expressions can
+// undo (a two-float sum's error term is algebraically zero, and Mesa's NIR,
+// for one, folds (a + b) − a to b); what is rounded is the remainder, to
+// ε·|rem| ≤ ε·POSITION_QUANTUM. `moved` carries whole quanta into the cell
+// only once |rem| passes one quantum, so a vertex at rest never changes cell.
+struct Position {
+    cell: vec4<i32>,        // whole quanta along x, y, z; w unused
+    rem: vec4<f32>,         // remainder (m), |rem| ≤ POSITION_QUANTUM per component; w unused
+}
+
+// 2⁻²⁰ m: cells are exact in f32 up to 2²⁴ quanta (16 m) from the origin,
+// in i32 up to 2³¹ (2048 m).
+const POSITION_QUANTUM: f32 = 9.5367431640625e-7;
+
+// The position as one f32 vector (rounded to ε|x|), for what needs no more.
+fn position_f32(p: Position) -> vec3<f32> {
+    return vec3<f32>(p.cell.xyz) * POSITION_QUANTUM + p.rem.xyz;
+}
+
+// The position `x` (f32) as a `Position`, exactly.
+fn position_at(x: vec3<f32>) -> Position {
+    let cell = round(x / POSITION_QUANTUM);
+    return Position(vec4<i32>(vec3<i32>(cell), 0), vec4<f32>(x - cell * POSITION_QUANTUM, 0.0));
+}
+
+// `p` moved by `d`: the remainder takes `d` (rounded to ε|rem + d|), then
+// whole quanta move to the cell where |rem| passed one quantum (exact:
+// rem and the carry are multiples of rem's ulp, the result smaller than rem).
+fn moved(p: Position, d: vec3<f32>) -> Position {
+    let rem = p.rem.xyz + d;
+    let carry = select(vec3<f32>(0.0), round(rem / POSITION_QUANTUM), abs(rem) > vec3<f32>(POSITION_QUANTUM));
+    return Position(p.cell + vec4<i32>(vec3<i32>(carry), 0), vec4<f32>(rem - carry * POSITION_QUANTUM, 0.0));
+}
+
+// Whole quanta from `a` to `b` (exact below 2²⁴ quanta, 16 m).
+fn quanta_between(a: Position, b: Position) -> vec3<f32> {
+    return vec3<f32>(b.cell.xyz - a.cell.xyz) * POSITION_QUANTUM;
+}
+
+// b − a, rounded once, to ε|b − a|: an edge, or a small increment of one
+// vertex (the velocity update), without the ε|x| of two f32 positions.
+fn displacement(a: Position, b: Position) -> vec3<f32> {
+    return quanta_between(a, b) + (b.rem.xyz - a.rem.xyz);
+}
+
+// |b − a|² − l² for an edge of rest length l, split at the quanta:
+// (|q|² − l²) + (2 q·ρ + |ρ|²), q = `quanta_between(a, b)`, ρ the
+// remainders' difference. The f32 length of an edge is resolved only to
+// ε|e|, so a constraint |e| = l computed from it lands each projection
+// anywhere within ε|e| of the rest length, and the velocity update
+// (x_projected − x_unconstrained)/h turns that into noise of ε|e|/h per
+// edge (5e-6 m/s for 4 mm edges at h = 1e-4 s, along the rod). Here
+// |q|² − l² is rounded the same way while no vertex changes cell (`moved`)
+// and the part in ρ varies smoothly, so the projection lands on the same
+// manifold every substep. |e|² − l² in exact arithmetic, as on the CPU.
+fn squared_length_error(a: Position, b: Position, l: f32) -> f32 {
+    let q = quanta_between(a, b);
+    let r = b.rem.xyz - a.rem.xyz;
+    return (dot(q, q) - l * l) + (2.0 * dot(q, r) + dot(r, r));
+}
+
 struct EdgeFrame {
     tangent: vec4<f32>,     // unit tangent, w = twist angle θ (rad)
     ref_u: vec4<f32>,       // Bishop vector u, w unused
@@ -137,9 +204,9 @@ struct Scratch {
 // State. Each kernel's pipeline layout holds only the bindings it uses, so
 // no kernel binds more than 8 storage buffers (WebGPU's default limit);
 // tests/gpu_layout.rs checks each entry point's uses against `Kernel::bindings`.
-@group(1) @binding(0) var<storage, read_write> pos: array<vec4<f32>>;
+@group(1) @binding(0) var<storage, read_write> pos: array<Position>;
 @group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
-@group(1) @binding(2) var<storage, read_write> pos_unc: array<vec4<f32>>;
+@group(1) @binding(2) var<storage, read_write> pos_unc: array<Position>;
 @group(1) @binding(3) var<storage, read_write> frame: array<EdgeFrame>;
 @group(1) @binding(4) var<storage, read> clamps: array<Clamp>;
 @group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;
@@ -149,8 +216,8 @@ struct Scratch {
 // (rod + 1)·2 + singular whose fast projection did not converge, [7] f32 bits
 // of the largest strain such a projection left.
 @group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 8>;
-@group(1) @binding(7) var<storage, read> src: array<vec4<f32>>;
-@group(1) @binding(8) var<storage, read_write> dst: array<vec4<f32>>;
+@group(1) @binding(7) var<storage, read> src: array<Position>;
+@group(1) @binding(8) var<storage, read_write> dst: array<Position>;
 // A vertex's contact in the current substep (src/cpu/contact.rs `Contact`),
 // written by `contact`, read through `contact_depth` and `contact_stuck`.
 struct Contact {
@@ -186,7 +253,7 @@ struct GridGroup {
 @group(1) @binding(14) var<storage, read_write> grid: array<atomic<u32>>;
 @group(1) @binding(15) var<storage, read_write> grid_fields: array<vec4<f32>>;
 // Positions at the start of the substep (`save_start`, read by `project_shake`).
-@group(1) @binding(16) var<storage, read_write> pos_start: array<vec4<f32>>;
+@group(1) @binding(16) var<storage, read_write> pos_start: array<Position>;
 const GRID_VMAX: u32 = 0u;
 const GRID_OVERFLOW: u32 = 1u;
 const GRID_OUTSIDE: u32 = 2u;
@@ -263,8 +330,28 @@ fn material_frame(t: vec3<f32>, u: vec3<f32>, theta: f32) -> MaterialFrame {
 
 // --- src/cpu/curvature.rs ---
 
-fn curvature_binormal(e0: vec3<f32>, e1: vec3<f32>) -> vec3<f32> {
-    return 2.0 * cross(e0, e1) / (length(e0) * length(e1) + dot(e0, e1));
+// Curvature binormal 2 e0 × e1 / (|e0||e1| + e0·e1) of the edges a→b and
+// b→c (src/cpu/curvature.rs `curvature_binormal`), with e0 × e1 split at the
+// position quanta as `squared_length_error` splits |e|²: e = q + ρ, and
+// e0 × e1 = q0 × q1 + (q0 × ρ1 + ρ0 × q1 + ρ0 × ρ1). Two nearly parallel
+// edges' cross product is small beside |e|², and f32 rounds it from an f32
+// edge to ~ε|e|², a jump of ~ε in κb with every ulp of e as a vertex moves
+// by less than a quantum, and of B ε/Δx² in the bending force. q0 × q1
+// depends on the cells only, so its rounding stays put while no vertex
+// changes cell (`moved`); the terms in ρ vary smoothly. What is left is
+// rounding relative to κb itself: the settled rod of tests/gpu_settling.rs
+// trembles at half the speed (measured on lavapipe; a compiler that
+// factored q0 × q1 + q0 × ρ1 into q0 × e1 would undo it). The same value as
+// the CPU's e0 × e1 in exact arithmetic.
+fn curvature_binormal_at(a: Position, b: Position, c: Position) -> vec3<f32> {
+    let q0 = quanta_between(a, b);
+    let q1 = quanta_between(b, c);
+    let r0 = b.rem.xyz - a.rem.xyz;
+    let r1 = c.rem.xyz - b.rem.xyz;
+    let e0 = q0 + r0;
+    let e1 = q1 + r1;
+    let turn = cross(q0, q1) + (cross(q0, r1) + cross(r0, q1) + cross(r0, r1));
+    return 2.0 * turn / (length(e0) * length(e1) + dot(e0, e1));
 }
 
 fn material_curvature(kb: vec3<f32>, f: MaterialFrame) -> vec2<f32> {

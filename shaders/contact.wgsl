@@ -233,8 +233,11 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
         if (rest[v].inv_mass == 0.0) {
             continue;
         }
-        let x_start = pos_unc[v].xyz - vel[v].xyz * h;
-        pos[v] = vec4<f32>(contact_vertex(v, rho, origin, pos[v].xyz, x_start, pos_unc[v].xyz), 0.0);
+        let x_unc = position_f32(pos_unc[v]);
+        let x = position_f32(pos[v]);
+        let x_start = x_unc - vel[v].xyz * h;
+        // Moved by what contact changed: nothing at all without contact.
+        pos[v] = moved(pos[v], contact_vertex(v, rho, origin, x, x_start, x_unc) - x);
     }
     // Edges against shapes that may be smaller than an edge (friction on
     // the closest point in phase 0, as src/cpu/contact.rs).
@@ -244,8 +247,10 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
         for (var k = 0u; k < colliders.count; k++) {
             let c = colliders.items[k];
             let p = anchor_pose(c.anchor, params.slot_end);
-            let qa = to_local(p, pos[j].xyz, origin);
-            let qb = to_local(p, pos[j + 1u].xyz, origin);
+            let x_a = position_f32(pos[j]);
+            let x_b = position_f32(pos[j + 1u]);
+            let qa = to_local(p, x_a, origin);
+            let qb = to_local(p, x_b, origin);
             let e = edge_distance(c, qa, qb);
             if (!e.found) {
                 continue;
@@ -257,13 +262,13 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
                 let nrm = rotate(p.rotation, e.normal);
                 let ka = (1.0 - s) * wa / den;
                 let kb = s * wb / den;
-                var xa = pos[j].xyz + nrm * (ka * d);
-                var xb = pos[j + 1u].xyz + nrm * (kb * d);
+                var xa = x_a + nrm * (ka * d);
+                var xb = x_b + nrm * (kb * d);
                 var stuck = false;
                 if (params.phase == 0u) {
                     let pt = xa * (1.0 - s) + xb * s;
-                    let p_start = (pos_unc[j].xyz - vel[j].xyz * h) * (1.0 - s)
-                        + (pos_unc[j + 1u].xyz - vel[j + 1u].xyz * h) * s;
+                    let p_start = (position_f32(pos_unc[j]) - vel[j].xyz * h) * (1.0 - s)
+                        + (position_f32(pos_unc[j + 1u]) - vel[j + 1u].xyz * h) * s;
                     let p0 = anchor_pose(c.anchor, params.slot_start);
                     let slip = pose_point(p0, to_local(p, pt, origin), origin) - p_start;
                     let slip_t = slip - nrm * dot(nrm, slip);
@@ -277,8 +282,8 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
                     xa -= undo * ka;
                     xb -= undo * kb;
                 }
-                pos[j] = vec4<f32>(xa, 0.0);
-                pos[j + 1u] = vec4<f32>(xb, 0.0);
+                pos[j] = moved(pos[j], xa - x_a);
+                pos[j + 1u] = moved(pos[j + 1u], xb - x_b);
                 // Recorded like a vertex contact (src/cpu/contact.rs).
                 let p0 = anchor_pose(c.anchor, params.slot_start);
                 if (ka * d > contact_depth(contacts[j])) {

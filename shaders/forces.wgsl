@@ -38,8 +38,8 @@ fn elastic_forces(r: u32) {
         let g0 = apply_bending(b, material_curvature(kb, prev) - rest[v].rest_kappa.xy) / l;
         let g1 = apply_bending(b, material_curvature(kb, next) - rest[v].rest_kappa.zw) / l;
         let dk = prev.m2 * g0.x - prev.m1 * g0.y + next.m2 * g1.x - next.m1 * g1.y;
-        let e0 = pos[v].xyz - pos[v - 1u].xyz;
-        let e1 = pos[v + 1u].xyz - pos[v].xyz;
+        let e0 = displacement(pos[v - 1u], pos[v]);
+        let e1 = displacement(pos[v], pos[v + 1u]);
         let g = curvature_binormal_gradient_t(e0, e1, kb, dk);
         let hg = holonomy_gradient(kb, length(e0), length(e1));
         f_next -= g.next + hg.next * s;
@@ -77,7 +77,7 @@ fn external_force(r: u32, i: u32) -> vec3<f32> {
     len *= 0.5;
     var f = params.gravity.xyz * rest[v].mass;
     if (c > 0.0) {
-        f -= (vel[v].xyz - wind_at(rods[r].origin.xyz + pos[v].xyz)) * (c * len);
+        f -= (vel[v].xyz - wind_at(rods[r].origin.xyz + position_f32(pos[v]))) * (c * len);
     }
     return f;
 }

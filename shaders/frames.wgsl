@@ -7,7 +7,7 @@ fn frames_rod(r: u32) {
     let o = rods[r].vertex_offset;
     let n_edges = rods[r].vertex_count - 1u;
     // Time-parallel transport of u⁰ to the new first tangent.
-    let t0 = normalize(pos[o + 1u].xyz - pos[o].xyz);
+    let t0 = normalize(displacement(pos[o], pos[o + 1u]));
     let u0 = parallel_transport(frame[o].ref_u.xyz, frame[o].tangent.xyz, t0);
     // Re-orthonormalise against round-off drift over many steps.
     frame[o].ref_u = vec4<f32>(normalize(u0 - t0 * dot(u0, t0)), 0.0);
@@ -15,7 +15,7 @@ fn frames_rod(r: u32) {
     // Space-parallel transport along the rod.
     for (var j = 1u; j < n_edges; j++) {
         let e = o + j;
-        let t = normalize(pos[e + 1u].xyz - pos[e].xyz);
+        let t = normalize(displacement(pos[e], pos[e + 1u]));
         let u = parallel_transport(frame[e - 1u].ref_u.xyz, frame[e - 1u].tangent.xyz, t);
         frame[e].ref_u = vec4<f32>(normalize(u - t * dot(u, t)), 0.0);
         frame[e].tangent = vec4<f32>(t, frame[e].tangent.w);

@@ -123,7 +123,7 @@ fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         return;
     }
     let g = grid_group_now(gv.group);
-    let q = grid_position(g, rods[rest[v].rod].origin.xyz + pos[v].xyz);
+    let q = grid_position(g, rods[rest[v].rod].origin.xyz + position_f32(pos[v]));
     let tail = params.node_count * WORDS_PER_NODE;
     if (q.w == 0) {
         atomicAdd(&grid[tail + GRID_OUTSIDE], 1u);
@@ -202,8 +202,7 @@ fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         return;
     }
     let g = grid_group_now(gv.group);
-    let x = pos[v].xyz;
-    let q = grid_position(g, rods[rest[v].rod].origin.xyz + x);
+    let q = grid_position(g, rods[rest[v].rod].origin.xyz + position_f32(pos[v]));
     if (q.w == 0) {
         return;
     }
@@ -232,5 +231,5 @@ fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if (len > g.max_push) {
         push *= g.max_push / len;
     }
-    pos[v] = vec4<f32>(x + (grid_v - own) * (gv.friction * params.h) + push, 0.0);
+    pos[v] = moved(pos[v], (grid_v - own) * (gv.friction * params.h) + push);
 }

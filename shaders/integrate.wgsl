@@ -3,7 +3,8 @@
 // then position (§7.2); a vertex driven by an anchor goes where the anchor is
 // at t + h with the velocity that takes it there. The unconstrained position
 // goes to both `pos` and `pos_unc`, the latter kept for the velocity update
-// after projection.
+// after projection. Positions move by u·h in their remainder (`moved`), so
+// a step far below ε|x| still counts.
 
 @compute @workgroup_size(64)
 fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -12,20 +13,20 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         return;
     }
     let h = params.h;
-    let old = pos[v].xyz;
+    let old = pos[v];
     let chatter = vel[v].w; // the count of `project_velocity`, kept
     var u = vel[v].xyz + scratch[v].force.xyz * (h * rest[v].inv_mass);
-    var x = old + u * h;
+    var x = moved(old, u * h);
     let c = rest[v].clamp;
     if (c != NONE) {
         var local = clamps[c].local_pos0.xyz;
         if (rest[v].clamp_slot == 1u) {
             local = clamps[c].local_pos1.xyz;
         }
-        x = pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[v].rod].origin.xyz);
-        u = (x - old) / h;
+        x = position_at(pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[v].rod].origin.xyz));
+        u = displacement(old, x) / h;
     }
     vel[v] = vec4<f32>(u, chatter);
-    pos[v] = vec4<f32>(x, 0.0);
-    pos_unc[v] = vec4<f32>(x, 0.0);
+    pos[v] = x;
+    pos_unc[v] = x;
 }

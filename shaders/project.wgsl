@@ -12,11 +12,10 @@
 // * `project_velocity`: v ← v + (x_projected − x_unconstrained)/h, per vertex,
 //   then a vertex in contact loses its outward velocity relative to the surface.
 //
-// f32: an edge's strain is resolved only to ~ε(|xa| + |xb|)/|ē| (positions
-// relative to the rod's origin, so |x| is at most the rod's length), so
-// `project_fast` asks each movable edge for a strain below
-// max(tolerance, FAST_TOLERANCE_F32) + 4ε(|xa| + |xb|)/|ē|, and so does
-// `project_shake`.
+// Positions move by their corrections (`moved`) and edges are differences of
+// `Position`s (`displacement`), so an edge is resolved to ε|e| and its strain
+// to ~ε: `project_fast` asks each movable edge for a strain below
+// max(tolerance, FAST_TOLERANCE_F32) + 4ε, and so does `project_shake`.
 
 const FAST_TOLERANCE_F32: f32 = 1e-6;
 
@@ -41,9 +40,11 @@ struct Correction {
     b: vec3<f32>,
 }
 
-// Corrections edge (a, b) asks of its endpoints (src/cpu/project.rs `edge_correction`).
-fn edge_correction(va: u32, vb: u32, xa: vec3<f32>, xb: vec3<f32>, rest_len: f32) -> Correction {
-    let d = xb - xa;
+// Corrections edge (a, b) asks of its endpoints (src/cpu/project.rs
+// `edge_correction`). The stretch |e| − l is (|e|² − l²)/(|e| + l) from
+// `squared_length_error`, resolved below the ε|e| of the f32 length.
+fn edge_correction(va: u32, vb: u32, xa: Position, xb: Position, rest_len: f32) -> Correction {
+    let d = displacement(xa, xb);
     let len = length(d);
     let dir = d / len;
     let ma = apply_inv_mass(va, dir);
@@ -52,22 +53,22 @@ fn edge_correction(va: u32, vb: u32, xa: vec3<f32>, xb: vec3<f32>, rest_len: f32
     if (den <= 0.0) {
         return Correction(vec3<f32>(0.0), vec3<f32>(0.0));
     }
-    let lambda = (len - rest_len) / den;
+    let lambda = squared_length_error(xa, xb, rest_len) / ((len + rest_len) * den);
     return Correction(ma * lambda, -mb * lambda);
 }
 
-fn project_jacobi_vertex(v: u32) -> vec3<f32> {
+fn project_jacobi_vertex(v: u32) -> Position {
     let r = rest[v].rod;
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     var delta = vec3<f32>(0.0);
     if (v > o) {
-        delta += edge_correction(v - 1u, v, src[v - 1u].xyz, src[v].xyz, rest[v - 1u].rest_len).b;
+        delta += edge_correction(v - 1u, v, src[v - 1u], src[v], rest[v - 1u].rest_len).b;
     }
     if (v + 1u < o + n) {
-        delta += edge_correction(v, v + 1u, src[v].xyz, src[v + 1u].xyz, rest[v].rest_len).a;
+        delta += edge_correction(v, v + 1u, src[v], src[v + 1u], rest[v].rest_len).a;
     }
-    return src[v].xyz + delta * params.relaxation;
+    return moved(src[v], delta * params.relaxation);
 }
 
 @compute @workgroup_size(64)
@@ -76,11 +77,15 @@ fn project_jacobi(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     if (v >= params.vertex_count) {
         return;
     }
-    dst[v] = vec4<f32>(project_jacobi_vertex(v), 0.0);
+    dst[v] = project_jacobi_vertex(v);
+}
+
+fn edge_vector(e: u32) -> vec3<f32> {
+    return displacement(pos[e], pos[e + 1u]);
 }
 
 fn edge_strain(e: u32) -> f32 {
-    return abs(length(pos[e + 1u].xyz - pos[e].xyz) / rest[e].rest_len - 1.0);
+    return abs(length(edge_vector(e)) / rest[e].rest_len - 1.0);
 }
 
 fn edge_active(e: u32) -> bool {
@@ -88,15 +93,15 @@ fn edge_active(e: u32) -> bool {
 }
 
 // Largest strain of a movable edge of rod r above what is asked and
-// `ulps` × what f32 resolves; positive while the projection has work to do.
+// `ulps` × what f32 resolves (ε: the edge is one rounded difference of
+// `Position`s); positive while the projection has work to do.
 fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     var m = -1.0;
     for (var e = o; e < o + ne; e++) {
         if (edge_active(e)) {
-            let resolution = ulps * F32_EPSILON * (length(pos[e].xyz) + length(pos[e + 1u].xyz)) / rest[e].rest_len;
-            m = max(m, edge_strain(e) - tolerance - resolution);
+            m = max(m, edge_strain(e) - tolerance - ulps * F32_EPSILON);
         }
     }
     return m;
@@ -158,7 +163,7 @@ fn newton_projection(r: u32, shake: bool) {
             // This iteration's edge vectors, saved before any vertex moves (in the
             // kb slot, which the next kernel to need it recomputes).
             for (var e = o; e < o + ne; e++) {
-                scratch[e].kb = vec4<f32>(pos[e + 1u].xyz - pos[e].xyz, 0.0);
+                scratch[e].kb = vec4<f32>(edge_vector(e), 0.0);
             }
         }
         // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C(x) M⁻¹ ∇C(y)ᵀ) δλ = C(x), y the
@@ -168,14 +173,14 @@ fn newton_projection(r: u32, shake: bool) {
         // (`apply_inv_mass`); an edge that then cannot change its length
         // gets the row δλ = 0 too.
         for (var e = o; e < o + ne; e++) {
-            let d = pos[e + 1u].xyz - pos[e].xyz;
+            let d = edge_vector(e);
             let dir = scratch[e].kb.xyz;
             let diag = 4.0 * dot(d, apply_inv_mass(e, dir) + apply_inv_mass(e + 1u, dir));
             let scale = 4.0 * length(d) * length(dir) * (rest[e].inv_mass + rest[e + 1u].inv_mass);
             // s.w marks a row of the system (1) or a fixed edge (0).
             if (edge_active(e) && diag > 1e-12 * scale) {
                 scratch[e].g.z = diag;
-                scratch[e].s.x = dot(d, d) - rest[e].rest_len * rest[e].rest_len;
+                scratch[e].s.x = squared_length_error(pos[e], pos[e + 1u], rest[e].rest_len);
                 scratch[e].s.w = 1.0;
             } else {
                 scratch[e].g.z = 1.0;
@@ -187,8 +192,8 @@ fn newton_projection(r: u32, shake: bool) {
         }
         for (var e = o; e + 1u < o + ne; e++) {
             if (scratch[e].s.w == 1.0 && scratch[e + 1u].s.w == 1.0) {
-                let d = pos[e + 1u].xyz - pos[e].xyz;
-                let d1 = pos[e + 2u].xyz - pos[e + 1u].xyz;
+                let d = edge_vector(e);
+                let d1 = edge_vector(e + 1u);
                 let upper = -4.0 * dot(d, apply_inv_mass(e + 1u, scratch[e + 1u].kb.xyz));
                 scratch[e].g.w = upper;
                 // Symmetric for fast projection (W is).
@@ -201,8 +206,8 @@ fn newton_projection(r: u32, shake: bool) {
         }
         for (var e = o; e < o + ne; e++) {
             let g = 2.0 * scratch[e].kb.xyz * scratch[e].s.x;
-            pos[e] = vec4<f32>(pos[e].xyz + apply_inv_mass(e, g), 0.0);
-            pos[e + 1u] = vec4<f32>(pos[e + 1u].xyz - apply_inv_mass(e + 1u, g), 0.0);
+            pos[e] = moved(pos[e], apply_inv_mass(e, g));
+            pos[e + 1u] = moved(pos[e + 1u], -apply_inv_mass(e + 1u, g));
         }
         iterations++;
     }
@@ -254,7 +259,7 @@ fn save_start_edges(r: u32) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     for (var e = o; e < o + ne; e++) {
-        scratch[e].kb = vec4<f32>(pos_start[e + 1u].xyz - pos_start[e].xyz, 0.0);
+        scratch[e].kb = vec4<f32>(displacement(pos_start[e], pos_start[e + 1u]), 0.0);
     }
 }
 
@@ -290,7 +295,9 @@ fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
         return;
     }
     let before = vel[v].xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
-    var u = vel[v].xyz + (pos[v].xyz - pos_unc[v].xyz) / params.h;
+    // The projection's correction as one small difference (`displacement`),
+    // not two f32 positions' difference with its noise of ε|x|/h.
+    var u = vel[v].xyz + displacement(pos_unc[v], pos[v]) / params.h;
     let c = contacts[v];
     if (contact_depth(c) > 0.0) {
         // Inelastic contact (src/cpu/project.rs `project_velocity`).

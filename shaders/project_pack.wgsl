@@ -52,9 +52,9 @@ fn pack_rods(w: u32) -> vec2<u32> {
     return vec2<u32>(first, rods[w].pack_end);
 }
 
+// As `unresolved_strain` (project.wgsl) for one edge.
 fn strain_above(v: u32, tolerance: f32, ulps: f32) -> f32 {
-    let resolution = ulps * F32_EPSILON * (length(pos[v].xyz) + length(pos[v + 1u].xyz)) / rest[v].rest_len;
-    return edge_strain(v) - tolerance - resolution;
+    return edge_strain(v) - tolerance - ulps * F32_EPSILON;
 }
 
 // Per rod of the pack: the largest strain above `tolerance` + 4 ulps into
@@ -167,7 +167,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
             let i = lid + q * WORKGROUP;
             if (i < n && rest[v0 + i].rest_len > 0.0) {
                 let v = v0 + i;
-                scratch[v].kb = vec4<f32>(pos_start[v + 1u].xyz - pos_start[v].xyz, 0.0);
+                scratch[v].kb = vec4<f32>(displacement(pos_start[v], pos_start[v + 1u]), 0.0);
             }
         }
     }
@@ -215,7 +215,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 if (i < n) {
                     let v = v0 + i;
                     if (rest[v].rest_len > 0.0 && rod_active[rest[v].rod - first] == 1u) {
-                        scratch[v].kb = vec4<f32>(pos[v + 1u].xyz - pos[v].xyz, 0.0);
+                        scratch[v].kb = vec4<f32>(edge_vector(v), 0.0);
                     }
                 }
             }
@@ -232,14 +232,14 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 var diag = 1.0;
                 var rhs = 0.0;
                 if (rest[v].rest_len > 0.0 && rod_active[rest[v].rod - first] == 1u && edge_active(v)) {
-                    let d = pos[v + 1u].xyz - pos[v].xyz;
+                    let d = edge_vector(v);
                     let dir = scratch[v].kb.xyz;
                     let dg = 4.0 * dot(d, apply_inv_mass(v, dir) + apply_inv_mass(v + 1u, dir));
                     let scale = 4.0 * length(d) * length(dir) * (rest[v].inv_mass + rest[v + 1u].inv_mass);
                     if (dg > 1e-12 * scale) {
                         flag = 1u;
                         diag = dg;
-                        rhs = dot(d, d) - rest[v].rest_len * rest[v].rest_len;
+                        rhs = squared_length_error(pos[v], pos[v + 1u], rest[v].rest_len);
                     }
                 }
                 row_edge[i] = flag;
@@ -259,7 +259,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 var lower = 0.0;
                 var upper = 0.0;
                 if (row_edge[i] == 1u) {
-                    let d = pos[v + 1u].xyz - pos[v].xyz;
+                    let d = edge_vector(v);
                     if (i + 1u < n && row_edge[i + 1u] == 1u) {
                         upper = -4.0 * dot(d, apply_inv_mass(v + 1u, scratch[v + 1u].kb.xyz));
                     }
@@ -267,7 +267,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                         if (shake) {
                             lower = -4.0 * dot(d, apply_inv_mass(v, scratch[v - 1u].kb.xyz));
                         } else {
-                            lower = -4.0 * dot(pos[v].xyz - pos[v - 1u].xyz, apply_inv_mass(v, scratch[v].kb.xyz));
+                            lower = -4.0 * dot(edge_vector(v - 1u), apply_inv_mass(v, scratch[v].kb.xyz));
                         }
                     }
                 }
@@ -300,7 +300,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                     if (i > 0u && row_edge[i - 1u] == 1u) {
                         g -= 2.0 * scratch[v - 1u].kb.xyz * pcr_rhs[i - 1u];
                     }
-                    pos[v] = vec4<f32>(pos[v].xyz + apply_inv_mass(v, g), 0.0);
+                    pos[v] = moved(pos[v], apply_inv_mass(v, g));
                 }
             }
         }

@@ -30,8 +30,21 @@ struct EdgeFrame {
     ref_u: vec4<f32>,
 }
 
+// A simulated position relative to its rod's origin, cell · POSITION_QUANTUM
+// + rem (shaders/common.wgsl `Position`, src/gpu/layout.rs `GpuPosition`).
+struct Position {
+    cell: vec4<i32>,
+    rem: vec4<f32>,
+}
+
+const POSITION_QUANTUM: f32 = 9.5367431640625e-7; // 2⁻²⁰ m
+
+fn position_f32(p: Position) -> vec3<f32> {
+    return vec3<f32>(p.cell.xyz) * POSITION_QUANTUM + p.rem.xyz;
+}
+
 @group(0) @binding(0) var<uniform> camera: Camera;
-@group(0) @binding(1) var<storage, read> positions: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> positions: array<Position>;
 @group(0) @binding(2) var<storage, read> info: array<StrandInfo>;
 @group(0) @binding(3) var<storage, read> frames: array<EdgeFrame>;
 
@@ -60,8 +73,8 @@ fn strand_vertex(@builtin(vertex_index) corner: u32, @builtin(instance_index) i:
     let ends = array<f32, 6>(0.0, 0.0, 1.0, 0.0, 1.0, 1.0);
     let sides = array<f32, 6>(-1.0, 1.0, -1.0, 1.0, 1.0, -1.0);
     let end = ends[corner];
-    let a = info[i].origin.xyz + positions[i].xyz;
-    let b = info[i + 1u].origin.xyz + positions[i + 1u].xyz;
+    let a = info[i].origin.xyz + position_f32(positions[i]);
+    let b = info[i + 1u].origin.xyz + position_f32(positions[i + 1u]);
     let t = normalize(b - a);
     let p = mix(a, b, end);
     let s = mix(d.y, info[i + 1u].data.y, end);

@@ -17,7 +17,7 @@ fn curvature_binormals(r: u32) {
     scratch[o + n - 1u].kb = vec4<f32>(0.0);
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
-        scratch[v].kb = vec4<f32>(curvature_binormal(pos[v].xyz - pos[v - 1u].xyz, pos[v + 1u].xyz - pos[v].xyz), 0.0);
+        scratch[v].kb = vec4<f32>(curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u]), 0.0);
     }
 }
 

@@ -87,13 +87,13 @@ fn rust_structs_match_wgsl_layout() {
     check_layouts(&module(), shared_structs());
     let r = parse(RENDER_SOURCE);
     check_layouts(&r, strands::demo::render::shared_structs());
-    // The renderer reads the simulation's frame buffer with its own copy of
-    // `EdgeFrame`: same layout as the compute side's.
+    // The renderer reads the simulation's frame and position buffers with its
+    // own copies of `EdgeFrame` and `Position`: same layout as the compute side's.
     check_layouts(
         &r,
         shared_structs()
             .into_iter()
-            .filter(|(n, _, _)| *n == "EdgeFrame")
+            .filter(|(n, _, _)| *n == "EdgeFrame" || *n == "Position")
             .collect(),
     );
 }
@@ -184,7 +184,7 @@ fn wgsl_constants_match_rust() {
     use strands::cpu::grid;
     let f32_of = |x: f64| x as f32 as f64;
     use strands::gpu::pack;
-    let twins: [(&str, f64); 26] = [
+    let twins: [(&str, f64); 27] = [
         ("PACK_ROWS", pack::PACK_ROWS as f64),
         ("PACK_RODS", pack::PACK_RODS as f64),
         (
@@ -192,6 +192,7 @@ fn wgsl_constants_match_rust() {
             (pack::PACK_ROWS / strands::gpu::WORKGROUP as usize) as f64,
         ),
         ("PCR_SINGULAR", f32_of(strands::cpu::project::PCR_SINGULAR)),
+        ("POSITION_QUANTUM", strands::gpu::layout::POSITION_QUANTUM),
         ("NONE", strands::gpu::layout::NONE as f64),
         ("WORKGROUP", strands::gpu::WORKGROUP as f64),
         ("F32_EPSILON", f32_of(f32::EPSILON as f64)),
@@ -239,6 +240,14 @@ fn wgsl_constants_match_rust() {
         if wgsl != f32_of(rust) {
             wrong.push(format!("{name}: WGSL {wgsl:e}, Rust {rust:e}"));
         }
+    }
+    // The renderer reads positions with its own copy of the quantum.
+    let quantum = strands::gpu::layout::POSITION_QUANTUM;
+    let render = wgsl_const(RENDER_SOURCE, "POSITION_QUANTUM");
+    if render != quantum {
+        wrong.push(format!(
+            "POSITION_QUANTUM: render.wgsl {render:e}, Rust {quantum:e}"
+        ));
     }
     assert!(
         wrong.is_empty(),

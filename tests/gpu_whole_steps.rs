@@ -5,8 +5,9 @@
 //! Hair–hair interaction is off here (its grid adds a cell-face amplifier,
 //! bounded separately in tests/gpu_interaction.rs).
 //!
-//! Tolerances: each GPU substep adds f32 rounding of ~ε|x| ≈ 1e-7 m to the
-//! positions (parity tests: ~1e-6 m per step). A damped, non-chaotic system
+//! Tolerances: each GPU substep adds f32 rounding to the motion (forces to
+//! ~1e-5 of their size, edges to ε|e|; positions themselves are kept to
+//! ~1e-13 m, src/gpu/mod.rs) (parity tests: ~1e-6 m per step). A damped, non-chaotic system
 //! does not amplify those errors, so over N steps they grow at most linearly:
 //! 300 steps · 1e-6 m ≈ 3e-4 m bounds the trajectories. A settled shape is an
 //! equilibrium of forces the GPU evaluates to ~1e-5 of their size (parity
@@ -75,10 +76,10 @@ fn compare(scene: &str, set: &[&str]) -> Comparison {
 
 /// A cantilever sags under gravity and settles (critical damping of its
 /// first mode): 200 steps of 5 ms. The tip sags ~0.9 mm. The GPU's forces are
-/// within 1e-5 of the CPU's (tests/gpu_parity.rs) and its positions are
-/// rounded by ε|x| ≈ 2.4e-8 m per substep, which the damping does not let
-/// grow: the trajectories stay within 1e-3 of the sag, and the settled shapes,
-/// an equilibrium of those forces, within 1e-6 m (1e-3 of the sag).
+/// within 1e-5 of the CPU's (tests/gpu_parity.rs), its positions are kept
+/// to ~1e-13 m, and the damping does not let the difference grow: the
+/// trajectories stay within 1e-3 of the sag, and the settled shapes, an
+/// equilibrium of those forces, within 1e-6 m (1e-3 of the sag).
 #[test]
 fn cantilever_settles_the_same() {
     let c = compare(
@@ -124,10 +125,9 @@ fn clamped_rod_twists_the_same() {
 }
 
 /// Hair clamped to a still head falls under gravity and drag and comes to
-/// rest (the scene's drag damps the swing): 300 steps of 1/60 s. The GPU
-/// stores positions relative to each strand's root (|x| ≤ 0.3 m), and its
-/// fast projection stops when each edge is within 1e-6·|ē| + 4ε(|xa| + |xb|)
-/// ≈ 3e-7 m of rest (shaders/project.wgsl): along 16 edges up to 5e-6 m.
+/// rest (the scene's drag damps the swing): 300 steps of 1/60 s. The GPU's
+/// fast projection stops when each edge is within (1e-6 + 4ε)|ē| ≈ 2e-8 m
+/// of rest (shaders/project.wgsl): along 16 edges up to 3e-7 m.
 /// The settled shape also answers to the GPU's force error (≤ 1e-5 of the
 /// forces, tests/gpu_parity.rs): ~1e-5 of the 0.3 m strand's sag, 3e-6 m.
 /// Allowed: 1e-5 m.

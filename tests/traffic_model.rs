@@ -11,12 +11,12 @@ use strands::gpu::traffic::{Bytes, Counts, TrafficModel, substep_kernels};
 
 /// `integrate` (shaders/integrate.wgsl) with V vertices, R rods, C clamps,
 /// A anchors, counted by reading the kernel:
-/// reads `pos`, `vel` (16 B each), `scratch.force` (16 B), of `rest` the
+/// reads `pos` (a `Position`, 32 B), `vel` (16 B), `scratch.force` (16 B), of `rest` the
 /// members inv_mass, rod, clamp, clamp_slot (16 B) per vertex; of `clamps`
 /// local_pos0, local_pos1, anchor (36 B) per clamp; `rods[..].origin` (16 B)
 /// per rod; whole poses (32 B) of the substep's two slots per anchor; of the
 /// uniform `Step` h, vertex_count, anchor_count, slot_end (16 B). Writes
-/// `pos`, `vel`, `pos_unc` (16 B each) per vertex.
+/// `pos`, `pos_unc` (32 B each) and `vel` (16 B) per vertex.
 #[test]
 fn integrate_moves_what_a_hand_count_says() {
     let c = Counts {
@@ -29,8 +29,8 @@ fn integrate_moves_what_a_hand_count_says() {
         nodes: 0,
     };
     let (v, r, cl, a) = (c.vertices, c.rods, c.clamps, c.anchors);
-    let read = 16 * v + 16 * v + 16 * v + 16 * v + 36 * cl + 16 * r + 32 * 2 * a + 16;
-    let written = 3 * 16 * v;
+    let read = 32 * v + 16 * v + 16 * v + 16 * v + 36 * cl + 16 * r + 32 * 2 * a + 16;
+    let written = (32 + 32 + 16) * v;
     let model = TrafficModel::from_shaders();
     let got = model.kernel_bytes(Kernel::Integrate, &c);
     assert_eq!(

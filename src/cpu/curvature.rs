@@ -5,6 +5,9 @@ use glam::{DVec2, DVec3};
 
 /// Curvature binormal at the vertex between edges `e0 = eⁱ⁻¹` and `e1 = eⁱ` (eq. 1):
 /// `(κb)ᵢ = 2 eⁱ⁻¹ × eⁱ / (|eⁱ⁻¹||eⁱ| + eⁱ⁻¹·eⁱ)`, of length `2 tan(φᵢ/2)`.
+/// The GPU's twin `curvature_binormal_at` (shaders/common.wgsl) takes the
+/// three positions and splits `e0 × e1` at its position quanta, the same
+/// value in exact arithmetic, so that f32 rounds it relative to κb.
 #[inline]
 pub fn curvature_binormal(e0: DVec3, e1: DVec3) -> DVec3 {
     2.0 * e0.cross(e1) / (e0.length() * e1.length() + e0.dot(e1))

@@ -53,6 +53,9 @@ pub fn apply_inv_mass(w: f64, c: Contact, filtered: bool, v: DVec3) -> DVec3 {
 
 /// Corrections that edge `(a, b)` asks of its endpoints: the length error
 /// split between them by (filtered) inverse mass along the edge direction.
+/// The GPU takes the length error as (|e|² − l²)/(|e| + l), |e|² − l² split
+/// at its position quanta (shaders/common.wgsl `squared_length_error`):
+/// the same value in exact arithmetic, without f32's ε|e| jitter.
 #[inline]
 fn edge_correction(xa: DVec3, xb: DVec3, wa: DVec3Map, wb: DVec3Map, rest: f64) -> (DVec3, DVec3) {
     let d = xb - xa;
@@ -363,6 +366,8 @@ fn newton_projection(
         let d = start_edges.as_deref().unwrap_or(&e);
         for (a, &j) in active.iter().enumerate() {
             diag[a] = 4.0 * e[a].dot(w(j, d[a]) + w(j + 1, d[a]));
+            // The GPU splits this at its position quanta
+            // (shaders/common.wgsl `squared_length_error`); the same value.
             lambda[a] = e[a].length_squared() - rest_len[j] * rest_len[j];
             // Coupling with the next active edge through their shared vertex
             // (symmetric when d = e: W is).

@@ -97,6 +97,55 @@ pub struct GpuPose {
 }
 const _: () = assert!(size_of::<GpuPose>() == 32);
 
+/// The position quantum of `GpuPosition` (m), 2⁻²⁰ (`POSITION_QUANTUM` in
+/// shaders/common.wgsl).
+pub const POSITION_QUANTUM: f64 = 1.0 / (1u32 << 20) as f64;
+
+/// WGSL `Position`: a vertex position relative to its rod's origin, exactly
+/// `cell · POSITION_QUANTUM + rem`: whole quanta (integer, so moving and
+/// differencing positions is exact) and an f32 remainder, `|rem|` ≤ one
+/// quantum. Resolves a position to ε × the quantum (~1e-13 m) within
+/// ±2048 m of the origin (shaders/common.wgsl `Position`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuPosition {
+    /// Whole quanta along x, y, z; w unused.
+    pub cell: [i32; 4],
+    /// Remainder (m); w unused.
+    pub rem: [f32; 4],
+}
+const _: () = assert!(size_of::<GpuPosition>() == 32);
+
+impl GpuPosition {
+    /// `x` (m, relative to the rod's origin) split into quanta and an f32
+    /// remainder (`position_at` in shaders/common.wgsl, from f64): exact to
+    /// f32 rounding of the remainder, ~6e-14 m.
+    pub fn new(x: glam::DVec3) -> Self {
+        let cell = (x / POSITION_QUANTUM).round();
+        let rem = x - cell * POSITION_QUANTUM;
+        GpuPosition {
+            cell: [cell.x as i32, cell.y as i32, cell.z as i32, 0],
+            rem: [rem.x as f32, rem.y as f32, rem.z as f32, 0.0],
+        }
+    }
+
+    /// The position (m, relative to the rod's origin), exactly.
+    pub fn get(&self) -> glam::DVec3 {
+        let [x, y, z, _] = self.cell;
+        let [a, b, c, _] = self.rem;
+        glam::DVec3::new(x as f64, y as f64, z as f64) * POSITION_QUANTUM
+            + glam::DVec3::new(a as f64, b as f64, c as f64)
+    }
+
+    /// The position as the kernels' `position_f32` rounds it.
+    pub fn as_f32(&self) -> glam::Vec3 {
+        let [x, y, z, _] = self.cell;
+        let q = POSITION_QUANTUM as f32;
+        glam::Vec3::new(x as f32 * q, y as f32 * q, z as f32 * q)
+            + glam::Vec3::from_slice(&self.rem[..3])
+    }
+}
+
 /// WGSL `EdgeFrame`: tangent with θ in `w`, Bishop vector u.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
@@ -266,6 +315,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
             ]
         ),
         layout!("Pose", GpuPose, [rotation, offset]),
+        layout!("Position", GpuPosition, [cell, rem]),
         layout!("EdgeFrame", GpuEdgeFrame, [tangent, ref_u]),
         layout!("Scratch", GpuScratch, [kb, g, s, force]),
         layout!("Contact", GpuContact, [normal_depth, surface_velocity]),

@@ -11,14 +11,29 @@
 //!
 //! Precision: the kernels compute in f32 (ε = 2⁻²³ ≈ 1.2e-7) where the CPU
 //! reference uses f64. Positions are stored relative to each rod's origin
-//! (its first vertex at the start), so they are resolved to ε × the rod's
-//! extent wherever the rod is in the world (3.6e-8 m for a 0.3 m hair), an
-//! edge's strain to ~ε(|xa| + |xb|)/|ē| in those coordinates, twist angles
-//! to ~ε|θ|. The quasistatic twist therefore stops at steps of
-//! max(tolerance, 1e-6, 4ε max|θ|) rad and the fast projection at a strain of
-//! max(tolerance, 1e-6) + 4ε(|xa| + |xb|)/|ē| on the GPU, whatever tighter
-//! value the scene asks (`strands run` says so). Parity tests
-//! (tests/gpu_parity.rs) derive their tolerances from these figures.
+//! (its first vertex at the start), each as a whole number of
+//! `layout::POSITION_QUANTUM` (2⁻²⁰ m, in an i32) plus an f32 remainder
+//! (`layout::GpuPosition`): a vertex is resolved to ε × the quantum,
+//! ~1e-13 m, within ±2048 m of its origin, so steps far below f32's ε|x|
+//! accumulate instead of being rounded away, and an edge or the velocity
+//! update's correction is one rounded difference, resolved to ε|e|, not ε|x|.
+//! The edge-length constraint and the curvature binormal are split at the
+//! quanta, so their rounding does not jump while a vertex moves within one
+//! (shaders/common.wgsl). Twist angles are resolved to ~ε|θ|. The quasistatic
+//! twist therefore stops at steps of max(tolerance, 1e-6, 4ε max|θ|) rad and
+//! the fast projection at a strain of max(tolerance, 1e-6) + 4ε on the GPU,
+//! whatever tighter value the scene asks (`strands run` says so). Parity
+//! tests (tests/gpu_parity.rs) derive their tolerances from these figures.
+//!
+//! What that resolves, on lavapipe (`cargo test --release --test
+//! gpu_settling -- --nocapture`): a bent rubber cantilever (50 segments,
+//! 0.2 m) settles 8e-8 of its length from the CPU at h = 1e-4 s and 6e-5 s
+//! (with f32 positions: 1.3e-3 and 1.7e-3), its fastest vertex then moving
+//! at ~3e-6 m/s (f32 positions: 7e-4 and 1.3e-3 m/s). That rest is f32's
+//! floor for a bent rod, not zero: the bending force on a vertex, a second
+//! difference of terms ~100× the net force, is rounded to ~ε of those terms
+//! anew each substep, a random force the drag balances at ~1e-6 m/s rms
+//! here, falling as √h.
 
 pub mod bandwidth;
 pub mod layout;
@@ -51,7 +66,7 @@ pub fn precision_note(params: &crate::params::SimParams) -> Option<String> {
         && tolerance < FAST_TOLERANCE_F32
     {
         parts.push(format!(
-            "projection tolerance {tolerance:e} → 1e-6 + 4ε(|xa| + |xb|)/|ē| per edge"
+            "projection tolerance {tolerance:e} → 1e-6 (+ 4ε) per edge"
         ));
     }
     (!parts.is_empty()).then(|| {

@@ -10,8 +10,8 @@ use wgpu::util::DeviceExt;
 
 use super::layout::{
     BindingKind, GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuClamp,
-    GpuColliders, GpuContact, GpuEdgeFrame, GpuGridGroup, GpuGridVertex, GpuPose, GpuRod,
-    GpuScratch, GpuStep, GpuVertexRest, Kernel, NONE, SHADER_SOURCE, binding, binding_kind,
+    GpuColliders, GpuContact, GpuEdgeFrame, GpuGridGroup, GpuGridVertex, GpuPose, GpuPosition,
+    GpuRod, GpuScratch, GpuStep, GpuVertexRest, Kernel, NONE, SHADER_SOURCE, binding, binding_kind,
 };
 use super::{GpuContext, GpuError};
 use crate::contact::{MAX_COLLIDERS, Shape};
@@ -365,6 +365,7 @@ impl GpuSimulator {
         }
         let pack_count = pack_ends.len() as u32;
         let v16 = 16 * nv as u64;
+        let positions = (nv * size_of::<GpuPosition>()) as u64;
         let (gpu_colliders, sdf_atlas) = colliders_of(&rods);
         // Allocation failures are reported as an error, not a panic.
         let oom_scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
@@ -383,15 +384,15 @@ impl GpuSimulator {
             poses: zeroed("poses", (pose_count * size_of::<GpuPose>()) as u64),
             pos: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("pos"),
-                size: v16,
+                size: positions,
                 // VERTEX too: a renderer may draw straight from it.
                 usage: storage | wgpu::BufferUsages::VERTEX,
                 mapped_at_creation: false,
             }),
             vel: zeroed("vel", v16),
-            pos_unc: zeroed("pos_unc", v16),
-            pos_tmp: zeroed("pos_tmp", v16),
-            pos_start: zeroed("pos_start", v16),
+            pos_unc: zeroed("pos_unc", positions),
+            pos_tmp: zeroed("pos_tmp", positions),
+            pos_start: zeroed("pos_start", positions),
             frame: zeroed("frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
             scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
             stats: zeroed("stats", 32),
@@ -414,8 +415,9 @@ impl GpuSimulator {
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             }),
             sdf: sdf_texture(device, &ctx.queue, &sdf_atlas),
-            // Sized for the state (`frame` is the largest); reading the
-            // scratch buffer (tests) uses a temporary one.
+            // Sized for the state (`frame` and the positions are the
+            // largest, 32 B per vertex); reading the scratch buffer (tests)
+            // uses a temporary one.
             readback: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("readback"),
                 size: (nv * size_of::<GpuEdgeFrame>()) as u64,
@@ -443,7 +445,7 @@ impl GpuSimulator {
 
         if let Some(e) = pollster::block_on(oom_scope.pop()) {
             return Err(GpuError::OutOfMemory {
-                bytes: (nv * (5 * 16 + 48 + 32 + 64 + 32)) as u64,
+                bytes: (nv * (4 * size_of::<GpuPosition>() + 16 + 48 + 32 + 64 + 32)) as u64,
                 message: e.to_string(),
             });
         }
@@ -637,9 +639,11 @@ impl GpuSimulator {
         &self.ctx
     }
 
-    /// The per-vertex positions (`vec4<f32>`, w = 0, relative to the
+    /// The per-vertex positions (`GpuPosition`, 32 bytes: whole quanta and
+    /// a remainder, the point `cell · POSITION_QUANTUM + rem` relative to the
     /// vertex's rod origin: see `vertex_origins`), for drawing straight from
-    /// the simulation without a copy through the CPU.
+    /// the simulation without a copy through the CPU (shaders/render.wgsl
+    /// reads them so).
     pub fn position_buffer(&self) -> &wgpu::Buffer {
         &self.buffers.pos
     }
@@ -1283,15 +1287,12 @@ impl GpuSimulator {
     }
 
     /// World positions as `grid_splat` computes them: the rod origin plus
-    /// the stored position, added in f32.
+    /// the stored position (`position_f32`), added in f32.
     pub fn read_grid_positions(&self) -> Vec<[f32; 3]> {
-        let pos: Vec<[f32; 4]> = self.read(&self.buffers.pos, self.rods.vertex_count());
+        let pos: Vec<GpuPosition> = self.read(&self.buffers.pos, self.rods.vertex_count());
         pos.iter()
             .zip(&self.vertex_origin)
-            .map(|(p, o)| {
-                let o = o.as_vec3();
-                [o.x + p[0], o.y + p[1], o.z + p[2]]
-            })
+            .map(|(p, o)| (o.as_vec3() + p.as_f32()).to_array())
             .collect()
     }
 
@@ -1314,10 +1315,10 @@ impl GpuSimulator {
             VertexBuffer::Tmp => &self.buffers.pos_tmp,
             VertexBuffer::Start => &self.buffers.pos_start,
         };
-        let v: Vec<[f32; 4]> = self.read(b, self.rods.vertex_count());
+        let v: Vec<GpuPosition> = self.read(b, self.rods.vertex_count());
         v.into_iter()
             .zip(&self.vertex_origin)
-            .map(|(x, o)| *o + dvec3(x))
+            .map(|(x, o)| *o + x.get())
             .collect()
     }
 
@@ -1386,7 +1387,7 @@ impl GpuSimulator {
     /// kernel `integrate`) reached `stability::CHATTER_SUBSTEPS`.
     pub fn read_state_and_chatter(&self) -> (State, Option<usize>) {
         let nv = self.rods.vertex_count();
-        let pos: Vec<[f32; 4]> = self.read(&self.buffers.pos, nv);
+        let pos: Vec<GpuPosition> = self.read(&self.buffers.pos, nv);
         let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, nv);
         let limit = crate::stability::CHATTER_SUBSTEPS as f32;
         let chatter = vel.iter().position(|v| v[3] >= limit);
@@ -1397,7 +1398,7 @@ impl GpuSimulator {
             pos: pos
                 .into_iter()
                 .zip(&self.vertex_origin)
-                .map(|(x, o)| *o + dvec3(x))
+                .map(|(x, o)| *o + x.get())
                 .collect(),
             vel: vel.into_iter().map(dvec3).collect(),
             theta: edges().map(|f| f.tangent[3] as f64).collect(),
@@ -1407,15 +1408,16 @@ impl GpuSimulator {
         (state, chatter)
     }
 
-    /// Replace the whole state (rounded to f32). Does not re-solve the twist.
+    /// Replace the whole state (rounded to f32; positions to the remainder's
+    /// f32, ~6e-14 m: `GpuPosition::new`). Does not re-solve the twist.
     pub fn write_state(&mut self, state: &State) {
         let nv = self.rods.vertex_count();
         let q = &self.ctx.queue;
-        let pos: Vec<[f32; 4]> = state
+        let pos: Vec<GpuPosition> = state
             .pos
             .iter()
             .zip(&self.vertex_origin)
-            .map(|(&p, o)| vec4(p - *o, 0.0))
+            .map(|(&p, o)| GpuPosition::new(p - *o))
             .collect();
         let vel: Vec<[f32; 4]> = state.vel.iter().map(|&v| vec4(v, 0.0)).collect();
         let mut frame = vec![GpuEdgeFrame::default(); nv];
