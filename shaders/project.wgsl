@@ -6,9 +6,9 @@
 // * `project_shake`: the same Newton iteration along the constraint gradients
 //   of the start of the substep (SHAKE; `pos_start`, which `save_start` wrote
 //   before `integrate`).
-// `newton_projection` below is the serial form, one invocation walking one
-// rod; the packed kernels run it (on one invocation) only for a rod longer
-// than a pack.
+// * `project_fast_rod`, `project_shake_rod`: the same, one invocation walking
+//   each rod (`newton_projection` below), for adapters that are CPUs; the
+//   packed kernels also run it, on one invocation, for a rod longer than a pack.
 // * `project_velocity`: v ← v + (x_projected − x_unconstrained)/h, per vertex,
 //   then a vertex in contact loses its outward velocity relative to the surface.
 //
@@ -101,10 +101,15 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     var m = -1.0;
     for (var e = o; e < o + ne; e++) {
         if (edge_active(e)) {
-            m = max(m, edge_strain(e) - tolerance - ulps * F32_EPSILON);
+            m = max(m, strain_above(e, tolerance, ulps));
         }
     }
     return m;
+}
+
+// Strain of edge e above `tolerance` and `ulps` × what f32 resolves.
+fn strain_above(e: u32, tolerance: f32, ulps: f32) -> f32 {
+    return edge_strain(e) - tolerance - ulps * F32_EPSILON;
 }
 
 // The tridiagonal system of the projection, g.z diagonal, g.w coupling to

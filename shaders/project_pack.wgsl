@@ -23,7 +23,7 @@ const PACK_RODS: u32 = 128u;         // rods of a pack at most (2 vertices each 
 // A row whose reduced diagonal falls below this fraction of its own is
 // singular (src/cpu/project.rs `PCR_SINGULAR`): for the symmetric positive
 // definite systems of the projection the reduced diagonal is 1/(A⁻¹)ᵢᵢ,
-// ≥ Aᵢᵢ/(2n) for a chain of n edges (5e-3 of it at n = 256 vertices).
+// ≥ Aᵢᵢ/(2n) for a chain of n edges (2e-3 of it at n = 256 vertices).
 const PCR_SINGULAR: f32 = 1e-5;
 
 var<workgroup> pcr_lower: array<f32, PACK_ROWS>; // A[i][i − s]
@@ -50,11 +50,6 @@ fn pack_rods(w: u32) -> vec2<u32> {
         first = rods[w - 1u].pack_end;
     }
     return vec2<u32>(first, rods[w].pack_end);
-}
-
-// As `unresolved_strain` (project.wgsl) for one edge.
-fn strain_above(v: u32, tolerance: f32, ulps: f32) -> f32 {
-    return edge_strain(v) - tolerance - ulps * F32_EPSILON;
 }
 
 // Per rod of the pack: the largest strain above `tolerance` + 4 ulps into

@@ -238,6 +238,11 @@ impl FastProjection {
 /// step the closest point on the manifold, not a force of the start of the
 /// step: the velocity update then dissipates energy in proportion to h and
 /// does not conserve angular momentum (docs/PROJECTION.md).
+///
+/// WGSL twins: `project_fast` (shaders/project_pack.wgsl, one workgroup per
+/// pack of rods, the same system solved by `solve_tridiagonal_pcr`'s
+/// reduction) and `project_fast_rod` (shaders/project.wgsl, this loop, one
+/// invocation per rod); `project_shake` likewise.
 #[allow(clippy::too_many_arguments)] // the WGSL twin's inputs
 pub fn project_fast(
     pos: &mut [DVec3],
