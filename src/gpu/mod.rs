@@ -36,13 +36,17 @@
 //! here, falling as √h.
 
 pub mod bandwidth;
+pub mod buffers;
 pub mod layout;
 pub mod pack;
+pub mod packing;
+pub mod pipelines;
 mod sim;
 pub mod traffic;
 
+pub use buffers::{JacobiPass, VertexBuffer, check_grid_size};
 pub use layout::Kernel;
-pub use sim::{GpuSimulator, JacobiPass, VertexBuffer, WORKGROUP, check_grid_size};
+pub use sim::{GpuSimulator, WORKGROUP};
 
 /// Smallest twist tolerance (rad) the GPU honours (`TWIST_TOLERANCE_F32`
 /// in shaders/twist.wgsl).
@@ -119,12 +123,29 @@ pub enum GpuError {
     },
 }
 
-/// A wgpu device and queue to simulate on.
+/// A wgpu device and queue to simulate on, and the simulator's kernels
+/// compiled for that device (made on first use, shared by its clones).
 #[derive(Clone, Debug)]
 pub struct GpuContext {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub info: wgpu::AdapterInfo,
+    pipelines: PipelineCache,
+}
+
+/// `GpuContext`'s kernels, built once per device.
+#[derive(Clone, Default)]
+struct PipelineCache(std::sync::Arc<std::sync::OnceLock<std::sync::Arc<pipelines::Pipelines>>>);
+
+impl std::fmt::Debug for PipelineCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = if self.0.get().is_some() {
+            "built"
+        } else {
+            "not built"
+        };
+        write!(f, "PipelineCache({state})")
+    }
 }
 
 impl GpuContext {
@@ -135,7 +156,17 @@ impl GpuContext {
             device,
             queue,
             info,
+            pipelines: PipelineCache::default(),
         }
+    }
+
+    /// The simulator's kernels for this device: compiled on the first call,
+    /// then shared by every simulator on this context and its clones.
+    pub fn pipelines(&self) -> std::sync::Arc<pipelines::Pipelines> {
+        self.pipelines
+            .0
+            .get_or_init(|| std::sync::Arc::new(pipelines::Pipelines::new(&self.device)))
+            .clone()
     }
 
     /// Make a headless device on the adapter wgpu's environment variables
@@ -168,11 +199,7 @@ impl GpuContext {
                 adapter: info.name.clone(),
                 message: e.to_string(),
             })?;
-        Ok(GpuContext {
-            device,
-            queue,
-            info,
-        })
+        Ok(GpuContext::from_device(device, queue, info))
     }
 
     /// "name (backend, type, driver)" of the adapter in use.

@@ -1,51 +1,30 @@
-//! `GpuSimulator`: GPU buffers of a `RodSet` and its `State`, the pipelines,
-//! and the dispatch sequence of a substep — the same order as `substep`
-//! in `src/cpu/mod.rs`: forces, [save_start], integrate, [grid], projection,
+//! `GpuSimulator`: a rod set's state on the GPU (`super::buffers`, made from
+//! `super::packing`), the kernels (`super::pipelines`, shared per device),
+//! and the dispatch sequence of a substep — the same order as `substep` in
+//! `src/cpu/mod.rs`: forces, [save_start], integrate, [grid], projection,
 //! [contact], velocity update, frames, twist.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 
-use glam::{DVec3, Vec3};
-use wgpu::util::DeviceExt;
+use glam::DVec3;
 
+use super::buffers::{Buffers, JacobiPass, VertexBuffer, check_limits};
 use super::layout::{
-    BindingKind, GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuClamp,
-    GpuColliders, GpuContact, GpuEdgeFrame, GpuGridGroup, GpuGridVertex, GpuPose, GpuPosition,
-    GpuRod, GpuScratch, GpuStep, GpuVertexRest, Kernel, NONE, SHADER_SOURCE, binding, binding_kind,
+    GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuContact, GpuEdgeFrame,
+    GpuGridGroup, GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel,
 };
+use super::packing::{Packing, dvec3, rod_origins, vec4};
+use super::pipelines::Pipelines;
 use super::{GpuContext, GpuError};
-use crate::contact::{MAX_COLLIDERS, Shape};
+use crate::contact::MAX_COLLIDERS;
 use crate::cpu::contact::Contact;
 use crate::cpu::grid::GridNodes;
 use crate::cpu::{Diagnostics, Unstable, check_state, diagnostics_of};
 use crate::params::{Projection, SimParams};
-use crate::rods::{EndCondition, RodSet, State};
+use crate::rods::{RodSet, State};
 
 /// Invocations per workgroup of every kernel (`WORKGROUP` in shaders/common.wgsl).
 pub const WORKGROUP: u32 = 64;
-/// Storage buffers one kernel binds at most (`Kernel::storage_buffers`),
-/// within WebGPU's default limit so a caller's default device will do.
-const STORAGE_BUFFERS_NEEDED: u32 = 8;
-
-/// The buffers holding per-vertex positions, as the Jacobi ping-pong names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum VertexBuffer {
-    /// `pos` (P): the positions, after projection.
-    Pos,
-    /// `pos_unc` (U): unconstrained positions of the last `integrate`.
-    Unconstrained,
-    /// The second ping-pong buffer (Q) of the Jacobi iterations.
-    Tmp,
-    /// `pos_start`: positions at the start of the substep (`save_start`).
-    Start,
-}
-
-/// One Jacobi iteration reads one vertex buffer and writes another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct JacobiPass {
-    pub src: VertexBuffer,
-    pub dst: VertexBuffer,
-}
 
 /// The passes of `n` Jacobi iterations starting from the unconstrained
 /// positions and ending in `pos`: U→P, P→Q, Q→P… for odd `n`, U→Q, Q→P… for even.
@@ -80,37 +59,6 @@ pub fn jacobi_schedule(n: u32) -> Vec<JacobiPass> {
     out
 }
 
-struct Buffers {
-    steps: wgpu::Buffer,
-    rods: wgpu::Buffer,
-    rest: wgpu::Buffer,
-    clamps: wgpu::Buffer,
-    poses: wgpu::Buffer,
-    pos: wgpu::Buffer,
-    vel: wgpu::Buffer,
-    pos_unc: wgpu::Buffer,
-    pos_tmp: wgpu::Buffer,
-    /// Positions at the start of the substep (`save_start`), for SHAKE.
-    pos_start: wgpu::Buffer,
-    frame: wgpu::Buffer,
-    scratch: wgpu::Buffer,
-    stats: wgpu::Buffer,
-    contacts: wgpu::Buffer,
-    colliders: wgpu::Buffer,
-    grid_vertex: wgpu::Buffer,
-    /// `group_count` `GridGroup`s per substep of the frame.
-    grid_groups: wgpu::Buffer,
-    /// Node accumulators then counters (`GRID_WORDS_PER_NODE`, `GRID_COUNTERS`).
-    grid: wgpu::Buffer,
-    grid_fields: wgpu::Buffer,
-    /// Every SDF collider's grid stacked along z (1×1×1 when there is none).
-    sdf: wgpu::Texture,
-    readback: wgpu::Buffer,
-    /// Timestamps at the start and end of a frame's compute pass, where the
-    /// device has `TIMESTAMP_QUERY`.
-    timestamps: Option<(wgpu::QuerySet, wgpu::Buffer)>,
-}
-
 /// The simulator on the GPU. Rest data and state live in GPU buffers; `step`
 /// records a whole frame into one submission and reads nothing back.
 pub struct GpuSimulator {
@@ -121,39 +69,16 @@ pub struct GpuSimulator {
     /// Frames (of `params.dt`) taken so far.
     pub step_count: u64,
     ctx: GpuContext,
+    /// The kernels, shared by every simulator on the device.
+    pipelines: Arc<Pipelines>,
+    /// The state and rest data on the GPU, and their bind groups.
     buffers: Buffers,
-    pipelines: HashMap<Kernel, wgpu::ComputePipeline>,
-    world: wgpu::BindGroup,
-    state_groups: HashMap<Kernel, wgpu::BindGroup>,
-    jacobi_groups: HashMap<JacobiPass, wgpu::BindGroup>,
-    step_stride: u64,
-    world_layout: wgpu::BindGroupLayout,
-    /// Substeps and anchors the `steps` and `poses` buffers hold.
-    capacity: (u32, usize),
-    /// Per edge of the `RodSet` (flat edge order), its index in GPU edge buffers.
-    edge_index: Vec<usize>,
-    /// Per vertex, the origin its GPU position is relative to.
-    vertex_origin: Vec<DVec3>,
-    /// Per interaction group, its first node in the `grid` buffer; last =
-    /// all groups' nodes.
-    node_offset: Vec<usize>,
-    /// Workgroup packs of the per-pack kernels (`super::pack`).
-    pack_count: u32,
+    /// What was uploaded: the maps between the rod set and the buffers.
+    packing: Packing,
     /// Which form of the fast and SHAKE projections runs (`set_packed`).
     packed: bool,
-    /// Group-1 layouts of the kernels that bind `grid_groups`, whose bind
-    /// groups are remade when that buffer grows.
-    grid_layouts: HashMap<Kernel, wgpu::BindGroupLayout>,
     /// What the substeps were last resolved for (`stability::Checked`).
     checked: crate::stability::Checked,
-}
-
-fn vec4(v: DVec3, w: f32) -> [f32; 4] {
-    [v.x as f32, v.y as f32, v.z as f32, w]
-}
-
-fn dvec3(v: [f32; 4]) -> DVec3 {
-    Vec3::new(v[0], v[1], v[2]).as_dvec3()
 }
 
 /// Pose of every anchor at time `t`, as `x ↦ R (x − pivot) + offset`.
@@ -173,439 +98,26 @@ fn poses_at(rods: &RodSet, t: f64) -> Vec<GpuPose> {
 }
 
 impl GpuSimulator {
-    /// Upload rods and state, build the pipelines, and put the material frame
-    /// in quasistatic equilibrium (as `CpuSimulator::new`).
+    /// Upload rods and state, take the device's kernels (built on first use:
+    /// `GpuContext::pipelines`), and put the material frame in quasistatic
+    /// equilibrium (as `CpuSimulator::new`).
     pub fn new(
         ctx: &GpuContext,
         rods: RodSet,
         state: State,
         params: SimParams,
     ) -> Result<Self, GpuError> {
-        let device = &ctx.device;
-        let limits = device.limits();
-        let nv = rods.vertex_count().max(1);
-        let check = |buffer: &'static str, per_item: usize, items: usize| {
-            let bytes = (per_item * items) as u64;
-            let (limit_name, limit) =
-                if limits.max_storage_buffer_binding_size < limits.max_buffer_size {
-                    (
-                        "max_storage_buffer_binding_size",
-                        limits.max_storage_buffer_binding_size,
-                    )
-                } else {
-                    ("max_buffer_size", limits.max_buffer_size)
-                };
-            if bytes > limit {
-                return Err(GpuError::TooLarge {
-                    buffer,
-                    per_item,
-                    items,
-                    bytes,
-                    limit_name,
-                    limit,
-                });
-            }
-            Ok(())
-        };
-        // Largest per-vertex buffer first.
-        check("scratch", size_of::<GpuScratch>(), nv)?;
-        check("rest", size_of::<GpuVertexRest>(), nv)?;
-        check("frame", size_of::<GpuEdgeFrame>(), nv)?;
-        check("rods", size_of::<GpuRod>(), rods.rod_count())?;
-        let mut node_offset = vec![0usize];
-        for g in &rods.interaction.groups {
-            let n = g.dims.iter().map(|&d| d as usize).product::<usize>();
-            node_offset.push(node_offset.last().unwrap() + n);
-        }
-        let node_count = *node_offset.last().unwrap();
-        check_grid_size(node_count, &limits)?;
-        let sdf_depth: u32 = rods
-            .colliders
-            .iter()
-            .filter_map(|c| match &c.shape {
-                Shape::Sdf(g) => Some(g.dims[2]),
-                _ => None,
-            })
-            .sum();
-        if sdf_depth > limits.max_texture_dimension_3d {
-            return Err(GpuError::Limit {
-                limit_name: "max_texture_dimension_3d (SDF grids stacked along z)",
-                have: limits.max_texture_dimension_3d as u64,
-                need: sdf_depth as u64,
-            });
-        }
-        if limits.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS_NEEDED {
-            return Err(GpuError::Limit {
-                limit_name: "max_storage_buffers_per_shader_stage",
-                have: limits.max_storage_buffers_per_shader_stage as u64,
-                need: STORAGE_BUFFERS_NEEDED as u64,
-            });
-        }
-        // Dispatches spread over two dimensions of workgroups.
-        let groups = (nv as u64).div_ceil(WORKGROUP as u64);
-        let per_dim = limits.max_compute_workgroups_per_dimension as u64;
-        if groups > per_dim * per_dim {
-            return Err(GpuError::Limit {
-                limit_name: "max_compute_workgroups_per_dimension",
-                have: per_dim,
-                need: (groups as f64).sqrt().ceil() as u64,
-            });
-        }
-        if limits.max_bind_groups < 2 {
-            return Err(GpuError::Limit {
-                limit_name: "max_bind_groups",
-                have: limits.max_bind_groups as u64,
-                need: 2,
-            });
-        }
-        let align = limits.min_uniform_buffer_offset_alignment as u64;
-        let step_stride = (size_of::<GpuStep>() as u64).div_ceil(align) * align;
-        let step_capacity = params.substeps.max(1);
-
-        // Each rod's positions are stored relative to its first vertex at the
-        // start (rounded to f32, so host and GPU agree on it exactly).
-        let origin: Vec<DVec3> = (0..rods.rod_count())
-            .map(|r| state.pos[rods.vertex_offset[r]].as_vec3().as_dvec3())
-            .collect();
-        // Rest data.
-        let mut clamps = Vec::new();
-        let mut gpu_rods = Vec::with_capacity(rods.rod_count());
-        let mut rest = vec![
-            GpuVertexRest {
-                clamp: NONE,
-                ..Default::default()
-            };
-            nv
-        ];
-        let mut edge_index = Vec::with_capacity(rods.edge_count());
-        for (r, &rod_origin) in origin.iter().enumerate() {
-            let v = rods.vertices(r);
-            let e = rods.edges(r);
-            let n = v.len();
-            let mut clamp_of = |cond: EndCondition, first: usize| match cond {
-                EndCondition::Free => NONE,
-                EndCondition::Clamped(c) => {
-                    let idx = clamps.len() as u32;
-                    let pivot = rods.anchors[c.anchor].pivot;
-                    clamps.push(GpuClamp {
-                        local_pos0: vec4(c.local_pos[0] - pivot, 0.0),
-                        local_pos1: vec4(c.local_pos[1] - pivot, 0.0),
-                        local_m1: vec4(c.local_m1, 0.0),
-                        anchor: c.anchor as u32,
-                        ..Default::default()
-                    });
-                    for k in 0..2 {
-                        let g = &mut rest[v.start + first + k];
-                        g.clamp = idx;
-                        g.clamp_slot = k as u32;
-                    }
-                    idx
-                }
-            };
-            let start_clamp = clamp_of(rods.start[r], 0);
-            let end_clamp = clamp_of(rods.end[r], n - 2);
-            let m = &rods.material[r];
-            gpu_rods.push(GpuRod {
-                vertex_offset: v.start as u32,
-                vertex_count: n as u32,
-                start_clamp,
-                end_clamp,
-                bending: [
-                    m.bending[0] as f32,
-                    m.bending[1] as f32,
-                    m.bending[2] as f32,
-                    m.twist as f32,
-                ],
-                origin: vec4(rod_origin, 0.0),
-                drag: m.drag as f32,
-                radius: m.radius as f32,
-                ..Default::default()
-            });
-            for (i, vi) in v.clone().enumerate() {
-                let k = rods.rest_kappa[vi];
-                let g = &mut rest[vi];
-                g.rest_kappa = [k[0].x as f32, k[0].y as f32, k[1].x as f32, k[1].y as f32];
-                g.voronoi = rods.voronoi[vi] as f32;
-                g.mass = rods.mass[vi] as f32;
-                g.inv_mass = rods.inv_mass[vi] as f32;
-                g.rest_len = if i + 1 < n {
-                    rods.rest_len[e.start + i] as f32
-                } else {
-                    0.0
-                };
-                g.rod = r as u32;
-            }
-            edge_index.extend((0..n - 1).map(|j| v.start + j));
-        }
-        if clamps.is_empty() {
-            clamps.push(GpuClamp::default());
-        }
-        let storage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC;
-        let init = |label: &str, contents: &[u8]| {
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents,
-                usage: storage,
-            })
-        };
-        let zeroed = |label: &str, size: u64| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: storage,
-                mapped_at_creation: false,
-            })
-        };
-        let pack_ends =
-            super::pack::pack_ends((0..rods.rod_count()).map(|r| rods.vertices(r).len()));
-        for (rod, &end) in gpu_rods.iter_mut().zip(&pack_ends) {
-            rod.pack_end = end;
-        }
-        let pack_count = pack_ends.len() as u32;
-        let v16 = 16 * nv as u64;
-        let positions = (nv * size_of::<GpuPosition>()) as u64;
-        let (gpu_colliders, sdf_atlas) = colliders_of(&rods);
-        // Allocation failures are reported as an error, not a panic.
-        let oom_scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let pose_anchors = rods.anchors.len().max(1);
-        let pose_count = pose_anchors * (step_capacity as usize + 1);
-        let buffers = Buffers {
-            steps: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("steps"),
-                size: step_stride * 2 * step_capacity as u64,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
-            rods: init("rods", bytemuck::cast_slice(&gpu_rods)),
-            rest: init("rest", bytemuck::cast_slice(&rest)),
-            clamps: init("clamps", bytemuck::cast_slice(&clamps)),
-            poses: zeroed("poses", (pose_count * size_of::<GpuPose>()) as u64),
-            pos: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("pos"),
-                size: positions,
-                // VERTEX too: a renderer may draw straight from it.
-                usage: storage | wgpu::BufferUsages::VERTEX,
-                mapped_at_creation: false,
-            }),
-            vel: zeroed("vel", v16),
-            pos_unc: zeroed("pos_unc", positions),
-            pos_tmp: zeroed("pos_tmp", positions),
-            pos_start: zeroed("pos_start", positions),
-            frame: zeroed("frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
-            scratch: zeroed("scratch", (nv * size_of::<GpuScratch>()) as u64),
-            stats: zeroed("stats", 32),
-            contacts: zeroed("contacts", 2 * v16),
-            grid_vertex: init("grid_vertex", bytemuck::cast_slice(&grid_vertices(&rods))),
-            grid_groups: zeroed(
-                "grid_groups",
-                (step_capacity as usize
-                    * rods.interaction.groups.len().max(1)
-                    * size_of::<GpuGridGroup>()) as u64,
-            ),
-            grid: zeroed(
-                "grid",
-                ((node_count * GRID_WORDS_PER_NODE + GRID_COUNTERS) * 4) as u64,
-            ),
-            grid_fields: zeroed("grid_fields", (node_count.max(1) * 16) as u64),
-            colliders: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("colliders"),
-                contents: bytemuck::bytes_of(&gpu_colliders),
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            }),
-            sdf: sdf_texture(device, &ctx.queue, &sdf_atlas),
-            // Sized for the state (`frame` and the positions are the
-            // largest, 32 B per vertex); reading the scratch buffer (tests)
-            // uses a temporary one.
-            readback: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("readback"),
-                size: (nv * size_of::<GpuEdgeFrame>()) as u64,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
-            timestamps: device
-                .features()
-                .contains(wgpu::Features::TIMESTAMP_QUERY)
-                .then(|| {
-                    let set = device.create_query_set(&wgpu::QuerySetDescriptor {
-                        label: Some("frame timestamps"),
-                        ty: wgpu::QueryType::Timestamp,
-                        count: 2,
-                    });
-                    let resolve = device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some("timestamp resolve"),
-                        size: 16,
-                        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                        mapped_at_creation: false,
-                    });
-                    (set, resolve)
-                }),
-        };
-
-        if let Some(e) = pollster::block_on(oom_scope.pop()) {
-            return Err(GpuError::OutOfMemory {
-                bytes: (nv * (4 * size_of::<GpuPosition>() + 16 + 48 + 32 + 64 + 32)) as u64,
-                message: e.to_string(),
-            });
-        }
-
-        // Layouts and pipelines.
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("strands"),
-            source: wgpu::ShaderSource::Wgsl(SHADER_SOURCE.into()),
-        });
-        let storage_entry = |binding: u32, read_only: bool| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let world_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("world"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: true,
-                        min_binding_size: wgpu::BufferSize::new(size_of::<GpuStep>() as u64),
-                    },
-                    count: None,
-                },
-                storage_entry(1, true),
-                storage_entry(2, true),
-                storage_entry(4, true),
-            ],
-        });
-        let world = world_group(device, &world_layout, &buffers);
-        let sdf_view = buffers
-            .sdf
-            .create_view(&wgpu::TextureViewDescriptor::default());
-        let state_resource = |b: u32| -> wgpu::BindingResource<'_> {
-            match b {
-                binding::POS => buffers.pos.as_entire_binding(),
-                binding::VEL => buffers.vel.as_entire_binding(),
-                binding::POS_UNC => buffers.pos_unc.as_entire_binding(),
-                binding::POS_START => buffers.pos_start.as_entire_binding(),
-                binding::FRAME => buffers.frame.as_entire_binding(),
-                binding::CLAMPS => buffers.clamps.as_entire_binding(),
-                binding::SCRATCH => buffers.scratch.as_entire_binding(),
-                binding::STATS => buffers.stats.as_entire_binding(),
-                binding::CONTACTS => buffers.contacts.as_entire_binding(),
-                binding::COLLIDERS => buffers.colliders.as_entire_binding(),
-                binding::GRID_VERTEX => buffers.grid_vertex.as_entire_binding(),
-                binding::GRID_GROUPS => buffers.grid_groups.as_entire_binding(),
-                binding::GRID => buffers.grid.as_entire_binding(),
-                binding::GRID_FIELDS => buffers.grid_fields.as_entire_binding(),
-                binding::SDF => wgpu::BindingResource::TextureView(&sdf_view),
-                _ => unreachable!("src/dst are bound per Jacobi pass"),
-            }
-        };
-        let layout_entry = |b: u32| match binding_kind(b) {
-            BindingKind::Storage { read_only } => storage_entry(b, read_only),
-            BindingKind::Uniform => wgpu::BindGroupLayoutEntry {
-                binding: b,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            },
-            BindingKind::Texture3d => wgpu::BindGroupLayoutEntry {
-                binding: b,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Texture {
-                    sample_type: wgpu::TextureSampleType::Float { filterable: false },
-                    view_dimension: wgpu::TextureViewDimension::D3,
-                    multisampled: false,
-                },
-                count: None,
-            },
-        };
-        let vertex_buffer = |v: VertexBuffer| match v {
-            VertexBuffer::Pos => &buffers.pos,
-            VertexBuffer::Unconstrained => &buffers.pos_unc,
-            VertexBuffer::Tmp => &buffers.pos_tmp,
-            VertexBuffer::Start => &buffers.pos_start,
-        };
-        let mut pipelines = HashMap::new();
-        let mut state_groups = HashMap::new();
-        let mut jacobi_groups = HashMap::new();
-        let mut grid_layouts = HashMap::new();
-        for kernel in Kernel::ALL {
-            let name = kernel.entry_point();
-            let entries: Vec<_> = kernel.bindings().iter().map(|&b| layout_entry(b)).collect();
-            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(name),
-                entries: &entries,
-            });
-            if kernel.bindings().contains(&binding::GRID_GROUPS) {
-                grid_layouts.insert(kernel, layout.clone());
-            }
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(name),
-                bind_group_layouts: &[Some(&world_layout), Some(&layout)],
-                immediate_size: 0,
-            });
-            pipelines.insert(
-                kernel,
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(name),
-                    layout: Some(&pipeline_layout),
-                    module: &module,
-                    entry_point: Some(name),
-                    compilation_options: Default::default(),
-                    cache: None,
-                }),
-            );
-            if kernel == Kernel::ProjectJacobi {
-                use VertexBuffer::*;
-                for (src, dst) in [
-                    (Unconstrained, Pos),
-                    (Unconstrained, Tmp),
-                    (Pos, Tmp),
-                    (Tmp, Pos),
-                ] {
-                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some(name),
-                        layout: &layout,
-                        entries: &[
-                            whole(binding::SRC, vertex_buffer(src)),
-                            whole(binding::DST, vertex_buffer(dst)),
-                            whole(binding::CONTACTS, &buffers.contacts),
-                        ],
-                    });
-                    jacobi_groups.insert(JacobiPass { src, dst }, group);
-                }
-            } else {
-                let entries: Vec<_> = kernel
-                    .bindings()
-                    .iter()
-                    .map(|&b| wgpu::BindGroupEntry {
-                        binding: b,
-                        resource: state_resource(b),
-                    })
-                    .collect();
-                let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(name),
-                    layout: &layout,
-                    entries: &entries,
-                });
-                state_groups.insert(kernel, group);
-            }
-        }
-
-        let vertex_origin: Vec<DVec3> = (0..rods.rod_count())
-            .flat_map(|r| std::iter::repeat_n(origin[r], rods.vertices(r).len()))
-            .collect();
+        let packing = Packing::new(&rods, &rod_origins(&rods, &state));
+        check_limits(&ctx.device.limits(), &rods, &packing)?;
+        let pipelines = ctx.pipelines();
+        let buffers = Buffers::new(
+            &ctx.device,
+            &ctx.queue,
+            &pipelines,
+            &rods,
+            &packing,
+            params.substeps,
+        )?;
         let time = state.time;
         let mut sim = GpuSimulator {
             rods,
@@ -614,20 +126,10 @@ impl GpuSimulator {
             step_count: 0,
             checked: Default::default(),
             ctx: ctx.clone(),
-            buffers,
             pipelines,
-            world,
-            state_groups,
-            jacobi_groups,
-            step_stride,
-            world_layout,
-            capacity: (step_capacity, pose_anchors),
-            edge_index,
-            vertex_origin,
-            node_offset,
-            pack_count,
+            buffers,
+            packing,
             packed: ctx.info.device_type != wgpu::DeviceType::Cpu,
-            grid_layouts,
         };
         sim.write_state(&state);
         sim.update_material_frame();
@@ -651,7 +153,7 @@ impl GpuSimulator {
     /// Per vertex, the world point its GPU position is relative to (its rod's
     /// first vertex at the start, an f32 value).
     pub fn vertex_origins(&self) -> &[DVec3] {
-        &self.vertex_origin
+        &self.packing.vertex_origin
     }
 
     /// The per-edge frames (`EdgeFrame`: tangent with θ in w, Bishop vector
@@ -697,7 +199,7 @@ impl GpuSimulator {
             fast_tolerance: fast_tolerance as f32,
             phase,
             group_count: self.rods.interaction.groups.len() as u32,
-            node_count: *self.node_offset.last().unwrap() as u32,
+            node_count: *self.packing.node_offset.last().unwrap() as u32,
         }
     }
 
@@ -714,11 +216,11 @@ impl GpuSimulator {
             q.write_buffer(&self.buffers.poses, 0, bytemuck::cast_slice(&poses));
         }
         // Two entries per substep, one per phase (`entry`).
-        let mut bytes = vec![0u8; (self.step_stride * 2 * substeps.max(1) as u64) as usize];
+        let mut bytes = vec![0u8; (self.buffers.step_stride * 2 * substeps.max(1) as u64) as usize];
         for k in 0..substeps {
             for phase in 0..2 {
                 let s = self.step_values(t0 + k as f64 * h, h, k, k + 1, phase);
-                let at = (entry(k, phase) as u64 * self.step_stride) as usize;
+                let at = (entry(k, phase) as u64 * self.buffers.step_stride) as usize;
                 bytes[at..at + size_of::<GpuStep>()].copy_from_slice(bytemuck::bytes_of(&s));
             }
         }
@@ -729,7 +231,7 @@ impl GpuSimulator {
             let mut entries = Vec::with_capacity(substeps as usize * groups.len());
             for k in 0..substeps {
                 let t = t0 + (k + 1) as f64 * h;
-                for (g, offset) in groups.iter().zip(&self.node_offset) {
+                for (g, offset) in groups.iter().zip(&self.packing.node_offset) {
                     let geo = g.geometry_at(&self.rods.anchors, t);
                     entries.push(GpuGridGroup {
                         origin: [geo.origin[0], geo.origin[1], geo.origin[2], geo.scale()],
@@ -745,67 +247,20 @@ impl GpuSimulator {
         }
     }
 
-    /// Grow the `steps` and `poses` buffers when `params.substeps` or the
-    /// anchors changed since they were made.
+    /// Grow the per-frame buffers when `params.substeps` or the anchors
+    /// changed since they were made.
     fn ensure_capacity(&mut self, substeps: u32) {
-        let anchors = self.rods.anchors.len().max(1);
-        if substeps <= self.capacity.0 && anchors <= self.capacity.1 {
-            return;
-        }
-        let n = substeps.max(self.capacity.0);
-        let a = anchors.max(self.capacity.1);
-        let device = &self.ctx.device;
-        self.buffers.steps = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("steps"),
-            size: self.step_stride * 2 * n as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        self.buffers.poses = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("poses"),
-            size: (a * (n as usize + 1) * size_of::<GpuPose>()) as u64,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        self.buffers.grid_groups = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("grid_groups"),
-            size: (n as usize
-                * self.rods.interaction.groups.len().max(1)
-                * size_of::<GpuGridGroup>()) as u64,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        self.world = world_group(device, &self.world_layout, &self.buffers);
-        let b = &self.buffers;
-        for (kernel, layout) in &self.grid_layouts {
-            let entries: Vec<_> = kernel
-                .bindings()
-                .iter()
-                .map(|&k| {
-                    let buffer = match k {
-                        binding::POS => &b.pos,
-                        binding::VEL => &b.vel,
-                        binding::GRID_VERTEX => &b.grid_vertex,
-                        binding::GRID_GROUPS => &b.grid_groups,
-                        binding::GRID => &b.grid,
-                        binding::GRID_FIELDS => &b.grid_fields,
-                        _ => unreachable!("grid kernels bind only these"),
-                    };
-                    whole(k, buffer)
-                })
-                .collect();
-            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(kernel.entry_point()),
-                layout,
-                entries: &entries,
-            });
-            self.state_groups.insert(*kernel, group);
-        }
-        self.capacity = (n, a);
+        self.buffers.ensure_capacity(
+            &self.ctx.device,
+            &self.pipelines,
+            substeps,
+            self.rods.anchors.len(),
+            self.rods.interaction.groups.len(),
+        );
     }
 
     fn dispatch(&self, pass: &mut wgpu::ComputePass, kernel: Kernel, entry: u32) {
-        self.dispatch_with(pass, kernel, &self.state_groups[&kernel], entry);
+        self.dispatch_with(pass, kernel, &self.buffers.state_groups[&kernel], entry);
     }
 
     fn dispatch_with(
@@ -816,12 +271,12 @@ impl GpuSimulator {
         entry: u32,
     ) {
         let groups = if kernel.per_pack() {
-            self.pack_count
+            self.packing.pack_count
         } else {
             let count = if kernel.per_rod() {
                 self.rods.rod_count()
             } else if kernel.per_node() {
-                *self.node_offset.last().unwrap()
+                *self.packing.node_offset.last().unwrap()
             } else {
                 self.rods.vertex_count()
             } as u32;
@@ -837,11 +292,11 @@ impl GpuSimulator {
         } else {
             (max, groups.div_ceil(max))
         };
-        pass.set_pipeline(&self.pipelines[&kernel]);
+        pass.set_pipeline(&self.pipelines.pipelines[&kernel]);
         pass.set_bind_group(
             0,
-            &self.world,
-            &[(entry as u64 * self.step_stride) as wgpu::DynamicOffset],
+            &self.buffers.world,
+            &[(entry as u64 * self.buffers.step_stride) as wgpu::DynamicOffset],
         );
         pass.set_bind_group(1, group, &[]);
         pass.dispatch_workgroups(x, y, 1);
@@ -890,7 +345,12 @@ impl GpuSimulator {
                     jacobi_schedule_from_pos(n)
                 };
                 for p in schedule {
-                    self.dispatch_with(pass, Kernel::ProjectJacobi, &self.jacobi_groups[&p], at);
+                    self.dispatch_with(
+                        pass,
+                        Kernel::ProjectJacobi,
+                        &self.buffers.jacobi_groups[&p],
+                        at,
+                    );
                 }
             }
         }
@@ -959,35 +419,7 @@ impl GpuSimulator {
     /// Bytes of GPU memory this simulator allocated (state, rest data,
     /// working memory, staging).
     pub fn gpu_bytes(&self) -> u64 {
-        let b = &self.buffers;
-        [
-            &b.steps,
-            &b.rods,
-            &b.rest,
-            &b.clamps,
-            &b.poses,
-            &b.pos,
-            &b.vel,
-            &b.pos_unc,
-            &b.pos_tmp,
-            &b.pos_start,
-            &b.frame,
-            &b.scratch,
-            &b.stats,
-            &b.contacts,
-            &b.colliders,
-            &b.grid_vertex,
-            &b.grid_groups,
-            &b.grid,
-            &b.grid_fields,
-            &b.readback,
-        ]
-        .iter()
-        .map(|x| x.size())
-        .sum::<u64>()
-            + 4 * b.sdf.width() as u64
-                * b.sdf.height() as u64
-                * b.sdf.depth_or_array_layers() as u64
+        self.buffers.bytes()
     }
 
     fn encode_step(&mut self, timed: bool) {
@@ -1096,11 +528,11 @@ impl GpuSimulator {
         let counters = self.read_grid_counters();
         if counters[GRID_OVERFLOW] > 0 {
             let node = counters[GRID_OVERFLOW] as usize - 1;
-            let group = self.node_offset.partition_point(|&o| o <= node) - 1;
+            let group = self.packing.node_offset.partition_point(|&o| o <= node) - 1;
             return Err(Unstable::grid_overflow(
                 &self.rods,
                 group,
-                node - self.node_offset[group],
+                node - self.packing.node_offset[group],
                 self.step_count,
                 self.time,
             ));
@@ -1161,8 +593,8 @@ impl GpuSimulator {
     fn run_one(&mut self, kernel: Kernel, jacobi: JacobiPass, phase: u32, t: f64, h: f64) {
         self.write_inputs(t, h, 1);
         let group = match kernel {
-            Kernel::ProjectJacobi => &self.jacobi_groups[&jacobi],
-            k => &self.state_groups[&k],
+            Kernel::ProjectJacobi => &self.buffers.jacobi_groups[&jacobi],
+            k => &self.buffers.state_groups[&k],
         };
         let mut encoder = self
             .ctx
@@ -1237,8 +669,8 @@ impl GpuSimulator {
     /// Zero the grid's per-frame counters (`GRID_OVERFLOW` on; not the
     /// per-substep nodes and `GRID_VMAX`, which `grid_clear` resets).
     fn clear_grid_counters(&self, encoder: &mut wgpu::CommandEncoder) {
-        let at =
-            ((*self.node_offset.last().unwrap() * GRID_WORDS_PER_NODE + GRID_OVERFLOW) * 4) as u64;
+        let at = ((*self.packing.node_offset.last().unwrap() * GRID_WORDS_PER_NODE + GRID_OVERFLOW)
+            * 4) as u64;
         encoder.clear_buffer(
             &self.buffers.grid,
             at,
@@ -1249,7 +681,7 @@ impl GpuSimulator {
     /// The grid counters (`GRID_VMAX`, `GRID_OVERFLOW`, `GRID_OUTSIDE`).
     pub fn read_grid_counters(&self) -> [u32; GRID_COUNTERS] {
         // Only the counters after the nodes: `step_checked` reads them every step.
-        let at = (*self.node_offset.last().unwrap() * GRID_WORDS_PER_NODE * 4) as u64;
+        let at = (*self.packing.node_offset.last().unwrap() * GRID_WORDS_PER_NODE * 4) as u64;
         let bytes = self.read_bytes_at(&self.buffers.grid, at, (GRID_COUNTERS * 4) as u64);
         let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
         std::array::from_fn(|i| words[i])
@@ -1258,10 +690,10 @@ impl GpuSimulator {
     /// Group `g`'s node accumulators after the last grid kernel, as the
     /// CPU's 64-bit integers.
     pub fn read_grid(&self, g: usize) -> GridNodes {
-        let n = *self.node_offset.last().unwrap() * GRID_WORDS_PER_NODE;
+        let n = *self.packing.node_offset.last().unwrap() * GRID_WORDS_PER_NODE;
         let words: Vec<u32> = self.read(&self.buffers.grid, n + GRID_COUNTERS);
         let wide = |i: usize| (words[i] as u64 | (words[i + 1] as u64) << 32) as i64;
-        let nodes = self.node_offset[g]..self.node_offset[g + 1];
+        let nodes = self.packing.node_offset[g]..self.packing.node_offset[g + 1];
         let mass: Vec<i64> = nodes
             .clone()
             .map(|k| wide(k * GRID_WORDS_PER_NODE))
@@ -1278,9 +710,11 @@ impl GpuSimulator {
     }
     /// Group `g`'s node velocities and pressures after the last `grid_velocity`.
     pub fn read_grid_fields(&self, g: usize) -> Vec<[f64; 4]> {
-        let f: Vec<[f32; 4]> =
-            self.read(&self.buffers.grid_fields, *self.node_offset.last().unwrap());
-        f[self.node_offset[g]..self.node_offset[g + 1]]
+        let f: Vec<[f32; 4]> = self.read(
+            &self.buffers.grid_fields,
+            *self.packing.node_offset.last().unwrap(),
+        );
+        f[self.packing.node_offset[g]..self.packing.node_offset[g + 1]]
             .iter()
             .map(|v| v.map(|c| c as f64))
             .collect()
@@ -1291,7 +725,7 @@ impl GpuSimulator {
     pub fn read_grid_positions(&self) -> Vec<[f32; 3]> {
         let pos: Vec<GpuPosition> = self.read(&self.buffers.pos, self.rods.vertex_count());
         pos.iter()
-            .zip(&self.vertex_origin)
+            .zip(&self.packing.vertex_origin)
             .map(|(p, o)| (o.as_vec3() + p.as_f32()).to_array())
             .collect()
     }
@@ -1309,17 +743,9 @@ impl GpuSimulator {
 
     /// One of the per-vertex position buffers, in f64.
     pub fn read_vertices(&self, which: VertexBuffer) -> Vec<DVec3> {
-        let b = match which {
-            VertexBuffer::Pos => &self.buffers.pos,
-            VertexBuffer::Unconstrained => &self.buffers.pos_unc,
-            VertexBuffer::Tmp => &self.buffers.pos_tmp,
-            VertexBuffer::Start => &self.buffers.pos_start,
-        };
+        let b = self.buffers.vertex_buffer(which);
         let v: Vec<GpuPosition> = self.read(b, self.rods.vertex_count());
-        v.into_iter()
-            .zip(&self.vertex_origin)
-            .map(|(x, o)| *o + x.get())
-            .collect()
+        self.packing.world_positions(&v)
     }
 
     /// Forces of the last `forces` kernel (N).
@@ -1332,7 +758,8 @@ impl GpuSimulator {
     /// the `RodSet`'s flat edge order.
     pub fn read_twist_gradient(&self) -> Vec<(f64, f64)> {
         let s: Vec<GpuScratch> = self.read(&self.buffers.scratch, self.rods.vertex_count());
-        self.edge_index
+        self.packing
+            .edge_index
             .iter()
             .map(|&i| (s[i].g[0] as f64, s[i].g[1] as f64))
             .collect()
@@ -1392,41 +819,16 @@ impl GpuSimulator {
         let limit = crate::stability::CHATTER_SUBSTEPS as f32;
         let chatter = vel.iter().position(|v| v[3] >= limit);
         let frame: Vec<GpuEdgeFrame> = self.read(&self.buffers.frame, nv);
-        let edges = || self.edge_index.iter().map(|&i| frame[i]);
-        let state = State {
-            time: self.time,
-            pos: pos
-                .into_iter()
-                .zip(&self.vertex_origin)
-                .map(|(x, o)| *o + x.get())
-                .collect(),
-            vel: vel.into_iter().map(dvec3).collect(),
-            theta: edges().map(|f| f.tangent[3] as f64).collect(),
-            tangent: edges().map(|f| dvec3(f.tangent)).collect(),
-            ref_u: edges().map(|f| dvec3(f.ref_u)).collect(),
-        };
-        (state, chatter)
+        (self.packing.state(self.time, &pos, &vel, &frame), chatter)
     }
 
     /// Replace the whole state (rounded to f32; positions to the remainder's
     /// f32, ~6e-14 m: `GpuPosition::new`). Does not re-solve the twist.
     pub fn write_state(&mut self, state: &State) {
-        let nv = self.rods.vertex_count();
         let q = &self.ctx.queue;
-        let pos: Vec<GpuPosition> = state
-            .pos
-            .iter()
-            .zip(&self.vertex_origin)
-            .map(|(&p, o)| GpuPosition::new(p - *o))
-            .collect();
+        let pos = self.packing.positions(&state.pos);
         let vel: Vec<[f32; 4]> = state.vel.iter().map(|&v| vec4(v, 0.0)).collect();
-        let mut frame = vec![GpuEdgeFrame::default(); nv];
-        for (j, &i) in self.edge_index.iter().enumerate() {
-            frame[i] = GpuEdgeFrame {
-                tangent: vec4(state.tangent[j], state.theta[j] as f32),
-                ref_u: vec4(state.ref_u[j], 0.0),
-            };
-        }
+        let frame = self.packing.frames(state);
         q.write_buffer(&self.buffers.pos, 0, bytemuck::cast_slice(&pos));
         q.write_buffer(&self.buffers.pos_unc, 0, bytemuck::cast_slice(&pos));
         q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&vel));
@@ -1435,182 +837,7 @@ impl GpuSimulator {
     }
 }
 
-/// Refuse interaction grids (all groups' nodes) that the device cannot bind.
-pub fn check_grid_size(nodes: usize, limits: &wgpu::Limits) -> Result<(), GpuError> {
-    let bytes = ((nodes * GRID_WORDS_PER_NODE + GRID_COUNTERS) * 4) as u64;
-    let limit = limits
-        .max_storage_buffer_binding_size
-        .min(limits.max_buffer_size);
-    if bytes > limit {
-        return Err(GpuError::GridTooLarge {
-            nodes,
-            bytes,
-            limit,
-        });
-    }
-    Ok(())
-}
-
-/// Per vertex, its interaction group, quantised mass and friction factor.
-fn grid_vertices(rods: &RodSet) -> Vec<GpuGridVertex> {
-    let inter = &rods.interaction;
-    let mut out = vec![
-        GpuGridVertex {
-            group: NONE,
-            ..Default::default()
-        };
-        rods.vertex_count().max(1)
-    ];
-    for (o, v) in out.iter_mut().zip(&inter.vertex) {
-        *o = GpuGridVertex {
-            group: v.group,
-            mass_q: v.mass_q,
-            friction: v.friction as f32,
-            _pad0: 0,
-        };
-    }
-    out
-}
-
-fn whole(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
-}
-
-fn world_group(
-    device: &wgpu::Device,
-    layout: &wgpu::BindGroupLayout,
-    buffers: &Buffers,
-) -> wgpu::BindGroup {
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("world"),
-        layout,
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer: &buffers.steps,
-                    offset: 0,
-                    size: wgpu::BufferSize::new(size_of::<GpuStep>() as u64),
-                }),
-            },
-            whole(1, &buffers.rods),
-            whole(2, &buffers.rest),
-            whole(4, &buffers.poses),
-        ],
-    })
-}
-
 /// Index of the step entry of substep `k` in `phase` (two per substep).
 fn entry(k: u32, phase: u32) -> u32 {
     2 * k + phase
-}
-
-/// Every SDF collider's grid stacked along z, with its size.
-struct SdfAtlas {
-    size: [u32; 3],
-    values: Vec<f32>,
-}
-
-/// The colliders as the GPU reads them, and the SDF atlas.
-fn colliders_of(rods: &RodSet) -> (GpuColliders, SdfAtlas) {
-    let mut out = <GpuColliders as bytemuck::Zeroable>::zeroed();
-    out.count = rods.colliders.len() as u32;
-    let grids: Vec<_> = rods
-        .colliders
-        .iter()
-        .filter_map(|c| match &c.shape {
-            Shape::Sdf(g) => Some(g.clone()),
-            _ => None,
-        })
-        .collect();
-    let width = grids.iter().map(|g| g.dims[0]).max().unwrap_or(1);
-    let height = grids.iter().map(|g| g.dims[1]).max().unwrap_or(1);
-    let depth = grids.iter().map(|g| g.dims[2]).sum::<u32>().max(1);
-    let mut values = vec![0.0f32; (width * height * depth) as usize];
-    let mut z0 = 0;
-    for (c, g) in rods.colliders.iter().zip(out.items.iter_mut()) {
-        g.kind = c.shape.kind();
-        g.anchor = c.anchor as u32;
-        g.friction = c.friction as f32;
-        g.static_friction = c.static_friction as f32;
-        g.margin = c.margin as f32;
-        let t = c.shape.thickness();
-        g.thickness = if t.is_finite() { t as f32 } else { f32::MAX };
-        match &c.shape {
-            Shape::Sphere { center, radius } => {
-                g.p0 = vec4(*center, 0.0);
-                g.radius = *radius as f32;
-            }
-            Shape::Capsule { a, b, radius } => {
-                g.p0 = vec4(*a, 0.0);
-                g.p1 = vec4(*b, 0.0);
-                g.radius = *radius as f32;
-            }
-            Shape::Plane { point, normal } => {
-                g.p0 = vec4(*point, 0.0);
-                g.p1 = vec4(*normal, 0.0);
-            }
-            Shape::Sdf(grid) => {
-                g.p0 = vec4(grid.origin, 0.0);
-                g.cell = grid.cell as f32;
-                let [nx, ny, nz] = grid.dims;
-                g.dims = [nx, ny, nz, z0];
-                for z in 0..nz {
-                    for y in 0..ny {
-                        for x in 0..nx {
-                            let from = (x + nx * (y + ny * z)) as usize;
-                            let to = (x + width * (y + height * (z0 + z))) as usize;
-                            values[to] = grid.values[from];
-                        }
-                    }
-                }
-                z0 += nz;
-            }
-        }
-    }
-    (
-        out,
-        SdfAtlas {
-            size: [width, height, depth],
-            values,
-        },
-    )
-}
-
-fn sdf_texture(device: &wgpu::Device, queue: &wgpu::Queue, atlas: &SdfAtlas) -> wgpu::Texture {
-    let [width, height, depth] = atlas.size;
-    let size = wgpu::Extent3d {
-        width,
-        height,
-        depth_or_array_layers: depth,
-    };
-    let texture = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("sdf"),
-        size,
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D3,
-        format: wgpu::TextureFormat::R32Float,
-        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-        view_formats: &[],
-    });
-    queue.write_texture(
-        wgpu::TexelCopyTextureInfo {
-            texture: &texture,
-            mip_level: 0,
-            origin: wgpu::Origin3d::ZERO,
-            aspect: wgpu::TextureAspect::All,
-        },
-        bytemuck::cast_slice(&atlas.values),
-        wgpu::TexelCopyBufferLayout {
-            offset: 0,
-            bytes_per_row: Some(4 * width),
-            rows_per_image: Some(height),
-        },
-        size,
-    );
-    texture
 }
