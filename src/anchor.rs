@@ -109,6 +109,38 @@ impl Anchor {
     }
 }
 
+/// An anchor or keyframes that the library refuses.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnchorError {
+    /// No anchor has this index.
+    #[error("no anchor {anchor}: there are {count} (index 0 is the world)")]
+    NoSuchAnchor { anchor: usize, count: usize },
+    /// A keyframe with a time or vector that is not finite, or out of order.
+    #[error("keyframe {index}: {what}")]
+    BadKeyframe { index: usize, what: String },
+}
+
+/// Check keyframes as `Anchor` needs them: finite, strictly increasing times.
+pub fn check_keyframes(keyframes: &[Keyframe]) -> Result<(), AnchorError> {
+    for (index, k) in keyframes.iter().enumerate() {
+        let bad = |what: String| Err(AnchorError::BadKeyframe { index, what });
+        if !k.t.is_finite() || !k.translation.is_finite() || !k.rotation.is_finite() {
+            return bad(format!(
+                "time {}, translation {}, rotation {}: not all finite",
+                k.t, k.translation, k.rotation
+            ));
+        }
+        if index > 0 && k.t <= keyframes[index - 1].t {
+            return bad(format!(
+                "time {} s is not after the previous keyframe's {} s",
+                k.t,
+                keyframes[index - 1].t
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

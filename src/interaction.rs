@@ -154,6 +154,21 @@ impl Interaction {
         !self.groups.is_empty()
     }
 
+    /// Quantise each group's vertex masses again from `mass` (per vertex of
+    /// the rod set), as `new` did, after a material changed them.
+    pub fn requantise_masses(&mut self, mass: &[f64]) {
+        for gi in 0..self.groups.len() as u32 {
+            let verts: Vec<usize> = (0..self.vertex.len())
+                .filter(|&v| self.vertex[v].group == gi)
+                .collect();
+            let masses: Vec<f64> = verts.iter().map(|&v| mass[v]).collect();
+            let (_, mass_q) = crate::cpu::grid::quantise_masses(&masses);
+            for (&v, &m) in verts.iter().zip(&mass_q) {
+                self.vertex[v].mass_q = m;
+            }
+        }
+    }
+
     /// Place each group's grid over its rods' initial state. `rod_group[r]`
     /// is rod `r`'s group name. Errors are `(field, message)` for the scene
     /// loader.

@@ -88,8 +88,8 @@ fn moving_gpu() -> GpuSimulator {
 
 /// The CPU's splat of the GPU's own f32 state, at the substep the kernels ran.
 fn cpu_grid(g: &GpuSimulator, t_end: f64) -> (grid::GridGeometry, GridNodes, grid::Splat) {
-    let inter = &g.rods.interaction;
-    let geometry = inter.groups[0].geometry_at(&g.rods.anchors, t_end);
+    let inter = &g.rods().interaction;
+    let geometry = inter.groups[0].geometry_at(&g.rods().anchors, t_end);
     let pos = g.read_grid_positions();
     let vel = g.read_velocities_f32();
     let mass_q: Vec<u32> = inter.vertex.iter().map(|v| v.mass_q).collect();
@@ -102,7 +102,7 @@ fn cpu_grid(g: &GpuSimulator, t_end: f64) -> (grid::GridGeometry, GridNodes, gri
 #[test]
 fn grid_is_identical_and_each_kernel_matches() {
     let mut g = moving_gpu();
-    let (t, h) = (g.time, g.params.h());
+    let (t, h) = (g.time(), g.params().h());
     let (geometry, nodes, s) = cpu_grid(&g, t + h);
     g.run_kernel(Kernel::GridClear, t, h);
     g.run_kernel(Kernel::GridSplat, t, h);
@@ -116,7 +116,7 @@ fn grid_is_identical_and_each_kernel_matches() {
     // grid_velocity: f32 division of the same integers.
     g.run_kernel(Kernel::GridVelocity, t, h);
     assert_eq!(g.read_grid_counters()[GRID_OVERFLOW], 0);
-    let group = g.rods.interaction.groups[0].clone();
+    let group = g.rods().interaction.groups[0].clone();
     let mut fields = Vec::new();
     grid::grid_velocity(&nodes, group.pressure_scale(), s.vmax, &mut fields).unwrap();
     let gpu_fields = g.read_grid_fields(0);
@@ -153,10 +153,10 @@ fn grid_is_identical_and_each_kernel_matches() {
     let mut largest = 0.0f64;
     let mut worst = 0.0f64;
     for v in 0..before.len() {
-        let expected = if g.rods.inv_mass[v] == 0.0 {
+        let expected = if g.rods().inv_mass[v] == 0.0 {
             DVec3::ZERO
         } else {
-            let gv = g.rods.interaction.vertex[v];
+            let gv = g.rods().interaction.vertex[v];
             grid::grid_blend(&geometry, &fields, pos32[v], vel32[v], gv.friction, b)
         };
         largest = largest.max(expected.length());
@@ -180,7 +180,7 @@ fn uniform_field_is_unchanged_by_the_gpu_blend() {
     }
     let mut g = GpuSimulator::new(&gpu(), rods, state.clone(), params).unwrap();
     g.write_state(&state);
-    let (t, h) = (g.time, g.params.h());
+    let (t, h) = (g.time(), g.params().h());
     for k in [Kernel::GridClear, Kernel::GridSplat, Kernel::GridVelocity] {
         g.run_kernel(k, t, h);
     }
@@ -208,7 +208,7 @@ fn overflow_is_reported_like_the_cpu() {
     }
     let mut g = GpuSimulator::new(&gpu(), rods, state.clone(), params).unwrap();
     g.write_state(&state);
-    let (t, h) = (g.time, g.params.h());
+    let (t, h) = (g.time(), g.params().h());
     let (_, nodes, s) = cpu_grid(&g, t + h);
     let cpu = grid::grid_velocity(&nodes, 1.0, s.vmax, &mut Vec::new()).unwrap_err();
     for k in [Kernel::GridClear, Kernel::GridSplat, Kernel::GridVelocity] {

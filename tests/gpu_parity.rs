@@ -270,10 +270,13 @@ fn each_jacobi_iteration_matches_cpu() {
     let (mut cpu, mut gpu) = pair();
     let (t, h) = (cpu.state.time, cpu.params.h());
     let relaxation = 0.8;
-    gpu.params.projection = Projection::Jacobi {
-        iterations: 3,
-        relaxation,
-    };
+    gpu.set_params(SimParams {
+        projection: Projection::Jacobi {
+            iterations: 3,
+            relaxation,
+        },
+        ..gpu.params().clone()
+    });
     // Stretch every edge by a few percent, then take it as unconstrained.
     let mut rng = rng(11);
     for p in cpu.state.pos.iter_mut() {

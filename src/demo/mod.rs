@@ -211,7 +211,7 @@ impl World {
             script: s.scene.anchors[anchor].clone(),
             offset: DVec3::ZERO,
             yaw: 0.0,
-            last_rotation: s.scene.anchors[anchor].sample(sim.time).1,
+            last_rotation: s.scene.anchors[anchor].sample(sim.time()).1,
         });
         let scene_wind = s.scene.params.wind;
         let has_wind = scene_wind.velocity != DVec3::ZERO || scene_wind.gust_amplitude != 0.0;
@@ -243,7 +243,7 @@ impl World {
 
     fn apply_wind(&mut self) {
         let b = self.base_wind;
-        self.sim.params.wind = if self.wind_on {
+        self.sim.set_wind(if self.wind_on {
             Wind {
                 velocity: b.velocity * self.wind_strength,
                 gust_amplitude: b.gust_amplitude * self.wind_strength,
@@ -251,7 +251,7 @@ impl World {
             }
         } else {
             Wind::default()
-        };
+        });
     }
 
     pub fn toggle_wind(&mut self) {
@@ -287,8 +287,8 @@ impl World {
     /// One simulation step (a frame of `dt`), the head moving by `input`.
     /// With `timed`, waits for the GPU and returns its time for the step (s).
     pub fn step(&mut self, input: HeadInput, timed: bool) -> Option<f64> {
-        let dt = self.sim.params.dt;
-        let t0 = self.sim.time;
+        let dt = self.sim.params().dt;
+        let t0 = self.sim.time();
         if let Some(c) = self.control.as_mut() {
             let (o0, y0) = (c.offset, c.yaw);
             c.offset +=
@@ -299,10 +299,15 @@ impl World {
             let rv0 = continue_rotation(c.last_rotation, q0);
             let rv1 = continue_rotation(rv0, q1);
             c.last_rotation = rv1;
-            self.sim.rods.anchors[c.anchor].keyframes = vec![
-                Keyframe::new(t0, tr0, rv0),
-                Keyframe::new(t0 + dt, tr1, rv1),
-            ];
+            self.sim
+                .set_anchor_keyframes(
+                    c.anchor,
+                    vec![
+                        Keyframe::new(t0, tr0, rv0),
+                        Keyframe::new(t0 + dt, tr1, rv1),
+                    ],
+                )
+                .expect("the controlled anchor exists and dt > 0");
         }
         if timed {
             self.sim.step_timed()
@@ -316,13 +321,13 @@ impl World {
     /// anchor's current pose; in a scene without colliders, a sphere under
     /// the head's roots and a ground quad under a field's.
     pub fn meshes(&self) -> Vec<MeshPose> {
-        let rods = &self.sim.rods;
+        let rods = &self.sim.rods();
         if !rods.colliders.is_empty() {
             return rods
                 .colliders
                 .iter()
                 .map(|c| {
-                    let p = rods.anchors[c.anchor].pose(self.sim.time);
+                    let p = rods.anchors[c.anchor].pose(self.sim.time());
                     let m = DMat4::from_translation(p.pivot + p.translation)
                         * DMat4::from_quat(p.rotation);
                     let color = match c.shape {
@@ -338,8 +343,8 @@ impl World {
         }
         let mut out = Vec::new();
         if let (Some((c, r)), Some(ctl)) = (self.head, self.control.as_ref()) {
-            let a = &self.sim.rods.anchors[ctl.anchor];
-            let now = a.pose(self.sim.time);
+            let a = &self.sim.rods().anchors[ctl.anchor];
+            let now = a.pose(self.sim.time());
             let start = ctl.script.pose(0.0);
             // Rest coordinates (pose at t = 0 undone), then today's pose.
             let m = pose_matrix(now.pivot, now.translation, now.rotation)
@@ -386,7 +391,7 @@ impl World {
 
     /// Geometry of the meshes `meshes` returns, in the same order.
     pub fn mesh_geometry(&self) -> Vec<(Vec<render::MeshVertex>, Vec<u32>)> {
-        let rods = &self.sim.rods;
+        let rods = &self.sim.rods();
         if !rods.colliders.is_empty() {
             // A plane is drawn about the strands' initial bounds.
             let (lo, hi) = self.bounds;

@@ -435,7 +435,7 @@ impl Renderer {
         });
         let info = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("strand info"),
-            contents: bytemuck::cast_slice(&strand_info(&sim.rods, sim.vertex_origins())),
+            contents: bytemuck::cast_slice(&strand_info(&sim.rods(), sim.vertex_origins())),
             usage: wgpu::BufferUsages::STORAGE,
         });
         let strand_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -591,7 +591,7 @@ impl Renderer {
             strand_group,
             camera_group,
             meshes,
-            instances: sim.rods.vertex_count() as u32,
+            instances: sim.rods().vertex_count() as u32,
             look,
             size,
             msaa,

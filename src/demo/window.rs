@@ -225,7 +225,7 @@ impl App {
         let Some(g) = self.gfx.as_mut() else {
             return;
         };
-        let dt = g.world.sim.params.dt;
+        let dt = g.world.sim.params().dt;
         let mut todo = 0;
         if self.paused {
             self.accumulator = 0.0;
@@ -309,7 +309,7 @@ impl App {
         let since = self.title_at.elapsed();
         if since > Duration::from_millis(500) {
             let fps = self.title_frames as f64 / since.as_secs_f64();
-            let rods = &g.world.sim.rods;
+            let rods = &g.world.sim.rods();
             let speed = self.title_sim / since.as_secs_f64();
             g.window.set_title(&format!(
                 "strands — {} | {} strands, {} vertices | GPU {} ({:?}) | {fps:.0} fps, sim {} ({:.2}× real time){}{} | {KEYS}",
@@ -319,7 +319,7 @@ impl App {
                 g.ctx.info.name,
                 g.ctx.info.backend,
                 self.sim_ms
-                    .map(|m| format!("{m:.2} ms/step of {} substeps", g.world.sim.params.substeps))
+                    .map(|m| format!("{m:.2} ms/step of {} substeps", g.world.sim.params().substeps))
                     .unwrap_or_else(|| "– ms/step".into()),
                 speed,
                 if g.world.wind_on {

@@ -61,13 +61,18 @@ pub fn jacobi_schedule(n: u32) -> Vec<JacobiPass> {
 
 /// The simulator on the GPU. Rest data and state live in GPU buffers; `step`
 /// records a whole frame into one submission and reads nothing back.
+///
+/// Nothing that the GPU holds a copy of can be changed behind its back: the
+/// rods and parameters are read through `rods()` and `params()` and changed
+/// through setters that upload what changed (`set_params`, `set_gravity`,
+/// `set_wind`, `set_material`, `set_anchor_keyframes`).
 pub struct GpuSimulator {
-    pub rods: RodSet,
-    pub params: SimParams,
+    rods: RodSet,
+    params: SimParams,
     /// Simulated time (s), kept in f64 on the host.
-    pub time: f64,
+    time: f64,
     /// Frames (of `params.dt`) taken so far.
-    pub step_count: u64,
+    step_count: u64,
     ctx: GpuContext,
     /// The kernels, shared by every simulator on the device.
     pipelines: Arc<Pipelines>,
@@ -134,6 +139,96 @@ impl GpuSimulator {
         sim.write_state(&state);
         sim.update_material_frame();
         Ok(sim)
+    }
+
+    /// The rods simulated: topology, rest shape, materials, anchors,
+    /// colliders.
+    pub fn rods(&self) -> &RodSet {
+        &self.rods
+    }
+
+    /// The simulation parameters of the next frame.
+    pub fn params(&self) -> &SimParams {
+        &self.params
+    }
+
+    /// Simulated time (s), kept in f64 on the host.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Frames (of `params().dt`) taken so far.
+    pub fn step_count(&self) -> u64 {
+        self.step_count
+    }
+
+    /// Replace the parameters from the next frame on. They reach the GPU
+    /// with every frame's step values (nothing of them is cached in GPU
+    /// buffers); a changed `dt` or substep rule is checked against the
+    /// stability limit by the next `step_checked`.
+    pub fn set_params(&mut self, params: SimParams) {
+        self.params = params;
+    }
+
+    /// Gravitational acceleration (m/s²) from the next frame on.
+    pub fn set_gravity(&mut self, gravity: DVec3) {
+        self.params.gravity = gravity;
+    }
+
+    /// The wind from the next frame on.
+    pub fn set_wind(&mut self, wind: crate::params::Wind) {
+        self.params.wind = wind;
+    }
+
+    /// Give rod `rod` a new material from the next frame on: its stiffness,
+    /// drag and radius, and (with a new mass per length) its vertex masses,
+    /// uploaded to the GPU (`RodSet::set_material`). The next
+    /// `step_checked` checks the substeps against the new stiffness.
+    pub fn set_material(
+        &mut self,
+        rod: usize,
+        material: crate::rods::RodMaterial,
+    ) -> Result<(), crate::rods::MaterialError> {
+        self.rods.set_material(rod, material)?;
+        self.upload_rest();
+        Ok(())
+    }
+
+    /// Script anchor `anchor` anew: its keyframes from now on (poses are
+    /// evaluated on the host each frame, so nothing else changes on the
+    /// GPU). Its pivot is fixed: the clamps are stored relative to it.
+    pub fn set_anchor_keyframes(
+        &mut self,
+        anchor: usize,
+        keyframes: Vec<crate::anchor::Keyframe>,
+    ) -> Result<(), crate::anchor::AnchorError> {
+        let count = self.rods.anchors.len();
+        let a = self
+            .rods
+            .anchors
+            .get_mut(anchor)
+            .ok_or(crate::anchor::AnchorError::NoSuchAnchor { anchor, count })?;
+        crate::anchor::check_keyframes(&keyframes)?;
+        a.keyframes = keyframes;
+        Ok(())
+    }
+
+    /// Upload the per-rod and per-vertex rest data (materials, masses) and
+    /// the interaction grid's vertex masses again.
+    fn upload_rest(&mut self) {
+        let origin: Vec<DVec3> = (0..self.rods.rod_count())
+            .map(|r| self.packing.vertex_origin[self.rods.vertex_offset[r]])
+            .collect();
+        let packing = Packing::new(&self.rods, &origin);
+        let q = &self.ctx.queue;
+        q.write_buffer(&self.buffers.rods, 0, bytemuck::cast_slice(&packing.rods));
+        q.write_buffer(&self.buffers.rest, 0, bytemuck::cast_slice(&packing.rest));
+        q.write_buffer(
+            &self.buffers.grid_vertex,
+            0,
+            bytemuck::cast_slice(&packing.grid_vertex),
+        );
+        self.packing = packing;
     }
 
     /// The device and queue this simulator runs on.
