@@ -254,6 +254,8 @@ struct GridGroup {
 @group(1) @binding(15) var<storage, read_write> grid_fields: array<vec4<f32>>;
 // Positions at the start of the substep (`save_start`, read by `project_shake`).
 @group(1) @binding(16) var<storage, read_write> pos_start: array<Position>;
+// World positions for a renderer (`world_positions`): xyz in m, w the rod's radius.
+@group(1) @binding(17) var<storage, read_write> world_pos: array<vec4<f32>>;
 const GRID_VMAX: u32 = 0u;
 const GRID_OVERFLOW: u32 = 1u;
 const GRID_OUTSIDE: u32 = 2u;

@@ -95,7 +95,7 @@ pub enum MaterialError {
 
 impl RodSet {
     /// Give rod `r` a new material: stiffness, drag and radius as given; a
-    /// new mass per length scales its vertex masses (lumped, as built:
+    /// new mass per length gives its vertices new lumped masses (as built:
     /// `build::vertex_masses`), their inverses (vertices held by an anchor
     /// keep 0) and the interaction grid's quantised masses.
     pub fn set_material(&mut self, r: usize, m: RodMaterial) -> Result<(), MaterialError> {
@@ -147,11 +147,24 @@ impl RodSet {
                 return invalid(field, value, what);
             }
         }
-        let scale = m.mass_per_length / self.material[r].mass_per_length;
+        let mass_changed = m.mass_per_length != self.material[r].mass_per_length;
         self.material[r] = m;
-        if scale != 1.0 {
-            for v in self.vertices(r) {
-                self.mass[v] *= scale;
+        if mass_changed {
+            // As `build::vertex_masses`: half of each rest edge at a vertex.
+            let e = self.edges(r);
+            let n = self.vertices(r).len();
+            for (i, v) in self.vertices(r).enumerate() {
+                let before = if i > 0 {
+                    self.rest_len[e.start + i - 1]
+                } else {
+                    0.0
+                };
+                let after = if i + 1 < n {
+                    self.rest_len[e.start + i]
+                } else {
+                    0.0
+                };
+                self.mass[v] = 0.5 * m.mass_per_length * (before + after);
                 if self.inv_mass[v] > 0.0 {
                     self.inv_mass[v] = 1.0 / self.mass[v];
                 }

@@ -69,6 +69,8 @@ pub struct Buffers {
     /// Node accumulators then counters (`GRID_WORDS_PER_NODE`, `GRID_COUNTERS`).
     pub grid: wgpu::Buffer,
     pub grid_fields: wgpu::Buffer,
+    /// World positions for a renderer (`Kernel::WorldPositions`), 16 B a vertex.
+    pub world_pos: wgpu::Buffer,
     /// Every SDF collider's grid stacked along z (1×1×1 when there is none).
     pub sdf: wgpu::Texture,
     pub readback: wgpu::Buffer,
@@ -277,6 +279,13 @@ impl Buffers {
                 ((node_count * GRID_WORDS_PER_NODE + GRID_COUNTERS) * 4) as u64,
             ),
             grid_fields: zeroed(device, "grid_fields", (node_count.max(1) * 16) as u64),
+            world_pos: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("world_pos"),
+                size: v16,
+                // VERTEX too: a renderer draws straight from it.
+                usage: STORAGE | wgpu::BufferUsages::VERTEX,
+                mapped_at_creation: false,
+            }),
             colliders: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("colliders"),
                 contents: bytemuck::bytes_of(&packing.colliders),
@@ -430,6 +439,7 @@ impl Buffers {
             binding::GRID_GROUPS => &self.grid_groups,
             binding::GRID => &self.grid,
             binding::GRID_FIELDS => &self.grid_fields,
+            binding::WORLD_POS => &self.world_pos,
             _ => unreachable!("binding {b} is not a state buffer"),
         }
     }
@@ -481,6 +491,7 @@ impl Buffers {
             &self.grid_groups,
             &self.grid,
             &self.grid_fields,
+            &self.world_pos,
             &self.readback,
         ]
         .iter()

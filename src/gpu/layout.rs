@@ -366,6 +366,7 @@ pub const SHADER_SOURCE: &str = concat!(
     include_str!("../../shaders/project_pack.wgsl"),
     include_str!("../../shaders/contact.wgsl"),
     include_str!("../../shaders/grid.wgsl"),
+    include_str!("../../shaders/world.wgsl"),
 );
 
 /// A compute kernel: its entry point (also the pipeline label), what one
@@ -391,6 +392,8 @@ pub enum Kernel {
     GridSplat,
     GridVelocity,
     GridBlend,
+    /// World positions for a renderer, once per frame when asked for.
+    WorldPositions,
 }
 
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
@@ -414,6 +417,7 @@ pub mod binding {
     pub const GRID: u32 = 14;
     pub const GRID_FIELDS: u32 = 15;
     pub const POS_START: u32 = 16;
+    pub const WORLD_POS: u32 = 17;
 }
 
 /// What a group-1 binding is.
@@ -439,7 +443,7 @@ pub fn binding_kind(b: u32) -> BindingKind {
 pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
-    pub const ALL: [Kernel; 16] = [
+    pub const ALL: [Kernel; 17] = [
         Kernel::Frames,
         Kernel::Twist,
         Kernel::Forces,
@@ -456,6 +460,7 @@ impl Kernel {
         Kernel::GridSplat,
         Kernel::GridVelocity,
         Kernel::GridBlend,
+        Kernel::WorldPositions,
     ];
 
     pub fn entry_point(self) -> &'static str {
@@ -476,6 +481,7 @@ impl Kernel {
             Kernel::GridSplat => "grid_splat",
             Kernel::GridVelocity => "grid_velocity",
             Kernel::GridBlend => "grid_blend",
+            Kernel::WorldPositions => "world_positions",
         }
     }
 
@@ -521,6 +527,7 @@ impl Kernel {
             Kernel::GridSplat => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID],
             Kernel::GridVelocity => &[GRID_GROUPS, GRID, GRID_FIELDS],
             Kernel::GridBlend => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID_FIELDS],
+            Kernel::WorldPositions => &[POS, WORLD_POS],
         }
     }
 

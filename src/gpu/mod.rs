@@ -46,7 +46,7 @@ pub mod traffic;
 
 pub use buffers::{JacobiPass, VertexBuffer, check_grid_size};
 pub use layout::Kernel;
-pub use sim::{GpuSimulator, WORKGROUP};
+pub use sim::{GpuSimulator, PositionReadback, Positions, WORKGROUP};
 
 /// Smallest twist tolerance (rad) the GPU honours (`TWIST_TOLERANCE_F32`
 /// in shaders/twist.wgsl).
@@ -115,6 +115,8 @@ pub enum GpuError {
         bytes: u64,
         limit: u64,
     },
+    #[error("reading from the GPU failed: {0}")]
+    ReadBack(String),
     #[error("the device allows {have} for {limit_name}; the simulator needs {need}")]
     Limit {
         limit_name: &'static str,

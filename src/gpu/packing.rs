@@ -5,6 +5,8 @@
 //! (`super::pipelines`). The workgroup packs of the per-pack kernels are
 //! `super::pack`.
 
+use std::sync::Arc;
+
 use glam::{DVec3, Vec3};
 
 use super::layout::{
@@ -45,8 +47,9 @@ pub struct Packing {
     /// Per edge of the `RodSet` (flat edge order), its index in the GPU's
     /// per-vertex edge buffers (edge j of a rod at its vertex j).
     pub edge_index: Vec<usize>,
-    /// Per vertex, the world point its GPU position is relative to.
-    pub vertex_origin: Vec<DVec3>,
+    /// Per vertex, the world point its GPU position is relative to (shared
+    /// with position read-backs in flight).
+    pub vertex_origin: Arc<[DVec3]>,
     /// Per interaction group, its first node in the grid buffer; last = all
     /// groups' nodes.
     pub node_offset: Vec<usize>,
@@ -154,7 +157,7 @@ impl Packing {
             let n = g.dims.iter().map(|&d| d as usize).product::<usize>();
             node_offset.push(node_offset.last().unwrap() + n);
         }
-        let vertex_origin = (0..rods.rod_count())
+        let vertex_origin: Arc<[DVec3]> = (0..rods.rod_count())
             .flat_map(|r| std::iter::repeat_n(origin[r], rods.vertices(r).len()))
             .collect();
         let (colliders, sdf) = colliders_of(rods);
@@ -180,17 +183,15 @@ impl Packing {
     /// Positions of `state` relative to the vertex origins.
     pub fn positions(&self, pos: &[DVec3]) -> Vec<GpuPosition> {
         pos.iter()
-            .zip(&self.vertex_origin)
+            .zip(self.vertex_origin.iter())
             .map(|(&p, o)| GpuPosition::new(p - *o))
             .collect()
     }
 
-    /// World positions of GPU positions.
+    /// World positions of GPU positions (the host twin of kernel
+    /// `world_positions`, in f64).
     pub fn world_positions(&self, pos: &[GpuPosition]) -> Vec<DVec3> {
-        pos.iter()
-            .zip(&self.vertex_origin)
-            .map(|(x, o)| *o + x.get())
-            .collect()
+        world_positions(&self.vertex_origin, pos)
     }
 
     /// The per-vertex frame buffer of `state`'s edges (twist angle in
@@ -224,6 +225,11 @@ impl Packing {
             ref_u: edges().map(|f| dvec3(f.ref_u)).collect(),
         }
     }
+}
+
+/// World positions of GPU positions relative to per-vertex origins `origin`.
+pub fn world_positions(origin: &[DVec3], pos: &[GpuPosition]) -> Vec<DVec3> {
+    pos.iter().zip(origin).map(|(x, o)| *o + x.get()).collect()
 }
 
 /// Per vertex, its interaction group, quantised mass and friction factor.

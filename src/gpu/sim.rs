@@ -82,6 +82,9 @@ pub struct GpuSimulator {
     packing: Packing,
     /// Which form of the fast and SHAKE projections runs (`set_packed`).
     packed: bool,
+    /// Whether each frame ends with `Kernel::WorldPositions`
+    /// (`world_position_buffer` was asked for).
+    world_positions: bool,
     /// What the substeps were last resolved for (`stability::Checked`).
     checked: crate::stability::Checked,
 }
@@ -135,6 +138,7 @@ impl GpuSimulator {
             buffers,
             packing,
             packed: ctx.info.device_type != wgpu::DeviceType::Cpu,
+            world_positions: false,
         };
         sim.write_state(&state);
         sim.update_material_frame();
@@ -182,7 +186,8 @@ impl GpuSimulator {
 
     /// Give rod `rod` a new material from the next frame on: its stiffness,
     /// drag and radius, and (with a new mass per length) its vertex masses,
-    /// uploaded to the GPU (`RodSet::set_material`). The next
+    /// uploaded to the GPU (`RodSet::set_material`); the material frame is
+    /// put in quasistatic equilibrium for it at once. The next
     /// `step_checked` checks the substeps against the new stiffness.
     pub fn set_material(
         &mut self,
@@ -191,6 +196,8 @@ impl GpuSimulator {
     ) -> Result<(), crate::rods::MaterialError> {
         self.rods.set_material(rod, material)?;
         self.upload_rest();
+        // The quasistatic twist depends on the stiffness (as `new`).
+        self.update_material_frame();
         Ok(())
     }
 
@@ -243,6 +250,72 @@ impl GpuSimulator {
     /// reads them so).
     pub fn position_buffer(&self) -> &wgpu::Buffer {
         &self.buffers.pos
+    }
+
+    /// World positions for a renderer, on the GPU: per vertex a `vec4<f32>`,
+    /// xyz the point in metres (the rod origin plus the stored position,
+    /// added in f32), w the rod's radius (m); vertices in `RodSet` order,
+    /// rod `r` at `rods().vertices(r)`. The buffer has `VERTEX` and
+    /// `STORAGE` usage. From this call on, every frame ends with kernel
+    /// `world_positions` filling it (16 B written a vertex a frame); this
+    /// call fills it at once for the current state.
+    pub fn world_position_buffer(&mut self) -> &wgpu::Buffer {
+        if !self.world_positions {
+            self.world_positions = true;
+            self.write_inputs(self.time, 0.0, 1);
+            let mut encoder =
+                self.ctx
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("world_positions"),
+                    });
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("world_positions"),
+                    timestamp_writes: None,
+                });
+                self.dispatch(&mut pass, Kernel::WorldPositions, 0);
+            }
+            self.ctx.queue.submit([encoder.finish()]);
+        }
+        &self.buffers.world_pos
+    }
+
+    /// Start reading the positions back without blocking: the copy is
+    /// submitted now, after every frame submitted so far, and the returned
+    /// `PositionReadback` yields them (world positions in f64, exact to the
+    /// stored precision) once the GPU is done, polled with `try_take` or
+    /// waited for with `wait`. Several may be in flight; each has its own
+    /// staging buffer (32 B a vertex).
+    pub fn read_positions_async(&self) -> PositionReadback {
+        let size = (self.rods.vertex_count().max(1) * size_of::<GpuPosition>()) as u64;
+        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("position read-back"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("position read-back"),
+            });
+        encoder.copy_buffer_to_buffer(&self.buffers.pos, 0, &staging, 0, size);
+        self.ctx.queue.submit([encoder.finish()]);
+        let mapped = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let sent = mapped.clone();
+        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            *sent.lock().unwrap() = Some(r);
+        });
+        PositionReadback {
+            device: self.ctx.device.clone(),
+            staging: Some(staging),
+            mapped,
+            origin: self.packing.vertex_origin.clone(),
+            count: self.rods.vertex_count(),
+            time: self.time,
+        }
     }
 
     /// Per vertex, the world point its GPU position is relative to (its rod's
@@ -542,6 +615,9 @@ impl GpuSimulator {
             for k in 0..n {
                 self.encode_substep(&mut pass, k);
             }
+            if self.world_positions {
+                self.dispatch(&mut pass, Kernel::WorldPositions, entry(0, 0));
+            }
         }
         if let Some((set, resolve)) = stamps {
             encoder.resolve_query_set(set, 0..2, resolve, 0);
@@ -820,7 +896,7 @@ impl GpuSimulator {
     pub fn read_grid_positions(&self) -> Vec<[f32; 3]> {
         let pos: Vec<GpuPosition> = self.read(&self.buffers.pos, self.rods.vertex_count());
         pos.iter()
-            .zip(&self.packing.vertex_origin)
+            .zip(self.packing.vertex_origin.iter())
             .map(|(p, o)| (o.as_vec3() + p.as_f32()).to_array())
             .collect()
     }
@@ -929,6 +1005,78 @@ impl GpuSimulator {
         q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&vel));
         q.write_buffer(&self.buffers.frame, 0, bytemuck::cast_slice(&frame));
         self.time = state.time;
+    }
+}
+
+/// Positions on their way back from the GPU (`GpuSimulator::read_positions_async`).
+pub struct PositionReadback {
+    device: wgpu::Device,
+    /// `None` once taken.
+    staging: Option<wgpu::Buffer>,
+    /// The map callback's result, when it has run.
+    mapped: std::sync::Arc<std::sync::Mutex<Option<Result<(), wgpu::BufferAsyncError>>>>,
+    origin: std::sync::Arc<[DVec3]>,
+    count: usize,
+    time: f64,
+}
+
+/// What a `PositionReadback` yields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Positions {
+    /// Simulated time of the positions (s).
+    pub time: f64,
+    /// World positions (m), vertices in `RodSet` order.
+    pub pos: Vec<DVec3>,
+}
+
+impl PositionReadback {
+    /// The positions if the GPU has delivered them, else `None` at once:
+    /// polls the device without waiting. Device loss or a failed mapping is
+    /// an error; after the positions were taken it returns `None`.
+    pub fn try_take(&mut self) -> Result<Option<Positions>, GpuError> {
+        if self.staging.is_none() {
+            return Ok(None);
+        }
+        self.device
+            .poll(wgpu::PollType::Poll)
+            .map_err(|e| GpuError::ReadBack(e.to_string()))?;
+        let result = self.mapped.lock().unwrap().take();
+        match result {
+            None => Ok(None),
+            Some(Err(e)) => Err(GpuError::ReadBack(e.to_string())),
+            Some(Ok(())) => {
+                let staging = self.staging.take().unwrap();
+                let pos: Vec<GpuPosition> = {
+                    let view = staging
+                        .slice(..)
+                        .get_mapped_range()
+                        .map_err(|e| GpuError::ReadBack(e.to_string()))?;
+                    bytemuck::pod_collect_to_vec(&view[..self.count * size_of::<GpuPosition>()])
+                };
+                staging.unmap();
+                Ok(Some(Positions {
+                    time: self.time,
+                    pos: super::packing::world_positions(&self.origin, &pos),
+                }))
+            }
+        }
+    }
+
+    /// Block until the positions arrive.
+    pub fn wait(mut self) -> Result<Positions, GpuError> {
+        loop {
+            if let Some(p) = self.try_take()? {
+                return Ok(p);
+            }
+            if self.staging.is_none() {
+                return Err(GpuError::ReadBack(
+                    "the positions were already taken".into(),
+                ));
+            }
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| GpuError::ReadBack(e.to_string()))?;
+        }
     }
 }
 
