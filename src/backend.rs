@@ -39,7 +39,7 @@ impl Simulator {
     ) -> Result<Self, GpuError> {
         let sim = GpuSimulator::new(ctx, rods, state, params)?;
         let state = sim.read_state();
-        let diagnostics = diagnostics_of(&sim.rods(), &state, &sim.params());
+        let diagnostics = diagnostics_of(sim.rods(), &state, sim.params());
         Ok(Simulator::Gpu {
             sim: Box::new(sim),
             state,
@@ -74,14 +74,14 @@ impl Simulator {
     pub fn rods(&self) -> &RodSet {
         match self {
             Simulator::Cpu(sim) => &sim.rods,
-            Simulator::Gpu { sim, .. } => &sim.rods(),
+            Simulator::Gpu { sim, .. } => sim.rods(),
         }
     }
 
     pub fn params(&self) -> &SimParams {
         match self {
             Simulator::Cpu(sim) => &sim.params,
-            Simulator::Gpu { sim, .. } => &sim.params(),
+            Simulator::Gpu { sim, .. } => sim.params(),
         }
     }
 

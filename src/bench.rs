@@ -518,10 +518,10 @@ fn measure_with(
                 m.wall_ms_per_step = Some(Spread::of(walls));
             }
             let state = sim.read_state();
-            if let Some((r, bad)) = check_state(&sim.rods(), &sim.params(), &state) {
+            if let Some((r, bad)) = check_state(sim.rods(), sim.params(), &state) {
                 let e = crate::cpu::Unstable::blow_up(
-                    &sim.rods(),
-                    &sim.params(),
+                    sim.rods(),
+                    sim.params(),
                     r,
                     sim.step_count(),
                     state.time,
@@ -530,16 +530,16 @@ fn measure_with(
                 m.error = Some(e.to_string());
                 return m;
             }
-            let traffic = traffic_model().substep_bytes(&sim.rods(), &sim.params());
+            let traffic = traffic_model().substep_bytes(sim.rods(), sim.params());
             m.model_bytes_per_vertex_step = Some(traffic.total() as f64 / m.vertices as f64);
-            let d = diagnostics_of(&sim.rods(), &state, &sim.params());
+            let d = diagnostics_of(sim.rods(), &state, sim.params());
             m.max_strain = Some(d.max_strain);
             m.simulated_time = state.time;
             let [twist, fast] = sim.read_stats();
             m.twist_iterations = twist;
             m.projection_iterations = match sim.params().projection {
                 Projection::Jacobi { iterations, .. } => {
-                    crate::cpu::jacobi_iterations_per_substep(&sim.rods(), iterations)
+                    crate::cpu::jacobi_iterations_per_substep(sim.rods(), iterations)
                 }
                 _ => fast,
             };

@@ -87,7 +87,7 @@ fn demo_head_moved_by_the_keys_pushes_hair_aside() {
         world.step(input, false);
         tunnels += world.sim.read_tunnel_count();
         let s = world.sim.read_state();
-        let d = strands::cpu::diagnostics_of(&world.sim.rods(), &s, &world.sim.params());
+        let d = strands::cpu::diagnostics_of(world.sim.rods(), &s, world.sim.params());
         assert!(
             d.max_penetration < 5e-4,
             "frame {k}: hair {:.2} mm inside a collider",

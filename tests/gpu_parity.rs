@@ -275,7 +275,7 @@ fn each_jacobi_iteration_matches_cpu() {
             iterations: 3,
             relaxation,
         },
-        ..gpu.params().clone()
+        ..*gpu.params()
     });
     // Stretch every edge by a few percent, then take it as unconstrained.
     let mut rng = rng(11);

@@ -435,7 +435,7 @@ impl Renderer {
         });
         let info = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("strand info"),
-            contents: bytemuck::cast_slice(&strand_info(&sim.rods(), sim.vertex_origins())),
+            contents: bytemuck::cast_slice(&strand_info(sim.rods(), sim.vertex_origins())),
             usage: wgpu::BufferUsages::STORAGE,
         });
         let strand_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
