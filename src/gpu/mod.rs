@@ -4,7 +4,17 @@
 //! * `GpuContext`: a device and queue, either the caller's (an engine, the
 //!   demo) or a headless one made here, honouring wgpu's environment variables
 //!   (`WGPU_BACKEND`, `WGPU_ADAPTER_NAME`, `WGPU_POWER_PREF`).
-//! * `GpuSimulator`: buffers, pipelines and the per-substep dispatch sequence.
+//!   The kernels are compiled once per device (`GpuContext::pipelines`).
+//! * `GpuSimulator`: one rod set simulated, the host side of a frame: step
+//!   values and anchor poses, the dispatches, checks and read-backs. Its
+//!   parts, each apart from the others:
+//!   * `pipelines`: every kernel's pipeline and bind-group layouts,
+//!     stateless, shared by every simulator on a device;
+//!   * `buffers`: the state on the GPU and its bind groups;
+//!   * `packing`: a rod set and state as the GPU structs, and back (plain
+//!     data, tested without a GPU); `pack`: the workgroup packs;
+//!   * `schedule`: the dispatches of a substep, as data (encoded by the
+//!     simulator, counted by `traffic`).
 //! * `layout`: the structs shared with WGSL.
 //! * `traffic`: a model of the device-memory traffic of a substep, traced
 //!   in the WGSL; `bandwidth`: the device's measured copy bandwidth.
@@ -41,6 +51,7 @@ pub mod layout;
 pub mod pack;
 pub mod packing;
 pub mod pipelines;
+pub mod schedule;
 mod sim;
 pub mod traffic;
 

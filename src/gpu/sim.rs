@@ -15,6 +15,7 @@ use super::layout::{
 };
 use super::packing::{Packing, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
+use super::schedule::substep_schedule;
 use super::{GpuContext, GpuError};
 use crate::contact::MAX_COLLIDERS;
 use crate::cpu::contact::Contact;
@@ -25,39 +26,6 @@ use crate::rods::{RodSet, State};
 
 /// Invocations per workgroup of every kernel (`WORKGROUP` in shaders/common.wgsl).
 pub const WORKGROUP: u32 = 64;
-
-/// The passes of `n` Jacobi iterations starting from the unconstrained
-/// positions and ending in `pos`: U→P, P→Q, Q→P… for odd `n`, U→Q, Q→P… for even.
-/// The passes of the second (filtered) projection after contact: from `pos`
-/// back to `pos`, P→Q, Q→P… (`n` even; see `cpu::jacobi_iterations`).
-pub fn jacobi_schedule_from_pos(n: u32) -> Vec<JacobiPass> {
-    use VertexBuffer::*;
-    (0..n)
-        .map(|k| {
-            if k % 2 == 0 {
-                JacobiPass { src: Pos, dst: Tmp }
-            } else {
-                JacobiPass { src: Tmp, dst: Pos }
-            }
-        })
-        .collect()
-}
-
-pub fn jacobi_schedule(n: u32) -> Vec<JacobiPass> {
-    use VertexBuffer::*;
-    let mut out = Vec::with_capacity(n as usize);
-    let mut src = Unconstrained;
-    for k in 0..n {
-        let dst = if (n - 1 - k).is_multiple_of(2) {
-            Pos
-        } else {
-            Tmp
-        };
-        out.push(JacobiPass { src, dst });
-        src = dst;
-    }
-    out
-}
 
 /// The simulator on the GPU. Rest data and state live in GPU buffers; `step`
 /// records a whole frame into one submission and reads nothing back.
@@ -488,69 +456,17 @@ impl GpuSimulator {
         self.packed = packed;
     }
 
-    fn projection_kernel(&self, shake: bool) -> Kernel {
-        match (shake, self.packed) {
-            (false, true) => Kernel::ProjectFast,
-            (false, false) => Kernel::ProjectFastRod,
-            (true, true) => Kernel::ProjectShake,
-            (true, false) => Kernel::ProjectShakeRod,
-        }
-    }
-
-    /// Encode the projection of `phase` (0: from the unconstrained
-    /// positions; 1: filtered by the contacts, from `pos`).
-    fn encode_project(&self, pass: &mut wgpu::ComputePass, k: u32, phase: u32) {
-        let at = entry(k, phase);
-        match self.params.projection {
-            Projection::None => {}
-            Projection::Fast { .. } => self.dispatch(pass, self.projection_kernel(false), at),
-            Projection::Shake { .. } => self.dispatch(pass, self.projection_kernel(true), at),
-            Projection::Jacobi { iterations, .. } => {
-                let n = crate::cpu::jacobi_iterations(iterations, phase);
-                let schedule = if phase == 0 {
-                    jacobi_schedule(n)
-                } else {
-                    jacobi_schedule_from_pos(n)
-                };
-                for p in schedule {
-                    self.dispatch_with(
-                        pass,
-                        Kernel::ProjectJacobi,
-                        &self.buffers.jacobi_groups[&p],
-                        at,
-                    );
-                }
-            }
-        }
-    }
-
-    /// Encode substep `k` (its step values already written), in the order of
+    /// Encode substep `k` (its step values already written): the
+    /// dispatches of `schedule::substep_schedule`, in the order of
     /// `cpu::substep`.
     fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
-        let at = entry(k, 0);
-        self.dispatch(pass, Kernel::Forces, at);
-        if matches!(self.params.projection, Projection::Shake { .. }) {
-            self.dispatch(pass, Kernel::SaveStart, at);
+        for d in substep_schedule(&self.rods, &self.params, self.packed) {
+            let group = match d.jacobi {
+                Some(p) => &self.buffers.jacobi_groups[&p],
+                None => &self.buffers.state_groups[&d.kernel],
+            };
+            self.dispatch_with(pass, d.kernel, group, entry(k, d.phase));
         }
-        self.dispatch(pass, Kernel::Integrate, at);
-        let interaction = self.rods.interaction.is_active();
-        if interaction {
-            self.dispatch(pass, Kernel::GridClear, at);
-            self.dispatch(pass, Kernel::GridSplat, at);
-            self.dispatch(pass, Kernel::GridVelocity, at);
-            self.dispatch(pass, Kernel::GridBlend, at);
-        }
-        self.encode_project(pass, k, 0);
-        let contact = !self.rods.colliders.is_empty();
-        if contact {
-            self.dispatch(pass, Kernel::Contact, entry(k, 0));
-            self.encode_project(pass, k, 1);
-            self.dispatch(pass, Kernel::Contact, entry(k, 1));
-        }
-        // Always: it also counts the chatter (`project::project_velocity`).
-        self.dispatch(pass, Kernel::ProjectVelocity, at);
-        self.dispatch(pass, Kernel::Frames, at);
-        self.dispatch(pass, Kernel::Twist, at);
     }
 
     /// Advance one frame of `params.dt` in `params.substeps` substeps, all

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 use naga::{Expression, Function, Handle, Module, Statement, TypeInner};
 
 use super::layout::{GRID_COUNTERS, GRID_WORDS_PER_NODE, Kernel, SHADER_SOURCE, binding};
-use crate::params::{Projection, SimParams};
+use crate::params::SimParams;
 use crate::rods::{EndCondition, RodSet};
 
 /// The sizes that decide how many elements each buffer holds.
@@ -206,43 +206,14 @@ impl TrafficModel {
     }
 }
 
-/// The kernels one substep dispatches, in order: the sequence of
-/// `GpuSimulator::encode_substep` (forces, [save_start], integrate, [grid],
-/// projection, [contact, filtered projection, contact], project_velocity,
-/// frames, twist). Each Jacobi iteration is one `ProjectJacobi`.
+/// The kernels one substep dispatches, in order (`schedule::substep_schedule`,
+/// packed forms: the bench's figures are for real GPUs). Each Jacobi
+/// iteration is one `ProjectJacobi`.
 pub fn substep_kernels(rods: &RodSet, params: &SimParams) -> Vec<Kernel> {
-    let project = |phase: u32| -> Vec<Kernel> {
-        match params.projection {
-            Projection::None => vec![],
-            Projection::Fast { .. } => vec![Kernel::ProjectFast],
-            Projection::Shake { .. } => vec![Kernel::ProjectShake],
-            Projection::Jacobi { iterations, .. } => {
-                let n = crate::cpu::jacobi_iterations(iterations, phase);
-                vec![Kernel::ProjectJacobi; n as usize]
-            }
-        }
-    };
-    let mut out = vec![Kernel::Forces];
-    if matches!(params.projection, Projection::Shake { .. }) {
-        out.push(Kernel::SaveStart);
-    }
-    out.push(Kernel::Integrate);
-    if rods.interaction.is_active() {
-        out.extend([
-            Kernel::GridClear,
-            Kernel::GridSplat,
-            Kernel::GridVelocity,
-            Kernel::GridBlend,
-        ]);
-    }
-    out.extend(project(0));
-    if !rods.colliders.is_empty() {
-        out.push(Kernel::Contact);
-        out.extend(project(1));
-        out.push(Kernel::Contact);
-    }
-    out.extend([Kernel::ProjectVelocity, Kernel::Frames, Kernel::Twist]);
-    out
+    super::schedule::substep_schedule(rods, params, true)
+        .into_iter()
+        .map(|d| d.kernel)
+        .collect()
 }
 
 /// Bytes of the given parts of one element of global `g`.

@@ -1,0 +1,189 @@
+//! The dispatch sequence of a substep, as plain data: which kernels run, in
+//! which phase and (for Jacobi) between which buffers. `GpuSimulator`
+//! encodes it and the traffic model (`super::traffic`) counts its bytes, so
+//! the two cannot drift apart. No device: tested without a GPU.
+
+use super::buffers::{JacobiPass, VertexBuffer};
+use super::layout::Kernel;
+use crate::params::{Projection, SimParams};
+use crate::rods::RodSet;
+
+/// One dispatch of a substep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// Its step values: 0, or 1 for the second contact pass and the
+    /// projection filtered by the contacts.
+    pub phase: u32,
+    /// The buffers of a `Kernel::ProjectJacobi` iteration.
+    pub jacobi: Option<JacobiPass>,
+}
+
+impl Dispatch {
+    fn of(kernel: Kernel, phase: u32) -> Dispatch {
+        Dispatch {
+            kernel,
+            phase,
+            jacobi: None,
+        }
+    }
+}
+
+/// The dispatches of one substep of `rods` under `params`, in the order of
+/// `cpu::substep`: forces, [save_start], integrate, [grid], projection,
+/// [contact, filtered projection, contact], project_velocity, frames, twist.
+/// `packed`: the fast and SHAKE projections run one workgroup per pack
+/// (`GpuSimulator::packed`), else one invocation walks each rod.
+pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<Dispatch> {
+    let project = |phase: u32| -> Vec<Dispatch> {
+        let one = |kernel| vec![Dispatch::of(kernel, phase)];
+        match (params.projection, packed) {
+            (Projection::None, _) => vec![],
+            (Projection::Fast { .. }, true) => one(Kernel::ProjectFast),
+            (Projection::Fast { .. }, false) => one(Kernel::ProjectFastRod),
+            (Projection::Shake { .. }, true) => one(Kernel::ProjectShake),
+            (Projection::Shake { .. }, false) => one(Kernel::ProjectShakeRod),
+            (Projection::Jacobi { iterations, .. }, _) => {
+                let n = crate::cpu::jacobi_iterations(iterations, phase);
+                let passes = if phase == 0 {
+                    jacobi_schedule(n)
+                } else {
+                    jacobi_schedule_from_pos(n)
+                };
+                passes
+                    .into_iter()
+                    .map(|p| Dispatch {
+                        jacobi: Some(p),
+                        ..Dispatch::of(Kernel::ProjectJacobi, phase)
+                    })
+                    .collect()
+            }
+        }
+    };
+    let mut out = vec![Dispatch::of(Kernel::Forces, 0)];
+    if matches!(params.projection, Projection::Shake { .. }) {
+        out.push(Dispatch::of(Kernel::SaveStart, 0));
+    }
+    out.push(Dispatch::of(Kernel::Integrate, 0));
+    if rods.interaction.is_active() {
+        for k in [
+            Kernel::GridClear,
+            Kernel::GridSplat,
+            Kernel::GridVelocity,
+            Kernel::GridBlend,
+        ] {
+            out.push(Dispatch::of(k, 0));
+        }
+    }
+    out.extend(project(0));
+    if !rods.colliders.is_empty() {
+        out.push(Dispatch::of(Kernel::Contact, 0));
+        out.extend(project(1));
+        out.push(Dispatch::of(Kernel::Contact, 1));
+    }
+    // Always: it also counts the chatter (`project::project_velocity`).
+    for k in [Kernel::ProjectVelocity, Kernel::Frames, Kernel::Twist] {
+        out.push(Dispatch::of(k, 0));
+    }
+    out
+}
+
+/// The passes of `n` Jacobi iterations starting from the unconstrained
+/// positions and ending in `pos`: U→P, P→Q, Q→P… for odd `n`, U→Q, Q→P… for even.
+/// The passes of the second (filtered) projection after contact: from `pos`
+/// back to `pos`, P→Q, Q→P… (`n` even; see `cpu::jacobi_iterations`).
+pub fn jacobi_schedule_from_pos(n: u32) -> Vec<JacobiPass> {
+    use VertexBuffer::*;
+    (0..n)
+        .map(|k| {
+            if k % 2 == 0 {
+                JacobiPass { src: Pos, dst: Tmp }
+            } else {
+                JacobiPass { src: Tmp, dst: Pos }
+            }
+        })
+        .collect()
+}
+
+pub fn jacobi_schedule(n: u32) -> Vec<JacobiPass> {
+    use VertexBuffer::*;
+    let mut out = Vec::with_capacity(n as usize);
+    let mut src = Unconstrained;
+    for k in 0..n {
+        let dst = if (n - 1 - k).is_multiple_of(2) {
+            Pos
+        } else {
+            Tmp
+        };
+        out.push(JacobiPass { src, dst });
+        src = dst;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use VertexBuffer::*;
+
+    /// Odd and even counts from the unconstrained positions both end in
+    /// `pos`, each pass reading what the last wrote; from `pos` they return
+    /// to it.
+    #[test]
+    fn jacobi_passes_chain_and_end_in_pos() {
+        for n in 1..6 {
+            let s = jacobi_schedule(n);
+            assert_eq!(s.len(), n as usize);
+            assert_eq!(s[0].src, Unconstrained);
+            assert_eq!(s.last().unwrap().dst, Pos);
+            for w in s.windows(2) {
+                assert_eq!(w[0].dst, w[1].src);
+                assert_ne!(w[1].src, w[1].dst);
+            }
+        }
+        let s = jacobi_schedule_from_pos(4);
+        assert_eq!((s[0].src, s[3].dst), (Pos, Pos));
+        assert!(s.windows(2).all(|w| w[0].dst == w[1].src));
+    }
+
+    /// Contact adds the filtered projection in phase 1 between two contact
+    /// passes; the walked form replaces the packed kernels one for one.
+    #[test]
+    fn contact_and_forms_change_the_schedule_as_the_cpu_substep_does() {
+        let mut rods = RodSet::default();
+        let params = SimParams::default();
+        let kernels = |rods: &RodSet, packed| -> Vec<(Kernel, u32)> {
+            substep_schedule(rods, &params, packed)
+                .iter()
+                .map(|d| (d.kernel, d.phase))
+                .collect()
+        };
+        use Kernel::*;
+        let tail = [(ProjectVelocity, 0), (Frames, 0), (Twist, 0)];
+        let plain = kernels(&rods, true);
+        assert_eq!(plain[..3], [(Forces, 0), (Integrate, 0), (ProjectFast, 0)]);
+        assert_eq!(plain[3..], tail);
+        rods.colliders.push(crate::contact::Collider {
+            name: "floor".into(),
+            shape: crate::contact::Shape::Plane {
+                point: glam::DVec3::ZERO,
+                normal: glam::DVec3::Y,
+            },
+            anchor: 0,
+            friction: 0.0,
+            static_friction: 0.0,
+            margin: 0.0,
+        });
+        let walked = kernels(&rods, false);
+        assert_eq!(
+            walked[2..6],
+            [
+                (ProjectFastRod, 0),
+                (Contact, 0),
+                (ProjectFastRod, 1),
+                (Contact, 1)
+            ]
+        );
+    }
+}
