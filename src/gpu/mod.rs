@@ -35,10 +35,14 @@
 //! anew each substep, a random force the drag balances at ~1e-6 m/s rms
 //! here, falling as √h.
 
+#[doc(hidden)] // the benchmark's measurement
 pub mod bandwidth;
 pub mod layout;
+#[doc(hidden)] // packing of the projection's work lists (tests check it)
 pub mod pack;
 mod sim;
+#[cfg(feature = "bench")]
+#[doc(hidden)] // the benchmark's traffic model (reads the WGSL with naga)
 pub mod traffic;
 
 pub use layout::Kernel;
