@@ -133,7 +133,7 @@ fn overrides_are_applied_and_checked() {
     );
     assert_has(
         &error_of(&text, &["rods.4.material=m"]),
-        &["--set rods.4.material=m", "no index 4"],
+        &["override rods.4.material=m", "no index 4"],
     );
     assert_has(
         &error_of(&text, &["rods.0.material=zz"]),
@@ -196,7 +196,7 @@ fn override_errors_name_the_setting() {
         (
             "sim.dt=abc",
             vec![
-                "sim.dt (from --set sim.dt=abc)",
+                "sim.dt (from override sim.dt=abc)",
                 "string \"abc\", expected a number",
             ],
         ),
@@ -204,7 +204,7 @@ fn override_errors_name_the_setting() {
             "materials.mm.radius=1e-3",
             vec![
                 "materials.mm",
-                "--set materials.mm.radius=1e-3",
+                "override materials.mm.radius=1e-3",
                 "unknown material `mm`",
                 "defined: m",
             ],
@@ -212,25 +212,25 @@ fn override_errors_name_the_setting() {
         (
             "sim.gravity=[0,0",
             vec![
-                "sim.gravity (from --set sim.gravity=[0,0)",
+                "sim.gravity (from override sim.gravity=[0,0)",
                 "not a TOML value",
             ],
         ),
         (
             "sim.gravity=[0,-9.8]",
-            vec!["sim.gravity (from --set", "invalid length 2"],
+            vec!["sim.gravity (from override", "invalid length 2"],
         ),
         (
             "rods.0.segmnts=4",
             vec![
-                "rods[0].segmnts (from --set rods.0.segmnts=4)",
+                "rods[0].segmnts (from override rods.0.segmnts=4)",
                 "unknown field `segmnts`",
             ],
         ),
         (
             "colliders.0.radius=1",
             vec![
-                "colliders (from --set colliders.0.radius=1)",
+                "colliders (from override colliders.0.radius=1)",
                 "no [[colliders]]",
             ],
         ),
