@@ -219,3 +219,60 @@ impl Simulator {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adapter(device_type: wgpu::DeviceType, name: &str) -> wgpu::AdapterInfo {
+        let mut info = wgpu::AdapterInfo::new(device_type, wgpu::Backend::Vulkan);
+        info.name = name.into();
+        info
+    }
+
+    /// The default backend: the GPU on a hardware adapter; the CPU reference
+    /// on a software renderer (saying which and why) or with no adapter; an
+    /// explicit request is honoured, and a software adapter picked by name
+    /// is used.
+    #[test]
+    fn default_backend_avoids_a_software_adapter() {
+        let lavapipe = adapter(wgpu::DeviceType::Cpu, "llvmpipe (LLVM 19.1.7, 256 bits)");
+        let found = AdapterFound::Adapter {
+            info: &lavapipe,
+            named: false,
+        };
+        let (kind, why) = decide(None, &found).unwrap();
+        assert_eq!(kind, BackendKind::Cpu);
+        assert!(why.contains("llvmpipe") && why.contains("software"), "{why}");
+        assert_eq!(decide(Some(BackendKind::Gpu), &found).unwrap().0, BackendKind::Gpu);
+        let named = AdapterFound::Adapter {
+            info: &lavapipe,
+            named: true,
+        };
+        assert_eq!(decide(None, &named).unwrap().0, BackendKind::Gpu);
+        for t in [
+            wgpu::DeviceType::DiscreteGpu,
+            wgpu::DeviceType::IntegratedGpu,
+            wgpu::DeviceType::VirtualGpu,
+        ] {
+            let hw = adapter(t, "a GPU");
+            let found = AdapterFound::Adapter {
+                info: &hw,
+                named: false,
+            };
+            assert_eq!(decide(None, &found).unwrap().0, BackendKind::Gpu, "{t:?}");
+            assert_eq!(
+                decide(Some(BackendKind::Cpu), &found).unwrap().0,
+                BackendKind::Cpu
+            );
+        }
+        let e = GpuError::NoAdapter {
+            detail: String::new(),
+        };
+        let none = AdapterFound::None(&e);
+        let (kind, why) = decide(None, &none).unwrap();
+        assert_eq!(kind, BackendKind::Cpu);
+        assert!(why.contains("no GPU adapter"), "{why}");
+        assert!(decide(Some(BackendKind::Gpu), &none).is_err());
+    }
+}

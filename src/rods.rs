@@ -88,14 +88,54 @@ impl RodMaterial {
                 });
             }
         }
-        let pi = std::f64::consts::PI;
-        let second_moment = pi * radius.powi(4) / 4.0;
-        let m = RodMaterial {
-            bending: [youngs_modulus * second_moment, 0.0, youngs_modulus * second_moment],
-            twist: shear_modulus * 2.0 * second_moment,
-            mass_per_length: density * pi * radius * radius,
+        RodMaterial::from_young_elliptic(
+            youngs_modulus,
+            shear_modulus,
+            density,
+            [radius, radius],
             drag,
-            radius,
+        )
+    }
+
+    /// A rod of elliptic section with semi-axes `[a, b]` (m; `a` along the
+    /// material vector m1): bending stiffness E·πa³b/4 about m2 and E·πab³/4
+    /// about m1, twisting stiffness G·πa³b³/(a² + b²), mass per length ρπab,
+    /// contact radius max(a, b). A scene's physical `[materials]` entries
+    /// are made by this.
+    pub fn from_young_elliptic(
+        youngs_modulus: f64,
+        shear_modulus: f64,
+        density: f64,
+        semi_axes: [f64; 2],
+        drag: f64,
+    ) -> Result<RodMaterial, MaterialError> {
+        let [a, b] = semi_axes;
+        for (field, v) in [
+            ("youngs_modulus", youngs_modulus),
+            ("shear_modulus", shear_modulus),
+            ("density", density),
+            ("semi_axes[0]", a),
+            ("semi_axes[1]", b),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(MaterialError {
+                    field,
+                    problem: format!("must be a positive number, got {v}"),
+                });
+            }
+        }
+        let (e, g) = (youngs_modulus, shear_modulus);
+        let pi = std::f64::consts::PI;
+        let m = RodMaterial {
+            bending: [
+                e * pi * a.powi(3) * b / 4.0,
+                0.0,
+                e * pi * a * b.powi(3) / 4.0,
+            ],
+            twist: g * pi * a.powi(3) * b.powi(3) / (a * a + b * b),
+            mass_per_length: density * pi * a * b,
+            drag,
+            radius: a.max(b),
         };
         m.check()?;
         Ok(m)

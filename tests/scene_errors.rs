@@ -554,3 +554,58 @@ fn shake_projection_is_read_and_checked() {
     );
     assert_has(&e, &["sim.projection.tolerance"]);
 }
+
+/// A scene built from text in memory (`str::parse`, `Scene::parse_str`):
+/// errors name the text as the caller called it, mesh files are found under
+/// the folder given, and a physical `[materials]` entry is the material
+/// `RodMaterial::from_young` makes from the same constants (E πr⁴/4,
+/// G πr⁴/2 with G = E/(2(1+ν)), ρπr²).
+#[test]
+fn a_scene_from_a_string() {
+    let text = r#"
+        [materials.hair]
+        density = 1300.0
+        radius = 5e-5
+        youngs_modulus = 4e9
+        poisson_ratio = 0.35
+        drag = 2e-4
+        [[rods]]
+        kind = "helix"
+        material = "hair"
+        center = [0.0, 0.0, 0.0]
+        radius = 0.01
+        pitch = 0.02
+        turns = 2.0
+        segments = 20
+    "#;
+    let scene: Scene = text.parse().unwrap();
+    let want = strands::rods::RodMaterial::from_young(4e9, 0.35, 1300.0, 5e-5, 2e-4).unwrap();
+    assert_eq!(scene.rods[0].material, want);
+    let pts = strands::scene::generators::helix_points(
+        glam::DVec3::ZERO,
+        glam::DVec3::Z,
+        0.01,
+        0.02,
+        2.0,
+        20,
+    );
+    assert_eq!(scene.rods[0].points, pts);
+    let e = "[sim]\ndt = -1.0\n".parse::<Scene>().unwrap_err().to_string();
+    assert!(e.starts_with("(string): sim.dt"), "{e}");
+    let e = Scene::parse_str("[sim]\ndt = -1.0\n", "engine head", Path::new("."))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("engine head: sim.dt"), "{e}");
+    // A mesh collider is read relative to the base folder.
+    let mesh = format!(
+        "{}\n[[colliders]]\nshape = \"mesh\"\nfile = \"bust.obj\"\n",
+        polyline("[[0,2,0],[0.1,2,0],[0.2,2,0]]")
+    );
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    let s = Scene::parse_str(&mesh, "in memory", &base).unwrap();
+    assert_eq!(s.colliders.len(), 1);
+    let e = Scene::parse_str(&mesh, "in memory", Path::new("/nonexistent"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("colliders[0].file") && e.contains("/nonexistent/bust.obj"), "{e}");
+}

@@ -601,20 +601,9 @@ pub fn convert_material(
             e / (2.0 * (1.0 + nu))
         }
     };
-    let pi = std::f64::consts::PI;
-    // Ellipse with semi-axis a along m1, b along m2: bending about m2 (ω₁) has
-    // second moment πa³b/4, about m1 (ω₂) πab³/4; torsion constant πa³b³/(a²+b²).
-    Ok(RodMaterial {
-        bending: [
-            e * pi * a.powi(3) * b / 4.0,
-            0.0,
-            e * pi * a * b.powi(3) / 4.0,
-        ],
-        twist: g * pi * a.powi(3) * b.powi(3) / (a * a + b * b),
-        mass_per_length: density * pi * a * b,
-        drag,
-        radius: a.max(b),
-    })
+    // Ellipse with semi-axis a along m1, b along m2 (`from_young_elliptic`).
+    RodMaterial::from_young_elliptic(e, g, density, [a, b], drag)
+        .map_err(|err| (f(err.field), err.problem))
 }
 
 fn convert_anchor(name: &str, a: &AnchorSection) -> Result<Anchor, Field> {
