@@ -200,7 +200,12 @@ impl Anchor {
         rotation: DQuat,
     ) -> Result<(), AnchorError> {
         let previous = self.sample(now).1;
-        self.set_pose(now, t_target, translation, nearest_rotation_vector(rotation, previous))
+        self.set_pose(
+            now,
+            t_target,
+            translation,
+            nearest_rotation_vector(rotation, previous),
+        )
     }
 
     /// Hold `translation` and rotation vector `rotation` from now on, with

@@ -73,10 +73,9 @@ pub fn decide(
                 ),
             ))
         }
-        (None, AdapterFound::Adapter { .. }) => Ok((
-            BackendKind::Gpu,
-            "the default on a hardware adapter".into(),
-        )),
+        (None, AdapterFound::Adapter { .. }) => {
+            Ok((BackendKind::Gpu, "the default on a hardware adapter".into()))
+        }
     }
 }
 
@@ -110,7 +109,7 @@ pub fn choose(requested: Option<BackendKind>) -> Result<Choice, GpuError> {
             },
             reason,
         }),
-        Err(_) => Err(ctx.err().expect("decide fails only without an adapter")),
+        Err(_) => Err(ctx.expect_err("decide fails only without an adapter")),
     }
 }
 
@@ -243,8 +242,14 @@ mod tests {
         };
         let (kind, why) = decide(None, &found).unwrap();
         assert_eq!(kind, BackendKind::Cpu);
-        assert!(why.contains("llvmpipe") && why.contains("software"), "{why}");
-        assert_eq!(decide(Some(BackendKind::Gpu), &found).unwrap().0, BackendKind::Gpu);
+        assert!(
+            why.contains("llvmpipe") && why.contains("software"),
+            "{why}"
+        );
+        assert_eq!(
+            decide(Some(BackendKind::Gpu), &found).unwrap().0,
+            BackendKind::Gpu
+        );
         let named = AdapterFound::Adapter {
             info: &lavapipe,
             named: true,

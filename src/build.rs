@@ -233,11 +233,13 @@ pub fn try_build(specs: &[RodSpec], anchors: Vec<Anchor>) -> Result<(RodSet, Sta
             name: name(),
             error,
         })?;
-        spec.material.check().map_err(|error| BuildError::Material {
-            rod: r,
-            name: name(),
-            error,
-        })?;
+        spec.material
+            .check()
+            .map_err(|error| BuildError::Material {
+                rod: r,
+                name: name(),
+                error,
+            })?;
         for (end, e) in [("start", spec.start), ("end", spec.end)] {
             if let EndSpec::Clamped(a) = e
                 && a >= anchors.len()

@@ -394,6 +394,8 @@ fn run(
         _ => sim.state(),
     };
     let result = RunResult {
+        schema: strands::output::SCHEMA,
+        units: (),
         scene: path.display().to_string(),
         backend: sim.kind(),
         adapter,

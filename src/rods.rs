@@ -146,9 +146,8 @@ impl RodMaterial {
     /// not negative.
     pub fn check(&self) -> Result<(), MaterialError> {
         let [b11, b12, b22] = self.bending;
-        if !(b11.is_finite() && b12.is_finite() && b22.is_finite())
-            || !(b11 > 0.0 && b22 > 0.0 && b11 * b22 > b12 * b12)
-        {
+        let finite = b11.is_finite() && b12.is_finite() && b22.is_finite();
+        if !(finite && b11 > 0.0 && b22 > 0.0 && b11 * b22 > b12 * b12) {
             return Err(MaterialError {
                 field: "bending",
                 problem: format!("must be positive definite, got {:?}", self.bending),

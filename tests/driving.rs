@@ -78,9 +78,17 @@ fn driven_pose_interpolates_between_samples() {
         assert!((tr - (t0 + (t1 - t0) * s)).length() < 1e-15, "t = {t}");
         assert!((rv - (r0 + (r1 - r0) * s)).length() < 1e-15, "t = {t}");
         let p = a.pose(t);
-        assert_eq!(p.rotation, DQuat::from_scaled_axis(rv), "pose from the sample");
+        assert_eq!(
+            p.rotation,
+            DQuat::from_scaled_axis(rv),
+            "pose from the sample"
+        );
     }
-    assert_eq!(a.sample(target + 5.0), (t1, r1), "holds after the last sample");
+    assert_eq!(
+        a.sample(target + 5.0),
+        (t1, r1),
+        "holds after the last sample"
+    );
     assert_eq!(a.keyframes.len(), 2, "a driven anchor keeps two samples");
     // A pose for a time not after now is refused, not a jump.
     assert!(matches!(
@@ -149,7 +157,10 @@ fn driven_anchor_equals_the_same_keyframes() {
         .map(|(a, b)| (*a - *b).length())
         .fold(0.0, f64::max);
     eprintln!("driven vs keyframed: {worst:.3e} m");
-    assert!(worst < 1e-12, "driven and keyframed runs differ by {worst} m");
+    assert!(
+        worst < 1e-12,
+        "driven and keyframed runs differ by {worst} m"
+    );
 }
 
 fn max_speed(sim: &CpuSimulator) -> f64 {
@@ -219,7 +230,10 @@ fn teleport_takes_the_groom_along_without_a_bounce() {
         let v = max_speed(&s);
         assert!(v <= bound, "step {k} after the jump: {v} m/s > {bound} m/s");
     }
-    eprintln!("v0 = {v0:.3e} m/s; after {n} steps {:.3e} m/s", max_speed(&s));
+    eprintln!(
+        "v0 = {v0:.3e} m/s; after {n} steps {:.3e} m/s",
+        max_speed(&s)
+    );
     // The bare jump: the anchor alone moved.
     bare.rods.anchors[1].reset(bare.state.time, translation, rotation);
     let bound = v0 + 2.0 * g * bare.params.dt;
@@ -270,7 +284,11 @@ fn bad_rods_built_in_code_are_errors() {
     let mut specs = groom();
     specs[3].start = EndSpec::Clamped(4);
     match try_build(&specs, vec![Anchor::world(), head(vec![])]) {
-        Err(e @ BuildError::NoSuchAnchor { rod: 3, anchor: 4, .. }) => {
+        Err(
+            e @ BuildError::NoSuchAnchor {
+                rod: 3, anchor: 4, ..
+            },
+        ) => {
             let m = e.to_string();
             assert!(m.contains("hair3") && m.contains("anchor 4"), "{m}");
         }

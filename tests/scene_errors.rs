@@ -590,7 +590,10 @@ fn a_scene_from_a_string() {
         20,
     );
     assert_eq!(scene.rods[0].points, pts);
-    let e = "[sim]\ndt = -1.0\n".parse::<Scene>().unwrap_err().to_string();
+    let e = "[sim]\ndt = -1.0\n"
+        .parse::<Scene>()
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("(string): sim.dt"), "{e}");
     let e = Scene::parse_str("[sim]\ndt = -1.0\n", "engine head", Path::new("."))
         .unwrap_err()
@@ -607,5 +610,8 @@ fn a_scene_from_a_string() {
     let e = Scene::parse_str(&mesh, "in memory", Path::new("/nonexistent"))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("colliders[0].file") && e.contains("/nonexistent/bust.obj"), "{e}");
+    assert!(
+        e.contains("colliders[0].file") && e.contains("/nonexistent/bust.obj"),
+        "{e}"
+    );
 }

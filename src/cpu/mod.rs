@@ -18,8 +18,8 @@ pub mod twist;
 use glam::DVec3;
 use rayon::prelude::*;
 
-use crate::params::{Projection, SimParams};
 use crate::anchor::AnchorError;
+use crate::params::{Projection, SimParams};
 use crate::rods::{EndCondition, RodMaterial, RodSet, State, split_mut};
 use crate::stability;
 use contact::{ColliderPoses, Contact};

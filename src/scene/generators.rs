@@ -114,7 +114,15 @@ pub fn helix_points(
     segments: usize,
 ) -> Vec<DVec3> {
     let (e1, _) = basis(axis);
-    helix(center + e1 * radius, axis, radius, pitch, turns, segments, 0.0)
+    helix(
+        center + e1 * radius,
+        axis,
+        radius,
+        pitch,
+        turns,
+        segments,
+        0.0,
+    )
 }
 
 /// Points of a helix about unit `axis`, starting at `start` (on the curve),
