@@ -6,9 +6,30 @@
 //! is represented exactly (a quaternion slerp would take the short way round).
 //! Before the first keyframe the first pose holds, after the last the last pose.
 //! A point `p` attached at time 0 moves to `pivot + T(t) + R(t) R(0)⁻¹ (p − pivot − T(0))`.
+//!
+//! # Driving an anchor from an engine
+//!
+//! An engine that moves a head on its own clock does not script keyframes
+//! ahead of time; each frame it says where the head will be at the end of
+//! the frame: [`Anchor::set_pose`] (simulation time `now`, target time
+//! `t_target`, pose). The anchor then holds two samples, its pose at `now`
+//! (whatever it was: scripted, driven or held) and the new one at
+//! `t_target`, and every substep in between sees the keyframe rule above:
+//! translation and rotation vector interpolated linearly in time. After
+//! `t_target` the pose holds until the next sample. A driven run whose
+//! samples equal a script's keyframes is therefore the scripted run.
+//! Both simulators read poses only through [`Anchor::pose`], so a driven
+//! anchor drives the CPU reference and the GPU simulator alike.
+//!
+//! A jump (a cut in the game, a respawn) is [`teleport`]: every rod clamped
+//! to the anchor moves rigidly with it, so the next substep sees no jump
+//! and the strands get no spurious velocity.
 
 use glam::{DQuat, DVec3};
 
+use crate::rods::{EndCondition, RodSet, State};
+
+/// One pose of an anchor's script.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Keyframe {
     /// Time (s).
@@ -20,6 +41,8 @@ pub struct Keyframe {
 }
 
 impl Keyframe {
+    /// The keyframe at time `t` (s) with `translation` (m) and `rotation`
+    /// (rotation vector, rad).
     pub fn new(t: f64, translation: DVec3, rotation: DVec3) -> Self {
         Keyframe {
             t,
@@ -29,9 +52,13 @@ impl Keyframe {
     }
 }
 
+/// A rigid frame that clamped rod ends (and colliders) follow: scripted by
+/// keyframes, or driven sample by sample ([`Anchor::set_pose`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Anchor {
+    /// Name the scene gives it (`[anchors.NAME]`; `world` is index 0).
     pub name: String,
+    /// Point the rotation turns about, at rest (m).
     pub pivot: DVec3,
     /// Sorted by strictly increasing time; may be empty (a fixed frame).
     pub keyframes: Vec<Keyframe>,
@@ -40,21 +67,28 @@ pub struct Anchor {
 /// A rigid transform `x ↦ pivot + translation + rotation (x − pivot)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pose {
+    /// The anchor's pivot at rest (m).
     pub pivot: DVec3,
+    /// Translation of the pivot (m).
     pub translation: DVec3,
+    /// Rotation about the pivot.
     pub rotation: DQuat,
 }
 
 impl Pose {
+    /// Where a point given in rest coordinates is.
     pub fn point(&self, p: DVec3) -> DVec3 {
         self.pivot + self.translation + self.rotation * (p - self.pivot)
     }
+    /// A direction given in rest coordinates, turned.
     pub fn vector(&self, v: DVec3) -> DVec3 {
         self.rotation * v
     }
+    /// The rest coordinates of a point (`point` undone).
     pub fn inverse_point(&self, x: DVec3) -> DVec3 {
         self.pivot + self.rotation.inverse() * (x - self.pivot - self.translation)
     }
+    /// The rest coordinates of a direction (`vector` undone).
     pub fn inverse_vector(&self, v: DVec3) -> DVec3 {
         self.rotation.inverse() * v
     }
@@ -107,6 +141,230 @@ impl Anchor {
             rotation: DQuat::from_scaled_axis(rv),
         }
     }
+
+    /// Drive the anchor: at time `t_target` (s) its pivot is translated by
+    /// `translation` (m) and it is turned by the rotation vector `rotation`
+    /// (axis × angle, rad, about the pivot). `now` is the simulation's
+    /// current time (`State::time`): between `now` and `t_target` the pose
+    /// goes from its pose at `now` to the new one by the keyframe rule
+    /// (translation and rotation vector linear in time, see the module
+    /// documentation); after `t_target` it holds. Keyframes after `now`
+    /// are dropped (the caller has taken over) and so are those before it
+    /// (the simulation never looks back), so a driven anchor keeps two.
+    ///
+    /// Errors: `t_target` not after `now`, or a value not finite.
+    pub fn set_pose(
+        &mut self,
+        now: f64,
+        t_target: f64,
+        translation: DVec3,
+        rotation: DVec3,
+    ) -> Result<(), AnchorError> {
+        if !(now.is_finite() && t_target.is_finite()) {
+            return Err(AnchorError::NotFinite {
+                anchor: self.name.clone(),
+                what: format!("time {t_target} (now {now})"),
+            });
+        }
+        if !(translation.is_finite() && rotation.is_finite()) {
+            return Err(AnchorError::NotFinite {
+                anchor: self.name.clone(),
+                what: format!("pose: translation {translation}, rotation {rotation}"),
+            });
+        }
+        if t_target <= now {
+            return Err(AnchorError::NotAfterNow {
+                anchor: self.name.clone(),
+                t_target,
+                now,
+            });
+        }
+        let (t0, r0) = self.sample(now);
+        self.keyframes = vec![
+            Keyframe::new(now, t0, r0),
+            Keyframe::new(t_target, translation, rotation),
+        ];
+        Ok(())
+    }
+
+    /// [`Anchor::set_pose`] with the rotation as a quaternion, as engines
+    /// keep it. Of the rotation vectors that give `rotation` (one axis,
+    /// angles 2π apart), the one nearest the anchor's rotation vector at
+    /// `now` is taken, so a head turning steadily past 180° keeps turning
+    /// the same way instead of being interpolated back the short way.
+    pub fn set_pose_quat(
+        &mut self,
+        now: f64,
+        t_target: f64,
+        translation: DVec3,
+        rotation: DQuat,
+    ) -> Result<(), AnchorError> {
+        let previous = self.sample(now).1;
+        self.set_pose(
+            now,
+            t_target,
+            translation,
+            nearest_rotation_vector(rotation, previous),
+        )
+    }
+
+    /// Hold `translation` and rotation vector `rotation` from now on, with
+    /// no interpolation from the pose before (a cut). Used by [`teleport`],
+    /// which also moves the rods; alone it makes clamped ends jump.
+    pub fn reset(&mut self, now: f64, translation: DVec3, rotation: DVec3) {
+        self.keyframes = vec![Keyframe::new(now, translation, rotation)];
+    }
+}
+
+/// The rotation vector of `q` nearest `previous`: `axis · (angle + 2πk)`
+/// with `k` chosen so that it lies closest to `previous` (for the identity,
+/// the whole turns along `previous`).
+pub fn nearest_rotation_vector(q: DQuat, previous: DVec3) -> DVec3 {
+    let tau = std::f64::consts::TAU;
+    let q = if q.w < 0.0 { -q } else { q }.normalize();
+    let (axis, angle) = q.to_axis_angle();
+    if angle.abs() < 1e-300 || !axis.is_finite() {
+        let len = previous.length();
+        let k = (len / tau).round();
+        return if k == 0.0 {
+            DVec3::ZERO
+        } else {
+            previous / len * (k * tau)
+        };
+    }
+    let k = ((axis.dot(previous) - angle) / tau).round();
+    axis * (angle + k * tau)
+}
+
+/// What is wrong with an anchor's new pose.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AnchorError {
+    /// A pose set for a time that is not after the simulation's.
+    #[error(
+        "anchor `{anchor}`: a pose was set for t = {t_target} s, not after the simulation's time {now} s; a pose takes effect over the coming substeps (to jump, teleport the anchor)"
+    )]
+    NotAfterNow {
+        /// The anchor's name.
+        anchor: String,
+        /// The time asked (s).
+        t_target: f64,
+        /// The simulation's time (s).
+        now: f64,
+    },
+    /// A NaN or infinite time or pose.
+    #[error("anchor `{anchor}`: {what} is not finite")]
+    NotFinite {
+        /// The anchor's name.
+        anchor: String,
+        /// What was not finite.
+        what: String,
+    },
+    /// No anchor has this index.
+    #[error("there is no anchor {index} (the scene has {count})")]
+    NoSuchAnchor {
+        /// The index asked.
+        index: usize,
+        /// How many anchors there are.
+        count: usize,
+    },
+    /// A rod clamped to the teleported anchor at one end and another
+    /// anchor at the other cannot move rigidly with either.
+    #[error(
+        "rod {rod} (`{name}`) is clamped to anchor `{anchor}` and to anchor `{other}`; teleporting one would tear it (teleport both anchors' rods by moving `{other}` with `{anchor}` in one call, or free the rod)"
+    )]
+    SharedRod {
+        /// The rod.
+        rod: usize,
+        /// Its name.
+        name: String,
+        /// The anchor teleported.
+        anchor: String,
+        /// The rod's other anchor.
+        other: String,
+    },
+    /// The world frame (anchor 0) cannot be moved.
+    #[error("anchor 0 is the fixed world frame; it cannot be moved")]
+    World,
+}
+
+/// Teleport anchor `anchor` to `translation` (m) and rotation vector
+/// `rotation` (rad) at the state's time, taking along every rod clamped to
+/// it: the rigid motion `M = P₁ ∘ P₀⁻¹` from the anchor's present pose `P₀`
+/// to the new `P₁` is applied to those rods' positions, and its rotation
+/// to their velocities, edge tangents and reference frames (twist angles,
+/// measured against the reference frame, are unchanged). Velocities are
+/// rotated, not zeroed: a groom swinging before the cut swings the same way
+/// relative to the head after it, and a groom at rest stays at rest, with
+/// no speed from the jump. The anchor's history is reset to the new pose
+/// ([`Anchor::reset`]), so the next substep sees no motion of the anchor.
+/// Colliders riding on the anchor move with it.
+///
+/// Errors: no such anchor, anchor 0 (the world), a non-finite pose, or a
+/// rod clamped to this anchor and to another one.
+pub fn teleport(
+    rods: &mut RodSet,
+    state: &mut State,
+    anchor: usize,
+    translation: DVec3,
+    rotation: DVec3,
+) -> Result<(), AnchorError> {
+    let count = rods.anchors.len();
+    if anchor >= count {
+        return Err(AnchorError::NoSuchAnchor {
+            index: anchor,
+            count,
+        });
+    }
+    if anchor == 0 {
+        return Err(AnchorError::World);
+    }
+    let a = &rods.anchors[anchor];
+    if !(translation.is_finite() && rotation.is_finite()) {
+        return Err(AnchorError::NotFinite {
+            anchor: a.name.clone(),
+            what: format!("pose: translation {translation}, rotation {rotation}"),
+        });
+    }
+    let clamped_to = |c: EndCondition| match c {
+        EndCondition::Clamped(c) => Some(c.anchor),
+        EndCondition::Free => None,
+    };
+    let mut moved = Vec::new();
+    for r in 0..rods.rod_count() {
+        let ends = [clamped_to(rods.start[r]), clamped_to(rods.end[r])];
+        if !ends.contains(&Some(anchor)) {
+            continue;
+        }
+        if let Some(other) = ends.into_iter().flatten().find(|&o| o != anchor) {
+            return Err(AnchorError::SharedRod {
+                rod: r,
+                name: rods.names[r].clone(),
+                anchor: a.name.clone(),
+                other: rods.anchors[other].name.clone(),
+            });
+        }
+        moved.push(r);
+    }
+    let now = state.time;
+    let old = a.pose(now);
+    let new = Pose {
+        pivot: a.pivot,
+        translation,
+        rotation: DQuat::from_scaled_axis(rotation),
+    };
+    let turn = new.rotation * old.rotation.inverse();
+    for r in moved {
+        for i in rods.vertices(r) {
+            state.pos[i] = new.point(old.inverse_point(state.pos[i]));
+            state.vel[i] = turn * state.vel[i];
+        }
+        for j in rods.edges(r) {
+            state.tangent[j] = turn * state.tangent[j];
+            state.ref_u[j] = turn * state.ref_u[j];
+        }
+    }
+    rods.anchors[anchor].reset(now, translation, rotation);
+    Ok(())
 }
 
 /// An anchor or keyframes that the library refuses.

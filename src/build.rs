@@ -176,8 +176,91 @@ pub fn bishop_frame(p: &[DVec3], angle: f64) -> (Vec<DVec3>, Vec<DVec3>) {
     (t, u)
 }
 
+/// A rod that cannot be built: which one and why.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BuildError {
+    /// Its geometry (`check_rod`).
+    #[error("rod {rod} (`{name}`): {error}")]
+    Geometry {
+        /// Index of the rod.
+        rod: usize,
+        /// Its name.
+        name: String,
+        /// What is wrong.
+        error: GeometryError,
+    },
+    /// Its material constants.
+    #[error("rod {rod} (`{name}`): {error}")]
+    Material {
+        /// Index of the rod.
+        rod: usize,
+        /// Its name.
+        name: String,
+        /// What is wrong.
+        error: crate::rods::MaterialError,
+    },
+    /// An end clamped to an anchor index the anchor list does not have.
+    #[error(
+        "rod {rod} (`{name}`): its {end} is clamped to anchor {anchor}, but there are only {count} anchors (0 is the world)"
+    )]
+    NoSuchAnchor {
+        /// Index of the rod.
+        rod: usize,
+        /// Its name.
+        name: String,
+        /// `start` or `end`.
+        end: &'static str,
+        /// The anchor index asked.
+        anchor: usize,
+        /// How many anchors there are.
+        count: usize,
+    },
+    /// No anchors at all: index 0 must be the world frame.
+    #[error("the anchor list is empty; index 0 must be the world frame (`Anchor::world()`)")]
+    NoWorld,
+}
+
+/// Check every rod (geometry, material, the anchors its ends are clamped
+/// to) and build the flat rod set and initial state: for rods made in code.
+pub fn try_build(specs: &[RodSpec], anchors: Vec<Anchor>) -> Result<(RodSet, State), BuildError> {
+    if anchors.is_empty() {
+        return Err(BuildError::NoWorld);
+    }
+    for (r, spec) in specs.iter().enumerate() {
+        let name = || spec.name.clone();
+        check_rod(spec).map_err(|error| BuildError::Geometry {
+            rod: r,
+            name: name(),
+            error,
+        })?;
+        spec.material
+            .check()
+            .map_err(|error| BuildError::Material {
+                rod: r,
+                name: name(),
+                error,
+            })?;
+        for (end, e) in [("start", spec.start), ("end", spec.end)] {
+            if let EndSpec::Clamped(a) = e
+                && a >= anchors.len()
+            {
+                return Err(BuildError::NoSuchAnchor {
+                    rod: r,
+                    name: name(),
+                    end,
+                    anchor: a,
+                    count: anchors.len(),
+                });
+            }
+        }
+    }
+    Ok(build(specs, anchors))
+}
+
 /// Build the flat rod set and initial state (θ = 0: material frame = Bishop
-/// frame, at rest in the rest shape). Rods must have passed `check_rod`.
+/// frame, at rest in the rest shape). Rods must have passed `check_rod` and
+/// name only anchors in `anchors`; [`try_build`] checks that and returns an
+/// error where this panics.
 pub fn build(specs: &[RodSpec], anchors: Vec<Anchor>) -> (RodSet, State) {
     let mut rods = RodSet {
         vertex_offset: vec![0],
@@ -210,7 +293,14 @@ pub fn build(specs: &[RodSpec], anchors: Vec<Anchor>) -> (RodSet, State) {
         let mut clamp = |e: EndSpec, j: usize| match e {
             EndSpec::Free => EndCondition::Free,
             EndSpec::Clamped(a) => {
-                let pose = rods.anchors[a].pose(0.0);
+                let Some(anchor) = rods.anchors.get(a) else {
+                    panic!(
+                        "rod `{}` is clamped to anchor {a}, but there are {} anchors; use try_build to get this as an error",
+                        spec.name,
+                        rods.anchors.len()
+                    )
+                };
+                let pose = anchor.pose(0.0);
                 inv_mass[j] = 0.0;
                 inv_mass[j + 1] = 0.0;
                 EndCondition::Clamped(Clamp {

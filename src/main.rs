@@ -186,6 +186,17 @@ static PARTIAL: Mutex<Option<PathBuf>> = Mutex::new(None);
 #[error("{0}")]
 struct Interrupted(String);
 
+/// A GPU error in the command line's words: where the library points to
+/// the CPU reference, say which flag selects it.
+fn gpu_hint(e: strands::gpu::GpuError) -> anyhow::Error {
+    let text = e.to_string();
+    if text.contains("CPU reference") {
+        anyhow::anyhow!("{text} (`--backend cpu`)")
+    } else {
+        e.into()
+    }
+}
+
 fn catch_ctrl_c() {
     let installed = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
@@ -220,7 +231,7 @@ fn run(
         );
     }
     catch_ctrl_c();
-    let scene = Scene::load(&path, set)?;
+    let scene = Scene::load(&path, set).map_err(|e| e.with_override_flag("--set"))?;
     let steps_field = if steps.is_some() {
         "--steps"
     } else {
@@ -285,35 +296,40 @@ fn run(
             eprintln!("{n}");
         }
     };
-    let (mut sim, adapter) = match backend {
-        Some(BackendKind::Cpu) => {
-            eprintln!("backend: {}; {summary}", cpu_line());
-            (Simulator::cpu(rods, state, params), None)
-        }
-        Some(BackendKind::Gpu) => {
-            let ctx = GpuContext::headless().with_context(|| path.display().to_string())?;
-            eprintln!("backend: gpu on {} (f32); {summary}", ctx.describe());
+    let choice = strands::backend::choose(backend)
+        .map_err(gpu_hint)
+        .with_context(|| path.display().to_string())?;
+    let (mut sim, adapter) = match (choice.kind, choice.gpu) {
+        (BackendKind::Gpu, Some(ctx)) => {
+            eprintln!(
+                "backend: gpu on {} (f32{}); {summary}",
+                ctx.describe(),
+                if backend.is_none() {
+                    "; --backend cpu for the f64 reference"
+                } else {
+                    ""
+                }
+            );
             gpu_note();
             let sim = Simulator::gpu(&ctx, rods, state, params)
+                .map_err(gpu_hint)
                 .with_context(|| path.display().to_string())?;
             (sim, Some(ctx.describe()))
         }
-        None => match GpuContext::headless() {
-            Ok(ctx) => {
-                eprintln!(
-                    "backend: gpu on {} (f32; --backend cpu for the f64 reference); {summary}",
-                    ctx.describe()
-                );
-                gpu_note();
-                let sim = Simulator::gpu(&ctx, rods, state, params)
-                    .with_context(|| path.display().to_string())?;
-                (sim, Some(ctx.describe()))
-            }
-            Err(e) => {
-                eprintln!("backend: {} because {e}; {summary}", cpu_line());
-                (Simulator::cpu(rods, state, params), None)
-            }
-        },
+        _ => {
+            let why = if backend.is_some() {
+                String::new()
+            } else {
+                format!(
+                    " {}",
+                    choice
+                        .reason
+                        .replace("request the GPU backend", "--backend gpu")
+                )
+            };
+            eprintln!("backend: {}{why}; {summary}", cpu_line());
+            (Simulator::cpu(rods, state, params), None)
+        }
     };
     let mut diagnostics = vec![StepDiagnostics::new(0, sim.diagnostics())];
     let mut frames = Vec::new();
@@ -378,6 +394,8 @@ fn run(
         _ => sim.state(),
     };
     let result = RunResult {
+        schema: strands::output::SCHEMA,
+        units: (),
         scene: path.display().to_string(),
         backend: sim.kind(),
         adapter,
@@ -481,14 +499,20 @@ fn bench(args: BenchArgs) -> Result<()> {
     };
     // Backends to time: `--backend gpu` alone times no CPU row, so the
     // largest sizes cost only their GPU runs.
+    // The default (no --backend) times the CPU, and the GPU where
+    // `backend::choose` would run it by default (as `strands run` does).
     let (gpu, gpu_error) = if backends.contains(&BackendKind::Gpu) {
-        match GpuContext::headless() {
-            Ok(ctx) => (Some(ctx), None),
-            Err(e) if args.backends.is_empty() => {
-                eprintln!("GPU: {e}; timing the CPU only");
-                (None, Some(e.to_string()))
+        let requested = (!args.backends.is_empty()).then_some(BackendKind::Gpu);
+        let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
+        match choice.gpu {
+            Some(ctx) => (Some(ctx), None),
+            None => {
+                let why = choice
+                    .reason
+                    .replace("request the GPU backend", "--backend cpu,gpu");
+                eprintln!("GPU: not timed {why}; timing the CPU only");
+                (None, Some(why))
             }
-            Err(e) => return Err(e.into()),
         }
     } else {
         (None, None)

@@ -8,8 +8,43 @@ use crate::backend::Simulator;
 use crate::cpu::{Diagnostics, clamp_torques_of};
 use crate::rods::{RodSet, State};
 
+/// Version of the result format: raised when a field changes meaning or
+/// is removed (adding a field does not raise it).
+pub const SCHEMA: u32 = 1;
+
+/// The unit of every physical quantity in the result, by field name.
+pub const UNITS: &[(&str, &str)] = &[
+    ("dt", "s"),
+    ("time", "s"),
+    ("positions", "m"),
+    ("theta", "rad"),
+    ("clamp_torque", "N·m"),
+    ("bending", "J"),
+    ("twisting", "J"),
+    ("gravitational", "J"),
+    ("kinetic", "J"),
+    ("total", "J"),
+    ("max_strain", "1"),
+    ("max_speed", "m/s"),
+    ("max_penetration", "m"),
+];
+
+fn units<S: serde::Serializer>(_: &(), s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(UNITS.len()))?;
+    for (k, v) in UNITS {
+        m.serialize_entry(k, v)?;
+    }
+    m.end()
+}
+
 #[derive(Serialize)]
 pub struct RunResult {
+    /// `SCHEMA`: the version of this format.
+    pub schema: u32,
+    /// `UNITS`: field name → unit.
+    #[serde(serialize_with = "units")]
+    pub units: (),
     pub scene: String,
     pub backend: crate::backend::BackendKind,
     /// The GPU adapter, when the GPU backend ran.

@@ -31,6 +31,151 @@ pub struct RodMaterial {
     pub radius: f64,
 }
 
+/// What is wrong with a material's constants.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("material: {field} {problem}")]
+pub struct MaterialError {
+    /// The constant, e.g. `youngs_modulus`.
+    pub field: &'static str,
+    /// What is wrong with it, with the value.
+    pub problem: String,
+}
+
+impl RodMaterial {
+    /// A rod of circular section from physical constants: Young's modulus
+    /// `youngs_modulus` E (Pa), Poisson's ratio `poisson_ratio` ν (shear
+    /// modulus G = E / (2 (1 + ν))), density ρ (kg/m³), section radius r (m)
+    /// and linear air drag (N·s/m²). Bending stiffness E·πr⁴/4 about both
+    /// axes, twisting stiffness G·πr⁴/2, mass per length ρ·πr² (the same
+    /// rule as a scene's `[materials]` with `density`, `radius`,
+    /// `youngs_modulus`, `poisson_ratio`).
+    pub fn from_young(
+        youngs_modulus: f64,
+        poisson_ratio: f64,
+        density: f64,
+        radius: f64,
+        drag: f64,
+    ) -> Result<RodMaterial, MaterialError> {
+        if !(poisson_ratio > -1.0 && poisson_ratio < 0.5) {
+            return Err(MaterialError {
+                field: "poisson_ratio",
+                problem: format!("must be in (−1, 0.5), got {poisson_ratio}"),
+            });
+        }
+        let shear = youngs_modulus / (2.0 * (1.0 + poisson_ratio));
+        RodMaterial::from_young_shear(youngs_modulus, shear, density, radius, drag)
+    }
+
+    /// As [`RodMaterial::from_young`], with the shear modulus G (Pa) given
+    /// instead of Poisson's ratio.
+    pub fn from_young_shear(
+        youngs_modulus: f64,
+        shear_modulus: f64,
+        density: f64,
+        radius: f64,
+        drag: f64,
+    ) -> Result<RodMaterial, MaterialError> {
+        for (field, v) in [
+            ("youngs_modulus", youngs_modulus),
+            ("shear_modulus", shear_modulus),
+            ("density", density),
+            ("radius", radius),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(MaterialError {
+                    field,
+                    problem: format!("must be a positive number, got {v}"),
+                });
+            }
+        }
+        RodMaterial::from_young_elliptic(
+            youngs_modulus,
+            shear_modulus,
+            density,
+            [radius, radius],
+            drag,
+        )
+    }
+
+    /// A rod of elliptic section with semi-axes `[a, b]` (m; `a` along the
+    /// material vector m1): bending stiffness E·πa³b/4 about m2 and E·πab³/4
+    /// about m1, twisting stiffness G·πa³b³/(a² + b²), mass per length ρπab,
+    /// contact radius max(a, b). A scene's physical `[materials]` entries
+    /// are made by this.
+    pub fn from_young_elliptic(
+        youngs_modulus: f64,
+        shear_modulus: f64,
+        density: f64,
+        semi_axes: [f64; 2],
+        drag: f64,
+    ) -> Result<RodMaterial, MaterialError> {
+        let [a, b] = semi_axes;
+        for (field, v) in [
+            ("youngs_modulus", youngs_modulus),
+            ("shear_modulus", shear_modulus),
+            ("density", density),
+            ("semi_axes[0]", a),
+            ("semi_axes[1]", b),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(MaterialError {
+                    field,
+                    problem: format!("must be a positive number, got {v}"),
+                });
+            }
+        }
+        let (e, g) = (youngs_modulus, shear_modulus);
+        let pi = std::f64::consts::PI;
+        let m = RodMaterial {
+            bending: [
+                e * pi * a.powi(3) * b / 4.0,
+                0.0,
+                e * pi * a * b.powi(3) / 4.0,
+            ],
+            twist: g * pi * a.powi(3) * b.powi(3) / (a * a + b * b),
+            mass_per_length: density * pi * a * b,
+            drag,
+            radius: a.max(b),
+        };
+        m.check()?;
+        Ok(m)
+    }
+
+    /// Check the constants: bending stiffness positive definite, twisting
+    /// stiffness and mass per length positive, drag and radius finite and
+    /// not negative.
+    pub fn check(&self) -> Result<(), MaterialError> {
+        let [b11, b12, b22] = self.bending;
+        let finite = b11.is_finite() && b12.is_finite() && b22.is_finite();
+        if !(finite && b11 > 0.0 && b22 > 0.0 && b11 * b22 > b12 * b12) {
+            return Err(MaterialError {
+                field: "bending",
+                problem: format!("must be positive definite, got {:?}", self.bending),
+            });
+        }
+        for (field, v) in [
+            ("twist", self.twist),
+            ("mass_per_length", self.mass_per_length),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(MaterialError {
+                    field,
+                    problem: format!("must be a positive number, got {v}"),
+                });
+            }
+        }
+        for (field, v) in [("drag", self.drag), ("radius", self.radius)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(MaterialError {
+                    field,
+                    problem: format!("must be a finite number, not negative, got {v}"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Boundary condition at one end of a rod (§5, "Boundary conditions").
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum EndCondition {

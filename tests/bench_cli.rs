@@ -19,6 +19,9 @@ fn bench_writes_report_plot_and_compares() {
     let (json, svg) = (d.join("b.json"), d.join("b.svg"));
     let args = [
         "bench",
+        // Both backends, the software GPU (lavapipe) included.
+        "--backend",
+        "cpu,gpu",
         "--workload",
         "hair,grass",
         "--strands",

@@ -40,6 +40,18 @@ fn run_writes_the_documented_result() {
         .unwrap();
     assert!(status.success());
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    // The format's version and units (README.md, "Result file").
+    assert_eq!(v["schema"], 1);
+    for (field, unit) in [
+        ("positions", "m"),
+        ("theta", "rad"),
+        ("time", "s"),
+        ("clamp_torque", "N·m"),
+        ("kinetic", "J"),
+        ("max_speed", "m/s"),
+    ] {
+        assert_eq!(v["units"][field], unit, "{field}");
+    }
     assert_eq!(v["substeps"], 25);
     assert_eq!(v["steps"], 120);
     assert_eq!(v["diagnostics"].as_array().unwrap().len(), 121);

@@ -109,3 +109,30 @@ fn unknown_adapter_name_lists_the_available_ones() {
         "{stderr}"
     );
 }
+
+/// Without `--backend`, a machine whose only adapter is a software renderer
+/// (lavapipe in CI: wgpu device type Cpu) runs the f64 CPU reference and
+/// says why; with a hardware adapter the default is the GPU.
+#[test]
+fn default_backend_is_the_cpu_on_a_software_adapter() {
+    let ctx = strands::gpu::GpuContext::headless()
+        .expect("no GPU adapter: install mesa-vulkan-drivers (lavapipe)");
+    let software = ctx.info.device_type == wgpu::DeviceType::Cpu;
+    let (out, json) = twist(None, None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let json = json.expect("result written");
+    if software {
+        assert!(
+            stderr.contains("backend: cpu")
+                && stderr.contains(&ctx.info.name)
+                && stderr.contains("software renderer")
+                && stderr.contains("--backend gpu"),
+            "{stderr}"
+        );
+        assert_eq!(json["backend"], "cpu");
+    } else {
+        assert!(stderr.contains("backend: gpu on "), "{stderr}");
+        assert_eq!(json["backend"], "gpu");
+    }
+}

@@ -75,7 +75,7 @@ fn too_large_for_a_binding_is_refused_by_name() {
         msg.contains("max_storage_buffer_binding_size of 65536 bytes"),
         "{msg}"
     );
-    assert!(msg.contains("--backend cpu"), "{msg}");
+    assert!(msg.contains("CPU reference (`CpuSimulator`)"), "{msg}");
 }
 
 /// More workgroups than one dispatch dimension allows are spread over a

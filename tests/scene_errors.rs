@@ -133,7 +133,7 @@ fn overrides_are_applied_and_checked() {
     );
     assert_has(
         &error_of(&text, &["rods.4.material=m"]),
-        &["--set rods.4.material=m", "no index 4"],
+        &["override rods.4.material=m", "no index 4"],
     );
     assert_has(
         &error_of(&text, &["rods.0.material=zz"]),
@@ -196,7 +196,7 @@ fn override_errors_name_the_setting() {
         (
             "sim.dt=abc",
             vec![
-                "sim.dt (from --set sim.dt=abc)",
+                "sim.dt (from override sim.dt=abc)",
                 "string \"abc\", expected a number",
             ],
         ),
@@ -204,7 +204,7 @@ fn override_errors_name_the_setting() {
             "materials.mm.radius=1e-3",
             vec![
                 "materials.mm",
-                "--set materials.mm.radius=1e-3",
+                "override materials.mm.radius=1e-3",
                 "unknown material `mm`",
                 "defined: m",
             ],
@@ -212,25 +212,25 @@ fn override_errors_name_the_setting() {
         (
             "sim.gravity=[0,0",
             vec![
-                "sim.gravity (from --set sim.gravity=[0,0)",
+                "sim.gravity (from override sim.gravity=[0,0)",
                 "not a TOML value",
             ],
         ),
         (
             "sim.gravity=[0,-9.8]",
-            vec!["sim.gravity (from --set", "invalid length 2"],
+            vec!["sim.gravity (from override", "invalid length 2"],
         ),
         (
             "rods.0.segmnts=4",
             vec![
-                "rods[0].segmnts (from --set rods.0.segmnts=4)",
+                "rods[0].segmnts (from override rods.0.segmnts=4)",
                 "unknown field `segmnts`",
             ],
         ),
         (
             "colliders.0.radius=1",
             vec![
-                "colliders (from --set colliders.0.radius=1)",
+                "colliders (from override colliders.0.radius=1)",
                 "no [[colliders]]",
             ],
         ),
@@ -553,4 +553,65 @@ fn shake_projection_is_read_and_checked() {
         ],
     );
     assert_has(&e, &["sim.projection.tolerance"]);
+}
+
+/// A scene built from text in memory (`str::parse`, `Scene::parse_str`):
+/// errors name the text as the caller called it, mesh files are found under
+/// the folder given, and a physical `[materials]` entry is the material
+/// `RodMaterial::from_young` makes from the same constants (E πr⁴/4,
+/// G πr⁴/2 with G = E/(2(1+ν)), ρπr²).
+#[test]
+fn a_scene_from_a_string() {
+    let text = r#"
+        [materials.hair]
+        density = 1300.0
+        radius = 5e-5
+        youngs_modulus = 4e9
+        poisson_ratio = 0.35
+        drag = 2e-4
+        [[rods]]
+        kind = "helix"
+        material = "hair"
+        center = [0.0, 0.0, 0.0]
+        radius = 0.01
+        pitch = 0.02
+        turns = 2.0
+        segments = 20
+    "#;
+    let scene: Scene = text.parse().unwrap();
+    let want = strands::rods::RodMaterial::from_young(4e9, 0.35, 1300.0, 5e-5, 2e-4).unwrap();
+    assert_eq!(scene.rods[0].material, want);
+    let pts = strands::scene::generators::helix_points(
+        glam::DVec3::ZERO,
+        glam::DVec3::Z,
+        0.01,
+        0.02,
+        2.0,
+        20,
+    );
+    assert_eq!(scene.rods[0].points, pts);
+    let e = "[sim]\ndt = -1.0\n"
+        .parse::<Scene>()
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("(string): sim.dt"), "{e}");
+    let e = Scene::parse_str("[sim]\ndt = -1.0\n", "engine head", Path::new("."))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("engine head: sim.dt"), "{e}");
+    // A mesh collider is read relative to the base folder.
+    let mesh = format!(
+        "{}\n[[colliders]]\nshape = \"mesh\"\nfile = \"bust.obj\"\n",
+        polyline("[[0,2,0],[0.1,2,0],[0.2,2,0]]")
+    );
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    let s = Scene::parse_str(&mesh, "in memory", &base).unwrap();
+    assert_eq!(s.colliders.len(), 1);
+    let e = Scene::parse_str(&mesh, "in memory", Path::new("/nonexistent"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("colliders[0].file") && e.contains("/nonexistent/bust.obj"),
+        "{e}"
+    );
 }

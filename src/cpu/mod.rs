@@ -18,8 +18,9 @@ pub mod twist;
 use glam::DVec3;
 use rayon::prelude::*;
 
+use crate::anchor::AnchorError;
 use crate::params::{Projection, SimParams};
-use crate::rods::{EndCondition, RodSet, State, split_mut};
+use crate::rods::{EndCondition, RodMaterial, RodSet, State, split_mut};
 use crate::stability;
 use contact::{ColliderPoses, Contact};
 use forces::{External, elastic_forces, external_forces};
@@ -812,6 +813,108 @@ impl CpuSimulator {
     /// Clamp torques of rod `r` (see `clamp_torques_of`).
     pub fn clamp_torques(&self, r: usize) -> [Option<f64>; 2] {
         clamp_torques_of(&self.rods, &self.state, r)
+    }
+
+    /// The index of the anchor named `name` (`world` is 0).
+    pub fn anchor_index(&self, name: &str) -> Option<usize> {
+        self.rods.anchors.iter().position(|a| a.name == name)
+    }
+
+    /// Drive anchor `anchor`: at time `t_target` (s, after the present
+    /// `state.time`) it is translated by `translation` (m) and turned by the
+    /// rotation vector `rotation` (rad); the substeps until then interpolate
+    /// (`Anchor::set_pose`). Call it once a frame, before `step`, with the
+    /// time the frame ends.
+    pub fn set_anchor_pose(
+        &mut self,
+        anchor: usize,
+        t_target: f64,
+        translation: DVec3,
+        rotation: DVec3,
+    ) -> Result<(), AnchorError> {
+        let now = self.state.time;
+        self.anchor_mut(anchor)?
+            .set_pose(now, t_target, translation, rotation)
+    }
+
+    /// `set_anchor_pose` with the rotation as a quaternion
+    /// (`Anchor::set_pose_quat`: the rotation vector nearest the present one).
+    pub fn set_anchor_pose_quat(
+        &mut self,
+        anchor: usize,
+        t_target: f64,
+        translation: DVec3,
+        rotation: glam::DQuat,
+    ) -> Result<(), AnchorError> {
+        let now = self.state.time;
+        self.anchor_mut(anchor)?
+            .set_pose_quat(now, t_target, translation, rotation)
+    }
+
+    /// Move anchor `anchor` at once to `translation` and rotation vector
+    /// `rotation`, with every rod clamped to it, rigidly and without a bounce
+    /// (`anchor::teleport`).
+    pub fn teleport_anchor(
+        &mut self,
+        anchor: usize,
+        translation: DVec3,
+        rotation: DVec3,
+    ) -> Result<(), AnchorError> {
+        crate::anchor::teleport(
+            &mut self.rods,
+            &mut self.state,
+            anchor,
+            translation,
+            rotation,
+        )
+    }
+
+    fn anchor_mut(&mut self, anchor: usize) -> Result<&mut crate::anchor::Anchor, AnchorError> {
+        let count = self.rods.anchors.len();
+        if anchor == 0 {
+            return Err(AnchorError::World);
+        }
+        self.rods
+            .anchors
+            .get_mut(anchor)
+            .ok_or(AnchorError::NoSuchAnchor {
+                index: anchor,
+                count,
+            })
+    }
+
+    /// Set the gravitational acceleration (m/s²) from the next step on.
+    pub fn set_gravity(&mut self, gravity: DVec3) {
+        self.params.gravity = gravity;
+    }
+
+    /// Set the wind from the next step on.
+    pub fn set_wind(&mut self, wind: crate::params::Wind) {
+        self.params.wind = wind;
+    }
+
+    /// Give rod `rod` another material from the next step on: its vertex
+    /// masses follow the new mass per length (vertices held by a clamp keep
+    /// an inverse mass of 0), and the substeps are resolved again for the
+    /// new stiffness (an error from `step` if they no longer suffice).
+    /// Errors: constants out of range (`RodMaterial::check`). Panics if
+    /// `rod` is out of range.
+    pub fn set_material(
+        &mut self,
+        rod: usize,
+        material: RodMaterial,
+    ) -> Result<(), crate::rods::MaterialError> {
+        material.check()?;
+        let old = self.rods.material[rod].mass_per_length;
+        let scale = material.mass_per_length / old;
+        for i in self.rods.vertices(rod) {
+            self.rods.mass[i] *= scale;
+            if self.rods.inv_mass[i] != 0.0 {
+                self.rods.inv_mass[i] = 1.0 / self.rods.mass[i];
+            }
+        }
+        self.rods.material[rod] = material;
+        Ok(())
     }
 }
 

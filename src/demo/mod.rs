@@ -74,7 +74,7 @@ pub fn builtin_scenes() -> Result<Vec<DemoScene>> {
 
 /// A scene file for the demo, with a look chosen from what it contains.
 pub fn scene_file(path: &std::path::Path, set: &[String]) -> Result<DemoScene> {
-    let scene = Scene::load(path, set)?;
+    let scene = Scene::load(path, set).map_err(|e| e.with_override_flag("--set"))?;
     let (head, ground) = (find_head(&scene), find_ground(&scene));
     let look = if head.is_some() {
         Look::hair()

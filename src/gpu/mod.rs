@@ -45,14 +45,18 @@
 //! anew each substep, a random force the drag balances at ~1e-6 m/s rms
 //! here, falling as √h.
 
+#[doc(hidden)] // the benchmark's measurement
 pub mod bandwidth;
 pub mod buffers;
 pub mod layout;
+#[doc(hidden)] // packing of the projection's work lists (tests check it)
 pub mod pack;
 pub mod packing;
 pub mod pipelines;
 pub mod schedule;
 mod sim;
+#[cfg(feature = "bench")]
+#[doc(hidden)] // the benchmark's traffic model (reads the WGSL with naga)
 pub mod traffic;
 
 pub use buffers::{JacobiPass, VertexBuffer, check_grid_size};
@@ -86,7 +90,7 @@ pub fn precision_note(params: &crate::params::SimParams) -> Option<String> {
     }
     (!parts.is_empty()).then(|| {
         format!(
-            "note: the GPU computes in f32 and loosens {} (--backend cpu honours them)",
+            "note: the GPU computes in f32 and loosens {} (the f64 CPU reference honours them)",
             parts.join(", ")
         )
     })
@@ -96,7 +100,7 @@ pub fn precision_note(params: &crate::params::SimParams) -> Option<String> {
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
     #[error(
-        "no GPU adapter found{detail}. Install a GPU driver, or Mesa's software Vulkan driver lavapipe (`apt-get install mesa-vulkan-drivers`), or run with --backend cpu"
+        "no GPU adapter found{detail}. Install a GPU driver, or Mesa's software Vulkan driver lavapipe (`apt-get install mesa-vulkan-drivers`), or simulate on the CPU reference (`CpuSimulator`)"
     )]
     NoAdapter { detail: String },
     #[error("WGPU_ADAPTER_NAME={wanted:?} matches no adapter; available: {available}")]
@@ -104,7 +108,7 @@ pub enum GpuError {
     #[error("cannot open a device on {adapter}: {message}")]
     RequestDevice { adapter: String, message: String },
     #[error(
-        "the scene needs {bytes} bytes for GPU buffer `{buffer}` ({per_item} B × {items}), above this device's {limit_name} of {limit} bytes; split the scene into several runs or use --backend cpu"
+        "the scene needs {bytes} bytes for GPU buffer `{buffer}` ({per_item} B × {items}), above this device's {limit_name} of {limit} bytes; split the scene into several runs or simulate it on the CPU reference (`CpuSimulator`)"
     )]
     TooLarge {
         buffer: &'static str,
@@ -115,11 +119,11 @@ pub enum GpuError {
         limit: u64,
     },
     #[error(
-        "the GPU ran out of memory allocating about {bytes} bytes for the scene ({message}); use fewer strands or --backend cpu"
+        "the GPU ran out of memory allocating about {bytes} bytes for the scene ({message}); use fewer strands or the CPU reference (`CpuSimulator`)"
     )]
     OutOfMemory { bytes: u64, message: String },
     #[error(
-        "the interaction grids need {nodes} nodes, {bytes} bytes for GPU buffer `grid` (32 B per node), above this device's storage-buffer limit of {limit} bytes; raise interaction.cell or lower interaction.resolution, or use --backend cpu"
+        "the interaction grids need {nodes} nodes, {bytes} bytes for GPU buffer `grid` (32 B per node), above this device's storage-buffer limit of {limit} bytes; raise interaction.cell or lower interaction.resolution, or use the CPU reference (`CpuSimulator`)"
     )]
     GridTooLarge {
         nodes: usize,

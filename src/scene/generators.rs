@@ -1,5 +1,11 @@
 //! Rod generators: explicit polylines, straight rods, helices, hair on a
 //! scalp, grass on a patch. Each returns polylines; `mod.rs` turns them into rods.
+//!
+//! For scenes built in code: [`generate`] takes a `[[rods]]` entry as its
+//! struct (`format::ScalpRods`, `format::GrassRods`, ...; every field
+//! public) and returns the polylines, which `build::RodSpec` and
+//! `build::try_build` turn into rods; [`straight_points`] and
+//! [`helix_points`] are the two simple shapes alone.
 
 use glam::DVec3;
 use rand::{RngExt, SeedableRng};
@@ -26,15 +32,21 @@ pub struct Common<'a> {
     pub angular_velocity: Option<V3>,
 }
 
+/// One generated rod.
 pub struct GenRod {
+    /// Initial centerline.
     pub points: Vec<DVec3>,
+    /// Rest centerline, when it differs from `points`.
     pub rest: Option<Vec<DVec3>>,
     /// Extra material-frame angle (rad), e.g. a random blade orientation.
     pub frame_angle: f64,
 }
 
+/// The rods of one `[[rods]]` entry.
 pub struct Generated<'a> {
+    /// The entry's shared fields.
     pub common: Common<'a>,
+    /// Its rods.
     pub rods: Vec<GenRod>,
     /// Whether the entry makes several rods (names get an index).
     pub many: bool,
@@ -83,6 +95,36 @@ fn basis(a: DVec3) -> (DVec3, DVec3) {
     (e1, a.cross(e1))
 }
 
+/// `segments + 1` evenly spaced points from `from` to `to`.
+pub fn straight_points(from: DVec3, to: DVec3, segments: usize) -> Vec<DVec3> {
+    (0..=segments)
+        .map(|k| from.lerp(to, k as f64 / segments as f64))
+        .collect()
+}
+
+/// `segments + 1` points of a helix of `turns` turns about the axis through
+/// `center` along `axis` (unit), of radius `radius` and rise `pitch` per
+/// turn (m), as a scene's `kind = "helix"` makes it.
+pub fn helix_points(
+    center: DVec3,
+    axis: DVec3,
+    radius: f64,
+    pitch: f64,
+    turns: f64,
+    segments: usize,
+) -> Vec<DVec3> {
+    let (e1, _) = basis(axis);
+    helix(
+        center + e1 * radius,
+        axis,
+        radius,
+        pitch,
+        turns,
+        segments,
+        0.0,
+    )
+}
+
 /// Points of a helix about unit `axis`, starting at `start` (on the curve),
 /// radius `r`, rise `pitch` per turn, `turns` turns in `n` equal segments.
 fn helix(
@@ -105,6 +147,8 @@ fn helix(
         .collect()
 }
 
+/// The polylines of one `[[rods]]` entry, checked (a field and what is
+/// wrong with it).
 pub fn generate(section: &RodSection) -> Result<Generated<'_>, Field> {
     match section {
         RodSection::Polyline(r) => Ok(Generated {
@@ -125,7 +169,7 @@ pub fn generate(section: &RodSection) -> Result<Generated<'_>, Field> {
             Ok(Generated {
                 common: common!(r, EndKind::Free),
                 rods: vec![GenRod {
-                    points: (0..=n).map(|k| a.lerp(b, k as f64 / n as f64)).collect(),
+                    points: straight_points(a, b, n),
                     rest: None,
                     frame_angle: 0.0,
                 }],
@@ -139,19 +183,10 @@ pub fn generate(section: &RodSection) -> Result<Generated<'_>, Field> {
             let axis = v3(r.axis)
                 .try_normalize()
                 .ok_or_else(|| ("axis".to_string(), "must not be zero".to_string()))?;
-            let (e1, _) = basis(axis);
             Ok(Generated {
                 common: common!(r, EndKind::Free),
                 rods: vec![GenRod {
-                    points: helix(
-                        v3(r.center) + e1 * r.radius,
-                        axis,
-                        r.radius,
-                        r.pitch,
-                        r.turns,
-                        n,
-                        0.0,
-                    ),
+                    points: helix_points(v3(r.center), axis, r.radius, r.pitch, r.turns, n),
                     rest: None,
                     frame_angle: 0.0,
                 }],

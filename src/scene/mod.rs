@@ -1,8 +1,10 @@
-//! Scene files: loading, `--set` overrides, validation and rod generators.
+//! Scenes: loading TOML (from a file or a string), overrides of single
+//! values (`sim.dt=1e-4`), validation, and the rod generators (scalp, grass,
+//! helix, straight; also public in [`generators`] for scenes built in code).
 
 mod de;
 pub mod format;
-mod generators;
+pub mod generators;
 pub mod limits;
 pub mod ranges;
 
@@ -29,8 +31,8 @@ pub struct SceneError {
     pub file: PathBuf,
     /// Dotted path of the offending value, e.g. `rods[2].segments`.
     pub field: String,
-    /// Where the value came from: `line 12` of the file, or the `--set`
-    /// override that wrote it (`from --set sim.dt=abc`).
+    /// Where the value came from: `line 12` of the file, or the override
+    /// that wrote it (`from override sim.dt=abc`).
     pub origin: Option<String>,
     pub message: String,
 }
@@ -46,6 +48,26 @@ impl std::fmt::Display for SceneError {
 }
 
 impl std::error::Error for SceneError {}
+
+impl SceneError {
+    /// The same error in the words of a command line that takes overrides
+    /// as `flag` (e.g. `--set`): "from override sim.dt=abc" becomes "from
+    /// --set sim.dt=abc".
+    pub fn with_override_flag(mut self, flag: &str) -> SceneError {
+        if let Some(rest) = self.field.strip_prefix("override ") {
+            self.field = format!("{flag} {rest}");
+        }
+        if let Some(o) = &self.origin
+            && let Some(rest) = o.strip_prefix("from override ")
+        {
+            self.origin = Some(format!("from {flag} {rest}"));
+        }
+        self.message = self
+            .message
+            .replace("an override changes", &format!("{flag} changes"));
+        self
+    }
+}
 
 /// A scene ready to simulate.
 #[derive(Debug, Clone)]
@@ -79,6 +101,16 @@ impl Scene {
     }
 }
 
+/// A scene from TOML text; errors name it `(string)`, and mesh files are
+/// read relative to the current folder (use [`Scene::parse_str`] to say
+/// otherwise).
+impl std::str::FromStr for Scene {
+    type Err = SceneError;
+    fn from_str(text: &str) -> Result<Scene, SceneError> {
+        Scene::parse_str(text, "(string)", Path::new("."))
+    }
+}
+
 impl Scene {
     /// Read `path`, apply `overrides` (`key.path=value`), check everything.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scene, SceneError> {
@@ -91,8 +123,26 @@ impl Scene {
         Scene::parse(&text, path, overrides)
     }
 
-    /// Parse scene text; `path` is only used in messages.
+    /// Parse scene text; `path` names it in messages, and files the scene
+    /// refers to (mesh colliders) are read relative to its folder.
     pub fn parse(text: &str, path: &Path, overrides: &[String]) -> Result<Scene, SceneError> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Scene::parse_in(text, path, dir, overrides)
+    }
+
+    /// Parse scene text held in memory: `name` names it in errors (e.g.
+    /// `"head.toml"` or `"(built-in hair)"`), and files it refers to (mesh
+    /// colliders) are read relative to `base_dir`.
+    pub fn parse_str(text: &str, name: &str, base_dir: &Path) -> Result<Scene, SceneError> {
+        Scene::parse_in(text, Path::new(name), base_dir, &[])
+    }
+
+    fn parse_in(
+        text: &str,
+        path: &Path,
+        dir: &Path,
+        overrides: &[String],
+    ) -> Result<Scene, SceneError> {
         let error = |field: String, origin: Option<String>, message: String| SceneError {
             file: path.into(),
             field,
@@ -125,7 +175,7 @@ impl Scene {
         for o in overrides {
             let set = apply_override(&mut doc, o).map_err(|(f, m)| {
                 // A malformed setting is its own field.
-                let origin = (!f.starts_with("--set")).then(|| format!("from --set {o}"));
+                let origin = (!f.starts_with("override")).then(|| format!("from override {o}"));
                 error(f, origin, m)
             })?;
             written.push((set, o));
@@ -133,7 +183,7 @@ impl Scene {
         // An error names the override that wrote the value, else the line of the file.
         let locate = |(field, message): Field| {
             let origin = match written.iter().rev().find(|(p, _)| de::related(&field, p)) {
-                Some((_, o)) => Some(format!("from --set {o}")),
+                Some((_, o)) => Some(format!("from override {o}")),
                 None => de::find(&original, &field)
                     .map(|s| format!("line {}", de::line_of(text, s.start))),
             };
@@ -142,7 +192,6 @@ impl Scene {
         check_finite(doc.as_item(), "")
             .map_err(|f| locate((f, "is not a finite number".into())))?;
         let file = de::scene_file(&doc.to_string()).map_err(locate)?;
-        let dir = path.parent().unwrap_or(Path::new("."));
         let mut scene = convert(file, dir).map_err(locate)?;
         let (rods, _) = scene.build();
         scene.params.substeps = crate::stability::resolve_substeps(&rods, &scene.params)
@@ -162,7 +211,7 @@ impl Scene {
 pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<String, Field> {
     let Some((key, value)) = spec.split_once('=') else {
         return Err((
-            format!("--set {spec}"),
+            format!("override {spec}"),
             "expected KEY=VALUE, e.g. sim.dt=1e-4".into(),
         ));
     };
@@ -184,14 +233,14 @@ pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<St
     };
     let parts: Vec<&str> = key.split('.').map(str::trim).collect();
     if parts.iter().any(|p| p.is_empty()) {
-        return Err((format!("--set {spec}"), format!("bad key path `{key}`")));
+        return Err((format!("override {spec}"), format!("bad key path `{key}`")));
     }
     let mut path = String::new();
     set_in_table(doc.as_table_mut(), &parts, value, &mut path)?;
     Ok(path)
 }
 
-/// Entries of these tables are named by the user; `--set` does not create them.
+/// Entries of these tables are named by the user; an override does not create them.
 const NAMED: [(&str, &str); 2] = [("materials", "material"), ("anchors", "anchor")];
 
 fn set_in_table(
@@ -213,7 +262,7 @@ fn set_in_table(
         return Err((
             path.clone(),
             format!(
-                "unknown {what} `{part}` (defined: {}); --set changes a scene's {parent}, it does not add any",
+                "unknown {what} `{part}` (defined: {}); an override changes a scene's {parent}, it does not add any",
                 if known.is_empty() {
                     "none".into()
                 } else {
@@ -231,7 +280,7 @@ fn set_in_table(
             return Err((
                 path.clone(),
                 format!(
-                    "the scene has no [[{part}]] entries; --set changes entries, it does not add any"
+                    "the scene has no [[{part}]] entries; an override changes entries, it does not add any"
                 ),
             ));
         }
@@ -552,20 +601,9 @@ pub fn convert_material(
             e / (2.0 * (1.0 + nu))
         }
     };
-    let pi = std::f64::consts::PI;
-    // Ellipse with semi-axis a along m1, b along m2: bending about m2 (ω₁) has
-    // second moment πa³b/4, about m1 (ω₂) πab³/4; torsion constant πa³b³/(a²+b²).
-    Ok(RodMaterial {
-        bending: [
-            e * pi * a.powi(3) * b / 4.0,
-            0.0,
-            e * pi * a * b.powi(3) / 4.0,
-        ],
-        twist: g * pi * a.powi(3) * b.powi(3) / (a * a + b * b),
-        mass_per_length: density * pi * a * b,
-        drag,
-        radius: a.max(b),
-    })
+    // Ellipse with semi-axis a along m1, b along m2 (`from_young_elliptic`).
+    RodMaterial::from_young_elliptic(e, g, density, [a, b], drag)
+        .map_err(|err| (f(err.field), err.problem))
 }
 
 fn convert_anchor(name: &str, a: &AnchorSection) -> Result<Anchor, Field> {
