@@ -285,6 +285,14 @@ pub enum AnchorError {
     /// The world frame (anchor 0) cannot be moved.
     #[error("anchor 0 is the fixed world frame; it cannot be moved")]
     World,
+    /// A keyframe with a time or vector that is not finite, or out of order.
+    #[error("keyframe {index}: {what}")]
+    BadKeyframe {
+        /// The keyframe's index.
+        index: usize,
+        /// What is wrong with it.
+        what: String,
+    },
 }
 
 /// Teleport anchor `anchor` to `translation` (m) and rotation vector
@@ -365,17 +373,6 @@ pub fn teleport(
     }
     rods.anchors[anchor].reset(now, translation, rotation);
     Ok(())
-}
-
-/// An anchor or keyframes that the library refuses.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum AnchorError {
-    /// No anchor has this index.
-    #[error("no anchor {anchor}: there are {count} (index 0 is the world)")]
-    NoSuchAnchor { anchor: usize, count: usize },
-    /// A keyframe with a time or vector that is not finite, or out of order.
-    #[error("keyframe {index}: {what}")]
-    BadKeyframe { index: usize, what: String },
 }
 
 /// Check keyframes as `Anchor` needs them: finite, strictly increasing times.

@@ -222,22 +222,6 @@ pub struct RodSet {
     pub interaction: Interaction,
 }
 
-/// A material that `RodSet::set_material` refuses.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum MaterialError {
-    /// No rod has this index.
-    #[error("no rod {rod}: the rod set has {count}")]
-    NoSuchRod { rod: usize, count: usize },
-    /// A constant out of its range.
-    #[error("rod {rod}: {field} = {value}: {what}")]
-    Invalid {
-        rod: usize,
-        field: &'static str,
-        value: f64,
-        what: &'static str,
-    },
-}
-
 impl RodSet {
     /// Give rod `r` a new material: stiffness, drag and radius as given; a
     /// new mass per length gives its vertices new lumped masses (as built:
@@ -246,52 +230,12 @@ impl RodSet {
     pub fn set_material(&mut self, r: usize, m: RodMaterial) -> Result<(), MaterialError> {
         let count = self.rod_count();
         if r >= count {
-            return Err(MaterialError::NoSuchRod { rod: r, count });
+            return Err(MaterialError {
+                field: "rod",
+                problem: format!("there is no rod {r} (the rod set has {count})"),
+            });
         }
-        let invalid = |field, value, what| {
-            Err(MaterialError::Invalid {
-                rod: r,
-                field,
-                value,
-                what,
-            })
-        };
-        let [b11, b12, b22] = m.bending;
-        for (field, value) in [
-            ("bending[0]", b11),
-            ("bending[1]", b12),
-            ("bending[2]", b22),
-            ("twist", m.twist),
-            ("mass_per_length", m.mass_per_length),
-            ("drag", m.drag),
-            ("radius", m.radius),
-        ] {
-            if !value.is_finite() {
-                return invalid(field, value, "not a finite number");
-            }
-        }
-        if b11 <= 0.0 || b22 <= 0.0 || b11 * b22 <= b12 * b12 {
-            return invalid(
-                "bending",
-                b11 * b22 - b12 * b12,
-                "the bending matrix [[b11, b12], [b12, b22]] must be positive definite (this is its determinant)",
-            );
-        }
-        for (field, value, positive) in [
-            ("twist", m.twist, true),
-            ("mass_per_length", m.mass_per_length, true),
-            ("drag", m.drag, false),
-            ("radius", m.radius, false),
-        ] {
-            if value < 0.0 || (positive && value == 0.0) {
-                let what = if positive {
-                    "must be positive"
-                } else {
-                    "must not be negative"
-                };
-                return invalid(field, value, what);
-            }
-        }
+        m.check()?;
         let mass_changed = m.mass_per_length != self.material[r].mass_per_length;
         self.material[r] = m;
         if mass_changed {

@@ -893,27 +893,28 @@ impl CpuSimulator {
         self.params.wind = wind;
     }
 
-    /// Give rod `rod` another material from the next step on: its vertex
-    /// masses follow the new mass per length (vertices held by a clamp keep
-    /// an inverse mass of 0), and the substeps are resolved again for the
-    /// new stiffness (an error from `step` if they no longer suffice).
-    /// Errors: constants out of range (`RodMaterial::check`). Panics if
-    /// `rod` is out of range.
+    /// Give rod `rod` another material from the next step on
+    /// (`RodSet::set_material`: the vertex masses follow the new mass per
+    /// length as built, vertices held by a clamp keep an inverse mass of 0,
+    /// the interaction grid's masses are quantised again), and put its
+    /// material frame in quasistatic equilibrium for the new stiffness at
+    /// once, as `new` does (the GPU's `set_material` twin). The substeps are
+    /// resolved again for the new stiffness by the next `step` (an error if
+    /// they no longer suffice). Errors: no such rod, constants out of range
+    /// (`RodMaterial::check`).
     pub fn set_material(
         &mut self,
         rod: usize,
         material: RodMaterial,
     ) -> Result<(), crate::rods::MaterialError> {
-        material.check()?;
-        let old = self.rods.material[rod].mass_per_length;
-        let scale = material.mass_per_length / old;
-        for i in self.rods.vertices(rod) {
-            self.rods.mass[i] *= scale;
-            if self.rods.inv_mass[i] != 0.0 {
-                self.rods.inv_mass[i] = 1.0 / self.rods.mass[i];
+        self.rods.set_material(rod, material)?;
+        let t = self.state.time;
+        let (rods, params) = (&self.rods, &self.params);
+        for_each_rod(rods, &mut self.state, &mut self.work, |r, w| {
+            if r == rod {
+                update_material_frame(rods, params, r, t, &mut w.s);
             }
-        }
-        self.rods.material[rod] = material;
+        });
         Ok(())
     }
 }

@@ -163,7 +163,7 @@ impl GpuSimulator {
         material: crate::rods::RodMaterial,
     ) -> Result<(), crate::rods::MaterialError> {
         self.rods.set_material(rod, material)?;
-        self.upload_rest();
+        self.upload_rest(&self.rod_origins());
         // The quasistatic twist depends on the stiffness (as `new`).
         self.update_material_frame();
         Ok(())
@@ -178,23 +178,24 @@ impl GpuSimulator {
         keyframes: Vec<crate::anchor::Keyframe>,
     ) -> Result<(), crate::anchor::AnchorError> {
         let count = self.rods.anchors.len();
-        let a = self
-            .rods
-            .anchors
-            .get_mut(anchor)
-            .ok_or(crate::anchor::AnchorError::NoSuchAnchor { anchor, count })?;
+        let a =
+            self.rods
+                .anchors
+                .get_mut(anchor)
+                .ok_or(crate::anchor::AnchorError::NoSuchAnchor {
+                    index: anchor,
+                    count,
+                })?;
         crate::anchor::check_keyframes(&keyframes)?;
         a.keyframes = keyframes;
         Ok(())
     }
 
-    /// Upload the per-rod and per-vertex rest data (materials, masses) and
-    /// the interaction grid's vertex masses again.
-    fn upload_rest(&mut self) {
-        let origin: Vec<DVec3> = (0..self.rods.rod_count())
-            .map(|r| self.packing.vertex_origin[self.rods.vertex_offset[r]])
-            .collect();
-        let packing = Packing::new(&self.rods, &origin);
+    /// Upload the per-rod and per-vertex rest data (materials, masses,
+    /// rod origins) and the interaction grid's vertex masses again, with
+    /// rod origins `origin` (the present ones: `self.rod_origins()`).
+    fn upload_rest(&mut self, origin: &[DVec3]) {
+        let packing = Packing::new(&self.rods, origin);
         let q = &self.ctx.queue;
         q.write_buffer(&self.buffers.rods, 0, bytemuck::cast_slice(&packing.rods));
         q.write_buffer(&self.buffers.rest, 0, bytemuck::cast_slice(&packing.rest));
@@ -204,6 +205,90 @@ impl GpuSimulator {
             bytemuck::cast_slice(&packing.grid_vertex),
         );
         self.packing = packing;
+    }
+
+    /// Each rod's origin now.
+    fn rod_origins(&self) -> Vec<DVec3> {
+        (0..self.rods.rod_count())
+            .map(|r| self.packing.vertex_origin[self.rods.vertex_offset[r]])
+            .collect()
+    }
+
+    /// Drive anchor `anchor` from the caller's clock: at time `t_target`
+    /// (s, after `time()`) it is translated by `translation` (m) and turned
+    /// by the rotation vector `rotation` (rad); the substeps until then
+    /// interpolate (`Anchor::set_pose`). Call it once a frame, before
+    /// `step`, with the time the frame ends. (CPU twin:
+    /// `CpuSimulator::set_anchor_pose`.)
+    pub fn set_anchor_pose(
+        &mut self,
+        anchor: usize,
+        t_target: f64,
+        translation: DVec3,
+        rotation: DVec3,
+    ) -> Result<(), crate::anchor::AnchorError> {
+        let now = self.time;
+        self.anchor_mut(anchor)?
+            .set_pose(now, t_target, translation, rotation)
+    }
+
+    /// `set_anchor_pose` with the rotation as a quaternion
+    /// (`Anchor::set_pose_quat`: the rotation vector nearest the present one).
+    pub fn set_anchor_pose_quat(
+        &mut self,
+        anchor: usize,
+        t_target: f64,
+        translation: DVec3,
+        rotation: glam::DQuat,
+    ) -> Result<(), crate::anchor::AnchorError> {
+        let now = self.time;
+        self.anchor_mut(anchor)?
+            .set_pose_quat(now, t_target, translation, rotation)
+    }
+
+    /// Move anchor `anchor` at once to `translation` and rotation vector
+    /// `rotation`, with every rod clamped to it, rigidly and without a
+    /// bounce (`anchor::teleport`, on the state read back from the GPU and
+    /// written again). The moved rods' origins move with them, so their
+    /// positions keep full precision wherever they land. Waits for the GPU.
+    pub fn teleport_anchor(
+        &mut self,
+        anchor: usize,
+        translation: DVec3,
+        rotation: DVec3,
+    ) -> Result<(), crate::anchor::AnchorError> {
+        let mut state = self.read_state();
+        crate::anchor::teleport(&mut self.rods, &mut state, anchor, translation, rotation)?;
+        let mut origin = self.rod_origins();
+        let moved = rod_origins(&self.rods, &state);
+        for r in 0..self.rods.rod_count() {
+            let clamped_here = [self.rods.start[r], self.rods.end[r]]
+                .iter()
+                .any(|e| matches!(e, crate::rods::EndCondition::Clamped(c) if c.anchor == anchor));
+            if clamped_here {
+                origin[r] = moved[r];
+            }
+        }
+        self.upload_rest(&origin);
+        self.write_state(&state);
+        Ok(())
+    }
+
+    fn anchor_mut(
+        &mut self,
+        anchor: usize,
+    ) -> Result<&mut crate::anchor::Anchor, crate::anchor::AnchorError> {
+        let count = self.rods.anchors.len();
+        if anchor == 0 {
+            return Err(crate::anchor::AnchorError::World);
+        }
+        self.rods
+            .anchors
+            .get_mut(anchor)
+            .ok_or(crate::anchor::AnchorError::NoSuchAnchor {
+                index: anchor,
+                count,
+            })
     }
 
     /// The device and queue this simulator runs on.
