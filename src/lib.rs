@@ -9,6 +9,7 @@ pub mod contact;
 pub mod cpu;
 pub mod demo;
 pub mod gpu;
+pub mod groom;
 pub mod interaction;
 pub mod output;
 pub mod params;

@@ -81,7 +81,7 @@ fn counted(x: f64, one: &str, many: &str) -> String {
 
 /// Rods and vertices a `[[rods]]` entry makes, and the field that sets the
 /// larger factor (counted in f64: `count × segments` may overflow usize).
-fn entry_size(i: usize, r: &RodSection) -> (f64, f64, String) {
+fn entry_size(i: usize, r: &RodSection, read: Option<(usize, usize)>) -> (f64, f64, String) {
     let f = |k: &str| format!("rods[{i}].{k}");
     let many = |count: usize, segments: usize| {
         let (c, n) = (count as f64, segments as f64 + 1.0);
@@ -94,20 +94,31 @@ fn entry_size(i: usize, r: &RodSection) -> (f64, f64, String) {
         RodSection::Helix(r) => (1.0, r.segments as f64 + 1.0, f("segments")),
         RodSection::Scalp(r) => many(r.count, r.segments),
         RodSection::Grass(r) => many(r.count, r.segments),
+        // Counted from the strands read (the file's size bounds what reading it takes).
+        RodSection::Groom(_) => {
+            let (rods, vertices) = read.unwrap_or_default();
+            (rods as f64, vertices as f64, f("file"))
+        }
     }
 }
 
 /// Refuse a scene whose rods would not fit in memory, before generating them.
-pub fn check_memory(file: &SceneFile) -> Result<(), Field> {
-    check_memory_within(file, memory_limit())
+/// `grooms[i]` is the rods and vertices of `rods[i]` when it is a groom,
+/// whose strands are read first.
+pub fn check_memory(file: &SceneFile, grooms: &[Option<(usize, usize)>]) -> Result<(), Field> {
+    check_memory_within(file, grooms, memory_limit())
 }
 
-fn check_memory_within(file: &SceneFile, (limit, what): (u64, String)) -> Result<(), Field> {
+fn check_memory_within(
+    file: &SceneFile,
+    grooms: &[Option<(usize, usize)>],
+    (limit, what): (u64, String),
+) -> Result<(), Field> {
     let sizes: Vec<_> = file
         .rods
         .iter()
         .enumerate()
-        .map(|(i, r)| entry_size(i, r))
+        .map(|(i, r)| entry_size(i, r, grooms.get(i).copied().flatten()))
         .collect();
     let rods: f64 = sizes.iter().map(|s| s.0).sum();
     let vertices: f64 = sizes.iter().map(|s| s.1).sum();
@@ -199,8 +210,8 @@ mod tests {
         );
         // 1000 rods of 10 vertices.
         let need = 10_000 * BYTES_PER_VERTEX + 1000 * BYTES_PER_ROD;
-        assert!(check_memory_within(&f, (need, "test".into())).is_ok());
-        let (field, message) = check_memory_within(&f, (need - 1, "test".into())).unwrap_err();
+        assert!(check_memory_within(&f, &[], (need, "test".into())).is_ok());
+        let (field, message) = check_memory_within(&f, &[], (need - 1, "test".into())).unwrap_err();
         assert_eq!(field, "rods[0].count");
         assert!(message.contains("10000 vertices in 1000 rods"), "{message}");
     }
@@ -210,7 +221,7 @@ mod tests {
         let f = file(
             "[[rods]]\nkind = \"scalp\"\nmaterial = \"m\"\ncenter = [0,0,0]\nradius = 0.1\ncount = 4000000000\nlength = 0.1\nsegments = 9000000000000000000\n",
         );
-        let (field, message) = check_memory_within(&f, (1 << 40, "test".into())).unwrap_err();
+        let (field, message) = check_memory_within(&f, &[], (1 << 40, "test".into())).unwrap_err();
         assert_eq!(field, "rods[0].segments");
         assert!(message.contains("EiB"), "{message}");
     }
