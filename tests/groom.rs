@@ -146,7 +146,10 @@ fn resampling_gives_equal_segments_along_the_strand() {
         assert!((*a - DVec3::from_array(b)).length() < 1e-12, "{r:?}");
     }
     // Kept points with a repeat are refused, naming the strand and points.
-    let strands = vec![vec![[0.0f32; 3], [1.0, 0.0, 0.0]], p.map(|x| x.as_vec3().to_array()).to_vec()];
+    let strands = vec![
+        vec![[0.0f32; 3], [1.0, 0.0, 0.0]],
+        p.map(|x| x.as_vec3().to_array()).to_vec(),
+    ];
     let place = Placement {
         scale: 1.0,
         rotation: DVec3::ZERO,
@@ -240,7 +243,10 @@ fn usd_reader_refuses_transforms_and_cubic_curves() {
     let cubic = base.replace("\"linear\"", "\"cubic\"");
     std::fs::write(&path, cubic).unwrap();
     let e = usd::read(&path).unwrap_err();
-    assert!(e.contains("/groom/strands.type: `cubic` curves are not read"), "{e}");
+    assert!(
+        e.contains("/groom/strands.type: `cubic` curves are not read"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -267,6 +273,11 @@ p = curves.GetPointsAttr().Get(4.0)[5]
 print(repr(p[0]), repr(p[1]), repr(p[2]))
 print(curves.GetTypeAttr().Get(), curves.GetWidthsInterpolation())
 print(stage.GetTimeCodesPerSecond(), stage.GetStartTimeCode(), stage.GetEndTimeCode(), UsdGeom.GetStageMetersPerUnit(stage), UsdGeom.GetStageUpAxis(stage))
+# Pixar's validators (UsdValidation: stage metadata, schema types, ...).
+from pxr import UsdValidation
+registry = UsdValidation.ValidationRegistry()
+errors = UsdValidation.ValidationContext(registry.GetOrLoadAllValidators()).Validate(stage)
+print(len(registry.GetOrLoadAllValidators()), "validators:", "; ".join(e.GetName() + ": " + e.GetMessage() for e in errors) or "none failed")
 "#;
     let out = Command::new("python3")
         .arg("-c")
@@ -299,6 +310,11 @@ print(stage.GetTimeCodesPerSecond(), stage.GetStartTimeCode(), stage.GetEndTimeC
     assert_eq!(got, want.to_array().to_vec());
     assert_eq!(lines[4], "linear vertex");
     assert_eq!(lines[5], "60.0 0.0 4.0 1.0 Y");
+    assert!(
+        lines[6].ends_with("validators: none failed"),
+        "{}",
+        lines[6]
+    );
 }
 
 #[test]
@@ -333,10 +349,16 @@ fn bad_groom_files_name_the_file_and_the_problem() {
     // A strand of one point (0 segments).
     let one = hair::to_bytes(&[small_groom(1, 4)[0].clone(), vec![[1.0, 2.0, 3.0]]], "").unwrap();
     let e = load("one.hair", Some(&one));
-    assert!(e.contains("one.hair: strand 1 has 1 point; a strand needs at least 2"), "{e}");
+    assert!(
+        e.contains("one.hair: strand 1 has 1 point; a strand needs at least 2"),
+        "{e}"
+    );
     let e = load("groom.obj", Some(b"v 0 0 0\n"));
     assert!(e.contains("groom.obj: unknown groom format"), "{e}");
-    let e = load("bad.usda", Some(b"#usda 1.0\ndef BasisCurves \"c\" {\n  int[] curveVertexCounts = [2\n"));
+    let e = load(
+        "bad.usda",
+        Some(b"#usda 1.0\ndef BasisCurves \"c\" {\n  int[] curveVertexCounts = [2\n"),
+    );
     assert!(e.contains("bad.usda: cannot read as USD"), "{e}");
 }
 
@@ -383,12 +405,26 @@ fn run_writes_usd_with_a_frame_per_stored_step() {
     let dir = temp_dir("cli");
     let usd_path = dir.join("run.usda");
     let out = Command::new(env!("CARGO_BIN_EXE_strands"))
-        .args(["run", "scenes/groom.toml", "--backend", "cpu", "--steps", "6", "--every", "2", "--usd"])
+        .args([
+            "run",
+            "scenes/groom.toml",
+            "--backend",
+            "cpu",
+            "--steps",
+            "6",
+            "--every",
+            "2",
+            "--usd",
+        ])
         .arg(&usd_path)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // No --out: the USD instead of JSON on standard output.
     assert!(out.stdout.is_empty());
     let c = &usd::read(&usd_path).unwrap()[0];
@@ -399,11 +435,22 @@ fn run_writes_usd_with_a_frame_per_stored_step() {
     assert!(c.width_samples[0].1.iter().all(|&w| w == 1e-4f32));
     // A directory is refused before the first step.
     let out = Command::new(env!("CARGO_BIN_EXE_strands"))
-        .args(["run", "scenes/groom.toml", "--backend", "cpu", "--steps", "1", "--usd"])
+        .args([
+            "run",
+            "scenes/groom.toml",
+            "--backend",
+            "cpu",
+            "--steps",
+            "1",
+            "--usd",
+        ])
         .arg(&dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--usd") && err.contains("is a directory"), "{err}");
+    assert!(
+        err.contains("--usd") && err.contains("is a directory"),
+        "{err}"
+    );
 }

@@ -30,11 +30,15 @@ use std::path::Path;
 
 /// Header size (bytes).
 pub const HEADER_BYTES: usize = 128;
-/// Bit flags of the arrays a file holds.
+/// Header flag: a segments array (u16 per strand) follows.
 pub const SEGMENTS_BIT: u32 = 1;
+/// Header flag: a points array (3 × f32 per point) follows.
 pub const POINTS_BIT: u32 = 2;
+/// Header flag: a thickness array (f32 per point) follows.
 pub const THICKNESS_BIT: u32 = 4;
+/// Header flag: a transparency array (f32 per point) follows.
 pub const TRANSPARENCY_BIT: u32 = 8;
+/// Header flag: a colors array (3 × f32 per point) follows.
 pub const COLORS_BIT: u32 = 16;
 
 /// Strands read from a `.hair` file: positions in file units, root first.

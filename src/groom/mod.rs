@@ -119,7 +119,7 @@ pub fn resample(p: &[DVec3], n: usize) -> Option<Vec<DVec3>> {
         s.push(s.last().unwrap() + (w[1] - w[0]).length());
     }
     let total = *s.last().unwrap();
-    if !(total > 0.0) || n == 0 {
+    if total.is_nan() || total <= 0.0 || n == 0 {
         return None;
     }
     let mut out = Vec::with_capacity(n + 1);
