@@ -232,14 +232,14 @@ fn run(
         "sim.steps"
     };
     let steps = steps.unwrap_or(scene.steps);
-    check_run(&scene, steps, steps_field, every, max_work).map_err(|(field, message)| {
-        SceneError {
+    check_run(&scene, steps, steps_field, every, max_work, usd.is_some()).map_err(
+        |(field, message)| SceneError {
             file: path.clone(),
             field,
             origin: None,
             message,
-        }
-    })?;
+        },
+    )?;
     // Found before simulating: an --out or --usd that cannot be written.
     let open = |flag, f: &PathBuf| -> Result<OutFile> {
         let o =

@@ -148,13 +148,15 @@ fn check_memory_within(
 /// Refuse a run of `steps` steps (frames stored every `every`, 0: none) that
 /// is larger than `max_work` vertex-substeps, or whose stored frames and
 /// diagnostics would not fit in memory with the scene. `steps_field` names
-/// where the step count came from (`sim.steps` or `--steps`).
+/// where the step count came from (`sim.steps` or `--steps`); `usd`: the
+/// run also keeps `--usd` frames (every K-th step, or every step).
 pub fn check_run(
     scene: &Scene,
     steps: u64,
     steps_field: &str,
     every: u64,
     max_work: f64,
+    usd: bool,
 ) -> Result<(), Field> {
     let vertices: usize = scene.rods.iter().map(|r| r.points.len()).sum();
     let substeps = scene.params.substeps;
@@ -173,9 +175,18 @@ pub fn check_run(
     let frames = steps.checked_div(every).map_or(0.0, |n| (n + 1) as f64);
     let frame_bytes = frames * vertices as f64 * BYTES_PER_FRAME_VERTEX as f64;
     let step_bytes = (steps as f64 + 1.0) * BYTES_PER_STEP as f64;
-    let need = scene_bytes + frame_bytes + step_bytes;
+    // `--usd` frames: f32 positions (`crate::groom::usd::UsdWriter`).
+    let usd_frames = if usd {
+        (steps / every.max(1) + 1) as f64
+    } else {
+        0.0
+    };
+    let usd_bytes = usd_frames * vertices as f64 * 12.0;
+    let need = scene_bytes + frame_bytes + step_bytes + usd_bytes;
     if need > limit as f64 {
-        let field = if frame_bytes > step_bytes {
+        let field = if usd_bytes > frame_bytes.max(step_bytes) {
+            "--usd".to_string()
+        } else if frame_bytes > step_bytes {
             "--every".to_string()
         } else {
             steps_field.to_string()
@@ -183,11 +194,12 @@ pub fn check_run(
         return Err((
             field,
             format!(
-                "the run needs about {} of memory: the scene {}, {frames:.0} stored frames {}, {steps} steps of diagnostics {}; more than {} of {what}",
+                "the run needs about {} of memory: the scene {}, {frames:.0} stored frames {}, {steps} steps of diagnostics {}, {usd_frames:.0} USD frames {}; more than {} of {what}",
                 bytes(need),
                 bytes(scene_bytes),
                 bytes(frame_bytes),
                 bytes(step_bytes),
+                bytes(usd_bytes),
                 bytes(limit as f64)
             ),
         ));
