@@ -278,11 +278,17 @@ from pxr import UsdValidation
 registry = UsdValidation.ValidationRegistry()
 errors = UsdValidation.ValidationContext(registry.GetOrLoadAllValidators()).Validate(stage)
 print(len(registry.GetOrLoadAllValidators()), "validators:", "; ".join(e.GetName() + ": " + e.GetMessage() for e in errors) or "none failed")
+# The shipped groom, as Pixar reads it.
+groom = Usd.Stage.Open(sys.argv[2])
+g = UsdGeom.BasisCurves(groom.GetPrimAtPath("/groom/strands"))
+errors = UsdValidation.ValidationContext(registry.GetOrLoadAllValidators()).Validate(groom)
+print(len(g.GetCurveVertexCountsAttr().Get()), len(g.GetPointsAttr().Get()), UsdGeom.GetStageMetersPerUnit(groom), len(errors))
 "#;
     let out = Command::new("python3")
         .arg("-c")
         .arg(script)
         .arg(&path)
+        .arg(shipped().join("small.usda"))
         .output()
         .expect("python3 runs (Pixar's USD reader is its usd-core package)");
     let stdout = String::from_utf8_lossy(&out.stdout);
