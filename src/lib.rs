@@ -65,6 +65,7 @@ pub mod cpu;
 #[doc(hidden)] // `strands demo`: the application's, not the library's
 pub mod demo;
 pub mod gpu;
+pub mod groom;
 pub mod interaction;
 #[doc(hidden)] // the JSON result of `strands run` (README.md, "Result file")
 pub mod output;

@@ -42,6 +42,10 @@ enum Command {
         /// Also store every K-th step's positions and twist angles.
         #[arg(long, value_name = "K")]
         every: Option<u64>,
+        /// Also write the strands as USD BasisCurves with a time sample per
+        /// stored frame (every step without --every); without --out, no JSON.
+        #[arg(long, value_name = "FILE.usda")]
+        usd: Option<PathBuf>,
         /// Override a scene value, e.g. `--set sim.dt=1e-4` or `--set rods.0.segments=40`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -152,13 +156,14 @@ fn main() {
             steps,
             out,
             every,
+            usd,
             set,
             backend,
             max_work,
         } => run(
             scene,
             steps,
-            out,
+            (out, usd),
             every.unwrap_or(0),
             &set,
             backend,
@@ -179,7 +184,7 @@ fn main() {
 /// and writes what it simulated. A second Ctrl-C exits at once.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// The temporary result file being written, removed by a second Ctrl-C.
-static PARTIAL: Mutex<Option<PathBuf>> = Mutex::new(None);
+static PARTIAL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// A run stopped by Ctrl-C (exit status 130).
 #[derive(Debug, thiserror::Error)]
@@ -200,7 +205,7 @@ fn gpu_hint(e: strands::gpu::GpuError) -> anyhow::Error {
 fn catch_ctrl_c() {
     let installed = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            if let Some(p) = PARTIAL.lock().ok().and_then(|p| p.clone()) {
+            for p in PARTIAL.lock().map(|p| p.clone()).unwrap_or_default() {
                 let _ = std::fs::remove_file(p);
             }
             eprintln!("error: interrupted twice; exiting without writing a result");
@@ -218,7 +223,7 @@ fn catch_ctrl_c() {
 fn run(
     path: PathBuf,
     steps: Option<u64>,
-    out: Option<PathBuf>,
+    (out, usd): (Option<PathBuf>, Option<PathBuf>),
     every: u64,
     set: &[String],
     backend: Option<BackendKind>,
@@ -238,23 +243,23 @@ fn run(
         "sim.steps"
     };
     let steps = steps.unwrap_or(scene.steps);
-    check_run(&scene, steps, steps_field, every, max_work).map_err(|(field, message)| {
-        SceneError {
+    check_run(&scene, steps, steps_field, every, max_work, usd.is_some()).map_err(
+        |(field, message)| SceneError {
             file: path.clone(),
             field,
             origin: None,
             message,
-        }
-    })?;
-    // Found before simulating: an --out that cannot be written.
-    let out_file = match &out {
-        Some(f) => {
-            let o = OutFile::create(f).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            *PARTIAL.lock().unwrap() = o.temp().map(PathBuf::from);
-            Some(o)
-        }
-        None => None,
+        },
+    )?;
+    // Found before simulating: an --out or --usd that cannot be written.
+    let open = |flag, f: &PathBuf| -> Result<OutFile> {
+        let o =
+            OutFile::create_for(flag, f).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        PARTIAL.lock().unwrap().extend(o.temp().map(PathBuf::from));
+        Ok(o)
     };
+    let out_file = out.as_ref().map(|f| open("--out", f)).transpose()?;
+    let usd_file = usd.as_ref().map(|f| open("--usd", f)).transpose()?;
     let (rods, state) = scene.build();
     eprintln!("{}", substeps_line(&rods, &scene.params));
     if let Some((n, r, depth)) = strands::cpu::starting_inside(&rods, &state) {
@@ -336,6 +341,18 @@ fn run(
     if every > 0 {
         frames.push(frame(&sim));
     }
+    // USD frames: those stored by --every K, or every step.
+    let usd_every = every.max(1);
+    let mut usd_frames = usd_file.as_ref().map(|_| {
+        let tcps = 1.0 / params.dt;
+        let info = strands::groom::usd::StageInfo {
+            time_codes_per_second: tcps,
+            up_axis: "Y",
+        };
+        let mut w = strands::groom::usd::UsdWriter::for_rods(sim.rods(), info);
+        w.push(0.0, &sim.state().pos);
+        w
+    });
     let bar = ProgressBar::new(steps).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} steps, {elapsed} elapsed, {eta} left")
             .unwrap(),
@@ -366,6 +383,11 @@ fn run(
                 diagnostics.push(StepDiagnostics::new(sim.step_count(), d));
                 if every > 0 && sim.step_count().is_multiple_of(every) {
                     frames.push(frame(&sim));
+                }
+                if let Some(w) = usd_frames.as_mut()
+                    && sim.step_count().is_multiple_of(usd_every)
+                {
+                    w.push(sim.step_count() as f64, &sim.state().pos);
                 }
                 bar.inc(1);
             }
@@ -413,12 +435,20 @@ fn run(
     };
     let time = last.time;
     let vertex_steps = sim.rods().vertex_count() as f64 * taken as f64 * params.substeps as f64;
+    let mut wrote = Vec::new();
+    if let (Some(o), Some(w), Some(file)) = (usd_file, &usd_frames, &usd) {
+        o.write_with(|f| w.write(f))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        wrote.push(format!("{} ({} frames)", file.display(), w.frame_count()));
+    }
     let wrote = match (out_file, &out) {
         (Some(o), Some(file)) => {
             o.write(&result)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            format!("{}", file.display())
+            wrote.insert(0, format!("{}", file.display()));
+            wrote.join(" and ")
         }
+        _ if usd.is_some() => wrote.join(" and "),
         _ => {
             let stdout = std::io::stdout();
             let mut w = std::io::BufWriter::new(stdout.lock());
@@ -440,8 +470,11 @@ fn run(
     eprintln!(
         "done: t = {time:.4} s in {wall:.2} s wall ({:.3e} vertex-substeps/s){}",
         vertex_steps / wall.max(1e-9),
-        out.map(|f| format!("; wrote {}", f.display()))
-            .unwrap_or_default()
+        if out.is_some() || usd.is_some() {
+            format!("; wrote {wrote}")
+        } else {
+            String::new()
+        }
     );
     Ok(())
 }

@@ -164,6 +164,8 @@ pub fn rods_of(rods: &RodSet, state: &State) -> Vec<RodResult> {
 /// before its result leaves nothing (and an earlier result stays whole).
 /// Existing special files (`/dev/stdout`, a pipe) are written directly.
 pub struct OutFile {
+    /// The option that named it (`--out`, `--usd`), for messages.
+    flag: &'static str,
     target: PathBuf,
     /// The temporary file, renamed to `target` by `write`; `None` when
     /// writing `target` directly.
@@ -173,21 +175,27 @@ pub struct OutFile {
 
 impl OutFile {
     pub fn create(target: &Path) -> Result<OutFile, String> {
+        OutFile::create_for("--out", target)
+    }
+
+    /// As `create`, for the file of option `flag` (named in messages).
+    pub fn create_for(flag: &'static str, target: &Path) -> Result<OutFile, String> {
         let shown = target.display();
         let meta = std::fs::metadata(target).ok();
         if let Some(m) = &meta {
             if m.is_dir() {
-                return Err(format!("--out {shown}: is a directory"));
+                return Err(format!("{flag} {shown}: is a directory"));
             }
             if m.permissions().readonly() {
-                return Err(format!("--out {shown}: the file is read-only"));
+                return Err(format!("{flag} {shown}: the file is read-only"));
             }
             if !m.is_file() {
                 let file = std::fs::OpenOptions::new()
                     .write(true)
                     .open(target)
-                    .map_err(|e| format!("--out {shown}: cannot write: {e}"))?;
+                    .map_err(|e| format!("{flag} {shown}: cannot write: {e}"))?;
                 return Ok(OutFile {
+                    flag,
                     target: target.into(),
                     temp: None,
                     file: Some(file),
@@ -197,12 +205,12 @@ impl OutFile {
         // An existing link is replaced at the file it points to.
         let real = match meta {
             Some(_) => std::fs::canonicalize(target)
-                .map_err(|e| format!("--out {shown}: cannot resolve: {e}"))?,
+                .map_err(|e| format!("{flag} {shown}: cannot resolve: {e}"))?,
             None => target.to_path_buf(),
         };
         let name = real
             .file_name()
-            .ok_or_else(|| format!("--out {shown}: not a file name"))?;
+            .ok_or_else(|| format!("{flag} {shown}: not a file name"))?;
         let dir = match real.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -214,11 +222,12 @@ impl OutFile {
         ));
         let file = std::fs::File::create(&temp).map_err(|e| {
             format!(
-                "--out {shown}: cannot create a file in {}: {e}",
+                "{flag} {shown}: cannot create a file in {}: {e}",
                 dir.display()
             )
         })?;
         Ok(OutFile {
+            flag,
             target: real,
             temp: Some(temp),
             file: Some(file),
@@ -231,19 +240,26 @@ impl OutFile {
     }
 
     /// Write the result and put it in place.
-    pub fn write(mut self, result: &RunResult) -> Result<(), String> {
-        let shown = self.target.display().to_string();
+    pub fn write(self, result: &RunResult) -> Result<(), String> {
+        self.write_with(|w| serde_json::to_writer(w, result).map_err(std::io::Error::other))
+    }
+
+    /// Write the file with `body` and put it in place.
+    pub fn write_with(
+        mut self,
+        body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<(), String> {
+        let (flag, shown) = (self.flag, self.target.display().to_string());
         let file = self.file.take().expect("written once");
         let mut w = std::io::BufWriter::new(file);
-        serde_json::to_writer(&mut w, result)
-            .map_err(|e| format!("--out {shown}: cannot write: {e}"))?;
+        body(&mut w).map_err(|e| format!("{flag} {shown}: cannot write: {e}"))?;
         w.flush()
-            .map_err(|e| format!("--out {shown}: cannot write: {e}"))?;
+            .map_err(|e| format!("{flag} {shown}: cannot write: {e}"))?;
         drop(w);
         if let Some(temp) = self.temp.take() {
             std::fs::rename(&temp, &self.target).map_err(|e| {
                 let _ = std::fs::remove_file(&temp);
-                format!("--out {shown}: cannot replace it: {e}")
+                format!("{flag} {shown}: cannot replace it: {e}")
             })?;
         }
         Ok(())

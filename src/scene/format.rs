@@ -435,6 +435,37 @@ rod_kind!(
     }
 );
 
+rod_kind!(
+    /// Strands read from a groom file (`.hair`, or USD `BasisCurves`):
+    /// roots clamped (to `start_anchor`), tips free.
+    GroomRods {
+        /// Path, relative to the scene file.
+        file: String,
+        /// File units to metres (default 1).
+        #[serde(default = "default_scale")]
+        scale: f64,
+        /// Rotation vector (degrees), applied after scaling.
+        #[serde(default)]
+        rotation: V3,
+        /// Translation (m), applied last.
+        #[serde(default)]
+        translation: V3,
+        /// Resample every strand to this many equal segments; default: keep the file's points.
+        segments: Option<usize>,
+        /// Take every k-th strand of the file (default 1: all).
+        #[serde(default = "default_every")]
+        every: usize,
+        /// Then at most this many strands (default: all).
+        max_strands: Option<usize>,
+    }
+);
+
+fn default_scale() -> f64 {
+    1.0
+}
+fn default_every() -> usize {
+    1
+}
 fn default_axis() -> V3 {
     [0.0, 0.0, 1.0]
 }
@@ -465,11 +496,12 @@ pub enum RodSection {
     Helix(HelixRod),
     Scalp(ScalpRods),
     Grass(GrassRods),
+    Groom(GroomRods),
 }
 
 impl RodSection {
     /// The values `kind` may take.
-    pub const KINDS: &[&str] = &["polyline", "straight", "helix", "scalp", "grass"];
+    pub const KINDS: &[&str] = &["polyline", "straight", "helix", "scalp", "grass", "groom"];
 
     /// The entry (without its `kind` key) as the struct of `kind`, one of `KINDS`.
     pub fn of_kind<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Self, D::Error> {
@@ -479,6 +511,7 @@ impl RodSection {
             "helix" => RodSection::Helix(Deserialize::deserialize(d)?),
             "scalp" => RodSection::Scalp(Deserialize::deserialize(d)?),
             "grass" => RodSection::Grass(Deserialize::deserialize(d)?),
+            "groom" => RodSection::Groom(Deserialize::deserialize(d)?),
             _ => return Err(serde::de::Error::unknown_variant(kind, Self::KINDS)),
         })
     }

@@ -148,9 +148,26 @@ fn helix(
 }
 
 /// The polylines of one `[[rods]]` entry, checked (a field and what is
-/// wrong with it).
-pub fn generate(section: &RodSection) -> Result<Generated<'_>, Field> {
+/// wrong with it); `groom` holds the strands of a `groom` entry, already
+/// read and placed (`crate::groom::prepare`).
+pub fn generate(
+    section: &RodSection,
+    groom: Option<Vec<(usize, Vec<DVec3>)>>,
+) -> Result<Generated<'_>, Field> {
     match section {
+        RodSection::Groom(r) => Ok(Generated {
+            common: common!(r, EndKind::Clamped),
+            rods: groom
+                .expect("groom strands are read before generating")
+                .into_iter()
+                .map(|(_, points)| GenRod {
+                    points,
+                    rest: None,
+                    frame_angle: 0.0,
+                })
+                .collect(),
+            many: true,
+        }),
         RodSection::Polyline(r) => Ok(Generated {
             common: common!(r, EndKind::Free),
             rods: vec![GenRod {

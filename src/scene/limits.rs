@@ -81,7 +81,7 @@ fn counted(x: f64, one: &str, many: &str) -> String {
 
 /// Rods and vertices a `[[rods]]` entry makes, and the field that sets the
 /// larger factor (counted in f64: `count × segments` may overflow usize).
-fn entry_size(i: usize, r: &RodSection) -> (f64, f64, String) {
+fn entry_size(i: usize, r: &RodSection, read: Option<(usize, usize)>) -> (f64, f64, String) {
     let f = |k: &str| format!("rods[{i}].{k}");
     let many = |count: usize, segments: usize| {
         let (c, n) = (count as f64, segments as f64 + 1.0);
@@ -94,20 +94,31 @@ fn entry_size(i: usize, r: &RodSection) -> (f64, f64, String) {
         RodSection::Helix(r) => (1.0, r.segments as f64 + 1.0, f("segments")),
         RodSection::Scalp(r) => many(r.count, r.segments),
         RodSection::Grass(r) => many(r.count, r.segments),
+        // Counted from the strands read (the file's size bounds what reading it takes).
+        RodSection::Groom(_) => {
+            let (rods, vertices) = read.unwrap_or_default();
+            (rods as f64, vertices as f64, f("file"))
+        }
     }
 }
 
 /// Refuse a scene whose rods would not fit in memory, before generating them.
-pub fn check_memory(file: &SceneFile) -> Result<(), Field> {
-    check_memory_within(file, memory_limit())
+/// `grooms[i]` is the rods and vertices of `rods[i]` when it is a groom,
+/// whose strands are read first.
+pub fn check_memory(file: &SceneFile, grooms: &[Option<(usize, usize)>]) -> Result<(), Field> {
+    check_memory_within(file, grooms, memory_limit())
 }
 
-fn check_memory_within(file: &SceneFile, (limit, what): (u64, String)) -> Result<(), Field> {
+fn check_memory_within(
+    file: &SceneFile,
+    grooms: &[Option<(usize, usize)>],
+    (limit, what): (u64, String),
+) -> Result<(), Field> {
     let sizes: Vec<_> = file
         .rods
         .iter()
         .enumerate()
-        .map(|(i, r)| entry_size(i, r))
+        .map(|(i, r)| entry_size(i, r, grooms.get(i).copied().flatten()))
         .collect();
     let rods: f64 = sizes.iter().map(|s| s.0).sum();
     let vertices: f64 = sizes.iter().map(|s| s.1).sum();
@@ -137,13 +148,15 @@ fn check_memory_within(file: &SceneFile, (limit, what): (u64, String)) -> Result
 /// Refuse a run of `steps` steps (frames stored every `every`, 0: none) that
 /// is larger than `max_work` vertex-substeps, or whose stored frames and
 /// diagnostics would not fit in memory with the scene. `steps_field` names
-/// where the step count came from (`sim.steps` or `--steps`).
+/// where the step count came from (`sim.steps` or `--steps`); `usd`: the
+/// run also keeps `--usd` frames (every K-th step, or every step).
 pub fn check_run(
     scene: &Scene,
     steps: u64,
     steps_field: &str,
     every: u64,
     max_work: f64,
+    usd: bool,
 ) -> Result<(), Field> {
     let vertices: usize = scene.rods.iter().map(|r| r.points.len()).sum();
     let substeps = scene.params.substeps;
@@ -162,9 +175,18 @@ pub fn check_run(
     let frames = steps.checked_div(every).map_or(0.0, |n| (n + 1) as f64);
     let frame_bytes = frames * vertices as f64 * BYTES_PER_FRAME_VERTEX as f64;
     let step_bytes = (steps as f64 + 1.0) * BYTES_PER_STEP as f64;
-    let need = scene_bytes + frame_bytes + step_bytes;
+    // `--usd` frames: f32 positions (`crate::groom::usd::UsdWriter`).
+    let usd_frames = if usd {
+        (steps / every.max(1) + 1) as f64
+    } else {
+        0.0
+    };
+    let usd_bytes = usd_frames * vertices as f64 * 12.0;
+    let need = scene_bytes + frame_bytes + step_bytes + usd_bytes;
     if need > limit as f64 {
-        let field = if frame_bytes > step_bytes {
+        let field = if usd_bytes > frame_bytes.max(step_bytes) {
+            "--usd".to_string()
+        } else if frame_bytes > step_bytes {
             "--every".to_string()
         } else {
             steps_field.to_string()
@@ -172,11 +194,12 @@ pub fn check_run(
         return Err((
             field,
             format!(
-                "the run needs about {} of memory: the scene {}, {frames:.0} stored frames {}, {steps} steps of diagnostics {}; more than {} of {what}",
+                "the run needs about {} of memory: the scene {}, {frames:.0} stored frames {}, {steps} steps of diagnostics {}, {usd_frames:.0} USD frames {}; more than {} of {what}",
                 bytes(need),
                 bytes(scene_bytes),
                 bytes(frame_bytes),
                 bytes(step_bytes),
+                bytes(usd_bytes),
                 bytes(limit as f64)
             ),
         ));
@@ -199,8 +222,8 @@ mod tests {
         );
         // 1000 rods of 10 vertices.
         let need = 10_000 * BYTES_PER_VERTEX + 1000 * BYTES_PER_ROD;
-        assert!(check_memory_within(&f, (need, "test".into())).is_ok());
-        let (field, message) = check_memory_within(&f, (need - 1, "test".into())).unwrap_err();
+        assert!(check_memory_within(&f, &[], (need, "test".into())).is_ok());
+        let (field, message) = check_memory_within(&f, &[], (need - 1, "test".into())).unwrap_err();
         assert_eq!(field, "rods[0].count");
         assert!(message.contains("10000 vertices in 1000 rods"), "{message}");
     }
@@ -210,7 +233,7 @@ mod tests {
         let f = file(
             "[[rods]]\nkind = \"scalp\"\nmaterial = \"m\"\ncenter = [0,0,0]\nradius = 0.1\ncount = 4000000000\nlength = 0.1\nsegments = 9000000000000000000\n",
         );
-        let (field, message) = check_memory_within(&f, (1 << 40, "test".into())).unwrap_err();
+        let (field, message) = check_memory_within(&f, &[], (1 << 40, "test".into())).unwrap_err();
         assert_eq!(field, "rods[0].segments");
         assert!(message.contains("EiB"), "{message}");
     }

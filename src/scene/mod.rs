@@ -763,13 +763,29 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
             "the scene has no rods ([[rods]] tables)".into(),
         ));
     }
-    limits::check_memory(&file)?;
+    // Groom files are read first: their strands are counted with the rest.
+    let mut grooms = Vec::new();
+    for (i, section) in file.rods.iter().enumerate() {
+        grooms.push(match section {
+            RodSection::Groom(g) => Some(read_groom(i, g, dir)?),
+            _ => None,
+        });
+    }
+    let sizes: Vec<Option<(usize, usize)>> = grooms
+        .iter()
+        .map(|g| {
+            g.as_ref()
+                .map(|s| (s.len(), s.iter().map(|(_, p)| p.len()).sum()))
+        })
+        .collect();
+    limits::check_memory(&file, &sizes)?;
     let mut rods = Vec::new();
     let mut rod_groups = Vec::new();
     let mut motions = Vec::new();
     for (i, section) in file.rods.iter().enumerate() {
         let field = |k: &str| format!("rods[{i}].{k}");
-        let generated = generators::generate(section).map_err(|(k, m)| (field(&k), m))?;
+        let generated =
+            generators::generate(section, grooms[i].take()).map_err(|(k, m)| (field(&k), m))?;
         let c = generated.common;
         let group = c.group.clone().unwrap_or_else(|| "default".into());
         if group.is_empty() {
@@ -925,6 +941,42 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
         interaction,
         motion: motions,
     })
+}
+
+/// The strands of groom entry `rods[i]`, read from its file and placed.
+fn read_groom(i: usize, g: &GroomRods, dir: &Path) -> Result<Vec<(usize, Vec<DVec3>)>, Field> {
+    let field = |k: &str| format!("rods[{i}].{k}");
+    if let Some(n) = g.segments
+        && n < 2
+    {
+        return Err((
+            field("segments"),
+            format!("must be at least 2 (a rod has at least 3 vertices), got {n}"),
+        ));
+    }
+    if g.every == 0 {
+        return Err((
+            field("every"),
+            "must be at least 1 (every k-th strand; 1 takes all)".into(),
+        ));
+    }
+    if g.max_strands == Some(0) {
+        return Err((field("max_strands"), "must be at least 1".into()));
+    }
+    let file = dir.join(&g.file);
+    let shown = file.display();
+    let strands =
+        crate::groom::load(&file).map_err(|e| (field("file"), format!("{shown}: {e}")))?;
+    let placement = crate::groom::Placement {
+        scale: g.scale,
+        rotation: v3(g.rotation) * (PI / 180.0),
+        translation: v3(g.translation),
+        segments: g.segments,
+        every: g.every,
+        max_strands: g.max_strands,
+    };
+    crate::groom::prepare(&strands, &placement)
+        .map_err(|e| (field("file"), format!("{shown}: {e}")))
 }
 
 /// `[interaction]`, checked; group names are checked against the rods by

@@ -235,6 +235,12 @@ fn rod(base: &str, r: &RodSection) -> Result<(), Field> {
             length(&f("size[1]"), r.size[1])?;
             length(&f("height"), r.height)?;
         }
+        RodSection::Groom(r) => {
+            common_ranges!(f, r);
+            within(&f("scale"), r.scale, 1e-9, 1e9, "")?;
+            vector(&f("rotation"), &r.rotation, MAX_ANGLE, "degrees")?;
+            point(&f("translation"), &r.translation)?;
+        }
     }
     Ok(())
 }
