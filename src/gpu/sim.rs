@@ -847,7 +847,10 @@ impl GpuSimulator {
         pass.dispatch_workgroups(x, y, 1);
     }
 
-    /// Whether the fast and SHAKE projections run packed: one workgroup per
+    /// Whether the frames, forces, fast and SHAKE projections run packed
+    /// (`Kernel::Frames`, `Kernel::Forces`, parallel scans over each rod)
+    /// or walked (`Kernel::FramesRod`, `Kernel::ForcesRod`); for the
+    /// projections: one workgroup per
     /// pack of rods, parallel over its vertices, solved by parallel cyclic
     /// reduction (`Kernel::ProjectFast`, depth O(log n) per rod), or one
     /// invocation walking each rod with the Thomas algorithm
@@ -859,7 +862,7 @@ impl GpuSimulator {
         self.packed
     }
 
-    /// Choose the form of the projections (`packed`); both give the same
+    /// Choose the form of the frames, forces and projections (`packed`); both give the same
     /// result to f32 rounding (tests/gpu_parity.rs).
     pub fn set_packed(&mut self, packed: bool) {
         self.packed = packed;
@@ -871,6 +874,22 @@ impl GpuSimulator {
             (false, false) => Kernel::ProjectFastRod,
             (true, true) => Kernel::ProjectShake,
             (true, false) => Kernel::ProjectShakeRod,
+        }
+    }
+
+    fn forces_kernel(&self) -> Kernel {
+        if self.packed {
+            Kernel::Forces
+        } else {
+            Kernel::ForcesRod
+        }
+    }
+
+    fn frames_kernel(&self) -> Kernel {
+        if self.packed {
+            Kernel::Frames
+        } else {
+            Kernel::FramesRod
         }
     }
 
@@ -900,7 +919,7 @@ impl GpuSimulator {
     /// `cpu::substep`.
     fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
         let at = entry(k, 0);
-        self.dispatch(pass, Kernel::Forces, at);
+        self.dispatch(pass, self.forces_kernel(), at);
         if matches!(self.params.projection, Projection::Shake { .. }) {
             self.dispatch(pass, Kernel::SaveStart, at);
         }
@@ -921,7 +940,7 @@ impl GpuSimulator {
         }
         // Always: it also counts the chatter (`project::project_velocity`).
         self.dispatch(pass, Kernel::ProjectVelocity, at);
-        self.dispatch(pass, Kernel::Frames, at);
+        self.dispatch(pass, self.frames_kernel(), at);
         self.dispatch(pass, Kernel::Twist, at);
     }
 
@@ -1199,7 +1218,7 @@ impl GpuSimulator {
                 label: Some("update_material_frame"),
                 timestamp_writes: None,
             });
-            self.dispatch(&mut pass, Kernel::Frames, 0);
+            self.dispatch(&mut pass, self.frames_kernel(), 0);
             self.dispatch(&mut pass, Kernel::Twist, 0);
         }
         self.ctx.queue.submit([encoder.finish()]);
