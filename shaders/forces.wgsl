@@ -199,8 +199,10 @@ fn forces_pack(w: u32, lid: u32) {
     }
     workgroupBarrier();
     // (c) Sⱼ = Σ_{i≥j} Cᵢ within each rod by the doubling scan
-    // (src/cpu/forces.rs `suffix_sums`, level for level).
-    for (var s = 1u; s < n; s *= 2u) {
+    // (src/cpu/forces.rs `suffix_sums`, level for level; the levels of the
+    // pack's longest rod).
+    let most = pack_most_edges(rods_of);
+    for (var s = 1u; s < most; s *= 2u) {
         var sums: array<f32, ROWS_PER_INVOCATION>;
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
             let i = lid + q * WORKGROUP;

@@ -124,8 +124,10 @@ fn frames_pack(w: u32, lid: u32) {
     }
     workgroupBarrier();
     // (c) Qⱼ = Pⱼ ⋯ P₁ within each rod by the doubling scan
-    // (src/cpu/frames.rs `prefix_products`, level for level).
-    for (var s = 1u; s < n; s *= 2u) {
+    // (src/cpu/frames.rs `prefix_products`, level for level; the levels of
+    // the pack's longest rod).
+    let most = pack_most_edges(rods_of);
+    for (var s = 1u; s < most; s *= 2u) {
         var products: array<vec4<f32>, ROWS_PER_INVOCATION>;
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
             let i = lid + q * WORKGROUP;

@@ -229,3 +229,22 @@ pub fn external_forces(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The doubling scan gives every suffix sum Σ_{j≥k} cⱼ, for every length
+    /// (integers, so both orders of summation are exact).
+    #[test]
+    fn suffix_sums_are_the_sums_from_each_entry() {
+        for n in 1..70 {
+            let c: Vec<f64> = (0..n).map(|j| ((j * 7 + 3) % 11) as f64 - 5.0).collect();
+            let mut scan = c.clone();
+            suffix_sums(&mut scan);
+            for k in 0..n {
+                assert_eq!(scan[k], c[k..].iter().sum::<f64>(), "n {n}, k {k}");
+            }
+        }
+    }
+}
