@@ -181,8 +181,9 @@ fn twist_kernel_matches_cpu() {
 /// gravity, drag and wind. Each elastic force is a sum of ~30 terms that
 /// nearly cancel; f32 leaves an error of ~30·3·ε ≈ 1e-5 of the largest term,
 /// which is at most the largest force per rod. Allowed: 1e-5 × max |f| of the rod.
-/// Both forms: packed (`forces`, the holonomy sums by a scan; it leaves
-/// the twist gradient in registers) and walked (`forces_rod`).
+/// Both forms: packed (`forces`, the holonomy sums by a scan; it keeps the
+/// twist gradient in workgroup memory) and walked (`forces_rod`, whose
+/// twist gradient in `scratch.g` is compared too).
 #[test]
 fn forces_kernel_matches_cpu() {
     for kernel in [Kernel::Forces, Kernel::ForcesRod] {

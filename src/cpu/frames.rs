@@ -115,7 +115,7 @@ pub fn prefix_products(q: &mut [DQuat]) {
         // Entry j reads j − s, which this level has not yet written when
         // updated in decreasing j.
         for j in (s..n).rev() {
-            q[j] = q[j] * q[j - s];
+            q[j] *= q[j - s]; // qⱼ qⱼ₋ₛ: the later rotations on the left
         }
         s *= 2;
     }
