@@ -450,22 +450,27 @@ fn shake_projection_kernel_matches_cpu() {
 }
 
 /// A whole step (all kernels in sequence, one submission) from identical
-/// states: the end states agree to the accumulated kernel tolerances.
+/// states, with the frames, forces and projection packed and walked
+/// (`GpuSimulator::set_packed`): the end states agree to the accumulated
+/// kernel tolerances.
 #[test]
 fn one_whole_step_matches_cpu() {
-    let (mut cpu, mut gpu) = pair();
-    let before: State = cpu.state.clone();
-    cpu.step().expect("stable");
-    gpu.step();
-    let g = gpu.read_state();
-    let moved = max_diff(&cpu.state.pos, &before.pos);
-    let d = max_diff(&g.pos, &cpu.state.pos);
-    assert!(moved > 1e-4, "the step moved nothing ({moved:.2e} m)");
-    eprintln!("one step: positions differ by {d:.2e} m, moved {moved:.2e} m");
-    assert!(
-        d < 1e-5,
-        "positions after one step differ by {d:.2e} m (moved {moved:.2e})"
-    );
+    for packed in [true, false] {
+        let (mut cpu, mut gpu) = pair();
+        gpu.set_packed(packed);
+        let before: State = cpu.state.clone();
+        cpu.step().expect("stable");
+        gpu.step();
+        let g = gpu.read_state();
+        let moved = max_diff(&cpu.state.pos, &before.pos);
+        let d = max_diff(&g.pos, &cpu.state.pos);
+        assert!(moved > 1e-4, "the step moved nothing ({moved:.2e} m)");
+        eprintln!("one step, packed {packed}: positions differ by {d:.2e} m, moved {moved:.2e} m");
+        assert!(
+            d < 1e-5,
+            "packed {packed}: positions after one step differ by {d:.2e} m (moved {moved:.2e})"
+        );
+    }
 }
 
 /// Kernels `project_fast` and `project_shake` run one workgroup per pack of
