@@ -1,6 +1,14 @@
-// Kernel `forces` (src/cpu/forces.rs and `rod_forces` in src/cpu/mod.rs):
-// one invocation per rod. Elastic forces −dE/dx with the holonomy terms
-// (eq. 9–11) in one sweep from the tip, plus gravity and drag in the wind.
+// Kernels `forces` and `forces_rod` (src/cpu/forces.rs and `rod_forces` in
+// src/cpu/mod.rs): elastic forces −dE/dx with the holonomy terms (eq. 9–11),
+// plus gravity and drag in the wind.
+// * `forces_rod`: one invocation per rod, one sweep from the tip
+//   (`elastic_forces`). Chosen on CPU adapters (`GpuSimulator::packed`).
+// * `forces`: one workgroup per pack of consecutive rods (src/gpu/pack.rs,
+//   as shaders/project_pack.wgsl), every stage parallel over the pack's
+//   rows (row i: vertex v0 + i and the edge starting there; invocation lid
+//   holds rows lid + 64q): the stages of `elastic_forces_stencils`, with
+//   the holonomy sums by the doubling scan of `suffix_sums`. A rod longer
+//   than a pack is walked by one invocation.
 
 fn holonomy_gradient(kb: vec3<f32>, len_prev: f32, len_next: f32) -> VertexTriple {
     let a = kb / (2.0 * len_prev);
@@ -86,13 +94,187 @@ fn write_force(r: u32, i: u32, elastic: vec3<f32>) {
     scratch[rods[r].vertex_offset + i].force = vec4<f32>(elastic + external_force(r, i), 0.0);
 }
 
+fn forces_walk(r: u32) {
+    curvature_binormals(r);
+    twist_gradient(r, false);
+    elastic_forces(r);
+}
+
 @compute @workgroup_size(64)
-fn forces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+fn forces_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);
     if (r >= params.rod_count) {
         return;
     }
-    curvature_binormals(r);
-    twist_gradient(r, false);
-    elastic_forces(r);
+    forces_walk(r);
+}
+
+// Per row, interior vertex k's parts of the bending holonomy coefficients
+// Cⱼ = ∂E_bend/∂θʲ (`twist_gradient`'s g.x): of edge k−1 through ωₖᵏ⁻¹ and
+// of edge k through ωₖᵏ; 0 on the rows of a rod's end vertices.
+var<workgroup> forces_c_prev: array<f32, PACK_ROWS>;
+var<workgroup> forces_c_next: array<f32, PACK_ROWS>;
+// Per edge row: Cⱼ, then after the scan Sⱼ = Σ_{i≥j} Cᵢ over its rod.
+var<workgroup> forces_holonomy: array<f32, PACK_ROWS>;
+// Per interior vertex k: its stencil's terms on xₖ₋₁ and xₖ₊₁ (∂E/∂x).
+var<workgroup> forces_on_prev: array<vec3<f32>, PACK_ROWS>;
+var<workgroup> forces_on_next: array<vec3<f32>, PACK_ROWS>;
+
+fn forces_pack(w: u32, lid: u32) {
+    let rods_of = pack_rods(w);
+    let first = rods_of.x;
+    let v0 = rods[first].vertex_offset;
+    let last = rods_of.y - 1u;
+    let n = rods[last].vertex_offset + rods[last].vertex_count - v0;
+    if (n > PACK_ROWS) {
+        // A rod longer than a pack: serially, on one invocation.
+        if (lid == 0u) {
+            forces_walk(first);
+        }
+        return;
+    }
+    // (a) Per interior vertex: κb, the material curvatures, its parts of
+    // the Cⱼ of its two edges, and its bending gradient (`vertex_stencil`),
+    // kept in registers with what the holonomy gradient needs.
+    var bend: array<VertexTriple, ROWS_PER_INVOCATION>;
+    var kbs: array<vec3<f32>, ROWS_PER_INVOCATION>;
+    var lens: array<vec2<f32>, ROWS_PER_INVOCATION>;
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            let v = v0 + i;
+            let r = rest[v].rod;
+            let k = v - rods[r].vertex_offset;
+            var c_prev = 0.0;
+            var c_next = 0.0;
+            if (k > 0u && k + 1u < rods[r].vertex_count) {
+                let b = rods[r].bending.xyz;
+                let kb = curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u]);
+                let prev = edge_material_frame(v - 1u, false);
+                let next = edge_material_frame(v, false);
+                let l = rest[v].voronoi;
+                let w0 = material_curvature(kb, prev);
+                let w1 = material_curvature(kb, next);
+                let bd0 = apply_bending(b, w0 - rest[v].rest_kappa.xy);
+                let bd1 = apply_bending(b, w1 - rest[v].rest_kappa.zw);
+                c_prev = dot(rot_j(w0), bd0) / l;
+                c_next = dot(rot_j(w1), bd1) / l;
+                let g0 = bd0 / l;
+                let g1 = bd1 / l;
+                let dk = prev.m2 * g0.x - prev.m1 * g0.y + next.m2 * g1.x - next.m1 * g1.y;
+                let e0 = displacement(pos[v - 1u], pos[v]);
+                let e1 = displacement(pos[v], pos[v + 1u]);
+                bend[q] = curvature_binormal_gradient_t(e0, e1, kb, dk);
+                kbs[q] = kb;
+                lens[q] = vec2<f32>(length(e0), length(e1));
+            }
+            forces_c_prev[i] = c_prev;
+            forces_c_next[i] = c_next;
+        }
+    }
+    workgroupBarrier();
+    // (b) Cⱼ per edge, as `twist_gradient` sums it (vertex j's part, then
+    // vertex j+1's); at a clamped last edge −∂E_twist/∂θⁿ instead.
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            let v = v0 + i;
+            let r = rest[v].rod;
+            let j = v - rods[r].vertex_offset;
+            let ne = rods[r].vertex_count - 1u;
+            var c = 0.0;
+            if (j < ne) {
+                c = (0.0 - forces_c_next[i]) - forces_c_prev[i + 1u];
+                if (j + 1u == ne && rods[r].end_clamp != NONE) {
+                    var twist = 0.0;
+                    if (j > 0u) {
+                        let m = frame[v].tangent.w - frame[v - 1u].tangent.w;
+                        twist = 2.0 * rods[r].bending.w * m / rest[v].voronoi;
+                    }
+                    c = -twist;
+                }
+            }
+            forces_holonomy[i] = c;
+        }
+    }
+    workgroupBarrier();
+    // (c) Sⱼ = Σ_{i≥j} Cᵢ within each rod by the doubling scan
+    // (src/cpu/forces.rs `suffix_sums`, level for level; the levels of the
+    // pack's longest rod).
+    let most = pack_most_edges(rods_of);
+    for (var s = 1u; s < most; s *= 2u) {
+        var sums: array<f32, ROWS_PER_INVOCATION>;
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                let r = rest[v].rod;
+                let j = v - rods[r].vertex_offset;
+                sums[q] = forces_holonomy[i];
+                if (j + s + 1u < rods[r].vertex_count) {
+                    sums[q] += forces_holonomy[i + s];
+                }
+            }
+        }
+        workgroupBarrier();
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                forces_holonomy[i] = sums[q];
+            }
+        }
+        workgroupBarrier();
+    }
+    // (d) Each interior vertex's stencil with its holonomy term Sₖ∇ψₖ: the
+    // terms on its neighbours to workgroup memory, its own kept.
+    var own: array<vec3<f32>, ROWS_PER_INVOCATION>;
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            let v = v0 + i;
+            let r = rest[v].rod;
+            let k = v - rods[r].vertex_offset;
+            var on_prev = vec3<f32>(0.0);
+            var on_next = vec3<f32>(0.0);
+            own[q] = vec3<f32>(0.0);
+            if (k > 0u && k + 1u < rods[r].vertex_count) {
+                let s = forces_holonomy[i];
+                let hg = holonomy_gradient(kbs[q], lens[q].x, lens[q].y);
+                on_prev = bend[q].prev + hg.prev * s;
+                own[q] = bend[q].mid + hg.mid * s;
+                on_next = bend[q].next + hg.next * s;
+            }
+            forces_on_prev[i] = on_prev;
+            forces_on_next[i] = on_next;
+        }
+    }
+    workgroupBarrier();
+    // (e) Each vertex's force from the stencils of k+1, k, k−1 (the sweep's
+    // order), plus gravity and drag, written once.
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            let v = v0 + i;
+            let r = rest[v].rod;
+            let k = v - rods[r].vertex_offset;
+            var f = vec3<f32>(0.0);
+            if (k + 1u < rods[r].vertex_count) {
+                f -= forces_on_prev[i + 1u];
+            }
+            f -= own[q];
+            if (k > 0u) {
+                f -= forces_on_next[i - 1u];
+            }
+            write_force(r, k, f);
+        }
+    }
+}
+
+@compute @workgroup_size(64)
+fn forces(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let w = pack_index(wid, groups);
+    if (w >= params.rod_count || rods[w].pack_end == 0u) {
+        return;
+    }
+    forces_pack(w, lid);
 }

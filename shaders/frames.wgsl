@@ -1,9 +1,16 @@
-// Kernel `frames` (src/cpu/frames.rs `frames`, then src/cpu/mod.rs
-// `clamp_twist`): one invocation per rod. Carries the first edge's Bishop
-// vector u⁰ in time to the new tangent, transports it along the rod, and sets
-// the twist angle of each clamped end edge from its anchor at t + h.
+// Kernels `frames` and `frames_rod` (src/cpu/frames.rs, then src/cpu/mod.rs
+// `clamp_twist`): carry the first edge's Bishop vector u⁰ in time to the new
+// tangent, transport it along the rod, and set the twist angle of each
+// clamped end edge from its anchor at t + h.
+// * `frames_rod`: one invocation per rod, the transport edge after edge
+//   (`frames`). Chosen on CPU adapters (`GpuSimulator::packed`).
+// * `frames`: one workgroup per pack of consecutive rods (src/gpu/pack.rs,
+//   as shaders/project_pack.wgsl), row i the edge starting at vertex v0 + i:
+//   the stages of `frames_scan`, the transports as unit quaternions
+//   (`transport_quaternion`) composed by the doubling scan of
+//   `prefix_products`. A rod longer than a pack is walked by one invocation.
 
-fn frames_rod(r: u32) {
+fn transport_rod(r: u32) {
     let o = rods[r].vertex_offset;
     let n_edges = rods[r].vertex_count - 1u;
     // Time-parallel transport of u⁰ to the new first tangent.
@@ -40,11 +47,142 @@ fn clamp_twist(r: u32) {
 }
 
 @compute @workgroup_size(64)
-fn frames(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+fn frames_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);
     if (r >= params.rod_count) {
         return;
     }
-    frames_rod(r);
+    transport_rod(r);
     clamp_twist(r);
+}
+
+// Parallel transport from unit t1 to unit t2 as a unit quaternion (xyz, w):
+// normalize(t1 × t2, 1 + t1·t2) (src/cpu/frames.rs `transport_quaternion`).
+fn transport_quaternion(t1: vec3<f32>, t2: vec3<f32>) -> vec4<f32> {
+    return normalize(vec4<f32>(cross(t1, t2), 1.0 + dot(t1, t2)));
+}
+
+// The Hamilton product a b (rotation b, then a).
+fn quaternion_product(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz), a.w * b.w - dot(a.xyz, b.xyz));
+}
+
+// Per edge row: its unit tangent.
+var<workgroup> frames_tangent: array<vec3<f32>, PACK_ROWS>;
+// Per edge row j: the transport from edge j−1 (the identity for a rod's
+// first edge), then after the scan Qⱼ, the transport from the first edge.
+var<workgroup> frames_transport: array<vec4<f32>, PACK_ROWS>;
+// Per rod of the pack: u⁰ carried in time.
+var<workgroup> frames_u0: array<vec3<f32>, PACK_RODS>;
+
+fn frames_pack(w: u32, lid: u32) {
+    let rods_of = pack_rods(w);
+    let first = rods_of.x;
+    let v0 = rods[first].vertex_offset;
+    let last = rods_of.y - 1u;
+    let n = rods[last].vertex_offset + rods[last].vertex_count - v0;
+    if (n > PACK_ROWS) {
+        // A rod longer than a pack: serially, on one invocation.
+        if (lid == 0u) {
+            transport_rod(first);
+            clamp_twist(first);
+        }
+        return;
+    }
+    // (a) Tangents; the first edge's u⁰ carried in time to its new tangent.
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            let v = v0 + i;
+            let r = rest[v].rod;
+            let j = v - rods[r].vertex_offset;
+            if (j + 1u < rods[r].vertex_count) {
+                let t = normalize(displacement(pos[v], pos[v + 1u]));
+                frames_tangent[i] = t;
+                if (j == 0u) {
+                    let u0 = parallel_transport(frame[v].ref_u.xyz, frame[v].tangent.xyz, t);
+                    // Re-orthonormalise against round-off drift over many steps.
+                    frames_u0[r - first] = normalize(u0 - t * dot(u0, t));
+                }
+            }
+        }
+    }
+    workgroupBarrier();
+    // (b) Each edge's transport from the one before.
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            let v = v0 + i;
+            let r = rest[v].rod;
+            let j = v - rods[r].vertex_offset;
+            var p = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+            if (j > 0u && j + 1u < rods[r].vertex_count) {
+                p = transport_quaternion(frames_tangent[i - 1u], frames_tangent[i]);
+            }
+            frames_transport[i] = p;
+        }
+    }
+    workgroupBarrier();
+    // (c) Qⱼ = Pⱼ ⋯ P₁ within each rod by the doubling scan
+    // (src/cpu/frames.rs `prefix_products`, level for level; the levels of
+    // the pack's longest rod).
+    let most = pack_most_edges(rods_of);
+    for (var s = 1u; s < most; s *= 2u) {
+        var products: array<vec4<f32>, ROWS_PER_INVOCATION>;
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                let j = v - rods[rest[v].rod].vertex_offset;
+                products[q] = frames_transport[i];
+                if (j >= s) {
+                    products[q] = quaternion_product(products[q], frames_transport[i - s]);
+                }
+            }
+        }
+        workgroupBarrier();
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                frames_transport[i] = products[q];
+            }
+        }
+        workgroupBarrier();
+    }
+    // (d) uʲ = Qⱼ u⁰, re-orthonormalised against tʲ, each frame written
+    // once; the row of a clamped end edge sets its twist from the anchor.
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            let v = v0 + i;
+            let r = rest[v].rod;
+            let j = v - rods[r].vertex_offset;
+            let ne = rods[r].vertex_count - 1u;
+            if (j < ne) {
+                let t = frames_tangent[i];
+                var u = frames_u0[r - first];
+                if (j > 0u) {
+                    u = rotate(normalize(frames_transport[i]), u);
+                    u = normalize(u - t * dot(u, t));
+                }
+                frame[v].ref_u = vec4<f32>(u, 0.0);
+                frame[v].tangent = vec4<f32>(t, frame[v].tangent.w);
+                if (j == 0u && rods[r].start_clamp != NONE) {
+                    clamp_twist_edge(rods[r].start_clamp, v);
+                }
+                if (j + 1u == ne && rods[r].end_clamp != NONE) {
+                    clamp_twist_edge(rods[r].end_clamp, v);
+                }
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(64)
+fn frames(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let w = pack_index(wid, groups);
+    if (w >= params.rod_count || rods[w].pack_end == 0u) {
+        return;
+    }
+    frames_pack(w, lid);
 }

@@ -332,6 +332,17 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
     }
 }
 
+// The most edges of a rod of pack [x, y): the levels a scan within each
+// rod needs (distances s < it). Read by every invocation from the uniform
+// rod table, so uniform (a loop bound around barriers).
+fn pack_most_edges(rods_of: vec2<u32>) -> u32 {
+    var most = 0u;
+    for (var r = rods_of.x; r < rods_of.y; r++) {
+        most = max(most, rods[r].vertex_count - 1u);
+    }
+    return most;
+}
+
 fn pack_index(wid: vec3<u32>, groups: vec3<u32>) -> u32 {
     return wid.x + wid.y * groups.x;
 }

@@ -368,7 +368,8 @@ fn velocity_update_with_contacts_matches_cpu() {
 /// Whole steps with colliders (`scenes/hair.toml`, 12 strands on the moving,
 /// turning head with neck and shoulders; hair–hair interaction off, its
 /// whole steps are tests/gpu_interaction.rs'): GPU and CPU trajectories
-/// agree with the projection packed and walked, both keep the strands out,
+/// agree with the frames, forces and projection packed and walked
+/// (`GpuSimulator::set_packed`), both keep the strands out,
 /// and two packed GPU runs are bit-identical.
 #[test]
 fn whole_steps_with_contact_match_and_are_deterministic() {

@@ -154,6 +154,44 @@ fn kernel_bindings_match_what_each_entry_point_uses() {
     }
 }
 
+/// Every kernel's workgroup memory (the packed kernels' per-pack arrays)
+/// fits WebGPU's default `maxComputeWorkgroupStorageSize` of 16 KiB, and the
+/// packed kernels use some (one workgroup per pack: `Kernel::per_pack`).
+#[test]
+fn workgroup_memory_fits_the_default_limit() {
+    let m = module();
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&m)
+    .unwrap();
+    let limit = wgpu::Limits::default().max_compute_workgroup_storage_size as usize;
+    assert_eq!(limit, 16384);
+    for k in Kernel::ALL {
+        let (i, _) = m
+            .entry_points
+            .iter()
+            .enumerate()
+            .find(|(_, ep)| ep.name == k.entry_point())
+            .unwrap();
+        let ep = info.get_entry_point(i);
+        let bytes: usize = m
+            .global_variables
+            .iter()
+            .filter(|(h, var)| var.space == naga::AddressSpace::WorkGroup && !ep[*h].is_empty())
+            .map(|(_, var)| m.types[var.ty].inner.size(m.to_ctx()) as usize)
+            .sum();
+        eprintln!("{}: {bytes} bytes of workgroup memory", k.entry_point());
+        assert!(
+            bytes <= limit,
+            "{}: {bytes} bytes of workgroup memory",
+            k.entry_point()
+        );
+        assert_eq!(k.per_pack(), bytes > 0, "{}", k.entry_point());
+    }
+}
+
 /// `const NAME: T = VALUE;` of the shader source, as a number.
 fn wgsl_const(source: &str, name: &str) -> f64 {
     let prefix = format!("const {name}:");

@@ -81,10 +81,17 @@ fn rods_of(cpu: &CpuSimulator) -> Vec<Ranges> {
 }
 
 /// Kernel `frames`: Bishop frames by parallel transport, clamped twist from
-/// the anchors. Transport along n ≤ 17 edges compounds ~10 roundings per
+/// the anchors, packed (`frames`, a scan of quaternions) and walked
+/// (`frames_rod`). Transport along n ≤ 17 edges compounds ~10 roundings per
 /// edge: |Δu| ≤ 17·10·ε ≈ 2e-5; a clamped θ inherits that (atan2 of unit vectors).
 #[test]
 fn frames_kernel_matches_cpu() {
+    for kernel in [Kernel::Frames, Kernel::FramesRod] {
+        frames_kernel_matches_cpu_with(kernel);
+    }
+}
+
+fn frames_kernel_matches_cpu_with(kernel: Kernel) {
     let (mut cpu, mut gpu) = pair();
     let (t, h) = (cpu.state.time, cpu.params.h());
     // Displace the vertices so the frames have something to follow.
@@ -94,7 +101,7 @@ fn frames_kernel_matches_cpu() {
     }
     gpu.write_state(&cpu.state);
     cpu.state = gpu.read_state();
-    gpu.run_kernel(Kernel::Frames, t, h);
+    gpu.run_kernel(kernel, t, h);
     let g = gpu.read_state();
     for (r, v, e) in rods_of(&cpu) {
         let s = &mut cpu.state;
@@ -115,7 +122,7 @@ fn frames_kernel_matches_cpu() {
     let tol = 2e-5;
     let dt = max_diff(&g.tangent, &cpu.state.tangent);
     eprintln!(
-        "frames: tangent {dt:.2e}, ref_u {:.2e}",
+        "{kernel:?}: tangent {dt:.2e}, ref_u {:.2e}",
         max_diff(&g.ref_u, &cpu.state.ref_u)
     );
     assert!(dt < tol, "tangents differ by {dt:.2e}");
@@ -174,11 +181,20 @@ fn twist_kernel_matches_cpu() {
 /// gravity, drag and wind. Each elastic force is a sum of ~30 terms that
 /// nearly cancel; f32 leaves an error of ~30·3·ε ≈ 1e-5 of the largest term,
 /// which is at most the largest force per rod. Allowed: 1e-5 × max |f| of the rod.
+/// Both forms: packed (`forces`, the holonomy sums by a scan; it keeps the
+/// twist gradient in workgroup memory) and walked (`forces_rod`, whose
+/// twist gradient in `scratch.g` is compared too).
 #[test]
 fn forces_kernel_matches_cpu() {
+    for kernel in [Kernel::Forces, Kernel::ForcesRod] {
+        forces_kernel_matches_cpu_with(kernel);
+    }
+}
+
+fn forces_kernel_matches_cpu_with(kernel: Kernel) {
     let (cpu, mut gpu) = pair();
     let t = cpu.state.time;
-    gpu.run_kernel(Kernel::Forces, t, cpu.params.h());
+    gpu.run_kernel(kernel, t, cpu.params.h());
     let g = gpu.read_forces();
     let grad = gpu.read_twist_gradient();
     for (r, v, e) in rods_of(&cpu) {
@@ -198,11 +214,14 @@ fn forces_kernel_matches_cpu() {
         );
         let scale = f.iter().map(|x| x.length()).fold(0.0, f64::max);
         let d = max_diff(&g[v.clone()], &f);
-        eprintln!("forces rod {r}: differ by {:.2e} of max |f|", d / scale);
+        eprintln!("{kernel:?} rod {r}: differ by {:.2e} of max |f|", d / scale);
         assert!(
             d < 1e-5 * scale,
-            "rod {r}: force differs by {d:.2e} of {scale:.2e}"
+            "{kernel:?} rod {r}: force differs by {d:.2e} of {scale:.2e}"
         );
+        if kernel != Kernel::ForcesRod {
+            continue;
+        }
         // The twist gradient the holonomy terms are built from.
         let mut kb = vec![DVec3::ZERO; v.len()];
         twist::curvature_binormals(&s.pos[v], &mut kb);
@@ -434,22 +453,27 @@ fn shake_projection_kernel_matches_cpu() {
 }
 
 /// A whole step (all kernels in sequence, one submission) from identical
-/// states: the end states agree to the accumulated kernel tolerances.
+/// states, with the frames, forces and projection packed and walked
+/// (`GpuSimulator::set_packed`): the end states agree to the accumulated
+/// kernel tolerances.
 #[test]
 fn one_whole_step_matches_cpu() {
-    let (mut cpu, mut gpu) = pair();
-    let before: State = cpu.state.clone();
-    cpu.step().expect("stable");
-    gpu.step();
-    let g = gpu.read_state();
-    let moved = max_diff(&cpu.state.pos, &before.pos);
-    let d = max_diff(&g.pos, &cpu.state.pos);
-    assert!(moved > 1e-4, "the step moved nothing ({moved:.2e} m)");
-    eprintln!("one step: positions differ by {d:.2e} m, moved {moved:.2e} m");
-    assert!(
-        d < 1e-5,
-        "positions after one step differ by {d:.2e} m (moved {moved:.2e})"
-    );
+    for packed in [true, false] {
+        let (mut cpu, mut gpu) = pair();
+        gpu.set_packed(packed);
+        let before: State = cpu.state.clone();
+        cpu.step().expect("stable");
+        gpu.step();
+        let g = gpu.read_state();
+        let moved = max_diff(&cpu.state.pos, &before.pos);
+        let d = max_diff(&g.pos, &cpu.state.pos);
+        assert!(moved > 1e-4, "the step moved nothing ({moved:.2e} m)");
+        eprintln!("one step, packed {packed}: positions differ by {d:.2e} m, moved {moved:.2e} m");
+        assert!(
+            d < 1e-5,
+            "packed {packed}: positions after one step differ by {d:.2e} m (moved {moved:.2e})"
+        );
+    }
 }
 
 /// Kernels `project_fast` and `project_shake` run one workgroup per pack of
@@ -574,5 +598,223 @@ fn packed_projections_match_cpu_across_packs() {
             "{kernel:?}: {} packs; worst difference {worst:.2} of its allowance",
             packs.len()
         );
+    }
+}
+
+/// Rods of 3 to 300 vertices over several packs (src/gpu/pack.rs), every end
+/// condition, ~1 cm edges; the first a 256-vertex helix (5 cm radius, 0.2 rad
+/// a turn per edge: the longest curly rod that fits one pack), then rods
+/// that are longer than a pack (the packed kernels walk those). Twist off
+/// equilibrium so every holonomy coefficient Cⱼ is non-zero.
+fn packed_scene() -> (Vec<RodSpec>, State, strands::rods::RodSet, SimParams) {
+    let mut rng = rng(17);
+    let mut lengths = vec![256, 40, 40, 40, 40, 40, 40, 3, 300];
+    lengths.extend(std::iter::repeat_n(3, 60));
+    lengths.extend([257, 9, 17, 32, 32, 32, 32, 32, 32, 32, 32, 5, 4]);
+    let ends = [
+        (EndSpec::Clamped(0), EndSpec::Free),
+        (EndSpec::Free, EndSpec::Free),
+        (EndSpec::Clamped(0), EndSpec::Clamped(0)),
+        (EndSpec::Free, EndSpec::Clamped(0)),
+    ];
+    let specs: Vec<RodSpec> = lengths
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| {
+            let (s, e) = ends[k % if n < 4 { 2 } else { ends.len() }];
+            if k == 0 {
+                let rest: Vec<DVec3> = (0..n)
+                    .map(|i| {
+                        let a = 0.2 * i as f64;
+                        DVec3::new(
+                            0.05 * a.cos(),
+                            0.05 * a.sin(),
+                            0.02 * a / std::f64::consts::TAU,
+                        )
+                    })
+                    .collect();
+                let points = rest.iter().map(|p| *p + unit(&mut rng) * 1e-3).collect();
+                return RodSpec {
+                    name: "helix".into(),
+                    points,
+                    rest,
+                    material: aniso_material(),
+                    start: s,
+                    end: e,
+                    frame_angle: 0.0,
+                };
+            }
+            let mut spec = random_rod(&mut rng, n, s, e);
+            for p in spec.points.iter_mut().chain(spec.rest.iter_mut()) {
+                *p *= 0.1;
+            }
+            spec
+        })
+        .collect();
+    let packs = strands::gpu::pack::pack_ends(lengths.iter().copied());
+    assert!(packs.len() >= 5, "{packs:?}");
+    let params = SimParams {
+        wind: Wind {
+            velocity: DVec3::new(0.5, 0.0, 0.2),
+            gust_amplitude: 0.3,
+            ..Wind::default()
+        },
+        ..SimParams::default()
+    };
+    let (rods, mut state) = build(&specs, vec![Anchor::world()]);
+    for (j, th) in state.theta.iter_mut().enumerate() {
+        *th += 0.3 * (0.7 * j as f64).sin();
+    }
+    (specs, state, rods, params)
+}
+
+/// Kernels `frames` (packed: the transports as quaternions composed by a
+/// scan over each rod) and `frames_rod` (walked), across packs: from the
+/// same displaced centerlines both match the f64 CPU `frames` and
+/// `clamp_twist`. A tangent is a quanta difference, a length and a division:
+/// 4 roundings, |Δt| ≤ 4ε. Transport compounds ~10 roundings per edge in
+/// either form (the walk: one transport and a normalisation per edge; the
+/// scan: a quaternion of each edge and the products along the scan tree
+/// above it), so |Δuʲ| ≤ 10 (j + 1) ε; a clamped θ inherits its edge's
+/// |Δu| (atan2 of unit vectors) plus the 4ε of its anchor's m₁.
+#[test]
+fn packed_frames_match_cpu_across_packs() {
+    let (_, state, rods, params) = packed_scene();
+    let eps = f32::EPSILON as f64;
+    let mut rng = rng(5);
+    let mut moved = state.clone();
+    for p in moved.pos.iter_mut() {
+        *p += unit(&mut rng) * 2e-3;
+    }
+    for kernel in [Kernel::Frames, Kernel::FramesRod] {
+        let ctx = gpu();
+        let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
+        let (t, h) = (0.0, params.h());
+        gpu.write_state(&moved);
+        let mut cpu = gpu.read_state();
+        gpu.run_kernel(kernel, t, h);
+        let g = gpu.read_state();
+        let mut worst = 0.0f64;
+        let mut helix = 0.0f64;
+        for r in 0..rods.rod_count() {
+            let (v, e) = (rods.vertices(r), rods.edges(r));
+            let s = &mut cpu;
+            frames::frames(
+                &s.pos[v.clone()],
+                &mut s.tangent[e.clone()],
+                &mut s.ref_u[e.clone()],
+            );
+            let mut view = cpu::RodStateMut {
+                pos: &mut s.pos[v.clone()],
+                vel: &mut s.vel[v.clone()],
+                theta: &mut s.theta[e.clone()],
+                tangent: &mut s.tangent[e.clone()],
+                ref_u: &mut s.ref_u[e.clone()],
+            };
+            cpu::clamp_twist(&rods, r, t + h, &mut view);
+            for (j, k) in e.clone().enumerate() {
+                let dt = (g.tangent[k] - s.tangent[k]).length();
+                assert!(
+                    dt <= 4.0 * eps,
+                    "{kernel:?} rod {r} edge {j}: tangent off by {dt:.2e}"
+                );
+                let du = (g.ref_u[k] - s.ref_u[k]).length();
+                let bound = 10.0 * (j + 1) as f64 * eps;
+                assert!(
+                    du <= bound,
+                    "{kernel:?} rod {r} ({} edges), edge {j}: u off by {du:.2e} > {bound:.2e}",
+                    e.len()
+                );
+                let dtheta = (g.theta[k] - s.theta[k]).abs();
+                assert!(
+                    dtheta <= bound + 4.0 * eps,
+                    "{kernel:?} rod {r} edge {j}: θ off by {dtheta:.2e}"
+                );
+                worst = worst.max(du / bound);
+                if r == 0 {
+                    helix = helix.max(du);
+                }
+            }
+        }
+        eprintln!(
+            "{kernel:?}: worst |Δu| {worst:.3} of its bound; 255-edge helix: max |Δu| {helix:.2e} ({:.1} ε)",
+            helix / eps
+        );
+    }
+}
+
+/// Kernels `forces` (packed: holonomy sums Sₖ = Σ_{j≥k} Cⱼ by a scan over
+/// each rod, each vertex's force from the stencils touching it) and
+/// `forces_rod` (walked), across packs, against the f64 CPU `rod_forces`
+/// from the same state. The stencil terms carry the error of
+/// `forces_kernel_matches_cpu`, 90 ε of max |f|; an f32 Sₖ sums up to n
+/// coefficients that carry ~10 roundings each: |ΔSₖ| ≤ (n + 10) ε Σ|Cⱼ|, and
+/// it reaches a vertex through ≤ 3 holonomy gradients of size ≤ |κb|/|e|.
+#[test]
+fn packed_forces_match_cpu_across_packs() {
+    let (_, state, rods, params) = packed_scene();
+    let eps = f32::EPSILON as f64;
+    for kernel in [Kernel::Forces, Kernel::ForcesRod] {
+        let ctx = gpu();
+        let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
+        let (t, h) = (0.0, params.h());
+        gpu.write_state(&state);
+        let s = gpu.read_state();
+        gpu.run_kernel(kernel, t, h);
+        let g = gpu.read_forces();
+        let mut worst = 0.0f64;
+        for r in 0..rods.rod_count() {
+            let (v, e) = (rods.vertices(r), rods.edges(r));
+            let n = v.len();
+            let mut f = vec![DVec3::ZERO; n];
+            cpu::rod_forces(
+                &rods,
+                &params,
+                r,
+                t,
+                &s.pos[v.clone()],
+                &s.vel[v.clone()],
+                &s.tangent[e.clone()],
+                &s.ref_u[e.clone()],
+                &s.theta[e.clone()],
+                &mut f,
+            );
+            let pos = &s.pos[v.clone()];
+            let mut kb = vec![DVec3::ZERO; n];
+            twist::curvature_binormals(pos, &mut kb);
+            let mut gb = vec![0.0; n - 1];
+            let mut gt = vec![0.0; n - 1];
+            twist::twist_gradient(
+                cpu::rod_rest(&rods, r),
+                &kb,
+                &s.tangent[e.clone()],
+                &s.ref_u[e.clone()],
+                &s.theta[e.clone()],
+                &mut gb,
+                &mut gt,
+                None,
+            );
+            // Cⱼ = ∂E_bend/∂θʲ; −∂E_twist/∂θⁿ at a clamped last edge.
+            let clamped = matches!(rods.end[r], strands::rods::EndCondition::Clamped(_));
+            let last = if clamped { gt[n - 2] } else { gb[n - 2] };
+            let sum_c: f64 = gb[..n - 2].iter().map(|c| c.abs()).sum::<f64>() + last.abs();
+            let grad_psi = (1..n - 1)
+                .map(|i| {
+                    let l = (pos[i] - pos[i - 1])
+                        .length()
+                        .min((pos[i + 1] - pos[i]).length());
+                    kb[i].length() / l
+                })
+                .fold(0.0f64, f64::max);
+            let scale = f.iter().fold(0.0f64, |m, x| m.max(x.length()));
+            let bound = 90.0 * eps * scale + 3.0 * grad_psi * (n + 10) as f64 * eps * sum_c;
+            let d = max_diff(&g[v.clone()], &f);
+            assert!(
+                d <= bound,
+                "{kernel:?} rod {r} ({n} vertices): forces differ by {d:.2e} > {bound:.2e} (max |f| {scale:.2e})"
+            );
+            worst = worst.max(d / bound);
+        }
+        eprintln!("{kernel:?}: worst difference {worst:.3} of its bound");
     }
 }

@@ -374,9 +374,16 @@ pub const SHADER_SOURCE: &str = concat!(
 /// (`(binding, read_only)`; see `shaders/common.wgsl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
+    /// Bishop frames, one workgroup per pack of rods (parallel scan of the
+    /// transports as quaternions).
     Frames,
+    /// Bishop frames, one invocation walking each rod (`GpuSimulator::packed`).
+    FramesRod,
     Twist,
+    /// Forces, one workgroup per pack of rods (parallel scan of the holonomy sums).
     Forces,
+    /// Forces, one invocation walking each rod (`GpuSimulator::packed`).
+    ForcesRod,
     Integrate,
     ProjectJacobi,
     /// Fast projection, one workgroup per pack of rods (parallel cyclic reduction).
@@ -443,10 +450,12 @@ pub fn binding_kind(b: u32) -> BindingKind {
 pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
-    pub const ALL: [Kernel; 17] = [
+    pub const ALL: [Kernel; 19] = [
         Kernel::Frames,
+        Kernel::FramesRod,
         Kernel::Twist,
         Kernel::Forces,
+        Kernel::ForcesRod,
         Kernel::Integrate,
         Kernel::ProjectJacobi,
         Kernel::ProjectFast,
@@ -466,8 +475,10 @@ impl Kernel {
     pub fn entry_point(self) -> &'static str {
         match self {
             Kernel::Frames => "frames",
+            Kernel::FramesRod => "frames_rod",
             Kernel::Twist => "twist",
             Kernel::Forces => "forces",
+            Kernel::ForcesRod => "forces_rod",
             Kernel::Integrate => "integrate",
             Kernel::ProjectJacobi => "project_jacobi",
             Kernel::ProjectFast => "project_fast",
@@ -494,13 +505,16 @@ impl Kernel {
     pub fn per_rod(self) -> bool {
         matches!(
             self,
-            Kernel::Frames | Kernel::Twist | Kernel::Forces | Kernel::Contact
+            Kernel::FramesRod | Kernel::Twist | Kernel::ForcesRod | Kernel::Contact
         )
     }
 
     /// True when one workgroup handles a pack of rods (`super::pack`).
     pub fn per_pack(self) -> bool {
-        matches!(self, Kernel::ProjectFast | Kernel::ProjectShake)
+        matches!(
+            self,
+            Kernel::Frames | Kernel::Forces | Kernel::ProjectFast | Kernel::ProjectShake
+        )
     }
 
     /// The bindings of group 1 the kernel reads or writes (see
@@ -509,9 +523,9 @@ impl Kernel {
     pub fn bindings(self) -> &'static [u32] {
         use binding::*;
         match self {
-            Kernel::Frames => &[POS, FRAME, CLAMPS],
+            Kernel::Frames | Kernel::FramesRod => &[POS, FRAME, CLAMPS],
             Kernel::Twist => &[POS, FRAME, SCRATCH, STATS],
-            Kernel::Forces => &[POS, VEL, FRAME, SCRATCH],
+            Kernel::Forces | Kernel::ForcesRod => &[POS, VEL, FRAME, SCRATCH],
             Kernel::Integrate => &[POS, VEL, POS_UNC, SCRATCH, CLAMPS],
             Kernel::ProjectJacobi => &[SRC, DST, CONTACTS],
             // The pack kernels share one function, which reads `pos_start` for SHAKE.

@@ -30,11 +30,31 @@ impl Dispatch {
     }
 }
 
+/// The forces kernel of a form (`substep_schedule`).
+pub fn forces_kernel(packed: bool) -> Kernel {
+    if packed {
+        Kernel::Forces
+    } else {
+        Kernel::ForcesRod
+    }
+}
+
+/// The frames kernel of a form (`substep_schedule`; also the first stage
+/// of `GpuSimulator::update_material_frame`).
+pub fn frames_kernel(packed: bool) -> Kernel {
+    if packed {
+        Kernel::Frames
+    } else {
+        Kernel::FramesRod
+    }
+}
+
 /// The dispatches of one substep of `rods` under `params`, in the order of
 /// `cpu::substep`: forces, [save_start], integrate, [grid], projection,
 /// [contact, filtered projection, contact], project_velocity, frames, twist.
-/// `packed`: the fast and SHAKE projections run one workgroup per pack
-/// (`GpuSimulator::packed`), else one invocation walks each rod.
+/// `packed`: the forces, frames, fast and SHAKE projections run one
+/// workgroup per pack (`GpuSimulator::packed`), else one invocation walks
+/// each rod.
 pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<Dispatch> {
     let project = |phase: u32| -> Vec<Dispatch> {
         let one = |kernel| vec![Dispatch::of(kernel, phase)];
@@ -61,7 +81,7 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<
             }
         }
     };
-    let mut out = vec![Dispatch::of(Kernel::Forces, 0)];
+    let mut out = vec![Dispatch::of(forces_kernel(packed), 0)];
     if matches!(params.projection, Projection::Shake { .. }) {
         out.push(Dispatch::of(Kernel::SaveStart, 0));
     }
@@ -83,7 +103,11 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<
         out.push(Dispatch::of(Kernel::Contact, 1));
     }
     // Always: it also counts the chatter (`project::project_velocity`).
-    for k in [Kernel::ProjectVelocity, Kernel::Frames, Kernel::Twist] {
+    for k in [
+        Kernel::ProjectVelocity,
+        frames_kernel(packed),
+        Kernel::Twist,
+    ] {
         out.push(Dispatch::of(k, 0));
     }
     out
@@ -164,6 +188,9 @@ mod tests {
         let plain = kernels(&rods, true);
         assert_eq!(plain[..3], [(Forces, 0), (Integrate, 0), (ProjectFast, 0)]);
         assert_eq!(plain[3..], tail);
+        let walked = kernels(&rods, false);
+        assert_eq!(walked[0], (ForcesRod, 0));
+        assert_eq!(walked[4], (FramesRod, 0));
         rods.colliders.push(crate::contact::Collider {
             name: "floor".into(),
             shape: crate::contact::Shape::Plane {

@@ -523,7 +523,10 @@ impl GpuSimulator {
         pass.dispatch_workgroups(x, y, 1);
     }
 
-    /// Whether the fast and SHAKE projections run packed: one workgroup per
+    /// Whether the frames, forces, fast and SHAKE projections run packed
+    /// (`Kernel::Frames`, `Kernel::Forces`, parallel scans over each rod)
+    /// or walked (`Kernel::FramesRod`, `Kernel::ForcesRod`); for the
+    /// projections: one workgroup per
     /// pack of rods, parallel over its vertices, solved by parallel cyclic
     /// reduction (`Kernel::ProjectFast`, depth O(log n) per rod), or one
     /// invocation walking each rod with the Thomas algorithm
@@ -535,7 +538,7 @@ impl GpuSimulator {
         self.packed
     }
 
-    /// Choose the form of the projections (`packed`); both give the same
+    /// Choose the form of the frames, forces and projections (`packed`); both give the same
     /// result to f32 rounding (tests/gpu_parity.rs).
     pub fn set_packed(&mut self, packed: bool) {
         self.packed = packed;
@@ -803,7 +806,7 @@ impl GpuSimulator {
                 label: Some("update_material_frame"),
                 timestamp_writes: None,
             });
-            self.dispatch(&mut pass, Kernel::Frames, 0);
+            self.dispatch(&mut pass, super::schedule::frames_kernel(self.packed), 0);
             self.dispatch(&mut pass, Kernel::Twist, 0);
         }
         self.ctx.queue.submit([encoder.finish()]);

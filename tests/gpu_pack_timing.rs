@@ -1,0 +1,69 @@
+//! Timing of the packed and walked forms of the per-rod kernels on the
+//! hair workload (`strands bench`'s, 32 vertices a strand): each kernel
+//! alone, and whole frames with `GpuSimulator::set_packed`. Ignored (a
+//! measurement, not a check); run with
+//! `XDG_RUNTIME_DIR=/tmp cargo test --release --test gpu_pack_timing -- --ignored --nocapture`.
+//! `STRANDS_TIMING_STRANDS` sets the strand count (default 1000).
+
+mod common;
+
+use std::time::Instant;
+use strands::bench::{Workload, bench_params};
+use strands::gpu::{GpuSimulator, Kernel};
+
+#[test]
+#[ignore = "a measurement; run by hand"]
+fn packed_and_walked_kernel_times() {
+    let strands: usize = std::env::var("STRANDS_TIMING_STRANDS")
+        .ok()
+        .map_or(1000, |s| {
+            s.parse().expect("STRANDS_TIMING_STRANDS: a number")
+        });
+    let w = Workload::standard("hair", strands, 32).unwrap();
+    let (rods, state) = w.scene.build();
+    let params = bench_params(&rods, &w.scene.params, 10);
+    let ctx = common::gpu();
+    let mut sim = GpuSimulator::new(&ctx, rods, state, params).unwrap();
+    let (t, h) = (0.0, params.h());
+    let repeats = 20;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for kernel in [
+        Kernel::Forces,
+        Kernel::ForcesRod,
+        Kernel::Frames,
+        Kernel::FramesRod,
+    ] {
+        let times: Vec<f64> = (0..repeats + 2)
+            .map(|_| {
+                let start = Instant::now();
+                sim.run_kernel(kernel, t, h);
+                sim.wait();
+                start.elapsed().as_secs_f64() * 1e3
+            })
+            .skip(2)
+            .collect();
+        eprintln!(
+            "{strands} strands, {kernel:?}: {:.3} ms a dispatch (median of {repeats}, with submit and wait)",
+            median(times)
+        );
+    }
+    for packed in [true, false] {
+        sim.set_packed(packed);
+        let times: Vec<f64> = (0..7)
+            .map(|_| {
+                let start = Instant::now();
+                sim.step();
+                sim.wait();
+                start.elapsed().as_secs_f64() * 1e3 / params.substeps as f64
+            })
+            .skip(2)
+            .collect();
+        eprintln!(
+            "{strands} strands, whole substeps, packed {packed}: {:.2} ms/substep (median of 5 frames)",
+            median(times)
+        );
+    }
+}
