@@ -134,10 +134,12 @@ fn check_memory_within(file: &SceneFile, (limit, what): (u64, String)) -> Result
     ))
 }
 
+/// The command line's guard (`strands run`; its flags name the fields).
 /// Refuse a run of `steps` steps (frames stored every `every`, 0: none) that
 /// is larger than `max_work` vertex-substeps, or whose stored frames and
 /// diagnostics would not fit in memory with the scene. `steps_field` names
 /// where the step count came from (`sim.steps` or `--steps`).
+#[doc(hidden)]
 pub fn check_run(
     scene: &Scene,
     steps: u64,
