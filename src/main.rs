@@ -49,7 +49,8 @@ enum Command {
         /// Override a scene value, e.g. `--set sim.dt=1e-4` or `--set rods.0.segments=40`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Simulator to run (default: gpu when a GPU adapter exists, else cpu).
+        /// Simulator to run (default: gpu on a hardware GPU adapter, else cpu,
+        /// with a line saying why).
         #[arg(long, value_enum)]
         backend: Option<BackendKind>,
         /// Refuse runs larger than this many vertex-substeps (vertices ×
@@ -120,7 +121,8 @@ struct BenchArgs {
     /// Also time these scene files, as they are.
     #[arg(long = "scene")]
     scenes: Vec<PathBuf>,
-    /// Backends to time (default: both; the GPU where an adapter exists).
+    /// Backends to time (default: the CPU, and the GPU where `strands run`
+    /// would choose it: a hardware adapter).
     #[arg(long = "backend", value_enum, value_delimiter = ',')]
     backends: Vec<BackendKind>,
     /// Frames run before timing.

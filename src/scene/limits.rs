@@ -145,11 +145,13 @@ fn check_memory_within(
     ))
 }
 
+/// The command line's guard (`strands run`; its flags name the fields).
 /// Refuse a run of `steps` steps (frames stored every `every`, 0: none) that
 /// is larger than `max_work` vertex-substeps, or whose stored frames and
 /// diagnostics would not fit in memory with the scene. `steps_field` names
 /// where the step count came from (`sim.steps` or `--steps`); `usd`: the
 /// run also keeps `--usd` frames (every K-th step, or every step).
+#[doc(hidden)]
 pub fn check_run(
     scene: &Scene,
     steps: u64,
