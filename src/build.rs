@@ -10,6 +10,7 @@ use crate::rods::{Clamp, EndCondition, RodMaterial, RodSet, State};
 /// How one end of a rod is held, before the clamp is resolved against its anchor.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum EndSpec {
+    /// A free end.
     Free,
     /// Clamped to the anchor with this index in the anchor list (0 = world).
     Clamped(usize),
@@ -18,14 +19,18 @@ pub enum EndSpec {
 /// One rod as the user describes it.
 #[derive(Clone, Debug)]
 pub struct RodSpec {
+    /// Name used in messages and results.
     pub name: String,
     /// Initial centerline.
     pub points: Vec<DVec3>,
     /// Rest (undeformed) centerline, same vertex count; its shape defines the
     /// natural curvature, its edge lengths the inextensible lengths.
     pub rest: Vec<DVec3>,
+    /// Elastic and inertial constants.
     pub material: RodMaterial,
+    /// How the first vertex's edge is held.
     pub start: EndSpec,
+    /// How the last vertex's edge is held.
     pub end: EndSpec,
     /// Angle (rad) of the material frame about the first edge, relative to a
     /// fixed perpendicular (for rods of elliptic section: which way the flat side faces).
@@ -43,6 +48,7 @@ pub struct InitialMotion {
 }
 
 impl InitialMotion {
+    /// Whether there is no motion (v = ω = 0).
     pub fn is_rest(&self) -> bool {
         self.velocity == DVec3::ZERO && self.angular_velocity == DVec3::ZERO
     }
@@ -92,24 +98,34 @@ pub fn set_initial_motion(rods: &RodSet, state: &mut State, r: usize, motion: &I
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum GeometryError {
     #[error("a rod needs at least 3 vertices (2 edges), got {0}")]
+    /// Fewer than 3 vertices (the count).
     TooFewVertices(usize),
     #[error("the initial and rest shapes have different vertex counts ({0} and {1})")]
+    /// Initial and rest shapes of different vertex counts.
     RestMismatch(usize, usize),
     #[error("vertex {0} is not a finite number")]
+    /// A vertex (index) that is NaN or infinite.
     NonFinite(usize),
     #[error("{shape} edge {edge} has zero length (vertices {edge} and {} coincide)", edge + 1)]
+    /// An edge of zero length in the `initial` or `rest` shape.
+    #[allow(missing_docs)]
     ZeroLength { shape: &'static str, edge: usize },
     #[error("{shape} edges {} and {edge} fold back onto each other at vertex {edge} (a 180° turn has no curvature binormal)", edge - 1)]
+    /// Two edges turning back onto each other in the `initial` or `rest` shape.
+    #[allow(missing_docs)]
     FoldBack { shape: &'static str, edge: usize },
     #[error(
         "edge {edge} is {initial} m long in the initial shape but {rest} m at rest; an inextensible rod keeps its edge lengths"
     )]
+    /// An edge whose initial and rest lengths differ.
+    #[allow(missing_docs)]
     LengthMismatch {
         edge: usize,
         initial: f64,
         rest: f64,
     },
     #[error("the rod has {0} edges, but clamping both ends needs at least 3")]
+    /// Both ends clamped with fewer than 3 edges (the count).
     ClampedTooShort(usize),
 }
 

@@ -189,6 +189,7 @@ pub enum EndCondition {
 /// coordinates (the anchor's pose at time 0 undone).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Clamp {
+    /// Index of the anchor in `RodSet::anchors`.
     pub anchor: usize,
     /// The end edge's two vertices, in order of increasing vertex index.
     pub local_pos: [DVec3; 2],
@@ -199,10 +200,15 @@ pub struct Clamp {
 /// Topology, rest shape and material of all rods. Does not change while simulating.
 #[derive(Clone, Debug, Default)]
 pub struct RodSet {
+    /// Per rod, its name.
     pub names: Vec<String>,
+    /// Per rod, its first vertex; one more entry, the vertex count.
     pub vertex_offset: Vec<usize>,
+    /// Per rod, its material.
     pub material: Vec<RodMaterial>,
+    /// Per rod, how its first edge is held.
     pub start: Vec<EndCondition>,
+    /// Per rod, how its last edge is held.
     pub end: Vec<EndCondition>,
     /// Rest length |ēʲ| of every edge (m).
     pub rest_len: Vec<f64>,
@@ -265,18 +271,23 @@ impl RodSet {
         Ok(())
     }
 
+    /// Number of rods.
     pub fn rod_count(&self) -> usize {
         self.material.len()
     }
+    /// Number of vertices of all rods.
     pub fn vertex_count(&self) -> usize {
         *self.vertex_offset.last().unwrap_or(&0)
     }
+    /// Number of edges of all rods.
     pub fn edge_count(&self) -> usize {
         self.vertex_count() - self.rod_count()
     }
+    /// Rod `r`'s vertices in the flat arrays (`State::pos`, `vel`).
     pub fn vertices(&self, r: usize) -> Range<usize> {
         self.vertex_offset[r]..self.vertex_offset[r + 1]
     }
+    /// Rod `r`'s edges in the flat arrays (`State::theta`, `tangent`, `ref_u`).
     pub fn edges(&self, r: usize) -> Range<usize> {
         self.vertex_offset[r] - r..self.vertex_offset[r + 1] - r - 1
     }
@@ -293,7 +304,9 @@ impl RodSet {
 pub struct State {
     /// Simulated time (s).
     pub time: f64,
+    /// Per vertex, its position (m).
     pub pos: Vec<DVec3>,
+    /// Per vertex, its velocity (m/s).
     pub vel: Vec<DVec3>,
     /// Per edge: twist angle θ of the material frame against the Bishop frame (rad).
     pub theta: Vec<f64>,

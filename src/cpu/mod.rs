@@ -86,11 +86,17 @@ pub enum Cause {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("rod {rod} ({name}) stopped at step {step} (t = {time:.6} s): {what}. {hint}")]
 pub struct Unstable {
+    /// The rod.
     pub rod: usize,
+    /// Its name.
     pub name: String,
+    /// The step that failed (1 for the first).
     pub step: u64,
+    /// Simulated time when it was found (s).
     pub time: f64,
+    /// The kind of failure.
     pub cause: Cause,
+    /// What was found.
     pub what: String,
     /// The likely cause and what to change.
     pub hint: String,
@@ -678,8 +684,12 @@ pub fn clamp_torques_of(rods: &RodSet, state: &State, r: usize) -> [Option<f64>;
 
 /// The CPU reference simulator over a `RodSet`.
 pub struct CpuSimulator {
+    /// The rods, their anchors (moved through `set_anchor_pose` and
+    /// `teleport_anchor`), colliders and interaction.
     pub rods: RodSet,
+    /// The state: positions, velocities, frames, time.
     pub state: State,
+    /// The simulation parameters (`dt`, substeps, gravity, wind, ...).
     pub params: SimParams,
     /// Frames (of `params.dt`) taken so far.
     pub step_count: u64,

@@ -14,17 +14,25 @@ use rand_pcg::Pcg64;
 use super::format::*;
 use super::{Field, positive, v3};
 
-/// The fields every rod entry shares.
+/// The fields every rod entry shares (as in `format`'s rod structs).
 pub struct Common<'a> {
+    /// `name`.
     pub name: &'a Option<String>,
+    /// `material`.
     pub material: &'a str,
+    /// `start`, with the kind's default.
     pub start: EndKind,
+    /// `end`, with the kind's default.
     pub end: EndKind,
+    /// `start_anchor`.
     pub start_anchor: &'a Option<String>,
+    /// `end_anchor`.
     pub end_anchor: &'a Option<String>,
+    /// `rest_shape`.
     pub rest_shape: RestShape,
     /// Degrees.
     pub frame_angle: f64,
+    /// `group`.
     pub group: &'a Option<String>,
     /// m/s
     pub velocity: Option<V3>,
