@@ -1,5 +1,7 @@
-// Kernel `contact` (src/cpu/contact.rs `contact`): one invocation per rod,
-// vertices then edges in order along the rod (Gauss–Seidel). Free vertices
+// Kernels `contact`, `contact_edges_even` and `contact_edges_odd`
+// (src/cpu/contact.rs, same names): one invocation per vertex, then per
+// edge of one parity and of the other (red–black); `contact_rod` walks the
+// three stages per rod. Free vertices
 // closer than strand radius + margin to a collider are pushed out along the
 // normal; in phase 0 Coulomb friction acts on the displacement relative to
 // the collider's surface and each vertex's deepest contact is recorded in
@@ -215,84 +217,132 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
     return x;
 }
 
+// Stage 1, vertices: each vertex's contacts are its own (the rod loop of
+// the CPU twin run in parallel, one invocation per vertex).
+fn contact_at(v: u32) {
+    if (params.phase == 0u) {
+        contacts[v] = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
+    }
+    if (rest[v].inv_mass == 0.0) {
+        return;
+    }
+    let r = rest[v].rod;
+    let origin = rods[r].origin.xyz;
+    let x_unc = position_f32(pos_unc[v]);
+    let x = position_f32(pos[v]);
+    let x_start = x_unc - vel[v].xyz * params.h;
+    // Moved by what contact changed: nothing at all without contact.
+    pos[v] = moved(pos[v], contact_vertex(v, rods[r].radius, origin, x, x_start, x_unc) - x);
+}
+
 @compute @workgroup_size(64)
 fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let v = invocation(gid, groups);
+    if (v < params.vertex_count) {
+        contact_at(v);
+    }
+}
+
+// Stage 2, edges against shapes that may be smaller than an edge (friction
+// on the closest point in phase 0, as src/cpu/contact.rs
+// `contact_edge`): edge j of a rod starting at o is the invocation of
+// vertex j, and its parity (j − o) mod 2 says in which of two dispatches it
+// runs, so that no two edges of one dispatch share a vertex (red–black
+// Gauss–Seidel along the rod).
+fn contact_edge(j: u32, parity: u32) {
+    if (j >= params.vertex_count) {
+        return;
+    }
+    let r = rest[j].rod;
+    let o = rods[r].vertex_offset;
+    if ((j - o) % 2u != parity || j + 1u >= o + rods[r].vertex_count) {
+        return;
+    }
+    let origin = rods[r].origin.xyz;
+    let rho = rods[r].radius;
+    let h = params.h;
+    let wa = rest[j].inv_mass;
+    let wb = rest[j + 1u].inv_mass;
+    for (var k = 0u; k < colliders.count; k++) {
+        let c = colliders.items[k];
+        let p = anchor_pose(c.anchor, params.slot_end);
+        let x_a = position_f32(pos[j]);
+        let x_b = position_f32(pos[j + 1u]);
+        let qa = to_local(p, x_a, origin);
+        let qb = to_local(p, x_b, origin);
+        let e = edge_distance(c, qa, qb);
+        if (!e.found) {
+            continue;
+        }
+        let d = rho + c.margin - e.phi;
+        let s = e.s;
+        let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
+        if (d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0) {
+            let nrm = rotate(p.rotation, e.normal);
+            let ka = (1.0 - s) * wa / den;
+            let kb = s * wb / den;
+            var xa = x_a + nrm * (ka * d);
+            var xb = x_b + nrm * (kb * d);
+            var stuck = false;
+            if (params.phase == 0u) {
+                let pt = xa * (1.0 - s) + xb * s;
+                let p_start = (position_f32(pos_unc[j]) - vel[j].xyz * h) * (1.0 - s)
+                    + (position_f32(pos_unc[j + 1u]) - vel[j + 1u].xyz * h) * s;
+                let p0 = anchor_pose(c.anchor, params.slot_start);
+                let slip = pose_point(p0, to_local(p, pt, origin), origin) - p_start;
+                let slip_t = slip - nrm * dot(nrm, slip);
+                let len = length(slip_t);
+                var undo = slip_t;
+                if (len <= c.static_friction * d) {
+                    stuck = true;
+                } else {
+                    undo = slip_t * (c.friction * d / len);
+                }
+                xa -= undo * ka;
+                xb -= undo * kb;
+            }
+            pos[j] = moved(pos[j], xa - x_a);
+            pos[j + 1u] = moved(pos[j + 1u], xb - x_b);
+            // Recorded like a vertex contact (src/cpu/contact.rs).
+            let p0 = anchor_pose(c.anchor, params.slot_start);
+            if (ka * d > contact_depth(contacts[j])) {
+                contacts[j] = make_contact(nrm, ka * d, stuck, surface_velocity(p0, p, xa, origin));
+            }
+            if (kb * d > contact_depth(contacts[j + 1u])) {
+                contacts[j + 1u] = make_contact(nrm, kb * d, stuck, surface_velocity(p0, p, xb, origin));
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(64)
+fn contact_edges_even(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    contact_edge(invocation(gid, groups), 0u);
+}
+
+@compute @workgroup_size(64)
+fn contact_edges_odd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    contact_edge(invocation(gid, groups), 1u);
+}
+
+// The three stages walked by one invocation per rod, for adapters that are
+// CPUs (`GpuSimulator::packed` false), where a dispatch per stage costs
+// more than the parallelism gives: the same order, so the same result.
+@compute @workgroup_size(64)
+fn contact_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);
     if (r >= params.rod_count) {
         return;
     }
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
-    let origin = rods[r].origin.xyz;
-    let rho = rods[r].radius;
-    let h = params.h;
     for (var v = o; v < o + n; v++) {
-        if (params.phase == 0u) {
-            contacts[v] = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
-        }
-        if (rest[v].inv_mass == 0.0) {
-            continue;
-        }
-        let x_unc = position_f32(pos_unc[v]);
-        let x = position_f32(pos[v]);
-        let x_start = x_unc - vel[v].xyz * h;
-        // Moved by what contact changed: nothing at all without contact.
-        pos[v] = moved(pos[v], contact_vertex(v, rho, origin, x, x_start, x_unc) - x);
+        contact_at(v);
     }
-    // Edges against shapes that may be smaller than an edge (friction on
-    // the closest point in phase 0, as src/cpu/contact.rs).
-    for (var j = o; j + 1u < o + n; j++) {
-        let wa = rest[j].inv_mass;
-        let wb = rest[j + 1u].inv_mass;
-        for (var k = 0u; k < colliders.count; k++) {
-            let c = colliders.items[k];
-            let p = anchor_pose(c.anchor, params.slot_end);
-            let x_a = position_f32(pos[j]);
-            let x_b = position_f32(pos[j + 1u]);
-            let qa = to_local(p, x_a, origin);
-            let qb = to_local(p, x_b, origin);
-            let e = edge_distance(c, qa, qb);
-            if (!e.found) {
-                continue;
-            }
-            let d = rho + c.margin - e.phi;
-            let s = e.s;
-            let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
-            if (d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0) {
-                let nrm = rotate(p.rotation, e.normal);
-                let ka = (1.0 - s) * wa / den;
-                let kb = s * wb / den;
-                var xa = x_a + nrm * (ka * d);
-                var xb = x_b + nrm * (kb * d);
-                var stuck = false;
-                if (params.phase == 0u) {
-                    let pt = xa * (1.0 - s) + xb * s;
-                    let p_start = (position_f32(pos_unc[j]) - vel[j].xyz * h) * (1.0 - s)
-                        + (position_f32(pos_unc[j + 1u]) - vel[j + 1u].xyz * h) * s;
-                    let p0 = anchor_pose(c.anchor, params.slot_start);
-                    let slip = pose_point(p0, to_local(p, pt, origin), origin) - p_start;
-                    let slip_t = slip - nrm * dot(nrm, slip);
-                    let len = length(slip_t);
-                    var undo = slip_t;
-                    if (len <= c.static_friction * d) {
-                        stuck = true;
-                    } else {
-                        undo = slip_t * (c.friction * d / len);
-                    }
-                    xa -= undo * ka;
-                    xb -= undo * kb;
-                }
-                pos[j] = moved(pos[j], xa - x_a);
-                pos[j + 1u] = moved(pos[j + 1u], xb - x_b);
-                // Recorded like a vertex contact (src/cpu/contact.rs).
-                let p0 = anchor_pose(c.anchor, params.slot_start);
-                if (ka * d > contact_depth(contacts[j])) {
-                    contacts[j] = make_contact(nrm, ka * d, stuck, surface_velocity(p0, p, xa, origin));
-                }
-                if (kb * d > contact_depth(contacts[j + 1u])) {
-                    contacts[j + 1u] = make_contact(nrm, kb * d, stuck, surface_velocity(p0, p, xb, origin));
-                }
-            }
-        }
+    for (var j = o; j + 1u < o + n; j += 2u) {
+        contact_edge(j, 0u);
+    }
+    for (var j = o + 1u; j + 1u < o + n; j += 2u) {
+        contact_edge(j, 1u);
     }
 }

@@ -126,7 +126,8 @@ fn gpu_ctx() -> GpuContext {
     GpuContext::headless().expect("no GPU adapter: install mesa-vulkan-drivers (lavapipe)")
 }
 
-/// Kernel `contact`, phase 0 then phase 1, against `cpu::contact::contact`.
+/// Kernels `contact`, `contact_edges_even` and `contact_edges_odd`, phase 0
+/// then phase 1, each against its CPU twin in `cpu::contact`.
 #[test]
 fn contact_kernel_matches_cpu() {
     let (rods, mut state) = rods_and_state();
@@ -144,25 +145,60 @@ fn contact_kernel_matches_cpu() {
     let mut pos = s.pos.clone();
     let mut contacts = vec![Contact::default(); pos.len()];
     let mut pushed = 0;
+    let mut edge_pushed = 0;
     for phase in 0..2 {
-        gpu.run_kernel_in_phase(Kernel::Contact, phase, t, h);
-        for r in 0..rods.rod_count() {
-            let v = rods.vertices(r);
-            let before = pos[v.clone()].to_vec();
-            let rep = contact::contact(
-                &rods.colliders,
-                &poses,
-                rods.material[r].radius,
-                &rods.inv_mass[v.clone()],
-                phase,
-                h,
-                &mut pos[v.clone()],
-                &s.pos[v.clone()],
-                &s.vel[v.clone()],
-                &mut contacts[v.clone()],
-            );
-            assert!(rep.tunnel.is_none());
-            pushed += max_diff(&before, &pos[v]).gt(&1e-5) as usize;
+        // Stage by stage: the vertices, then each parity of edges.
+        for stage in [None, Some(0), Some(1)] {
+            let kernel = match stage {
+                None => Kernel::Contact,
+                Some(0) => Kernel::ContactEdgesEven,
+                Some(_) => Kernel::ContactEdgesOdd,
+            };
+            gpu.run_kernel_in_phase(kernel, phase, t, h);
+            for r in 0..rods.rod_count() {
+                let v = rods.vertices(r);
+                let before = pos[v.clone()].to_vec();
+                let (radius, inv_mass) = (rods.material[r].radius, &rods.inv_mass[v.clone()]);
+                let (x, x_unc, vel) = (&mut pos[v.clone()], &s.pos[v.clone()], &s.vel[v.clone()]);
+                let c = &mut contacts[v.clone()];
+                match stage {
+                    None => {
+                        let rep = contact::contact(
+                            &rods.colliders,
+                            &poses,
+                            radius,
+                            inv_mass,
+                            phase,
+                            h,
+                            x,
+                            x_unc,
+                            vel,
+                            c,
+                        );
+                        assert!(rep.tunnel.is_none());
+                    }
+                    Some(parity) => contact::contact_edges(
+                        &rods.colliders,
+                        &poses,
+                        radius,
+                        inv_mass,
+                        phase,
+                        h,
+                        parity,
+                        x,
+                        x_unc,
+                        vel,
+                        c,
+                    ),
+                }
+                let moved = max_diff(&before, &pos[v]).gt(&1e-5) as usize;
+                match stage {
+                    None => pushed += moved,
+                    Some(_) => edge_pushed += moved,
+                }
+            }
+            let d = max_diff(&gpu.read_state().pos, &pos);
+            assert!(d < 1e-6, "phase {phase}, stage {kernel:?}: {d:e} m");
         }
         let g = gpu.read_state();
         let d = max_diff(&g.pos, &pos);
@@ -190,12 +226,85 @@ fn contact_kernel_matches_cpu() {
         .iter()
         .filter(|c| c.depth > 0.0 && c.surface_velocity.length() > 0.01)
         .count();
-    eprintln!("{pushed} rods pushed, {touching} vertices in contact, {moving} on a moving surface");
+    eprintln!(
+        "{pushed} rods pushed at vertices, {edge_pushed} at edges, {touching} vertices in contact, {moving} on a moving surface"
+    );
     assert!(moving > 0, "no contact with the moving body");
+    assert!(
+        edge_pushed > 0,
+        "no edge met a sphere or capsule between its ends"
+    );
     assert!(
         pushed >= 8 && touching >= 20,
         "the scene barely touches the colliders"
     );
+}
+
+/// Kernel `contact_rod`, the three contact stages walked per rod (the form
+/// CPU adapters run), phase 0 then 1, against the CPU twins in the same
+/// order: the same positions and contacts.
+#[test]
+fn contact_rod_kernel_matches_cpu() {
+    let (rods, mut state) = rods_and_state();
+    let mut rng = rng(3);
+    for v in state.vel.iter_mut() {
+        *v = unit(&mut rng) * 0.3;
+    }
+    let p = params();
+    let ctx = gpu_ctx();
+    let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
+    gpu.write_state(&state);
+    let s = gpu.read_state();
+    let (t, h) = (0.3, p.h());
+    let poses: Vec<ColliderPoses> = cpu::collider_poses(&rods, t, h);
+    let mut pos = s.pos.clone();
+    let mut contacts = vec![Contact::default(); pos.len()];
+    for phase in 0..2 {
+        gpu.run_kernel_in_phase(Kernel::ContactRod, phase, t, h);
+        for r in 0..rods.rod_count() {
+            let v = rods.vertices(r);
+            let (radius, inv_mass) = (rods.material[r].radius, &rods.inv_mass[v.clone()]);
+            let (x, x_unc, vel) = (&mut pos[v.clone()], &s.pos[v.clone()], &s.vel[v.clone()]);
+            let c = &mut contacts[v.clone()];
+            contact::contact(
+                &rods.colliders,
+                &poses,
+                radius,
+                inv_mass,
+                phase,
+                h,
+                x,
+                x_unc,
+                vel,
+                c,
+            );
+            for parity in [0, 1] {
+                contact::contact_edges(
+                    &rods.colliders,
+                    &poses,
+                    radius,
+                    inv_mass,
+                    phase,
+                    h,
+                    parity,
+                    x,
+                    x_unc,
+                    vel,
+                    c,
+                );
+            }
+        }
+        let d = max_diff(&gpu.read_state().pos, &pos);
+        assert!(d < 1e-6, "phase {phase}: {d:e} m");
+        for (i, (a, b)) in gpu.read_contacts().iter().zip(&contacts).enumerate() {
+            assert!(
+                (a.depth - b.depth).abs() < 1e-6,
+                "vertex {i}: {a:?} vs {b:?}"
+            );
+            assert_eq!(a.stuck, b.stuck, "vertex {i}: {a:?} vs {b:?}");
+        }
+    }
+    assert!(contacts.iter().filter(|c| c.depth > 0.0).count() >= 20);
 }
 
 /// The filtered projections (fast, SHAKE and Jacobi, phase 1) with contacts

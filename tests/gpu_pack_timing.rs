@@ -67,3 +67,73 @@ fn packed_and_walked_kernel_times() {
         );
     }
 }
+
+/// Each dispatch of a substep alone (the schedule `GpuSimulator` encodes,
+/// in the form it chose for this adapter), to see where a substep's time
+/// goes. Ignored, as above: a measurement, not a check.
+#[test]
+#[ignore = "a measurement; run by hand"]
+fn substep_kernel_times() {
+    let strands: usize = std::env::var("STRANDS_TIMING_STRANDS")
+        .ok()
+        .map_or(1000, |s| {
+            s.parse().expect("STRANDS_TIMING_STRANDS: a number")
+        });
+    let w = Workload::standard("hair", strands, 32).unwrap();
+    let (rods, state) = w.scene.build();
+    let params = bench_params(&rods, &w.scene.params, 10);
+    let ctx = common::gpu();
+    let mut sim = GpuSimulator::new(&ctx, rods, state, params).unwrap();
+    sim.step();
+    sim.wait();
+    let (t, h) = (0.0, params.h());
+    let mut schedule = strands::gpu::schedule::substep_schedule(sim.rods(), &params, sim.packed());
+    if std::env::var("STRANDS_TIMING_COPY").is_ok() {
+        // A copy of the positions, for the cost of a dispatch that only moves memory.
+        schedule.insert(
+            0,
+            strands::gpu::schedule::Dispatch {
+                kernel: Kernel::SaveStart,
+                phase: 0,
+                jacobi: None,
+            },
+        );
+    }
+    let repeats = 10;
+    let mut total = 0.0;
+    for d in &schedule {
+        let mut times: Vec<f64> = (0..repeats + 1)
+            .map(|_| {
+                let start = Instant::now();
+                match d.jacobi {
+                    Some(pass) => sim.run_jacobi_pass(pass, t, h),
+                    None => sim.run_kernel_in_phase(d.kernel, d.phase, t, h),
+                }
+                sim.wait();
+                start.elapsed().as_secs_f64() * 1e3
+            })
+            .skip(1)
+            .collect();
+        times.sort_by(f64::total_cmp);
+        total += times[repeats / 2];
+        eprintln!(
+            "{strands} strands, {:?} phase {}: {:.3} ms (min {:.3})",
+            d.kernel,
+            d.phase,
+            times[repeats / 2],
+            times[0]
+        );
+    }
+    let empty: Vec<f64> = (0..repeats)
+        .map(|_| {
+            let start = Instant::now();
+            sim.wait();
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    eprintln!(
+        "sum of the {} dispatches: {total:.2} ms (each with its own submit and wait; an empty wait {:.3} ms)",
+        schedule.len(),
+        empty[repeats / 2]
+    );
+}

@@ -1,6 +1,9 @@
-//! Kernel `contact` (shaders/contact.wgsl): strands kept out of colliders,
-//! with Coulomb friction. One invocation per rod, vertices then edges in
-//! order along the rod (Gauss–Seidel), exactly as the WGSL twin loops.
+//! Kernels `contact`, `contact_edges_even` and `contact_edges_odd`
+//! (shaders/contact.wgsl): strands kept out of colliders, with Coulomb
+//! friction. Vertices first, each on its own (one GPU invocation per
+//! vertex), then the edges starting at even vertices and those starting at
+//! odd ones (red–black Gauss–Seidel along the rod: no two edges of one
+//! parity share a vertex, so each parity is one parallel GPU dispatch).
 //!
 //! Each free vertex `x` closer than `ρ = strand radius + margin` to a
 //! collider's surface (signed distance `φ < ρ`) is moved out along the
@@ -292,9 +295,12 @@ pub struct ContactReport {
     pub tunnel: Option<Tunnel>,
 }
 
-/// Kernel `contact` for one rod: vertices (push out, friction, record), then
-/// edges against spheres and capsules. `pos` is updated in place; phase 0
-/// writes `contact` for every vertex, phase 1 adds the contacts it makes.
+/// Kernel `contact` for one rod, the vertex stage: each free vertex pushed
+/// out, with friction in phase 0, and its deepest contact recorded. Each
+/// vertex is on its own (one GPU invocation per vertex, the loop's body).
+/// `pos` is updated in place; phase 0 writes `contact` for every vertex,
+/// phase 1 adds the contacts it makes. Then `contact_edges` of parity 0
+/// and 1.
 #[allow(clippy::too_many_arguments)] // one argument per buffer the WGSL kernel binds
 pub fn contact(
     colliders: &[Collider],
@@ -334,58 +340,99 @@ pub fn contact(
             });
         }
     }
-    // Edges against shapes that may be smaller than an edge: the closest
-    // point p = (1 − s) xa + s xb moves by exactly d along the normal, and
-    // in phase 0 friction acts on p's slip as on a vertex's.
-    for j in 0..n - 1 {
-        let (wa, wb) = (inv_mass[j], inv_mass[j + 1]);
-        for (k, c) in colliders.iter().enumerate() {
-            let pose = &poses[k].end;
-            let qa = to_local(pose, pos[j]);
-            let qb = to_local(pose, pos[j + 1]);
-            let Some((s, phi, n_local)) = edge_distance(c, qa, qb) else {
-                continue;
-            };
-            let d = radius + c.margin - phi;
-            let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
-            if d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0 {
-                let n = pose.rotation * n_local;
-                let (ka, kb) = ((1.0 - s) * wa / den, s * wb / den);
-                pos[j] += n * (ka * d);
-                pos[j + 1] += n * (kb * d);
-                let mut stuck = false;
-                if phase == 0 {
-                    let p = pos[j] * (1.0 - s) + pos[j + 1] * s;
-                    let p_start = (pos_unc[j] - vel[j] * h) * (1.0 - s)
-                        + (pos_unc[j + 1] - vel[j + 1] * h) * s;
-                    let slip = to_world(&poses[k].start, to_local(pose, p)) - p_start;
-                    let slip_t = slip - n * n.dot(slip);
-                    let len = slip_t.length();
-                    let undo = if len <= c.static_friction * d {
-                        stuck = true;
-                        slip_t
-                    } else {
-                        slip_t * (c.friction * d / len)
+    report
+}
+
+/// Kernels `contact_edges_even` (`parity` 0) and `contact_edges_odd` (1)
+/// for one rod: the edges `j` with `j mod 2 = parity`, which share no
+/// vertex, so each is on its own (one GPU invocation per edge); the two
+/// parities in turn are red–black Gauss–Seidel along the rod.
+#[allow(clippy::too_many_arguments)] // one argument per buffer the WGSL kernel binds
+pub fn contact_edges(
+    colliders: &[Collider],
+    poses: &[ColliderPoses],
+    radius: f64,
+    inv_mass: &[f64],
+    phase: u32,
+    h: f64,
+    parity: usize,
+    pos: &mut [DVec3],
+    pos_unc: &[DVec3],
+    vel: &[DVec3],
+    contact: &mut [Contact],
+) {
+    let n = pos.len();
+    for j in (parity..n.saturating_sub(1)).step_by(2) {
+        contact_edge(
+            colliders, poses, radius, inv_mass, phase, h, j, pos, pos_unc, vel, contact,
+        );
+    }
+}
+
+/// Edge `j` (vertices `j`, `j + 1`) against the shapes that may be smaller
+/// than an edge, spheres and capsules: the closest point
+/// p = (1 − s) xa + s xb moves by exactly d along the normal, and in phase
+/// 0 friction acts on p's slip as on a vertex's.
+#[allow(clippy::too_many_arguments)] // the WGSL twin's arguments
+fn contact_edge(
+    colliders: &[Collider],
+    poses: &[ColliderPoses],
+    radius: f64,
+    inv_mass: &[f64],
+    phase: u32,
+    h: f64,
+    j: usize,
+    pos: &mut [DVec3],
+    pos_unc: &[DVec3],
+    vel: &[DVec3],
+    contact: &mut [Contact],
+) {
+    let (wa, wb) = (inv_mass[j], inv_mass[j + 1]);
+    for (k, c) in colliders.iter().enumerate() {
+        let pose = &poses[k].end;
+        let qa = to_local(pose, pos[j]);
+        let qb = to_local(pose, pos[j + 1]);
+        let Some((s, phi, n_local)) = edge_distance(c, qa, qb) else {
+            continue;
+        };
+        let d = radius + c.margin - phi;
+        let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
+        if d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0 {
+            let n = pose.rotation * n_local;
+            let (ka, kb) = ((1.0 - s) * wa / den, s * wb / den);
+            pos[j] += n * (ka * d);
+            pos[j + 1] += n * (kb * d);
+            let mut stuck = false;
+            if phase == 0 {
+                let p = pos[j] * (1.0 - s) + pos[j + 1] * s;
+                let p_start =
+                    (pos_unc[j] - vel[j] * h) * (1.0 - s) + (pos_unc[j + 1] - vel[j + 1] * h) * s;
+                let slip = to_world(&poses[k].start, to_local(pose, p)) - p_start;
+                let slip_t = slip - n * n.dot(slip);
+                let len = slip_t.length();
+                let undo = if len <= c.static_friction * d {
+                    stuck = true;
+                    slip_t
+                } else {
+                    slip_t * (c.friction * d / len)
+                };
+                pos[j] -= undo * ka;
+                pos[j + 1] -= undo * kb;
+            }
+            // Recorded like a vertex contact, so the filtered projection
+            // keeps both ends on the tangent plane (or in place).
+            for (i, depth) in [(j, ka * d), (j + 1, kb * d)] {
+                if depth > contact[i].depth {
+                    contact[i] = Contact {
+                        normal: n,
+                        depth,
+                        stuck,
+                        surface_velocity: surface_velocity(&poses[k], pos[i], h),
                     };
-                    pos[j] -= undo * ka;
-                    pos[j + 1] -= undo * kb;
-                }
-                // Recorded like a vertex contact, so the filtered projection
-                // keeps both ends on the tangent plane (or in place).
-                for (i, depth) in [(j, ka * d), (j + 1, kb * d)] {
-                    if depth > contact[i].depth {
-                        contact[i] = Contact {
-                            normal: n,
-                            depth,
-                            stuck,
-                            surface_velocity: surface_velocity(&poses[k], pos[i], h),
-                        };
-                    }
                 }
             }
         }
     }
-    report
 }
 
 /// Largest penetration (m) of a free vertex of one rod into a collider at

@@ -1224,20 +1224,38 @@ pub fn substep(
     }
     if !rods.colliders.is_empty() {
         for phase in 0..2 {
-            // contact
+            // contact, contact_edges_even, contact_edges_odd
             let found = for_each_rod(rods, state, work, |r, w| {
-                contact::contact(
+                let (radius, inv_mass) =
+                    (rods.material[r].radius, &rods.inv_mass[rods.vertices(r)]);
+                let report = contact::contact(
                     &rods.colliders,
                     &poses,
-                    rods.material[r].radius,
-                    &rods.inv_mass[rods.vertices(r)],
+                    radius,
+                    inv_mass,
                     phase,
                     h,
                     w.s.pos,
                     w.pos_unc,
                     w.s.vel,
                     w.contact,
-                )
+                );
+                for parity in [0, 1] {
+                    contact::contact_edges(
+                        &rods.colliders,
+                        &poses,
+                        radius,
+                        inv_mass,
+                        phase,
+                        h,
+                        parity,
+                        w.s.pos,
+                        w.pos_unc,
+                        w.s.vel,
+                        w.contact,
+                    );
+                }
+                report
             });
             for (rep, f) in reports.iter_mut().zip(found) {
                 rep.tunnel = rep.tunnel.or(f.tunnel);

@@ -394,7 +394,16 @@ pub enum Kernel {
     ProjectShake,
     ProjectShakeRod,
     ProjectVelocity,
+    /// Contact of each vertex with the colliders, one invocation per vertex.
     Contact,
+    /// Contact of the edges starting at an even vertex of their rod with
+    /// spheres and capsules, one invocation per vertex.
+    ContactEdgesEven,
+    /// The same for the edges starting at an odd vertex, after the even ones.
+    ContactEdgesOdd,
+    /// The three contact stages, one invocation walking each rod
+    /// (`GpuSimulator::packed`).
+    ContactRod,
     GridClear,
     GridSplat,
     GridVelocity,
@@ -450,7 +459,7 @@ pub fn binding_kind(b: u32) -> BindingKind {
 pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
-    pub const ALL: [Kernel; 19] = [
+    pub const ALL: [Kernel; 22] = [
         Kernel::Frames,
         Kernel::FramesRod,
         Kernel::Twist,
@@ -465,6 +474,9 @@ impl Kernel {
         Kernel::ProjectShakeRod,
         Kernel::ProjectVelocity,
         Kernel::Contact,
+        Kernel::ContactEdgesEven,
+        Kernel::ContactEdgesOdd,
+        Kernel::ContactRod,
         Kernel::GridClear,
         Kernel::GridSplat,
         Kernel::GridVelocity,
@@ -488,6 +500,9 @@ impl Kernel {
             Kernel::ProjectShakeRod => "project_shake_rod",
             Kernel::ProjectVelocity => "project_velocity",
             Kernel::Contact => "contact",
+            Kernel::ContactEdgesEven => "contact_edges_even",
+            Kernel::ContactEdgesOdd => "contact_edges_odd",
+            Kernel::ContactRod => "contact_rod",
             Kernel::GridClear => "grid_clear",
             Kernel::GridSplat => "grid_splat",
             Kernel::GridVelocity => "grid_velocity",
@@ -503,10 +518,7 @@ impl Kernel {
 
     /// True when one invocation handles a rod, false for a vertex.
     pub fn per_rod(self) -> bool {
-        matches!(
-            self,
-            Kernel::FramesRod | Kernel::Twist | Kernel::ForcesRod | Kernel::Contact
-        )
+        matches!(self, Kernel::FramesRod | Kernel::Twist | Kernel::ForcesRod)
     }
 
     /// True when one workgroup handles a pack of rods (`super::pack`).
@@ -536,7 +548,12 @@ impl Kernel {
                 &[POS, POS_START, SCRATCH, STATS, CONTACTS]
             }
             Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, SCRATCH, CONTACTS],
-            Kernel::Contact => &[POS, VEL, POS_UNC, STATS, CONTACTS, COLLIDERS, SDF],
+            Kernel::Contact | Kernel::ContactRod => {
+                &[POS, VEL, POS_UNC, STATS, CONTACTS, COLLIDERS, SDF]
+            }
+            Kernel::ContactEdgesEven | Kernel::ContactEdgesOdd => {
+                &[POS, VEL, POS_UNC, CONTACTS, COLLIDERS]
+            }
             Kernel::GridClear => &[GRID],
             Kernel::GridSplat => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID],
             Kernel::GridVelocity => &[GRID_GROUPS, GRID, GRID_FIELDS],

@@ -51,10 +51,11 @@ pub fn frames_kernel(packed: bool) -> Kernel {
 
 /// The dispatches of one substep of `rods` under `params`, in the order of
 /// `cpu::substep`: forces, [save_start], integrate, [grid], projection,
-/// [contact, filtered projection, contact], project_velocity, frames, twist.
-/// `packed`: the forces, frames, fast and SHAKE projections run one
-/// workgroup per pack (`GpuSimulator::packed`), else one invocation walks
-/// each rod.
+/// [contact (vertices, even edges, odd edges), filtered projection,
+/// contact again], project_velocity, frames, twist. `packed`: the forces,
+/// frames, fast and SHAKE projections run one workgroup per pack and the
+/// contact stages one invocation per vertex (`GpuSimulator::packed`), else
+/// one invocation walks each rod.
 pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<Dispatch> {
     let project = |phase: u32| -> Vec<Dispatch> {
         let one = |kernel| vec![Dispatch::of(kernel, phase)];
@@ -98,9 +99,21 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<
     }
     out.extend(project(0));
     if !rods.colliders.is_empty() {
-        out.push(Dispatch::of(Kernel::Contact, 0));
+        let contact = |phase| -> Vec<Dispatch> {
+            let kernels: &[Kernel] = if packed {
+                &[
+                    Kernel::Contact,
+                    Kernel::ContactEdgesEven,
+                    Kernel::ContactEdgesOdd,
+                ]
+            } else {
+                &[Kernel::ContactRod]
+            };
+            kernels.iter().map(|&k| Dispatch::of(k, phase)).collect()
+        };
+        out.extend(contact(0));
         out.extend(project(1));
-        out.push(Dispatch::of(Kernel::Contact, 1));
+        out.extend(contact(1));
     }
     // Always: it also counts the chatter (`project::project_velocity`).
     for k in [
@@ -207,9 +220,23 @@ mod tests {
             walked[2..6],
             [
                 (ProjectFastRod, 0),
-                (Contact, 0),
+                (ContactRod, 0),
                 (ProjectFastRod, 1),
-                (Contact, 1)
+                (ContactRod, 1),
+            ]
+        );
+        let plain = kernels(&rods, true);
+        assert_eq!(
+            plain[2..10],
+            [
+                (ProjectFast, 0),
+                (Contact, 0),
+                (ContactEdgesEven, 0),
+                (ContactEdgesOdd, 0),
+                (ProjectFast, 1),
+                (Contact, 1),
+                (ContactEdgesEven, 1),
+                (ContactEdgesOdd, 1),
             ]
         );
     }

@@ -530,7 +530,10 @@ impl GpuSimulator {
     /// pack of rods, parallel over its vertices, solved by parallel cyclic
     /// reduction (`Kernel::ProjectFast`, depth O(log n) per rod), or one
     /// invocation walking each rod with the Thomas algorithm
-    /// (`Kernel::ProjectFastRod`, work O(n)). Packed by default on GPUs;
+    /// (`Kernel::ProjectFastRod`, work O(n)); contact: one invocation per
+    /// vertex and then per edge of each parity (`Kernel::Contact`,
+    /// `Kernel::ContactEdgesEven`, `Kernel::ContactEdgesOdd`) or one
+    /// walking each rod (`Kernel::ContactRod`). Packed by default on GPUs;
     /// walked on adapters that are CPUs (lavapipe), where the reduction's
     /// extra work and barriers cost more than the walk: measured with
     /// `strands bench` on lavapipe in docs/BENCHMARKS.md.
