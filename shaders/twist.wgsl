@@ -1,4 +1,6 @@
-// Kernel `twist` (src/cpu/twist.rs): one invocation per rod. The quasistatic
+// Kernels `twist` (one workgroup per pack of rods, every stage parallel over
+// the pack's rows; below) and `twist_rod` (one invocation walking each rod)
+// (src/cpu/twist.rs `twist`, `twist_scan`). The quasistatic
 // material frame, ∂E/∂θʲ = 0 for the angles no clamp prescribes (§5), by
 // Newton's method on the tridiagonal Hessian with a backtracking line search,
 // warm-started from the previous angles.
@@ -129,12 +131,9 @@ fn total(e: vec2<f32>) -> f32 {
     return e.x + e.y;
 }
 
-@compute @workgroup_size(64)
-fn twist(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let r = invocation(gid, groups);
-    if (r >= params.rod_count) {
-        return;
-    }
+// The Newton solve of rod r walked by one invocation (`twist_rod`, and
+// `twist` for a rod longer than a pack).
+fn twist_walk(r: u32) {
     curvature_binormals(r);
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
@@ -229,4 +228,573 @@ fn twist(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
         }
     }
     atomicMax(&stats[0], iterations);
+}
+
+@compute @workgroup_size(64)
+fn twist_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let r = invocation(gid, groups);
+    if (r >= params.rod_count) {
+        return;
+    }
+    twist_walk(r);
+}
+
+// --- The packed form (src/cpu/twist.rs `twist_scan`, stage for stage) ---
+//
+// Row i of a pack is its vertex v0 + i and the edge starting there (as in
+// project_pack.wgsl, whose workgroup arrays and `pcr_solve` it shares: one
+// module, and an entry point holds only the workgroup memory it uses). Every
+// rod of the pack runs its own Newton iteration with its own line search;
+// the loops run until no rod of the pack has work left, so each rod takes
+// the steps it would alone. Per Newton iteration:
+// (1) per edge row, ∂E/∂θ and the tridiagonal Hessian from the stencils of
+//     its two vertices, summed in the walk's order;
+// (2) per rod the largest |∂E/∂θ| and |Hᵢᵢ| (atomic maxima);
+// (3) the Levenberg loop: the shifted Hessian is positive definite iff all
+//     its leading principal minors are (Sylvester), and the minors obey
+//     Dᵢ = aᵢDᵢ₋₁ − cᵢ₋₁²Dᵢ₋₂, i.e. (Dᵢ, Dᵢ₋₁) is the prefix product of the
+//     2×2 matrices [[aᵢ, −cᵢ₋₁²], [1, 0]] applied to (1, 0), by a doubling
+//     scan (each partial product scaled by a positive number to stay in
+//     range, which keeps the signs); the rods that pass solve by parallel
+//     cyclic reduction, the others try a larger shift;
+// (4) per rod the slope Σ sⱼgⱼ (doubling suffix sums within each rod, as
+//     `forces`) and the largest step;
+// (5) the backtracking line search, the energies summed the same way.
+// A rod longer than a pack is a pack of its own, walked by one invocation.
+
+// Per rod of the pack: the Levenberg shift μ, the step fraction α, the
+// energy at the current angles and the stopping tolerance (rad).
+var<workgroup> twist_f: array<vec4<f32>, PACK_RODS>;
+// Per rod: the slope Σ sⱼgⱼ, the largest step, the largest |Hⱼⱼ|.
+var<workgroup> twist_g: array<vec4<f32>, PACK_RODS>;
+// Per rod: TWIST_* flags.
+var<workgroup> twist_state: array<u32, PACK_RODS>;
+// Per row: a value to sum over its rod; the rod's sum lands on its first row.
+var<workgroup> twist_sum: array<f32, PACK_ROWS>;
+
+const TWIST_HAVE_E0: u32 = 1u;   // twist_f.z holds the energy at the current angles
+const TWIST_SOLVED: u32 = 2u;    // this iteration's Newton step is in scratch.s.x
+const TWIST_SEARCH: u32 = 4u;    // in the line search
+
+// The free angles of rod r: edges [x, y) (`twist_walk`).
+fn twist_free(r: u32) -> vec2<u32> {
+    let o = rods[r].vertex_offset;
+    let ne = rods[r].vertex_count - 1u;
+    let a = o + select(0u, 1u, rods[r].start_clamp != NONE);
+    let b = max(o + ne - select(0u, 1u, rods[r].end_clamp != NONE), a);
+    return vec2<u32>(a, b);
+}
+
+// ∂E/∂θʲ (x bending, y twisting), the Hessian's diagonal (z) and its
+// coupling to edge j+1 (w) of edge v (local index j < vertex_count − 1):
+// vertex j's stencil (edge j its next) then vertex j+1's (edge j its
+// previous), in `twist_gradient`'s order.
+fn twist_gradient_row(r: u32, v: u32, j: u32) -> vec4<f32> {
+    let n = rods[r].vertex_count;
+    let b = rods[r].bending.xyz;
+    let beta = rods[r].bending.w;
+    var g = vec4<f32>(0.0);
+    if (j >= 1u) {
+        let l = rest[v].voronoi;
+        let w = material_curvature(scratch[v].kb.xyz, edge_material_frame(v, false));
+        let bd = apply_bending(b, w - rest[v].rest_kappa.zw);
+        let jw = rot_j(w);
+        g.x -= dot(jw, bd) / l;
+        g.z += (dot(jw, apply_bending(b, jw)) - dot(w, bd)) / l;
+        let m = frame[v].tangent.w - frame[v - 1u].tangent.w;
+        g.y += 2.0 * beta * m / l;
+        g.z += 2.0 * beta / l;
+    }
+    if (j + 2u < n) {
+        let u = v + 1u;
+        let l = rest[u].voronoi;
+        let w = material_curvature(scratch[u].kb.xyz, edge_material_frame(v, false));
+        let bd = apply_bending(b, w - rest[u].rest_kappa.xy);
+        let jw = rot_j(w);
+        g.x -= dot(jw, bd) / l;
+        g.z += (dot(jw, apply_bending(b, jw)) - dot(w, bd)) / l;
+        let m = frame[u].tangent.w - frame[v].tangent.w;
+        g.y -= 2.0 * beta * m / l;
+        g.z += 2.0 * beta / l;
+        g.w -= 2.0 * beta / l;
+    }
+    return g;
+}
+
+// Bending and twisting energy of interior vertex v (local index k), at the
+// current angles or the trial ones (`elastic_energy`'s terms).
+fn twist_vertex_energy(r: u32, v: u32, k: u32, trial: bool) -> f32 {
+    if (k == 0u || k + 1u >= rods[r].vertex_count) {
+        return 0.0;
+    }
+    let b = rods[r].bending.xyz;
+    let kb = scratch[v].kb.xyz;
+    let l = rest[v].voronoi;
+    let d0 = material_curvature(kb, edge_material_frame(v - 1u, trial)) - rest[v].rest_kappa.xy;
+    let d1 = material_curvature(kb, edge_material_frame(v, trial)) - rest[v].rest_kappa.zw;
+    let m = theta_of(v, trial) - theta_of(v - 1u, trial);
+    return (dot(d0, apply_bending(b, d0)) + dot(d1, apply_bending(b, d1))) / (2.0 * l)
+        + rods[r].bending.w * m * m / l;
+}
+
+// twist_sum[i] ← Σ of twist_sum over rows i.. of its rod (doubling suffix
+// sums, `suffix_sums`), for rods of at most `most` vertices.
+fn twist_rod_sums(lid: u32, v0: u32, n: u32, most: u32) {
+    for (var s = 1u; s < most; s *= 2u) {
+        var sums: array<f32, ROWS_PER_INVOCATION>;
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                let r = rest[v].rod;
+                sums[q] = twist_sum[i];
+                if (v - rods[r].vertex_offset + s < rods[r].vertex_count) {
+                    sums[q] += twist_sum[i + s];
+                }
+            }
+        }
+        workgroupBarrier();
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                twist_sum[i] = sums[q];
+            }
+        }
+        workgroupBarrier();
+    }
+}
+
+// 2×2 matrices as (m00, m01, m10, m11): a · b, scaled by a positive number
+// so that its largest entry is 1 (the signs of the minors are kept).
+fn minors_product(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    let p = vec4<f32>(
+        a.x * b.x + a.y * b.z,
+        a.x * b.y + a.y * b.w,
+        a.z * b.x + a.w * b.z,
+        a.z * b.y + a.w * b.w,
+    );
+    let m = max(max(abs(p.x), abs(p.y)), max(abs(p.z), abs(p.w)));
+    if (m > 0.0) {
+        return p / m;
+    }
+    return p;
+}
+
+// Whether row v is a free edge of a rod in state `flags` (all bits set).
+fn twist_row_in(v: u32, first: u32, flags: u32) -> bool {
+    let r = rest[v].rod;
+    let f = twist_free(r);
+    return v >= f.x && v < f.y && rod_active[r - first] == 1u && (twist_state[r - first] & flags) == flags;
+}
+
+fn twist_set_busy(busy: bool) {
+    if (busy) {
+        atomicStore(&pack_busy, 1u);
+    }
+}
+
+// Every invocation reads whether any rod set `pack_busy` (then cleared).
+fn twist_any_busy(lid: u32) -> bool {
+    workgroupBarrier();
+    if (lid == 0u) {
+        pack_busy_plain = atomicLoad(&pack_busy);
+        atomicStore(&pack_busy, 0u);
+    }
+    return workgroupUniformLoad(&pack_busy_plain) != 0u;
+}
+
+fn twist_pack(w: u32, lid: u32) {
+    let rods_of = pack_rods(w);
+    let first = rods_of.x;
+    let nr = rods_of.y - first;
+    let v0 = rods[first].vertex_offset;
+    let last = rods_of.y - 1u;
+    let n = rods[last].vertex_offset + rods[last].vertex_count - v0;
+    if (n > PACK_ROWS) {
+        // A rod longer than a pack: serially, on one invocation.
+        if (lid == 0u) {
+            twist_walk(first);
+        }
+        return;
+    }
+    let most = pack_most_edges(rods_of) + 1u;
+    // (0) κb of every vertex, the trial angles, |θ| maxima for the tolerance.
+    for (var k = lid; k < nr; k += WORKGROUP) {
+        let f = twist_free(first + k);
+        rod_active[k] = select(0u, 1u, f.x < f.y);
+        rod_iterations[k] = 0u;
+        twist_state[k] = 0u;
+        atomicStore(&rod_over[k], 0u);
+        atomicStore(&rod_over_exact[k], 0u);
+    }
+    if (lid == 0u) {
+        atomicStore(&pack_busy, 0u);
+    }
+    workgroupBarrier();
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            let v = v0 + i;
+            let r = rest[v].rod;
+            let k = v - rods[r].vertex_offset;
+            let nv = rods[r].vertex_count;
+            var kb = vec3<f32>(0.0);
+            if (k > 0u && k + 1u < nv) {
+                kb = curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u]);
+            }
+            scratch[v].kb = vec4<f32>(kb, 0.0);
+            if (k + 1u < nv) {
+                scratch[v].s.z = frame[v].tangent.w;
+                atomicMax(&rod_over_exact[r - first], bitcast<u32>(abs(frame[v].tangent.w)));
+            }
+        }
+    }
+    workgroupBarrier();
+    for (var k = lid; k < nr; k += WORKGROUP) {
+        let theta_max = bitcast<f32>(atomicLoad(&rod_over_exact[k]));
+        twist_f[k].w = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * theta_max);
+    }
+    storageBarrier();
+    workgroupBarrier();
+    for (var it = 0u; it < params.twist_max_iterations; it++) {
+        // (1) Gradient and Hessian of the edges of rods still iterating.
+        for (var k = lid; k < nr; k += WORKGROUP) {
+            atomicStore(&rod_over[k], 0u);
+            atomicStore(&rod_over_exact[k], 0u);
+            twist_state[k] &= TWIST_HAVE_E0;
+        }
+        workgroupBarrier();
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                let r = rest[v].rod;
+                let j = v - rods[r].vertex_offset;
+                if (j + 1u < rods[r].vertex_count && rod_active[r - first] == 1u) {
+                    let g = twist_gradient_row(r, v, j);
+                    scratch[v].g = g;
+                    let f = twist_free(r);
+                    if (v >= f.x && v < f.y) {
+                        // (2) Residual and scale.
+                        atomicMax(&rod_over[r - first], bitcast<u32>(abs(g.x + g.y)));
+                        atomicMax(&rod_over_exact[r - first], bitcast<u32>(abs(g.z)));
+                    }
+                }
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+        for (var k = lid; k < nr; k += WORKGROUP) {
+            if (rod_active[k] == 1u) {
+                if (atomicLoad(&rod_over[k]) == 0u) {
+                    rod_active[k] = 0u;
+                } else {
+                    twist_g[k].z = bitcast<f32>(atomicLoad(&rod_over_exact[k]));
+                    twist_f[k].x = 0.0;
+                    atomicStore(&pack_busy, 1u);
+                }
+            }
+        }
+        if (!twist_any_busy(lid)) {
+            break;
+        }
+        // (3) Newton directions, Levenberg-shifted where H is not positive definite.
+        for (var attempt = 0u; attempt < 64u; attempt++) {
+            for (var k = lid; k < nr; k += WORKGROUP) {
+                atomicStore(&rod_singular[k], 0u);
+            }
+            // The minors' matrices of the free rows of rods not yet solved,
+            // the identity elsewhere.
+            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                let i = lid + q * WORKGROUP;
+                if (i < n) {
+                    let v = v0 + i;
+                    var m = vec4<f32>(1.0, 0.0, 0.0, 1.0);
+                    if (twist_row_in(v, first, 0u) && (twist_state[rest[v].rod - first] & TWIST_SOLVED) == 0u) {
+                        let r = rest[v].rod;
+                        var c = 0.0;
+                        if (v > twist_free(r).x) {
+                            c = scratch[v - 1u].g.w;
+                        }
+                        m = vec4<f32>(scratch[v].g.z + twist_f[r - first].x, -c * c, 1.0, 0.0);
+                    }
+                    pcr_lower[i] = m.x;
+                    pcr_diag[i] = m.y;
+                    pcr_upper[i] = m.z;
+                    pcr_rhs[i] = m.w;
+                }
+            }
+            workgroupBarrier();
+            // Prefix products within each rod's free rows, later factors on the left.
+            for (var s = 1u; s < most; s *= 2u) {
+                var prod: array<vec4<f32>, ROWS_PER_INVOCATION>;
+                for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                    let i = lid + q * WORKGROUP;
+                    if (i < n) {
+                        let v = v0 + i;
+                        var p = vec4<f32>(pcr_lower[i], pcr_diag[i], pcr_upper[i], pcr_rhs[i]);
+                        if (v >= s && v - s >= twist_free(rest[v].rod).x && i >= s) {
+                            let e = i - s;
+                            p = minors_product(p, vec4<f32>(pcr_lower[e], pcr_diag[e], pcr_upper[e], pcr_rhs[e]));
+                        }
+                        prod[q] = p;
+                    }
+                }
+                workgroupBarrier();
+                for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                    let i = lid + q * WORKGROUP;
+                    if (i < n) {
+                        pcr_lower[i] = prod[q].x;
+                        pcr_diag[i] = prod[q].y;
+                        pcr_upper[i] = prod[q].z;
+                        pcr_rhs[i] = prod[q].w;
+                    }
+                }
+                workgroupBarrier();
+            }
+            // Dᵢ (up to a positive factor) = the product's m00.
+            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                let i = lid + q * WORKGROUP;
+                if (i < n) {
+                    let v = v0 + i;
+                    if (twist_row_in(v, first, 0u) && (twist_state[rest[v].rod - first] & TWIST_SOLVED) == 0u && !(pcr_lower[i] > 0.0)) {
+                        atomicStore(&rod_singular[rest[v].rod - first], 1u);
+                    }
+                }
+            }
+            workgroupBarrier();
+            // The system of the rods that passed now; the identity elsewhere.
+            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                let i = lid + q * WORKGROUP;
+                if (i < n) {
+                    let v = v0 + i;
+                    let r = rest[v].rod;
+                    let k = r - first;
+                    var lower = 0.0;
+                    var diag = 1.0;
+                    var upper = 0.0;
+                    var rhs = 0.0;
+                    if (twist_row_in(v, first, 0u) && (twist_state[k] & TWIST_SOLVED) == 0u && atomicLoad(&rod_singular[k]) == 0u) {
+                        let f = twist_free(r);
+                        diag = scratch[v].g.z + twist_f[k].x;
+                        rhs = -(scratch[v].g.x + scratch[v].g.y);
+                        if (v > f.x) {
+                            lower = scratch[v - 1u].g.w;
+                        }
+                        if (v + 1u < f.y) {
+                            upper = scratch[v].g.w;
+                        }
+                    }
+                    pcr_lower[i] = lower;
+                    pcr_diag[i] = diag;
+                    pcr_upper[i] = upper;
+                    pcr_rhs[i] = rhs;
+                }
+            }
+            workgroupBarrier();
+            pcr_solve(lid, n);
+            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                let i = lid + q * WORKGROUP;
+                if (i < n) {
+                    let v = v0 + i;
+                    let k = rest[v].rod - first;
+                    if (twist_row_in(v, first, 0u) && (twist_state[k] & TWIST_SOLVED) == 0u && atomicLoad(&rod_singular[k]) == 0u) {
+                        scratch[v].s.x = pcr_rhs[i];
+                    }
+                }
+            }
+            workgroupBarrier();
+            for (var k = lid; k < nr; k += WORKGROUP) {
+                if (rod_active[k] == 1u && (twist_state[k] & TWIST_SOLVED) == 0u) {
+                    if (atomicLoad(&rod_singular[k]) == 0u) {
+                        twist_state[k] |= TWIST_SOLVED;
+                    } else {
+                        let mu = twist_f[k].x;
+                        twist_f[k].x = select(mu * 10.0, 1e-8 * max(twist_g[k].z, 1e-30), mu == 0.0);
+                        atomicStore(&pack_busy, 1u);
+                    }
+                }
+            }
+            if (!twist_any_busy(lid)) {
+                break;
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+        // (4) Slope and largest step of each solved rod; the rods without a
+        // direction stop (`twist_walk`'s break).
+        for (var k = lid; k < nr; k += WORKGROUP) {
+            atomicStore(&rod_over[k], 0u);
+            if (rod_active[k] == 1u && (twist_state[k] & TWIST_SOLVED) == 0u) {
+                rod_active[k] = 0u;
+            }
+        }
+        workgroupBarrier();
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                var slope = 0.0;
+                if (twist_row_in(v, first, 0u)) {
+                    let step = scratch[v].s.x;
+                    slope = step * (scratch[v].g.x + scratch[v].g.y);
+                    atomicMax(&rod_over[rest[v].rod - first], bitcast<u32>(abs(step)));
+                }
+                twist_sum[i] = slope;
+            }
+        }
+        workgroupBarrier();
+        twist_rod_sums(lid, v0, n, most);
+        for (var k = lid; k < nr; k += WORKGROUP) {
+            if (rod_active[k] == 1u) {
+                twist_g[k].x = twist_sum[rods[first + k].vertex_offset - v0];
+                twist_g[k].y = bitcast<f32>(atomicLoad(&rod_over[k]));
+            }
+        }
+        workgroupBarrier();
+        // A step below the tolerance is taken without a line search.
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                let k = rest[v].rod - first;
+                if (twist_row_in(v, first, 0u) && twist_g[k].y < twist_f[k].w) {
+                    frame[v].tangent.w += scratch[v].s.x;
+                }
+            }
+        }
+        workgroupBarrier();
+        for (var k = lid; k < nr; k += WORKGROUP) {
+            if (rod_active[k] == 1u) {
+                if (twist_g[k].y < twist_f[k].w) {
+                    rod_iterations[k] = it + 1u;
+                    rod_active[k] = 0u;
+                } else {
+                    twist_state[k] |= TWIST_SEARCH;
+                    twist_f[k].y = 1.0;
+                    atomicStore(&pack_busy, 1u);
+                }
+            }
+        }
+        storageBarrier();
+        if (!twist_any_busy(lid)) {
+            break;
+        }
+        // (5) The energy at the current angles where not known yet.
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                let r = rest[v].rod;
+                let k = r - first;
+                var e = 0.0;
+                if (rod_active[k] == 1u && (twist_state[k] & TWIST_HAVE_E0) == 0u) {
+                    e = twist_vertex_energy(r, v, v - rods[r].vertex_offset, false);
+                }
+                twist_sum[i] = e;
+            }
+        }
+        workgroupBarrier();
+        twist_rod_sums(lid, v0, n, most);
+        for (var k = lid; k < nr; k += WORKGROUP) {
+            if (rod_active[k] == 1u && (twist_state[k] & TWIST_HAVE_E0) == 0u) {
+                twist_f[k].z = twist_sum[rods[first + k].vertex_offset - v0];
+                twist_state[k] |= TWIST_HAVE_E0;
+            }
+        }
+        workgroupBarrier();
+        // Backtracking line search with the Armijo condition, every rod
+        // halving its own α until it accepts or gives up.
+        for (var ls = 0u; ls < 64u; ls++) {
+            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                let i = lid + q * WORKGROUP;
+                if (i < n) {
+                    let v = v0 + i;
+                    if (twist_row_in(v, first, TWIST_SEARCH)) {
+                        let k = rest[v].rod - first;
+                        scratch[v].s.z = frame[v].tangent.w + twist_f[k].y * scratch[v].s.x;
+                    }
+                }
+            }
+            storageBarrier();
+            workgroupBarrier();
+            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                let i = lid + q * WORKGROUP;
+                if (i < n) {
+                    let v = v0 + i;
+                    let r = rest[v].rod;
+                    var e = 0.0;
+                    if (rod_active[r - first] == 1u && (twist_state[r - first] & TWIST_SEARCH) != 0u) {
+                        e = twist_vertex_energy(r, v, v - rods[r].vertex_offset, true);
+                    }
+                    twist_sum[i] = e;
+                }
+            }
+            workgroupBarrier();
+            twist_rod_sums(lid, v0, n, most);
+            for (var k = lid; k < nr; k += WORKGROUP) {
+                if (rod_active[k] == 1u && (twist_state[k] & TWIST_SEARCH) != 0u) {
+                    let e1 = twist_sum[rods[first + k].vertex_offset - v0];
+                    let e0 = twist_f[k].z;
+                    let alpha = twist_f[k].y;
+                    let tolerance = twist_f[k].w;
+                    let max_step = twist_g[k].y;
+                    if (e1 <= e0 + 1e-4 * alpha * twist_g[k].x + ENERGY_SLACK_F32 * abs(e0) || alpha * max_step < tolerance) {
+                        // Accepted: the angles move below; stop after if the step was small.
+                        twist_f[k].z = e1;
+                        twist_state[k] &= ~TWIST_SEARCH;
+                        rod_iterations[k] = it + 1u;
+                    } else {
+                        twist_f[k].y = alpha * 0.5;
+                        if (alpha * 0.5 < 1e-10) {
+                            twist_state[k] &= ~(TWIST_SEARCH | TWIST_SOLVED);
+                            rod_active[k] = 0u;
+                        } else {
+                            atomicStore(&pack_busy, 1u);
+                        }
+                    }
+                }
+            }
+            if (!twist_any_busy(lid)) {
+                break;
+            }
+        }
+        // The accepted angles; a step below the tolerance ends the rod's solve.
+        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            let i = lid + q * WORKGROUP;
+            if (i < n) {
+                let v = v0 + i;
+                if (twist_row_in(v, first, TWIST_SOLVED)) {
+                    frame[v].tangent.w = scratch[v].s.z;
+                }
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+        for (var k = lid; k < nr; k += WORKGROUP) {
+            if (rod_active[k] == 1u) {
+                if (twist_f[k].y * twist_g[k].y < twist_f[k].w) {
+                    rod_active[k] = 0u;
+                } else {
+                    atomicStore(&pack_busy, 1u);
+                }
+            }
+        }
+        if (!twist_any_busy(lid)) {
+            break;
+        }
+    }
+    workgroupBarrier();
+    for (var k = lid; k < nr; k += WORKGROUP) {
+        atomicMax(&stats[0], rod_iterations[k]);
+    }
+}
+
+@compute @workgroup_size(64)
+fn twist(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let w = pack_index(wid, groups);
+    if (w >= params.rod_count || rods[w].pack_end == 0u) {
+        return;
+    }
+    twist_pack(w, lid);
 }

@@ -379,7 +379,11 @@ pub enum Kernel {
     Frames,
     /// Bishop frames, one invocation walking each rod (`GpuSimulator::packed`).
     FramesRod,
+    /// Quasistatic twist (Newton), one workgroup per pack of rods (scans
+    /// for the definiteness test and the sums, parallel cyclic reduction).
     Twist,
+    /// Quasistatic twist, one invocation walking each rod (`GpuSimulator::packed`).
+    TwistRod,
     /// Forces, one workgroup per pack of rods (parallel scan of the holonomy sums).
     Forces,
     /// Forces, one invocation walking each rod (`GpuSimulator::packed`).
@@ -459,10 +463,11 @@ pub fn binding_kind(b: u32) -> BindingKind {
 pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
-    pub const ALL: [Kernel; 22] = [
+    pub const ALL: [Kernel; 23] = [
         Kernel::Frames,
         Kernel::FramesRod,
         Kernel::Twist,
+        Kernel::TwistRod,
         Kernel::Forces,
         Kernel::ForcesRod,
         Kernel::Integrate,
@@ -489,6 +494,7 @@ impl Kernel {
             Kernel::Frames => "frames",
             Kernel::FramesRod => "frames_rod",
             Kernel::Twist => "twist",
+            Kernel::TwistRod => "twist_rod",
             Kernel::Forces => "forces",
             Kernel::ForcesRod => "forces_rod",
             Kernel::Integrate => "integrate",
@@ -525,7 +531,11 @@ impl Kernel {
     pub fn per_pack(self) -> bool {
         matches!(
             self,
-            Kernel::Frames | Kernel::Forces | Kernel::ProjectFast | Kernel::ProjectShake
+            Kernel::Frames
+                | Kernel::Twist
+                | Kernel::Forces
+                | Kernel::ProjectFast
+                | Kernel::ProjectShake
         )
     }
 
@@ -536,7 +546,7 @@ impl Kernel {
         use binding::*;
         match self {
             Kernel::Frames | Kernel::FramesRod => &[POS, FRAME, CLAMPS],
-            Kernel::Twist => &[POS, FRAME, SCRATCH, STATS],
+            Kernel::Twist | Kernel::TwistRod => &[POS, FRAME, SCRATCH, STATS],
             Kernel::Forces | Kernel::ForcesRod => &[POS, VEL, FRAME, SCRATCH],
             Kernel::Integrate => &[POS, VEL, POS_UNC, SCRATCH, CLAMPS],
             Kernel::ProjectJacobi => &[SRC, DST, CONTACTS],

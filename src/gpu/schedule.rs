@@ -39,6 +39,16 @@ pub fn forces_kernel(packed: bool) -> Kernel {
     }
 }
 
+/// The twist kernel of a form (`substep_schedule`; also the second stage
+/// of `GpuSimulator::update_material_frame`).
+pub fn twist_kernel(packed: bool) -> Kernel {
+    if packed {
+        Kernel::Twist
+    } else {
+        Kernel::TwistRod
+    }
+}
+
 /// The frames kernel of a form (`substep_schedule`; also the first stage
 /// of `GpuSimulator::update_material_frame`).
 pub fn frames_kernel(packed: bool) -> Kernel {
@@ -119,7 +129,7 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<
     for k in [
         Kernel::ProjectVelocity,
         frames_kernel(packed),
-        Kernel::Twist,
+        twist_kernel(packed),
     ] {
         out.push(Dispatch::of(k, 0));
     }
@@ -198,6 +208,10 @@ mod tests {
         };
         use Kernel::*;
         let tail = [(ProjectVelocity, 0), (Frames, 0), (Twist, 0)];
+        assert_eq!(
+            kernels(&rods, false)[3..],
+            [(ProjectVelocity, 0), (FramesRod, 0), (TwistRod, 0)]
+        );
         let plain = kernels(&rods, true);
         assert_eq!(plain[..3], [(Forces, 0), (Integrate, 0), (ProjectFast, 0)]);
         assert_eq!(plain[3..], tail);

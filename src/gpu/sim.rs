@@ -810,7 +810,7 @@ impl GpuSimulator {
                 timestamp_writes: None,
             });
             self.dispatch(&mut pass, super::schedule::frames_kernel(self.packed), 0);
-            self.dispatch(&mut pass, Kernel::Twist, 0);
+            self.dispatch(&mut pass, super::schedule::twist_kernel(self.packed), 0);
         }
         self.ctx.queue.submit([encoder.finish()]);
     }
