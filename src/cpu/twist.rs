@@ -2,7 +2,9 @@
 //! centerline the twist angles θʲ not prescribed by a clamp minimise the
 //! elastic energy, `∂E/∂θʲ = 0` (eq. 4), found by Newton's method on the
 //! tridiagonal Hessian with a backtracking line search, warm-started from the
-//! previous step's angles.
+//! previous step's angles. Two forms ([`TwistForm`]): the walk, twin of
+//! kernel `twist_rod`, and the scan, twin of the packed kernel `twist`
+//! (shaders/twist.wgsl).
 
 use glam::{DVec2, DVec3};
 
@@ -75,6 +77,74 @@ pub fn elastic_energy(
     (bend, twist)
 }
 
+/// Bending plus twisting energy of each vertex of one rod (0 at its ends):
+/// the terms of [`elastic_energy`], per vertex, for the packed kernel's sums
+/// (`twist_vertex_energy` in shaders/twist.wgsl).
+pub fn vertex_energies(
+    rest: RodRest,
+    kb: &[DVec3],
+    tangent: &[DVec3],
+    ref_u: &[DVec3],
+    theta: &[f64],
+    out: &mut [f64],
+) {
+    let b = rest.material.bending;
+    let beta = rest.material.twist;
+    out.fill(0.0);
+    for i in 1..kb.len() - 1 {
+        let prev = material_frame(tangent[i - 1], ref_u[i - 1], theta[i - 1]);
+        let next = material_frame(tangent[i], ref_u[i], theta[i]);
+        let w = vertex_curvatures(kb[i], prev, next);
+        let l = rest.voronoi[i];
+        let [d0, d1] = [w[0] - rest.rest_kappa[i][0], w[1] - rest.rest_kappa[i][1]];
+        let m = theta[i] - theta[i - 1];
+        out[i] = (d0.dot(apply_bending(b, d0)) + d1.dot(apply_bending(b, d1))) / (2.0 * l)
+            + beta * m * m / l;
+    }
+}
+
+/// The product `a·b` of 2×2 matrices `[m00, m01, m10, m11]`, scaled by a
+/// positive number so that its largest entry is 1 (`minors_product` in
+/// shaders/twist.wgsl): the scale keeps every sign and the range finite.
+pub fn minors_product(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    let p = [
+        a[0] * b[0] + a[1] * b[2],
+        a[0] * b[1] + a[1] * b[3],
+        a[2] * b[0] + a[3] * b[2],
+        a[2] * b[1] + a[3] * b[3],
+    ];
+    let m = p.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if m > 0.0 { p.map(|x| x / m) } else { p }
+}
+
+/// Whether the symmetric tridiagonal matrix with diagonal `diag` and
+/// couplings `off` is positive definite, by Sylvester's criterion, as the
+/// packed `twist` kernel tests it: the leading principal minors obey
+/// `Dᵢ = aᵢDᵢ₋₁ − cᵢ₋₁²Dᵢ₋₂` (D₋₁ = 1, D₋₂ = 0), so `(Dᵢ, Dᵢ₋₁)` is the
+/// first column of the product `Mᵢ⋯M₀` of `Mᵢ = [[aᵢ, −cᵢ₋₁²], [1, 0]]`,
+/// formed for every i at once by a doubling prefix scan (later factors on
+/// the left, level for level as the shader) of positively scaled products.
+/// Positive definite iff every `Dᵢ > 0`; the Thomas algorithm's pivots are
+/// `Dᵢ/Dᵢ₋₁`, so this agrees with [`solve_tridiagonal`]'s test.
+pub fn leading_minors_positive(diag: &[f64], off: &[f64]) -> bool {
+    let n = diag.len();
+    let mut p: Vec<[f64; 4]> = (0..n)
+        .map(|i| {
+            let c = if i > 0 { off[i - 1] } else { 0.0 };
+            [diag[i], -c * c, 1.0, 0.0]
+        })
+        .collect();
+    let mut s = 1;
+    while s < n {
+        let prev = p.clone();
+        for i in s..n {
+            p[i] = minors_product(prev[i], prev[i - s]);
+        }
+        s *= 2;
+    }
+    p.iter().all(|m| m[0] > 0.0)
+}
+
 /// Gradient of the elastic energy with respect to every θʲ, split into its
 /// bending part `∂E_bend/∂θʲ = Σᵢ (1/l̄ᵢ) (−Jωᵢʲ)ᵀ Bʲ (ωᵢʲ − ω̄ᵢʲ)` and its
 /// twisting part `2β(mⱼ/l̄ⱼ − mⱼ₊₁/l̄ⱼ₊₁)` (eq. 7), plus the tridiagonal Hessian
@@ -144,10 +214,50 @@ pub struct TwistSolve {
     pub residual: f64,
 }
 
+/// How [`twist`] finds each Newton direction and sums over the rod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TwistForm {
+    /// The Thomas algorithm, whose pivots test definiteness, and sums left
+    /// to right: the twin of kernel `twist_rod`.
+    Walk,
+    /// Definiteness by [`leading_minors_positive`], the solve by parallel
+    /// cyclic reduction (`solve_tridiagonal_pcr`), slope and energy as
+    /// suffix sums of per-row terms (`suffix_sums`): the twin of the packed
+    /// kernel `twist`, stage for stage.
+    Scan,
+}
+
 /// Newton's method with backtracking line search on the free twist angles
 /// `theta[free]` of one rod; the others are held (prescribed by clamps).
+/// The walked form ([`TwistForm::Walk`]); [`twist_in`] chooses.
 #[allow(clippy::too_many_arguments)]
 pub fn twist(
+    rest: RodRest,
+    kb: &[DVec3],
+    tangent: &[DVec3],
+    ref_u: &[DVec3],
+    theta: &mut [f64],
+    free: std::ops::Range<usize>,
+    tolerance: f64,
+    max_iterations: u32,
+) -> TwistSolve {
+    twist_in(
+        TwistForm::Walk,
+        rest,
+        kb,
+        tangent,
+        ref_u,
+        theta,
+        free,
+        tolerance,
+        max_iterations,
+    )
+}
+
+/// [`twist`] in either form; both find the same angles to round-off.
+#[allow(clippy::too_many_arguments)]
+pub fn twist_in(
+    form: TwistForm,
     rest: RodRest,
     kb: &[DVec3],
     tangent: &[DVec3],
@@ -174,9 +284,17 @@ pub fn twist(
         }
         trial.clear();
         trial.extend_from_slice(theta);
-        let energy = |th: &[f64]| {
-            let (b, t) = elastic_energy(rest, kb, tangent, ref_u, th);
-            b + t
+        let energy = |th: &[f64]| match form {
+            TwistForm::Walk => {
+                let (b, t) = elastic_energy(rest, kb, tangent, ref_u, th);
+                b + t
+            }
+            TwistForm::Scan => {
+                let mut e = vec![0.0; kb.len()];
+                vertex_energies(rest, kb, tangent, ref_u, th, &mut e);
+                super::forces::suffix_sums(&mut e);
+                e[0]
+            }
         };
         // The energy is needed only for a line search: a Newton step below the
         // tolerance is taken without one (warm starts end that way).
@@ -210,7 +328,29 @@ pub fn twist(
                 for (s, j) in step.iter_mut().zip(free.clone()) {
                     *s = -g(j);
                 }
-                if solve_tridiagonal(d, &off[free.start..free.end - 1], step, scratch) {
+                let off = &off[free.start..free.end - 1];
+                let solved = match form {
+                    TwistForm::Walk => solve_tridiagonal(d, off, step, scratch),
+                    TwistForm::Scan => {
+                        leading_minors_positive(d, off) && {
+                            let n = d.len();
+                            let mut lower: Vec<f64> = (0..n)
+                                .map(|i| if i > 0 { off[i - 1] } else { 0.0 })
+                                .collect();
+                            let mut upper: Vec<f64> = (0..n)
+                                .map(|i| if i + 1 < n { off[i] } else { 0.0 })
+                                .collect();
+                            let mut dg = d.to_vec();
+                            // Its singular-row flag is not a test here: the
+                            // minors decided definiteness.
+                            super::project::solve_tridiagonal_pcr(
+                                &mut lower, &mut dg, &mut upper, step,
+                            );
+                            true
+                        }
+                    }
+                };
+                if solved {
                     break;
                 }
                 mu = if mu == 0.0 {
@@ -222,7 +362,18 @@ pub fn twist(
                     return out;
                 }
             }
-            let slope: f64 = step.iter().zip(free.clone()).map(|(s, j)| s * g(j)).sum();
+            let slope: f64 = match form {
+                TwistForm::Walk => step.iter().zip(free.clone()).map(|(s, j)| s * g(j)).sum(),
+                TwistForm::Scan => {
+                    let mut terms: Vec<f64> = step
+                        .iter()
+                        .zip(free.clone())
+                        .map(|(s, j)| s * g(j))
+                        .collect();
+                    super::forces::suffix_sums(&mut terms);
+                    terms.first().copied().unwrap_or(0.0)
+                }
+            };
             let max_step = step.iter().fold(0.0f64, |m, s| m.max(s.abs()));
             if max_step < tolerance {
                 for (s, j) in step.iter().zip(free.clone()) {

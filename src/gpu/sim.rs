@@ -533,7 +533,9 @@ impl GpuSimulator {
     /// (`Kernel::ProjectFastRod`, work O(n)); contact: one invocation per
     /// vertex and then per edge of each parity (`Kernel::Contact`,
     /// `Kernel::ContactEdgesEven`, `Kernel::ContactEdgesOdd`) or one
-    /// walking each rod (`Kernel::ContactRod`). Packed by default on GPUs;
+    /// walking each rod (`Kernel::ContactRod`); the twist solve: one
+    /// workgroup per pack (`Kernel::Twist`) or one invocation walking each
+    /// rod (`Kernel::TwistRod`). Packed by default on GPUs;
     /// walked on adapters that are CPUs (lavapipe), where the reduction's
     /// extra work and barriers cost more than the walk: measured with
     /// `strands bench` on lavapipe in docs/BENCHMARKS.md.
