@@ -219,27 +219,26 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
 
 // Stage 1, vertices: each vertex's contacts are its own (the rod loop of
 // the CPU twin run in parallel, one invocation per vertex).
-fn contact_at(v: u32) {
+fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     if (params.phase == 0u) {
         contacts[v] = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
     }
     if (rest[v].inv_mass == 0.0) {
         return;
     }
-    let r = rest[v].rod;
-    let origin = rods[r].origin.xyz;
     let x_unc = position_f32(pos_unc[v]);
     let x = position_f32(pos[v]);
     let x_start = x_unc - vel[v].xyz * params.h;
     // Moved by what contact changed: nothing at all without contact.
-    pos[v] = moved(pos[v], contact_vertex(v, rods[r].radius, origin, x, x_start, x_unc) - x);
+    pos[v] = moved(pos[v], contact_vertex(v, rho, origin, x, x_start, x_unc) - x);
 }
 
 @compute @workgroup_size(64)
 fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);
     if (v < params.vertex_count) {
-        contact_at(v);
+        let r = rest[v].rod;
+        contact_at(v, rods[r].origin.xyz, rods[r].radius);
     }
 }
 
@@ -249,7 +248,7 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 // vertex j, and its parity (j − o) mod 2 says in which of two dispatches it
 // runs, so that no two edges of one dispatch share a vertex (red–black
 // Gauss–Seidel along the rod).
-fn contact_edge(j: u32, parity: u32) {
+fn contact_edge_of(j: u32, parity: u32) {
     if (j >= params.vertex_count) {
         return;
     }
@@ -258,8 +257,11 @@ fn contact_edge(j: u32, parity: u32) {
     if ((j - o) % 2u != parity || j + 1u >= o + rods[r].vertex_count) {
         return;
     }
-    let origin = rods[r].origin.xyz;
-    let rho = rods[r].radius;
+    contact_edge(j, rods[r].origin.xyz, rods[r].radius);
+}
+
+// Edge j (vertices j, j + 1) of a rod at `origin` with section radius `rho`.
+fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
     let h = params.h;
     let wa = rest[j].inv_mass;
     let wb = rest[j + 1u].inv_mass;
@@ -317,12 +319,12 @@ fn contact_edge(j: u32, parity: u32) {
 
 @compute @workgroup_size(64)
 fn contact_edges_even(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    contact_edge(invocation(gid, groups), 0u);
+    contact_edge_of(invocation(gid, groups), 0u);
 }
 
 @compute @workgroup_size(64)
 fn contact_edges_odd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    contact_edge(invocation(gid, groups), 1u);
+    contact_edge_of(invocation(gid, groups), 1u);
 }
 
 // The three stages walked by one invocation per rod, for adapters that are
@@ -336,13 +338,15 @@ fn contact_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     }
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
+    let origin = rods[r].origin.xyz;
+    let rho = rods[r].radius;
     for (var v = o; v < o + n; v++) {
-        contact_at(v);
+        contact_at(v, origin, rho);
     }
     for (var j = o; j + 1u < o + n; j += 2u) {
-        contact_edge(j, 0u);
+        contact_edge(j, origin, rho);
     }
     for (var j = o + 1u; j + 1u < o + n; j += 2u) {
-        contact_edge(j, 1u);
+        contact_edge(j, origin, rho);
     }
 }

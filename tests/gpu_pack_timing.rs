@@ -86,6 +86,7 @@ fn substep_kernel_times() {
     let mut sim = GpuSimulator::new(&ctx, rods, state, params).unwrap();
     sim.step();
     sim.wait();
+    let start_state = sim.read_state();
     let (t, h) = (0.0, params.h());
     let mut schedule = strands::gpu::schedule::substep_schedule(sim.rods(), &params, sim.packed());
     if std::env::var("STRANDS_TIMING_COPY").is_ok() {
@@ -104,6 +105,10 @@ fn substep_kernel_times() {
     for d in &schedule {
         let mut times: Vec<f64> = (0..repeats + 1)
             .map(|_| {
+                // Each run from the state after the first frame, so that no
+                // kernel is timed on what its own repeats made of it.
+                sim.write_state(&start_state);
+                sim.wait();
                 let start = Instant::now();
                 match d.jacobi {
                     Some(pass) => sim.run_jacobi_pass(pass, t, h),
@@ -115,6 +120,9 @@ fn substep_kernel_times() {
             .skip(1)
             .collect();
         times.sort_by(f64::total_cmp);
+        if std::env::var("STRANDS_TIMING_STATS").is_ok() {
+            eprintln!("  stats after it: {:?}", sim.read_stats());
+        }
         total += times[repeats / 2];
         eprintln!(
             "{strands} strands, {:?} phase {}: {:.3} ms (min {:.3})",
