@@ -194,6 +194,11 @@ for t in "${tests[@]}"; do
     step "test-$t" cargo test --release --locked $offline --test "$t"
 done
 
+# Each kernel alone, packed against walked, and every dispatch of a substep,
+# at 1 M vertices (32000 hair strands × 32): where a substep's time goes.
+step kernel-times env STRANDS_TIMING_STRANDS=32000 cargo test --release --locked $offline \
+    --test gpu_pack_timing -- --ignored --nocapture --test-threads 1
+
 # The benchmark: GPU up to 4 M vertices, CPU at the small sizes.
 step bench-gpu "$strands" bench --backend gpu --workload hair,grass --strands "$sizes" \
     --out "$OUT/bench.json" --plot "$OUT/bench.svg"

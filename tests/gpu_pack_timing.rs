@@ -1,7 +1,8 @@
 //! Timing of the packed and walked forms of the per-rod kernels on the
 //! hair workload (`strands bench`'s, 32 vertices a strand): each kernel
-//! alone, and whole frames with `GpuSimulator::set_packed`. Ignored (a
-//! measurement, not a check); run with
+//! alone, and whole frames with `GpuSimulator::set_packed`; and
+//! (`substep_kernel_times`) every dispatch of a substep alone, each from the
+//! same state. Ignored (measurements, not checks); run with
 //! `XDG_RUNTIME_DIR=/tmp cargo test --release --test gpu_pack_timing -- --ignored --nocapture`.
 //! `STRANDS_TIMING_STRANDS` sets the strand count (default 1000).
 
@@ -35,6 +36,8 @@ fn packed_and_walked_kernel_times() {
         Kernel::ForcesRod,
         Kernel::Frames,
         Kernel::FramesRod,
+        Kernel::Twist,
+        Kernel::TwistRod,
     ] {
         let times: Vec<f64> = (0..repeats + 2)
             .map(|_| {
