@@ -12,21 +12,37 @@ pub const NONE: u32 = u32::MAX;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuStep {
+    /// Gravity (m/s²); w unused.
     pub gravity: [f32; 4],
+    /// Uniform wind U (m/s); w = gust amplitude (m/s).
     pub wind: [f32; 4],
+    /// Gust direction d̂; w = wavenumber 2π/λ (1/m).
     pub gust: [f32; 4],
+    /// Substep length h (s).
     pub h: f32,
+    /// Time at the start of the substep (s).
     pub time: f32,
+    /// 2π·fract(f·t), the time part of the gust phase (rad).
     pub wind_phase: f32,
+    /// Jacobi relaxation factor.
     pub relaxation: f32,
+    /// Rods in the buffers.
     pub rod_count: u32,
+    /// Vertices in the buffers.
     pub vertex_count: u32,
+    /// Anchors per pose slot.
     pub anchor_count: u32,
+    /// Pose slot of the anchors at `time`.
     pub slot_start: u32,
+    /// Pose slot of the anchors at `time + h`.
     pub slot_end: u32,
+    /// Most Newton iterations of the quasistatic twist solve.
     pub twist_max_iterations: u32,
+    /// Stopping step of the twist solve (rad).
     pub twist_tolerance: f32,
+    /// Most Newton iterations of the fast projection.
     pub fast_max_iterations: u32,
+    /// Edge strain the fast projection stops at.
     pub fast_tolerance: f32,
     /// 0: plain projection, contact with friction; 1: filtered projection,
     /// contact without friction.
@@ -42,18 +58,26 @@ const _: () = assert!(size_of::<GpuStep>() == 112);
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuRod {
+    /// Index of the rod's first vertex.
     pub vertex_offset: u32,
+    /// Vertices of the rod.
     pub vertex_count: u32,
+    /// Index into the clamps of the start end, or `NONE` for a free end.
     pub start_clamp: u32,
+    /// Index into the clamps of the far end, or `NONE` for a free end.
     pub end_clamp: u32,
+    /// Bending stiffness b11, b12, b22 (N·m²); w = twisting stiffness β (N·m²).
     pub bending: [f32; 4],
+    /// World position the rod's positions are relative to (m); w unused.
     pub origin: [f32; 4],
+    /// Drag coefficient (N·s/m²).
     pub drag: f32,
     /// Section radius for contact (m).
     pub radius: f32,
     /// Indexed by pack, not by rod: one past the last rod of workgroup pack
     /// `r` of the packed kernels (`super::pack`), 0 past the last pack.
     pub pack_end: u32,
+    /// Padding to the WGSL layout.
     pub _pad2: u32,
 }
 const _: () = assert!(size_of::<GpuRod>() == 64);
@@ -62,14 +86,23 @@ const _: () = assert!(size_of::<GpuRod>() == 64);
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuVertexRest {
+    /// Rest material curvatures ω̄ᵢ^{i−1} (xy) and ω̄ᵢ^{i} (zw).
     pub rest_kappa: [f32; 4],
+    /// Voronoi length l̄ᵢ = |ēⁱ⁻¹| + |ēⁱ| (m).
     pub voronoi: f32,
+    /// Lumped mass (kg).
     pub mass: f32,
+    /// Inverse mass (1/kg), 0 when an anchor drives the vertex.
     pub inv_mass: f32,
+    /// Rest length |ēⁱ| of the edge starting here (m), 0 at a rod's last vertex.
     pub rest_len: f32,
+    /// The rod this vertex belongs to.
     pub rod: u32,
+    /// Clamp driving this vertex, or `NONE`.
     pub clamp: u32,
+    /// Which of the clamp's two vertices this is (0 or 1).
     pub clamp_slot: u32,
+    /// Padding to the WGSL layout.
     pub _pad0: u32,
 }
 const _: () = assert!(size_of::<GpuVertexRest>() == 48);
@@ -78,12 +111,19 @@ const _: () = assert!(size_of::<GpuVertexRest>() == 48);
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuClamp {
+    /// First vertex of the clamped edge, relative to the anchor's pivot in its rest frame (m); w unused.
     pub local_pos0: [f32; 4],
+    /// Second vertex of the clamped edge, likewise (m); w unused.
     pub local_pos1: [f32; 4],
+    /// Material vector m1 of the clamped edge in the anchor's rest frame; w unused.
     pub local_m1: [f32; 4],
+    /// The anchor that drives the clamp.
     pub anchor: u32,
+    /// Padding to the WGSL layout.
     pub _pad0: u32,
+    /// Padding to the WGSL layout.
     pub _pad1: u32,
+    /// Padding to the WGSL layout.
     pub _pad2: u32,
 }
 const _: () = assert!(size_of::<GpuClamp>() == 64);
@@ -92,7 +132,9 @@ const _: () = assert!(size_of::<GpuClamp>() == 64);
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuPose {
+    /// Unit quaternion (x, y, z, w).
     pub rotation: [f32; 4],
+    /// World position of the pivot after the motion, pivot + translation (m); w unused.
     pub offset: [f32; 4],
 }
 const _: () = assert!(size_of::<GpuPose>() == 32);
@@ -150,7 +192,9 @@ impl GpuPosition {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuEdgeFrame {
+    /// Unit tangent; w = twist angle θ (rad).
     pub tangent: [f32; 4],
+    /// Bishop (reference) vector u; w unused.
     pub ref_u: [f32; 4],
 }
 const _: () = assert!(size_of::<GpuEdgeFrame>() == 32);
@@ -164,12 +208,19 @@ pub struct GpuCollider {
     pub p0: [f32; 4],
     /// Capsule end b, plane unit normal.
     pub p1: [f32; 4],
+    /// Shape: `SPHERE`, `CAPSULE`, `PLANE` or `SDF` (the WGSL constants).
     pub kind: u32,
+    /// The anchor the collider moves with.
     pub anchor: u32,
+    /// Sphere or capsule radius (m).
     pub radius: f32,
+    /// SDF cell size (m).
     pub cell: f32,
+    /// Kinetic friction coefficient μk.
     pub friction: f32,
+    /// Static friction coefficient μs.
     pub static_friction: f32,
+    /// Contact margin added to the strand radius (m).
     pub margin: f32,
     /// Relative motion per substep that contact resolves (m); `f32::MAX` for a plane.
     pub thickness: f32,
@@ -182,10 +233,15 @@ const _: () = assert!(size_of::<GpuCollider>() == 80);
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct GpuColliders {
+    /// Colliders in use, at most `MAX_COLLIDERS`.
     pub count: u32,
+    /// Padding to the WGSL layout.
     pub _pad0: u32,
+    /// Padding to the WGSL layout.
     pub _pad1: u32,
+    /// Padding to the WGSL layout.
     pub _pad2: u32,
+    /// The colliders; entries past `count` are unused.
     pub items: [GpuCollider; crate::contact::MAX_COLLIDERS],
 }
 const _: () = assert!(size_of::<GpuColliders>() == 16 + 80 * 16);
@@ -207,9 +263,13 @@ const _: () = assert!(size_of::<GpuContact>() == 32);
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuScratch {
+    /// Curvature binormal (κb)ᵢ; w unused.
     pub kb: [f32; 4],
+    /// Per edge: ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, coupling to the next edge.
     pub g: [f32; 4],
+    /// Per edge: solution or right-hand side, elimination factor, trial θ (twist) or lower coupling (projection), row flag of the projection.
     pub s: [f32; 4],
+    /// Total force on the vertex (N), from `forces` to `integrate`; w unused.
     pub force: [f32; 4],
 }
 const _: () = assert!(size_of::<GpuScratch>() == 64);
@@ -220,8 +280,11 @@ const _: () = assert!(size_of::<GpuScratch>() == 64);
 pub struct GpuGridVertex {
     /// Interaction group, or `NONE`.
     pub group: u32,
+    /// Mass in units of the group's mass unit (≤ 4095).
     pub mass_q: u32,
+    /// Velocity blend towards the grid per substep (0–1).
     pub friction: f32,
+    /// Padding to the WGSL layout.
     pub _pad0: u32,
 }
 const _: () = assert!(size_of::<GpuGridVertex>() == 16);
@@ -234,18 +297,26 @@ pub struct GpuGridGroup {
     pub origin: [f32; 4],
     /// Nodes along x, y, z; w = the group's first node in the grid buffer.
     pub dims: [u32; 4],
+    /// Grid cell size (m).
     pub cell: f32,
+    /// Density ratio ρ/ρ₀ per unit of the mass accumulator.
     pub pressure_scale: f32,
+    /// Volume-preservation step β·cell (m).
     pub volume_step: f32,
+    /// Largest push of one substep (m).
     pub max_push: f32,
 }
 const _: () = assert!(size_of::<GpuGridGroup>() == 48);
 
 /// Words per grid node in the `grid` buffer, and the counters after the nodes.
 pub const GRID_WORDS_PER_NODE: usize = 8;
+/// Counter word after the grid nodes: fastest |v_q| of the substep.
 pub const GRID_VMAX: usize = 0;
+/// Counter word: largest node + 1 that could overflow, this frame.
 pub const GRID_OVERFLOW: usize = 1;
+/// Counter word: vertices outside their grid, this frame.
 pub const GRID_OUTSIDE: usize = 2;
+/// Counter words after the grid nodes.
 pub const GRID_COUNTERS: usize = 4;
 
 /// A struct shared with WGSL: its WGSL name, size, and `(member, offset)`s.
@@ -388,15 +459,21 @@ pub enum Kernel {
     Forces,
     /// Forces, one invocation walking each rod (`GpuSimulator::packed`).
     ForcesRod,
+    /// Symplectic Euler step, one invocation per vertex.
     Integrate,
+    /// One Jacobi iteration of the inextensibility projection, per vertex.
     ProjectJacobi,
     /// Fast projection, one workgroup per pack of rods (parallel cyclic reduction).
     ProjectFast,
     /// Fast projection, one invocation walking each rod (`GpuSimulator::packed`).
     ProjectFastRod,
+    /// Copy of the positions at the start of the substep (for SHAKE).
     SaveStart,
+    /// SHAKE projection, one workgroup per pack of rods.
     ProjectShake,
+    /// SHAKE projection, one invocation walking each rod.
     ProjectShakeRod,
+    /// Velocity update from the projected positions, inelastic contact and the chatter count.
     ProjectVelocity,
     /// Contact of each vertex with the colliders, one invocation per vertex.
     Contact,
@@ -408,9 +485,13 @@ pub enum Kernel {
     /// The three contact stages, one invocation walking each rod
     /// (`GpuSimulator::packed`).
     ContactRod,
+    /// Clears the hair–hair interaction grid.
     GridClear,
+    /// Splats vertex mass and momentum onto the grid.
     GridSplat,
+    /// Grid velocities and pressure fields from the splatted sums.
     GridVelocity,
+    /// Blends vertex velocities towards the grid's.
     GridBlend,
     /// World positions for a renderer, once per frame when asked for.
     WorldPositions,
@@ -418,33 +499,55 @@ pub enum Kernel {
 
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
 pub mod binding {
+    /// Positions (`GpuPosition`).
     pub const POS: u32 = 0;
+    /// Velocities; w holds the chatter count.
     pub const VEL: u32 = 1;
+    /// Unconstrained positions after `integrate`.
     pub const POS_UNC: u32 = 2;
+    /// Edge frames (`GpuEdgeFrame`).
     pub const FRAME: u32 = 3;
+    /// Clamps (`GpuClamp`).
     pub const CLAMPS: u32 = 4;
+    /// Per-vertex working memory (`GpuScratch`).
     pub const SCRATCH: u32 = 5;
+    /// Diagnostic counters (atomics).
     pub const STATS: u32 = 6;
+    /// Source positions of a Jacobi pass.
     pub const SRC: u32 = 7;
+    /// Destination positions of a Jacobi pass.
     pub const DST: u32 = 8;
+    /// Per-vertex contacts of the substep (`GpuContact`).
     pub const CONTACTS: u32 = 9;
     /// A uniform buffer, not storage.
     pub const COLLIDERS: u32 = 10;
     /// A 3D texture (`texture_3d<f32>`, R32Float), not a buffer.
     pub const SDF: u32 = 11;
+    /// Per-vertex interaction group and mass (`GpuGridVertex`).
     pub const GRID_VERTEX: u32 = 12;
+    /// Per-substep grids of the interaction groups (`GpuGridGroup`).
     pub const GRID_GROUPS: u32 = 13;
+    /// Grid accumulators (atomics) and counters.
     pub const GRID: u32 = 14;
+    /// Grid velocity and pressure fields.
     pub const GRID_FIELDS: u32 = 15;
+    /// Positions at the start of the substep (SHAKE).
     pub const POS_START: u32 = 16;
+    /// World positions for a renderer (`vec4`: xyz in m, w the radius).
     pub const WORLD_POS: u32 = 17;
 }
 
 /// What a group-1 binding is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BindingKind {
-    Storage { read_only: bool },
+    /// A storage buffer.
+    Storage {
+        /// Declared `read` in the WGSL (else `read_write`).
+        read_only: bool,
+    },
+    /// A uniform buffer.
     Uniform,
+    /// A 3D texture.
     Texture3d,
 }
 
@@ -463,6 +566,7 @@ pub fn binding_kind(b: u32) -> BindingKind {
 pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
+    /// Every kernel, in the order the pipelines are built.
     pub const ALL: [Kernel; 23] = [
         Kernel::Frames,
         Kernel::FramesRod,
@@ -489,6 +593,7 @@ impl Kernel {
         Kernel::WorldPositions,
     ];
 
+    /// The kernel's entry point in the WGSL module.
     pub fn entry_point(self) -> &'static str {
         match self {
             Kernel::Frames => "frames",
