@@ -8,15 +8,20 @@
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 
+/// A 3-vector as written in a scene file, `[x, y, z]`.
 pub type V3 = [f64; 3];
 
+/// A whole scene file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneFile {
+    /// `[sim]`: time stepping and global forces.
     #[serde(default)]
     pub sim: SimSection,
+    /// `[materials.NAME]`, by name.
     #[serde(default)]
     pub materials: BTreeMap<String, MaterialSection>,
+    /// `[anchors.NAME]`, by name (`world` exists without one).
     #[serde(default)]
     pub anchors: BTreeMap<String, AnchorSection>,
     /// Read by `super::de`, entry by entry.
@@ -25,6 +30,7 @@ pub struct SceneFile {
     /// Read by `super::de`, entry by entry.
     #[serde(skip)]
     pub colliders: Vec<ColliderSection>,
+    /// `[interaction]`, hair–hair interaction; none without the table.
     pub interaction: Option<InteractionSection>,
 }
 
@@ -41,13 +47,18 @@ pub struct InteractionSection {
     pub cell: Option<f64>,
     /// Grown around the group's initial bounds (m).
     pub padding: Option<f64>,
+    /// Fraction of the difference to the grid velocity taken per substep at
+    /// the roots, in [0, 1] (`crate::interaction`).
     pub friction_root: Option<f64>,
+    /// The same at the tips, linear in between.
     pub friction_tip: Option<f64>,
     /// kg/m³; default: the densest node of the initial state.
     pub rest_density: Option<f64>,
+    /// Fraction of the density-gradient step taken per substep, in [0, 1].
     pub volume_stiffness: Option<f64>,
 }
 
+/// `[sim]`: time stepping and global forces; every key has a default.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimSection {
@@ -59,13 +70,19 @@ pub struct SimSection {
     pub allow_unstable: bool,
     /// Steps `strands run` takes unless `--steps` says otherwise.
     pub steps: u64,
+    /// Gravity (m/s², default [0, −9.81, 0]).
     pub gravity: V3,
     /// Linear drag coefficient (N·s/m²) for materials that set none.
     pub drag: f64,
+    /// A free vertex faster than this (m/s) stops the run as unstable.
     pub max_speed: f64,
+    /// Stopping step of the quasistatic twist solve (rad).
     pub twist_tolerance: f64,
+    /// Most Newton iterations of the twist solve per substep.
     pub twist_max_iterations: u32,
+    /// `[sim.projection]`: inextensibility.
     pub projection: ProjectionSection,
+    /// `[sim.wind]`: wind and gusts.
     pub wind: WindSection,
 }
 
@@ -91,7 +108,9 @@ impl Default for SimSection {
 /// `sim.substeps`: `"auto"` or a number of substeps per step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Substeps {
+    /// From the step limit (`crate::stability`).
     Auto,
+    /// This many substeps per step.
     Fixed(u64),
 }
 
@@ -125,19 +144,25 @@ impl<'de> Deserialize<'de> for Substeps {
     }
 }
 
+/// `sim.projection.method`.
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ProjectionMethod {
+    /// The exact per-strand Newton projection (`Projection::Fast`, default).
     Fast,
+    /// Jacobi iterations (`Projection::Jacobi`).
     Jacobi,
     /// SHAKE (`Projection::Shake`): keeps energy and momentum.
     Shake,
+    /// No inextensibility constraint.
     None,
 }
 
+/// `[sim.projection]`: the inextensibility projection.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ProjectionSection {
+    /// The method (default `fast`).
     pub method: ProjectionMethod,
     /// Jacobi: iterations per substep.
     pub iterations: u32,
@@ -161,12 +186,17 @@ impl Default for ProjectionSection {
     }
 }
 
+/// `[sim.wind]`: a uniform wind plus travelling gusts (`crate::params::Wind`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WindSection {
+    /// Uniform wind velocity (m/s).
     pub velocity: V3,
+    /// Gust amplitude (m/s).
     pub gust_amplitude: f64,
+    /// Gust frequency (Hz).
     pub gust_frequency: f64,
+    /// Gust wavelength along the wind (m).
     pub gust_wavelength: f64,
 }
 
@@ -208,9 +238,12 @@ pub struct MaterialSection {
     pub drag: Option<f64>,
 }
 
+/// A bending stiffness as written: one number (isotropic) or a list.
 #[derive(Debug, Clone)]
 pub enum Stiffness {
+    /// One value, b11 = b22, b12 = 0 (N·m²).
     Scalar(f64),
+    /// `[b11, b22]` or `[b11, b12, b22]` (N·m²).
     List(Vec<f64>),
 }
 
@@ -246,15 +279,19 @@ impl<'de> Deserialize<'de> for Stiffness {
     }
 }
 
+/// `[anchors.NAME]`: a rigid motion that clamped ends and colliders follow.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AnchorSection {
+    /// The point rotations turn about (m, world, default the origin).
     #[serde(default)]
     pub pivot: V3,
+    /// Poses over time, interpolated between; none: the anchor stays put.
     #[serde(default)]
     pub keyframes: Vec<KeyframeSection>,
 }
 
+/// One pose of an anchor.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyframeSection {
@@ -275,7 +312,7 @@ macro_rules! named_enum {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
         pub enum $name {
-            $($(#[$vdoc])* $variant,)*
+            $($(#[$vdoc])* #[doc = concat!("Written `", $text, "`.")] $variant,)*
         }
 
         impl<'de> Deserialize<'de> for $name {
@@ -301,14 +338,18 @@ macro_rules! named_enum {
 }
 
 named_enum!(
+    /// `start`, `end` of a rod: how that end is held.
     EndKind {
         #[default]
+        /// Free: nothing holds it.
         Free = "free",
+        /// Clamped: its end edge follows an anchor, material frame included.
         Clamped = "clamped",
     }
 );
 
 named_enum!(
+    /// `rest_shape` of a rod.
     RestShape {
         /// The initial shape is the rest shape.
         #[default]
@@ -325,7 +366,9 @@ macro_rules! rod_kind {
         #[derive(Debug, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
+            /// Name in messages and output (default `rods[i]`, numbered for generators).
             pub name: Option<String>,
+            /// A key of `[materials]`.
             pub material: String,
             /// Default: free (clamped for scalp and grass).
             pub start: Option<EndKind>,
@@ -335,6 +378,7 @@ macro_rules! rod_kind {
             pub start_anchor: Option<String>,
             /// Anchor a clamped end follows (default "world", fixed).
             pub end_anchor: Option<String>,
+            /// The rest shape (default: the initial shape).
             #[serde(default)]
             pub rest_shape: RestShape,
             /// Angle (degrees) of the material frame about the first edge.
@@ -356,6 +400,7 @@ macro_rules! rod_kind {
 rod_kind!(
     /// An explicit polyline.
     PolylineRod {
+        /// The vertices (m, world), at least 2.
         points: Vec<V3>,
         /// Optional rest shape (same vertex count and edge lengths).
         rest_points: Option<Vec<V3>>,
@@ -364,7 +409,14 @@ rod_kind!(
 
 rod_kind!(
     /// A straight rod between two points.
-    StraightRod { from: V3, to: V3, segments: usize }
+    StraightRod {
+        /// First vertex (m).
+        from: V3,
+        /// Last vertex (m).
+        to: V3,
+        /// Edges.
+        segments: usize,
+    }
 );
 
 rod_kind!(
@@ -372,12 +424,16 @@ rod_kind!(
     HelixRod {
         /// Point on the axis where the helix starts.
         center: V3,
+        /// Axis direction (default +z).
         #[serde(default = "default_axis")]
         axis: V3,
+        /// Helix radius (m).
         radius: f64,
         /// Rise per turn along the axis (m).
         pitch: f64,
+        /// Number of turns.
         turns: f64,
+        /// Edges.
         segments: usize,
     }
 );
@@ -385,11 +441,15 @@ rod_kind!(
 rod_kind!(
     /// Hair strands rooted on a sphere ("scalp").
     ScalpRods {
+        /// Centre of the scalp sphere (m).
         center: V3,
+        /// Scalp radius (m): roots lie on it.
         radius: f64,
+        /// Number of strands.
         count: usize,
         /// Strand length (m).
         length: f64,
+        /// Edges per strand.
         segments: usize,
         /// Direction of the crown.
         #[serde(default = "default_up")]
@@ -406,6 +466,7 @@ rod_kind!(
         /// Strand lengths vary uniformly by ± this fraction.
         #[serde(default)]
         length_variation: f64,
+        /// Seed of the random placement (default 1).
         #[serde(default = "default_seed")]
         seed: u64,
     }
@@ -418,8 +479,11 @@ rod_kind!(
         origin: V3,
         /// Extent along x and z (m).
         size: [f64; 2],
+        /// Number of blades.
         count: usize,
+        /// Blade height (m).
         height: f64,
+        /// Edges per blade.
         segments: usize,
         /// Largest random lean from vertical (degrees).
         #[serde(default = "default_lean")]
@@ -430,6 +494,7 @@ rod_kind!(
         /// Heights vary uniformly by ± this fraction.
         #[serde(default)]
         height_variation: f64,
+        /// Seed of the random placement (default 1).
         #[serde(default = "default_seed")]
         seed: u64,
     }
@@ -491,11 +556,17 @@ fn default_seed() -> u64 {
 /// A `[[rods]]` entry; `kind` selects the variant.
 #[derive(Debug)]
 pub enum RodSection {
+    /// `kind = "polyline"`.
     Polyline(PolylineRod),
+    /// `kind = "straight"`.
     Straight(StraightRod),
+    /// `kind = "helix"`.
     Helix(HelixRod),
+    /// `kind = "scalp"`.
     Scalp(ScalpRods),
+    /// `kind = "grass"`.
     Grass(GrassRods),
+    /// `kind = "groom"`.
     Groom(GroomRods),
 }
 
@@ -541,20 +612,34 @@ macro_rules! collider_shape {
 
 collider_shape!(
     /// A ball.
-    SphereCollider { center: V3, radius: f64 }
+    SphereCollider {
+        /// Centre (m).
+        center: V3,
+        /// Radius (m).
+        radius: f64,
+    }
 );
 
 collider_shape!(
     /// All points within `radius` of the segment `a`–`b`.
-    CapsuleCollider { a: V3, b: V3, radius: f64 }
+    CapsuleCollider {
+        /// One end of the core segment (m).
+        a: V3,
+        /// The other end (m).
+        b: V3,
+        /// Radius (m).
+        radius: f64,
+    }
 );
 
 collider_shape!(
     /// The half-space under the plane through `point`; `normal` points out
     /// of the solid (up, for a ground).
     PlaneCollider {
+        /// A point of the plane (m, default the origin).
         #[serde(default)]
         point: V3,
+        /// Outward normal (default +y).
         #[serde(default = "default_up")]
         normal: V3,
     }
@@ -574,9 +659,13 @@ collider_shape!(
 /// positions are world coordinates at t = 0.
 #[derive(Debug)]
 pub enum ColliderSection {
+    /// `shape = "sphere"`.
     Sphere(SphereCollider),
+    /// `shape = "capsule"`.
     Capsule(CapsuleCollider),
+    /// `shape = "plane"`.
     Plane(PlaneCollider),
+    /// `shape = "mesh"`.
     Mesh(MeshCollider),
 }
 
