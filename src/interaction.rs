@@ -37,6 +37,7 @@ pub struct InteractionSpec {
     /// Fraction of the difference to the grid velocity taken per substep,
     /// at the root and the tip (linear in arc length between), in [0, 1].
     pub friction_root: f64,
+    /// The same at the tip.
     pub friction_tip: f64,
     /// Rest density (kg/m³) above which vertices are pushed out; `None`:
     /// the densest node of the group's initial state (a groom starts at
@@ -47,14 +48,21 @@ pub struct InteractionSpec {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
+/// How a group's grid cell is chosen.
 pub enum Spacing {
+    /// Cells along the grid's longest side.
     Resolution(u32),
+    /// Cell size (m).
     Cell(f64),
 }
 
+/// Default cells along the longest side.
 pub const DEFAULT_RESOLUTION: u32 = 48;
+/// Default `friction_root`.
 pub const DEFAULT_FRICTION_ROOT: f64 = 0.1;
+/// Default `friction_tip`.
 pub const DEFAULT_FRICTION_TIP: f64 = 0.3;
+/// Default `volume_stiffness`.
 pub const DEFAULT_VOLUME_STIFFNESS: f64 = 0.3;
 
 impl Default for InteractionSpec {
@@ -76,9 +84,11 @@ impl Default for InteractionSpec {
 /// when none is clamped).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GroupGrid {
+    /// The group's name.
     pub name: String,
     /// The group's rods.
     pub rods: Vec<usize>,
+    /// The anchor the grid translates with.
     pub anchor: usize,
     /// Grid origin (lowest corner node) less the anchor's translation (m):
     /// at time t the origin is this plus the anchor's translation at t.
@@ -125,8 +135,11 @@ impl GroupGrid {
 /// none), its quantised mass and its friction factor.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GridVertex {
+    /// Index in `Interaction::groups`, or `NO_GROUP`.
     pub group: u32,
+    /// Mass in units of the group's mass unit.
     pub mass_q: u32,
+    /// Fraction of the difference to the grid velocity taken per substep.
     pub friction: f64,
 }
 
@@ -144,12 +157,14 @@ impl Default for GridVertex {
 /// scene has none.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Interaction {
+    /// The interacting groups, each with its grid.
     pub groups: Vec<GroupGrid>,
     /// Per vertex (flat, as the state); empty when there are no groups.
     pub vertex: Vec<GridVertex>,
 }
 
 impl Interaction {
+    /// Whether any group interacts.
     pub fn is_active(&self) -> bool {
         !self.groups.is_empty()
     }

@@ -7,17 +7,32 @@ use glam::DVec3;
 pub enum Projection {
     /// Jacobi iterations on the edge-length constraints, as a GPU runs them:
     /// every vertex reads the old positions and writes new ones.
-    Jacobi { iterations: u32, relaxation: f64 },
+    Jacobi {
+        /// Iterations per substep.
+        iterations: u32,
+        /// Relaxation factor in (0, 1].
+        relaxation: f64,
+    },
     /// Fast projection of Goldenthal et al. 2007 (Newton steps on the
     /// constraint manifold, tridiagonal per rod) until every edge strain
     /// `||e|/|ē| − 1|` is below `tolerance`, at most `max_iterations` steps.
-    Fast { tolerance: f64, max_iterations: u32 },
+    Fast {
+        /// Edge strain to reach.
+        tolerance: f64,
+        /// Most Newton steps.
+        max_iterations: u32,
+    },
     /// SHAKE: the same Newton iteration as `Fast`, to the same tolerance, but
     /// moving the vertices along the constraint gradients at the start of the
     /// substep, the constraint forces of a variational integrator: keeps
     /// energy (no drift) and the momentum of free rods, where `Fast` and
     /// `Jacobi` dissipate (docs/PROJECTION.md).
-    Shake { tolerance: f64, max_iterations: u32 },
+    Shake {
+        /// Edge strain to reach.
+        tolerance: f64,
+        /// Most Newton steps.
+        max_iterations: u32,
+    },
     /// No projection: edges may stretch freely (for studies only).
     None,
 }
@@ -80,7 +95,9 @@ pub struct SimParams {
     pub allow_unstable: bool,
     /// Gravitational acceleration (m/s²). Default (0, −9.81, 0).
     pub gravity: DVec3,
+    /// Wind.
     pub wind: Wind,
+    /// How inextensibility is enforced.
     pub projection: Projection,
     /// Newton on the twist angles stops when the largest update is below this (rad).
     /// Default 1e-10.

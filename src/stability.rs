@@ -53,6 +53,7 @@ pub const CHATTER_FRACTION: f64 = 1e-3;
 pub enum Bound {
     /// The fastest bending mode about vertex `vertex`.
     Bending {
+        /// The vertex.
         vertex: usize,
         /// Shorter rest edge at the vertex (m).
         dx: f64,
@@ -62,16 +63,21 @@ pub enum Bound {
         curvature_factor: f64,
     },
     /// Linear drag `c` (N·s/m²) against the mass per length.
-    Drag { coefficient: f64 },
+    Drag {
+        /// c (N·s/m²).
+        coefficient: f64,
+    },
 }
 
 /// The largest stable substep of one rod and what sets it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepLimit {
+    /// The rod.
     pub rod: usize,
     /// Largest stable explicit substep (s); infinite for a rod with no
     /// bending vertex and no drag.
     pub h_max: f64,
+    /// What sets it.
     pub bound: Bound,
 }
 
@@ -153,12 +159,19 @@ pub enum StepError {
     #[error(
         "{substeps} substeps per step give h = {h:.3e} s, above the explicit stability limit {h_max:.3e} s of rod {rod} (`{name}`): {explain}. Above it the rod chatters and the result is wrong. Set sim.substeps = \"auto\" (it would choose {auto}) or at least {needed}; or set sim.allow_unstable = true to run anyway"
     )]
+    /// A fixed substep count above the limit.
     AboveLimit {
+        /// Substeps per step asked for.
         substeps: u32,
+        /// The substep they give (s).
         h: f64,
+        /// The limit (s).
         h_max: f64,
+        /// The rod that sets it.
         rod: usize,
+        /// Its name.
         name: String,
+        /// The formula and figures.
         explain: String,
         /// What `"auto"` would choose.
         auto: u64,
@@ -168,11 +181,17 @@ pub enum StepError {
     #[error(
         "\"auto\" needs {needed} substeps per step of {dt} s for rod {rod} (`{name}`, {explain}), more than the {MAX_AUTO_SUBSTEPS} allowed: the rod is too stiff or too finely divided for explicit steps. Use fewer segments, a softer material or a shorter sim.dt"
     )]
+    /// `"auto"` would need more than `MAX_AUTO_SUBSTEPS`.
     TooManySubsteps {
+        /// Substeps needed.
         needed: u64,
+        /// The step (s).
         dt: f64,
+        /// The rod that sets the limit.
         rod: usize,
+        /// Its name.
         name: String,
+        /// The formula and figures.
         explain: String,
     },
 }

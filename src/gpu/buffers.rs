@@ -47,32 +47,47 @@ pub struct JacobiPass {
 pub struct Buffers {
     /// Two `GpuStep`s per substep (one per phase), at `step_stride`.
     pub steps: wgpu::Buffer,
+    /// `GpuRod` per rod.
     pub rods: wgpu::Buffer,
+    /// `GpuVertexRest` per vertex.
     pub rest: wgpu::Buffer,
+    /// `GpuClamp` per clamped end.
     pub clamps: wgpu::Buffer,
     /// Every anchor's pose at each substep boundary of a frame.
     pub poses: wgpu::Buffer,
+    /// Positions (`GpuPosition`), relative to each rod's origin.
     pub pos: wgpu::Buffer,
+    /// Velocities (m/s); w the chatter count.
     pub vel: wgpu::Buffer,
+    /// Unconstrained positions after `integrate`.
     pub pos_unc: wgpu::Buffer,
+    /// The other buffer of the Jacobi ping-pong.
     pub pos_tmp: wgpu::Buffer,
     /// Positions at the start of the substep (`save_start`), for SHAKE.
     pub pos_start: wgpu::Buffer,
+    /// `GpuEdgeFrame` per edge (tangent, twist angle, reference vector).
     pub frame: wgpu::Buffer,
+    /// `GpuScratch` per vertex, the kernels' working memory.
     pub scratch: wgpu::Buffer,
+    /// The kernels' diagnostic counters (8 words).
     pub stats: wgpu::Buffer,
+    /// `GpuContact` per vertex.
     pub contacts: wgpu::Buffer,
+    /// `GpuColliders` (uniform).
     pub colliders: wgpu::Buffer,
+    /// `GpuGridVertex` per vertex.
     pub grid_vertex: wgpu::Buffer,
     /// `group_count` `GridGroup`s per substep of the frame.
     pub grid_groups: wgpu::Buffer,
     /// Node accumulators then counters (`GRID_WORDS_PER_NODE`, `GRID_COUNTERS`).
     pub grid: wgpu::Buffer,
+    /// Grid velocity and pressure fields, per node.
     pub grid_fields: wgpu::Buffer,
     /// World positions for a renderer (`Kernel::WorldPositions`), 16 B a vertex.
     pub world_pos: wgpu::Buffer,
     /// Every SDF collider's grid stacked along z (1×1×1 when there is none).
     pub sdf: wgpu::Texture,
+    /// Staging buffer for reading results back.
     pub readback: wgpu::Buffer,
     /// Timestamps at the start and end of a frame's compute pass, where the
     /// device has `TIMESTAMP_QUERY`.

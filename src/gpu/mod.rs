@@ -102,40 +102,78 @@ pub enum GpuError {
     #[error(
         "no GPU adapter found{detail}. Install a GPU driver, or Mesa's software Vulkan driver lavapipe (`apt-get install mesa-vulkan-drivers`), or simulate on the CPU reference (`CpuSimulator`)"
     )]
-    NoAdapter { detail: String },
+    /// No adapter at all.
+    NoAdapter {
+        /// What was looked for, or empty.
+        detail: String,
+    },
     #[error("WGPU_ADAPTER_NAME={wanted:?} matches no adapter; available: {available}")]
-    AdapterNotFound { wanted: String, available: String },
+    /// `WGPU_ADAPTER_NAME` names no adapter.
+    AdapterNotFound {
+        /// The name asked for.
+        wanted: String,
+        /// The adapters there are.
+        available: String,
+    },
     #[error("cannot open a device on {adapter}: {message}")]
-    RequestDevice { adapter: String, message: String },
+    /// The adapter refused a device.
+    RequestDevice {
+        /// The adapter.
+        adapter: String,
+        /// wgpu's error.
+        message: String,
+    },
     #[error(
         "the scene needs {bytes} bytes for GPU buffer `{buffer}` ({per_item} B × {items}), above this device's {limit_name} of {limit} bytes; split the scene into several runs or simulate it on the CPU reference (`CpuSimulator`)"
     )]
+    /// A buffer of the scene exceeds a device limit.
     TooLarge {
+        /// The buffer.
         buffer: &'static str,
+        /// Bytes per element.
         per_item: usize,
+        /// Elements.
         items: usize,
+        /// Bytes needed.
         bytes: u64,
+        /// The wgpu limit exceeded.
         limit_name: &'static str,
+        /// The device's value of it (bytes).
         limit: u64,
     },
     #[error(
         "the GPU ran out of memory allocating about {bytes} bytes for the scene ({message}); use fewer strands or the CPU reference (`CpuSimulator`)"
     )]
-    OutOfMemory { bytes: u64, message: String },
+    /// Allocation failed.
+    OutOfMemory {
+        /// About how many bytes the scene asked for.
+        bytes: u64,
+        /// wgpu's error.
+        message: String,
+    },
     #[error(
         "the interaction grids need {nodes} nodes, {bytes} bytes for GPU buffer `grid` (32 B per node), above this device's storage-buffer limit of {limit} bytes; raise interaction.cell or lower interaction.resolution, or use the CPU reference (`CpuSimulator`)"
     )]
+    /// The interaction grids exceed the storage-buffer limit.
     GridTooLarge {
+        /// Grid nodes of all groups.
         nodes: usize,
+        /// Bytes they need.
         bytes: u64,
+        /// The device's limit (bytes).
         limit: u64,
     },
     #[error("reading from the GPU failed: {0}")]
+    /// Mapping a buffer for reading failed (wgpu's error).
     ReadBack(String),
     #[error("the device allows {have} for {limit_name}; the simulator needs {need}")]
+    /// A device limit below what the kernels need.
     Limit {
+        /// The wgpu limit.
         limit_name: &'static str,
+        /// The device's value.
         have: u64,
+        /// The value needed.
         need: u64,
     },
 }
@@ -144,8 +182,11 @@ pub enum GpuError {
 /// compiled for that device (made on first use, shared by its clones).
 #[derive(Clone, Debug)]
 pub struct GpuContext {
+    /// The device the buffers and kernels live on.
     pub device: wgpu::Device,
+    /// Its queue.
     pub queue: wgpu::Queue,
+    /// The adapter's name, backend, device type and driver.
     pub info: wgpu::AdapterInfo,
     pipelines: PipelineCache,
 }

@@ -153,6 +153,8 @@ pub fn jacobi_schedule_from_pos(n: u32) -> Vec<JacobiPass> {
         .collect()
 }
 
+/// The passes of `n` Jacobi iterations from the unconstrained positions
+/// into `pos` (see `jacobi_schedule_from_pos` for the order).
 pub fn jacobi_schedule(n: u32) -> Vec<JacobiPass> {
     use VertexBuffer::*;
     let mut out = Vec::with_capacity(n as usize);

@@ -44,6 +44,7 @@ pub const COLORS_BIT: u32 = 16;
 /// Strands read from a `.hair` file: positions in file units, root first.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HairFile {
+    /// Each strand's points, root first.
     pub strands: Vec<Vec<[f32; 3]>>,
     /// The header's free-text field, up to its first NUL.
     pub info: String,

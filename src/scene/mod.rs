@@ -28,12 +28,14 @@ use format::*;
 /// A scene error: which file, which field, where it was written, what is wrong.
 #[derive(Debug)]
 pub struct SceneError {
+    /// The scene file (or `<string>` for a scene parsed from a string).
     pub file: PathBuf,
     /// Dotted path of the offending value, e.g. `rods[2].segments`.
     pub field: String,
     /// Where the value came from: `line 12` of the file, or the override
     /// that wrote it (`from override sim.dt=abc`).
     pub origin: Option<String>,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -72,11 +74,15 @@ impl SceneError {
 /// A scene ready to simulate.
 #[derive(Debug, Clone)]
 pub struct Scene {
+    /// Simulation parameters (`[sim]`).
     pub params: SimParams,
     /// Steps `strands run` takes by default.
     pub steps: u64,
+    /// Anchors, `world` first.
     pub anchors: Vec<Anchor>,
+    /// Rods, generators expanded.
     pub rods: Vec<RodSpec>,
+    /// Colliders.
     pub colliders: Vec<Collider>,
     /// Per rod, its interaction group (`[[rods]] group`, default "default").
     pub rod_groups: Vec<String>,
