@@ -48,6 +48,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Every public item is documented; clippy -D warnings keeps it so.
+#![warn(missing_docs)]
+
 /// The vector and quaternion types of the API (`DVec3`, `DQuat`).
 pub use glam;
 /// The GPU API the simulator runs on (`GpuContext::from_device` takes its device).

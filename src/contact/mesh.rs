@@ -18,7 +18,9 @@ use rayon::prelude::*;
 /// A closed triangle mesh in world coordinates (m).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mesh {
+    /// Vertex positions (m).
     pub vertices: Vec<DVec3>,
+    /// Vertex indices of each triangle, counter-clockwise seen from outside.
     pub triangles: Vec<[u32; 3]>,
 }
 
@@ -29,13 +31,20 @@ pub struct Mesh {
 pub enum MeshError {
     /// The file (or a buffer file a glTF refers to) cannot be read.
     #[error("cannot read {what}: {detail}.")]
-    Io { what: String, detail: String },
+    Io {
+        /// What could not be read.
+        what: String,
+        /// The system's error.
+        detail: String,
+    },
     /// The file is not valid OBJ or glTF.
     #[error(
         "the file is not valid {format}: {detail}. Export the mesh again from a modelling tool."
     )]
     Parse {
+        /// `OBJ` or `glTF`.
         format: &'static str,
+        /// The parser's error.
         detail: String,
     },
     /// The extension is none of the supported ones.
@@ -58,8 +67,11 @@ pub enum MeshError {
         Pt(&.example[0]), Pt(&.example[1])
     )]
     NotClosed {
+        /// Edges not shared by exactly two triangles.
         open_edges: usize,
+        /// One of them, by its end points (m).
         example: [DVec3; 2],
+        /// Triangles that use it.
         uses: usize,
     },
     /// Both triangles of some edge run along it in the same direction.
@@ -69,7 +81,12 @@ pub enum MeshError {
          face normals consistent (load_mesh does this for mesh files).",
         Pt(&.example[0]), Pt(&.example[1])
     )]
-    InconsistentWinding { edges: usize, example: [DVec3; 2] },
+    InconsistentWinding {
+        /// Edges traversed the same way by both triangles.
+        edges: usize,
+        /// One of them, by its end points (m).
+        example: [DVec3; 2],
+    },
     /// A closed surface without an inside and an outside.
     #[error(
         "the mesh is not orientable (like a Klein bottle), so it has no inside; use a solid, \
@@ -82,22 +99,35 @@ pub enum MeshError {
          {} m): it is flat or its faces cancel out. Use a solid, closed mesh.",
         Size(.extent)
     )]
-    NoVolume { volume: f64, extent: DVec3 },
+    NoVolume {
+        /// Signed volume (m³).
+        volume: f64,
+        /// Bounding-box size (m).
+        extent: DVec3,
+    },
     /// A vertex coordinate is NaN or infinite.
     #[error(
         "vertex {index} (counting from 0) has a non-finite coordinate {}; fix or remove it in \
          the mesh.",
         Pt(.position)
     )]
-    NonFiniteVertex { index: usize, position: DVec3 },
+    NonFiniteVertex {
+        /// The vertex, from 0.
+        index: usize,
+        /// Its coordinates.
+        position: DVec3,
+    },
     /// A triangle refers to a vertex that does not exist.
     #[error(
         "triangle {triangle} refers to vertex {index}, but the mesh has only {vertices} \
          vertices; the mesh is corrupt, export it again."
     )]
     BadIndex {
+        /// The triangle, from 0.
         triangle: usize,
+        /// The vertex index it holds.
         index: u32,
+        /// Vertices in the mesh.
         vertices: usize,
     },
     /// A triangle has two corners at the same position.
@@ -106,7 +136,12 @@ pub enum MeshError {
          triangles (load_mesh drops them from mesh files).",
         Pt(.position)
     )]
-    DegenerateTriangle { triangle: usize, position: DVec3 },
+    DegenerateTriangle {
+        /// The triangle, from 0.
+        triangle: usize,
+        /// Where two of its corners coincide (m).
+        position: DVec3,
+    },
     /// The SDF grid would have more samples than allowed.
     #[error(
         "the distance field needs a grid of {}×{}×{} = {samples:.0} samples to cover the mesh \
@@ -115,11 +150,17 @@ pub enum MeshError {
         .dims[0], .dims[1], .dims[2]
     )]
     GridTooLarge {
+        /// Samples along x, y, z.
         dims: [u64; 3],
+        /// Their product.
         samples: f64,
+        /// Samples allowed.
         limit: usize,
+        /// Cell size asked for (m).
         cell: f64,
+        /// Padding around the mesh (m).
         padding: f64,
+        /// A cell size that fits (m).
         suggested: f64,
     },
     /// Cell size or padding is not usable.
@@ -1013,9 +1054,13 @@ fn closest_point(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> DVec3 {
 /// the signed distance (m, f32) at origin + cell·(x, y, z).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SdfGrid {
+    /// Position of sample (0, 0, 0) (m).
     pub origin: DVec3,
+    /// Sample spacing (m).
     pub cell: f64,
+    /// Samples along x, y, z.
     pub dims: [u32; 3],
+    /// Signed distances (m), negative inside.
     pub values: Vec<f32>,
     /// Depth of the deepest sample inside (m, ≥ 0): how far a point may
     /// move into the shape before the nearest surface is on the far side.

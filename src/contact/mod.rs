@@ -28,20 +28,28 @@ pub const DEFAULT_MARGIN: f64 = 1e-4;
 /// A collider's shape in its anchor's rest coordinates, relative to the pivot.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
+    /// A ball.
     Sphere {
+        /// Centre (m).
         center: DVec3,
+        /// Radius (m).
         radius: f64,
     },
     /// All points within `radius` of the segment `a`–`b`.
     Capsule {
+        /// One end of the core segment (m).
         a: DVec3,
+        /// The other end (m).
         b: DVec3,
+        /// Radius (m).
         radius: f64,
     },
     /// The half-space below the plane through `point` with unit `normal`
     /// pointing out of the solid (an infinite ground).
     Plane {
+        /// A point of the plane (m).
         point: DVec3,
+        /// Unit outward normal.
         normal: DVec3,
     },
     /// A signed distance field baked from a closed triangle mesh; the grid's
@@ -51,13 +59,18 @@ pub enum Shape {
 
 /// Shape kinds as the GPU numbers them (`Collider.kind` in `shaders/common.wgsl`).
 pub mod kind {
+    /// `Shape::Sphere`.
     pub const SPHERE: u32 = 0;
+    /// `Shape::Capsule`.
     pub const CAPSULE: u32 = 1;
+    /// `Shape::Plane`.
     pub const PLANE: u32 = 2;
+    /// `Shape::Sdf`.
     pub const SDF: u32 = 3;
 }
 
 impl Shape {
+    /// The shape's number on the GPU (`kind`).
     pub fn kind(&self) -> u32 {
         match self {
             Shape::Sphere { .. } => kind::SPHERE,
@@ -84,7 +97,9 @@ impl Shape {
 /// One collider of a scene.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Collider {
+    /// Name in messages.
     pub name: String,
+    /// Its shape.
     pub shape: Shape,
     /// Index of the anchor it rides on (0 = world).
     pub anchor: usize,

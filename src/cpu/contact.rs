@@ -43,9 +43,13 @@ use crate::contact::{Collider, SdfGrid, Shape};
 /// the vertex's outward velocity relative to it: contact is inelastic).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Contact {
+    /// Unit normal (world).
     pub normal: DVec3,
+    /// Depth pushed out by (m); 0: no contact.
     pub depth: f64,
+    /// Held by static friction.
     pub stuck: bool,
+    /// Velocity of the collider's surface under the vertex (m/s).
     pub surface_velocity: DVec3,
 }
 
@@ -55,6 +59,7 @@ pub struct Contact {
 pub struct Tunnel {
     /// Vertex index within its rod.
     pub vertex: usize,
+    /// The collider, by index.
     pub collider: usize,
     /// Its motion relative to the collider over the substep (m).
     pub distance: f64,
@@ -65,7 +70,9 @@ pub struct Tunnel {
 /// Poses of a collider's anchor at the start and end of the substep.
 #[derive(Clone, Copy, Debug)]
 pub struct ColliderPoses {
+    /// At the start of the substep.
     pub start: Pose,
+    /// At its end.
     pub end: Pose,
 }
 
@@ -292,6 +299,7 @@ pub fn contact_vertex(
 /// What the contact stage found in one rod.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ContactReport {
+    /// The first vertex that tunnelled, if any.
     pub tunnel: Option<Tunnel>,
 }
 

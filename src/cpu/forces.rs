@@ -24,8 +24,11 @@ use crate::params::Wind;
 /// External-force inputs of one rod.
 #[derive(Clone, Copy)]
 pub struct External<'a> {
+    /// Gravity (m/s²).
     pub gravity: DVec3,
+    /// Wind.
     pub wind: &'a Wind,
+    /// Time the wind is taken at (s).
     pub time: f64,
 }
 

@@ -42,7 +42,13 @@ pub const MASS_LEVELS: u32 = 1 << 12;
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum GridError {
     #[error("grid node {node}: its {what} accumulator could overflow the 64-bit fixed-point range")]
-    Overflow { node: usize, what: &'static str },
+    /// A node's accumulator could overflow.
+    Overflow {
+        /// The node.
+        node: usize,
+        /// Which accumulator (mass or a momentum component).
+        what: &'static str,
+    },
 }
 
 /// What a splat saw besides the grid.
@@ -74,12 +80,16 @@ pub fn could_overflow(mass: i64, vmax: u32) -> bool {
 /// nodes per axis.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GridGeometry {
+    /// Lowest corner node (m).
     pub origin: [f32; 3],
+    /// Cell size (m).
     pub cell: f32,
+    /// Nodes along x, y, z.
     pub dims: [u32; 3],
 }
 
 impl GridGeometry {
+    /// Nodes of the grid.
     pub fn node_count(&self) -> usize {
         self.dims.iter().map(|&d| d as usize).product()
     }
@@ -89,6 +99,7 @@ impl GridGeometry {
         (1u32 << FRAC_BITS) as f32 / self.cell
     }
 
+    /// Flat index of node `n` (x fastest).
     #[inline]
     pub fn node_index(&self, n: [u32; 3]) -> usize {
         n[0] as usize

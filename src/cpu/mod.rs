@@ -105,21 +105,29 @@ pub struct Unstable {
 /// What `check_rod` found wrong with one rod's state.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Bad {
+    /// A non-finite value; the string says which.
     NonFinite(String),
     /// Vertex faster than `max_speed`; `anchor` when an anchor drives it.
     TooFast {
+        /// The vertex, within its rod.
         vertex: usize,
+        /// Its speed (m/s).
         speed: f64,
+        /// The anchor driving it, if any.
         anchor: Option<usize>,
     },
     /// Edges `edge` and `edge + 1` turn by `angle` (rad), nearly back.
     Folded {
+        /// The first edge, within its rod.
         edge: usize,
+        /// Turning angle (rad).
         angle: f64,
     },
     /// Edge `edge` stretched by `strain`.
     Stretched {
+        /// The edge, within its rod.
         edge: usize,
+        /// Its strain |e|/|ē| − 1.
         strain: f64,
     },
 }
@@ -394,10 +402,15 @@ pub fn rod_rest(rods: &RodSet, r: usize) -> RodRest<'_> {
 
 /// Mutable state of one rod.
 pub struct RodStateMut<'a> {
+    /// Vertex positions (m).
     pub pos: &'a mut [DVec3],
+    /// Vertex velocities (m/s).
     pub vel: &'a mut [DVec3],
+    /// Edge twist angles (rad).
     pub theta: &'a mut [f64],
+    /// Edge unit tangents.
     pub tangent: &'a mut [DVec3],
+    /// Edge reference (Bishop) vectors.
     pub ref_u: &'a mut [DVec3],
 }
 
@@ -933,11 +946,14 @@ impl CpuSimulator {
 /// twins of the GPU's `scratch`, `pos_unc`, `pos_start` and `contact` buffers).
 #[derive(Clone, Debug, Default)]
 pub struct Workspace {
+    /// Force on each vertex (N), from `forces` to `integrate`.
     pub force: Vec<DVec3>,
+    /// Unconstrained positions after `integrate` (m).
     pub pos_unc: Vec<DVec3>,
     /// Positions at the start of the substep, saved before `integrate` when
     /// the projection is SHAKE (`project::project_shake`).
     pub pos_start: Vec<DVec3>,
+    /// Each vertex's contact of the substep.
     pub contact: Vec<Contact>,
     /// Per vertex: consecutive substeps its velocity reversed (`integrate`).
     pub chatter: Vec<u32>,
@@ -950,12 +966,14 @@ pub struct Workspace {
 /// One group's grid of the current substep.
 #[derive(Clone, Debug, Default)]
 pub struct GridWork {
+    /// The nodes' accumulators.
     pub nodes: grid::GridNodes,
     /// `[vx, vy, vz, p]` per node (`grid::grid_velocity`).
     pub fields: Vec<[f64; 4]>,
 }
 
 impl Workspace {
+    /// Arrays for `vertex_count` vertices, zeroed, and no grids.
     pub fn new(vertex_count: usize) -> Self {
         Workspace {
             force: vec![DVec3::ZERO; vertex_count],
@@ -970,17 +988,24 @@ impl Workspace {
 
 /// One rod's slices of the state and the workspace.
 pub struct RodWork<'a> {
+    /// The rod's state.
     pub s: RodStateMut<'a>,
+    /// Its slice of `Workspace::force`.
     pub force: &'a mut [DVec3],
+    /// Its slice of `Workspace::pos_unc`.
     pub pos_unc: &'a mut [DVec3],
+    /// Its slice of `Workspace::pos_start`.
     pub pos_start: &'a mut [DVec3],
+    /// Its slice of `Workspace::contact`.
     pub contact: &'a mut [Contact],
+    /// Its slice of `Workspace::chatter`.
     pub chatter: &'a mut [u32],
 }
 
 /// Outcome of a substep.
 #[derive(Clone, Debug, Default)]
 pub struct SubstepReport {
+    /// Per rod.
     pub rods: Vec<RodReport>,
     /// Vertices outside their interaction group's grid.
     pub grid_outside: usize,
@@ -992,11 +1017,14 @@ pub struct SubstepReport {
 /// Per-rod outcome of a substep.
 #[derive(Clone, Debug, Default)]
 pub struct RodReport {
+    /// Newton iterations of the twist solve.
     pub twist_iterations: u32,
+    /// Iterations of the projections (both, with colliders).
     pub projection_iterations: u32,
     /// Whether every projection of the substep reached its tolerance
     /// (`Fast`, `Shake`; always true for `Jacobi` and `None`).
     pub projection_converged: bool,
+    /// A vertex that tunnelled through a collider.
     pub tunnel: Option<contact::Tunnel>,
     /// What left the physical range, if anything.
     pub bad: Option<Bad>,
@@ -1021,7 +1049,9 @@ pub fn collider_poses(rods: &RodSet, t: f64, h: f64) -> Vec<ColliderPoses> {
 /// tolerance (always true for Jacobi and None, which have none).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ProjectionOutcome {
+    /// Iterations taken.
     pub iterations: u32,
+    /// Whether the tolerance was reached.
     pub converged: bool,
     /// A Newton projection that failed to meet the constraints
     /// (`FastProjection::failed`), which stops the run.

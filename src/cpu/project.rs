@@ -119,7 +119,9 @@ pub fn project_jacobi(
 pub struct Chatter<'a> {
     /// The substep's forces, to recover the velocity before it.
     pub force: &'a [DVec3],
+    /// Inverse masses (1/kg).
     pub inv_mass: &'a [f64],
+    /// Rest edge lengths (m).
     pub rest_len: &'a [f64],
     /// Per vertex: consecutive substeps its velocity reversed.
     pub count: &'a mut [u32],
@@ -196,6 +198,7 @@ pub fn project_velocity(
 /// Outcome of a Newton projection (`project_fast`, `project_shake`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FastProjection {
+    /// Newton steps taken.
     pub iterations: u32,
     /// Largest strain of an edge the projection can move (one with a free vertex).
     pub max_strain: f64,

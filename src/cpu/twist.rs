@@ -15,6 +15,7 @@ use crate::rods::RodMaterial;
 /// The rest data of one rod, sliced out of the flat arrays of `RodSet`.
 #[derive(Clone, Copy)]
 pub struct RodRest<'a> {
+    /// The rod's material (stiffnesses).
     pub material: &'a RodMaterial,
     /// Per edge.
     pub rest_len: &'a [f64],
@@ -209,6 +210,7 @@ thread_local! {
 /// Outcome of one quasistatic solve.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TwistSolve {
+    /// Newton iterations taken.
     pub iterations: u32,
     /// Largest |∂E/∂θʲ| over the free angles at exit (N·m).
     pub residual: f64,
