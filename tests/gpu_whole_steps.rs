@@ -39,11 +39,23 @@ struct Comparison {
 }
 
 fn compare(scene: &str, set: &[&str]) -> Comparison {
+    compare_in(scene, set, false)
+}
+
+/// `compare`, with the GPU's kernels in the form its adapter does not run
+/// by default (`GpuSimulator::set_packed`) when `other_form`: packed on
+/// lavapipe, walked on a GPU.
+fn compare_in(scene: &str, set: &[&str], other_form: bool) -> Comparison {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::load(Path::new(scene), &set).expect("scene loads");
     let (rods, state) = scene.build();
     let ctx = gpu();
     let mut g = Simulator::gpu(&ctx, rods.clone(), state, scene.params).expect("GPU simulator");
+    if other_form && let Simulator::Gpu { sim, .. } = &mut g {
+        let packed = !sim.packed();
+        eprintln!("kernels packed: {packed}");
+        sim.set_packed(packed);
+    }
     // Start the CPU from the GPU's f32 state so both begin identically.
     let mut c = Simulator::cpu(rods, g.state().clone(), scene.params);
     let start = c.state().pos.clone();
@@ -317,4 +329,47 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
     });
     eprintln!("GPU fast: mean energy {fast:.4} E₀ over the last 2 s");
     assert!(fast < 0.5, "GPU fast projection kept {fast:.3} E₀");
+}
+
+/// The kernels in the other form (packed on a CPU adapter, where the
+/// default is the walk, and walked on a GPU): the packed twist solve, frames,
+/// forces, projection and the parallel contact stages over the twisting
+/// rod (angles up to 5π, Newton with line searches every substep) and hair
+/// on the moving head (contact with head, neck and shoulders), held to the
+/// bounds of `clamped_rod_twists_the_same` and
+/// `hair_on_a_moving_head_follows_the_same`.
+#[test]
+fn other_kernel_form_follows_the_same() {
+    let c = compare_in("scenes/twist.toml", &["sim.steps=150"], true);
+    assert!(
+        c.theta_max > 15.0,
+        "the end did not turn: θ ≤ {:.2} rad",
+        c.theta_max
+    );
+    assert!(c.theta < 1e-4, "twist angles differ by {:.2e} rad", c.theta);
+    assert!(
+        c.trajectory < 3e-4,
+        "trajectories differ by {:.2e} m",
+        c.trajectory
+    );
+    let c = compare_in(
+        "scenes/hair.toml",
+        &["rods.0.count=24", "sim.steps=150", "interaction.groups=[]"],
+        true,
+    );
+    assert!(
+        c.travel > 0.1,
+        "the hair did not move with the head ({:.2e} m)",
+        c.travel
+    );
+    assert!(
+        c.trajectory < 1.5e-4,
+        "trajectories differ by {:.2e} m",
+        c.trajectory
+    );
+    assert!(
+        c.theta_trajectory < 1e-3,
+        "twist differs by {:.2e} rad",
+        c.theta_trajectory
+    );
 }
