@@ -103,7 +103,9 @@ step() {
 }
 
 quick=${STRANDS_MEASURE_QUICK:-}
+timing_strands=32000
 if [ -n "$quick" ]; then
+    timing_strands=1000
     sizes=1000,4000
 else
     sizes=1000,4000,16000,32000,65536,131072
@@ -195,8 +197,9 @@ for t in "${tests[@]}"; do
 done
 
 # Each kernel alone, packed against walked, and every dispatch of a substep,
-# at 1 M vertices (32000 hair strands × 32): where a substep's time goes.
-step kernel-times env STRANDS_TIMING_STRANDS=32000 cargo test --release --locked $offline \
+# at 1 M vertices (32000 hair strands × 32; 1000 when quick): where a
+# substep's time goes.
+step kernel-times env STRANDS_TIMING_STRANDS=$timing_strands cargo test --release --locked $offline \
     --test gpu_pack_timing -- --ignored --nocapture --test-threads 1
 
 # The benchmark: GPU up to 4 M vertices, CPU at the small sizes.
