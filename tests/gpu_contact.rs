@@ -240,12 +240,42 @@ fn contact_kernel_matches_cpu() {
     );
 }
 
-/// Kernel `contact_rod`, the three contact stages walked per rod (the form
-/// CPU adapters run), phase 0 then 1, against the CPU twins in the same
-/// order: the same positions and contacts.
+/// Kernels `contact_rod` (the three contact stages walked per rod, the form
+/// CPU adapters run) and `contact_packed` (the three in one dispatch, a
+/// workgroup per pack, the form GPUs run), phase 0 then 1, against the CPU
+/// twins in the same order: the same positions and contacts.
 #[test]
-fn contact_rod_kernel_matches_cpu() {
-    let (rods, mut state) = rods_and_state();
+fn contact_rod_and_packed_kernels_match_cpu() {
+    for kernel in [Kernel::ContactRod, Kernel::ContactPacked] {
+        contact_form_matches_cpu(kernel);
+    }
+}
+
+fn contact_form_matches_cpu(kernel: Kernel) {
+    // The scene's strands, then one longer than a pack (300 vertices, a pack
+    // of its own) lying through the capsule and the sphere, then the
+    // strands again, so the kernel sees three packs.
+    let (mut specs, anchors, colliders) = scene();
+    let n = specs.len();
+    let points: Vec<DVec3> = (0..300)
+        .map(|i| {
+            DVec3::new(
+                -0.25 + 0.5 * i as f64 / 299.0,
+                0.085,
+                0.004 * (i as f64 * 0.3).sin(),
+            )
+        })
+        .collect();
+    let mut long = specs[1].clone();
+    long.name = "long".into();
+    long.rest = points.clone();
+    long.points = points;
+    long.start = EndSpec::Free;
+    specs.push(long);
+    specs.extend_from_within(..n);
+    let (mut rods, mut state) = build(&specs, anchors);
+    rods.colliders = colliders;
+    assert!(strands::gpu::pack::pack_ends(specs.iter().map(|s| s.points.len())).len() >= 3);
     let mut rng = rng(3);
     for v in state.vel.iter_mut() {
         *v = unit(&mut rng) * 0.3;
@@ -260,7 +290,7 @@ fn contact_rod_kernel_matches_cpu() {
     let mut pos = s.pos.clone();
     let mut contacts = vec![Contact::default(); pos.len()];
     for phase in 0..2 {
-        gpu.run_kernel_in_phase(Kernel::ContactRod, phase, t, h);
+        gpu.run_kernel_in_phase(kernel, phase, t, h);
         for r in 0..rods.rod_count() {
             let v = rods.vertices(r);
             let (radius, inv_mass) = (rods.material[r].radius, &rods.inv_mass[v.clone()]);
@@ -295,7 +325,7 @@ fn contact_rod_kernel_matches_cpu() {
             }
         }
         let d = max_diff(&gpu.read_state().pos, &pos);
-        assert!(d < 1e-6, "phase {phase}: {d:e} m");
+        assert!(d < 1e-6, "{kernel:?}, phase {phase}: {d:e} m");
         for (i, (a, b)) in gpu.read_contacts().iter().zip(&contacts).enumerate() {
             assert!(
                 (a.depth - b.depth).abs() < 1e-6,

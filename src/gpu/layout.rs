@@ -485,6 +485,9 @@ pub enum Kernel {
     /// The three contact stages, one invocation walking each rod
     /// (`GpuSimulator::packed`).
     ContactRod,
+    /// The three contact stages in one dispatch, one workgroup per pack of
+    /// rods, barriers between the stages.
+    ContactPacked,
     /// Clears the hair–hair interaction grid.
     GridClear,
     /// Splats vertex mass and momentum onto the grid.
@@ -567,7 +570,7 @@ pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
     /// Every kernel, in the order the pipelines are built.
-    pub const ALL: [Kernel; 23] = [
+    pub const ALL: [Kernel; 24] = [
         Kernel::Frames,
         Kernel::FramesRod,
         Kernel::Twist,
@@ -586,6 +589,7 @@ impl Kernel {
         Kernel::ContactEdgesEven,
         Kernel::ContactEdgesOdd,
         Kernel::ContactRod,
+        Kernel::ContactPacked,
         Kernel::GridClear,
         Kernel::GridSplat,
         Kernel::GridVelocity,
@@ -614,6 +618,7 @@ impl Kernel {
             Kernel::ContactEdgesEven => "contact_edges_even",
             Kernel::ContactEdgesOdd => "contact_edges_odd",
             Kernel::ContactRod => "contact_rod",
+            Kernel::ContactPacked => "contact_packed",
             Kernel::GridClear => "grid_clear",
             Kernel::GridSplat => "grid_splat",
             Kernel::GridVelocity => "grid_velocity",
@@ -641,6 +646,7 @@ impl Kernel {
                 | Kernel::Forces
                 | Kernel::ProjectFast
                 | Kernel::ProjectShake
+                | Kernel::ContactPacked
         )
     }
 
@@ -663,7 +669,7 @@ impl Kernel {
                 &[POS, POS_START, SCRATCH, STATS, CONTACTS]
             }
             Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, SCRATCH, CONTACTS],
-            Kernel::Contact | Kernel::ContactRod => {
+            Kernel::Contact | Kernel::ContactRod | Kernel::ContactPacked => {
                 &[POS, VEL, POS_UNC, STATS, CONTACTS, COLLIDERS, SDF]
             }
             Kernel::ContactEdgesEven | Kernel::ContactEdgesOdd => {

@@ -63,9 +63,9 @@ pub fn frames_kernel(packed: bool) -> Kernel {
 /// `cpu::substep`: forces, [save_start], integrate, [grid], projection,
 /// [contact (vertices, even edges, odd edges), filtered projection,
 /// contact again], project_velocity, frames, twist. `packed`: the forces,
-/// frames, fast and SHAKE projections run one workgroup per pack and the
-/// contact stages one invocation per vertex (`GpuSimulator::packed`), else
-/// one invocation walks each rod.
+/// frames, twist, fast and SHAKE projections and the three contact stages
+/// run one workgroup per pack (`GpuSimulator::packed`), else one
+/// invocation walks each rod.
 pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<Dispatch> {
     let project = |phase: u32| -> Vec<Dispatch> {
         let one = |kernel| vec![Dispatch::of(kernel, phase)];
@@ -110,16 +110,15 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<
     out.extend(project(0));
     if !rods.colliders.is_empty() {
         let contact = |phase| -> Vec<Dispatch> {
-            let kernels: &[Kernel] = if packed {
-                &[
-                    Kernel::Contact,
-                    Kernel::ContactEdgesEven,
-                    Kernel::ContactEdgesOdd,
-                ]
+            // The three stages in one dispatch, a workgroup per pack (the
+            // stage kernels `Contact`, `ContactEdgesEven`, `ContactEdgesOdd`
+            // are the same stages as separate dispatches, for the tests).
+            let kernel = if packed {
+                Kernel::ContactPacked
             } else {
-                &[Kernel::ContactRod]
+                Kernel::ContactRod
             };
-            kernels.iter().map(|&k| Dispatch::of(k, phase)).collect()
+            vec![Dispatch::of(kernel, phase)]
         };
         out.extend(contact(0));
         out.extend(project(1));
@@ -243,16 +242,12 @@ mod tests {
         );
         let plain = kernels(&rods, true);
         assert_eq!(
-            plain[2..10],
+            plain[2..6],
             [
                 (ProjectFast, 0),
-                (Contact, 0),
-                (ContactEdgesEven, 0),
-                (ContactEdgesOdd, 0),
+                (ContactPacked, 0),
                 (ProjectFast, 1),
-                (Contact, 1),
-                (ContactEdgesEven, 1),
-                (ContactEdgesOdd, 1),
+                (ContactPacked, 1),
             ]
         );
     }

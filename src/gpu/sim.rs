@@ -530,10 +530,10 @@ impl GpuSimulator {
     /// pack of rods, parallel over its vertices, solved by parallel cyclic
     /// reduction (`Kernel::ProjectFast`, depth O(log n) per rod), or one
     /// invocation walking each rod with the Thomas algorithm
-    /// (`Kernel::ProjectFastRod`, work O(n)); contact: one invocation per
-    /// vertex and then per edge of each parity (`Kernel::Contact`,
-    /// `Kernel::ContactEdgesEven`, `Kernel::ContactEdgesOdd`) or one
-    /// walking each rod (`Kernel::ContactRod`); the twist solve: one
+    /// (`Kernel::ProjectFastRod`, work O(n)); contact: its three stages
+    /// (vertices, even edges, odd edges) in one workgroup per pack, parallel
+    /// over the rows (`Kernel::ContactPacked`), or one invocation walking
+    /// each rod (`Kernel::ContactRod`); the twist solve: one
     /// workgroup per pack (`Kernel::Twist`) or one invocation walking each
     /// rod (`Kernel::TwistRod`). Packed by default on GPUs;
     /// walked on adapters that are CPUs (lavapipe), where the reduction's
