@@ -108,7 +108,7 @@ fn hair_substep_dispatches_and_moves_bytes() {
     // filtered one after contact (hair has colliders).
     let fast = ks.iter().filter(|&&k| k == Kernel::ProjectFast).count();
     assert_eq!(fast, 2, "{ks:?}");
-    assert!(ks.contains(&Kernel::GridSplat) && ks.contains(&Kernel::Contact));
+    assert!(ks.contains(&Kernel::GridSplat) && ks.contains(&Kernel::ContactPacked));
     let model = TrafficModel::from_shaders();
     let c = Counts::of(&rods);
     for k in &ks {

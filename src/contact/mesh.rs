@@ -1050,7 +1050,7 @@ fn closest_point(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> DVec3 {
     .unwrap_or(a)
 }
 
-/// SDF samples on a regular grid: value k = x + dims[0]·(y + dims[1]·z) is
+/// SDF samples on a regular grid: value k = x + dims\[0\]·(y + dims\[1\]·z) is
 /// the signed distance (m, f32) at origin + cell·(x, y, z).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SdfGrid {

@@ -1191,7 +1191,7 @@ pub fn starting_inside(rods: &RodSet, state: &State) -> Option<(usize, usize, f6
 /// One substep of length `h` from time `t`, stage-major: each stage runs
 /// over every rod (in parallel) before the next starts, in the order the GPU
 /// dispatches its kernels (`GpuSimulator::encode_substep`): forces,
-/// [save_start] when the projection is SHAKE, integrate (§7.2),
+/// \[save_start\] when the projection is SHAKE, integrate (§7.2),
 /// [grid_clear, grid_splat, grid_velocity, grid_blend] when rods interact,
 /// project (§8.1), [contact, filtered project, contact] when there are
 /// colliders, project_velocity, frames and twist.

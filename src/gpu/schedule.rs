@@ -60,7 +60,7 @@ pub fn frames_kernel(packed: bool) -> Kernel {
 }
 
 /// The dispatches of one substep of `rods` under `params`, in the order of
-/// `cpu::substep`: forces, [save_start], integrate, [grid], projection,
+/// `cpu::substep`: forces, \[save_start\], integrate, \[grid\], projection,
 /// [contact (vertices, even edges, odd edges), filtered projection,
 /// contact again], project_velocity, frames, twist. `packed`: the forces,
 /// frames, twist, fast and SHAKE projections and the three contact stages
