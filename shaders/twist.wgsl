@@ -1,6 +1,6 @@
 // Kernels `twist` (one workgroup per pack of rods, every stage parallel over
 // the pack's rows; below) and `twist_rod` (one invocation walking each rod)
-// (src/cpu/twist.rs `twist`, `twist_scan`). The quasistatic
+// (src/cpu/twist.rs `twist_in`, `TwistForm::Walk` and `TwistForm::Scan`). The quasistatic
 // material frame, ∂E/∂θʲ = 0 for the angles no clamp prescribes (§5), by
 // Newton's method on the tridiagonal Hessian with a backtracking line search,
 // warm-started from the previous angles.
@@ -239,7 +239,7 @@ fn twist_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     twist_walk(r);
 }
 
-// --- The packed form (src/cpu/twist.rs `twist_scan`, stage for stage) ---
+// --- The packed form (src/cpu/twist.rs `twist_in` with `TwistForm::Scan`, stage for stage) ---
 //
 // Row i of a pack is its vertex v0 + i and the edge starting there (as in
 // project_pack.wgsl, whose workgroup arrays and `pcr_solve` it shares: one
@@ -385,12 +385,6 @@ fn twist_row_in(v: u32, first: u32, flags: u32) -> bool {
     let r = rest[v].rod;
     let f = twist_free(r);
     return v >= f.x && v < f.y && rod_active[r - first] == 1u && (twist_state[r - first] & flags) == flags;
-}
-
-fn twist_set_busy(busy: bool) {
-    if (busy) {
-        atomicStore(&pack_busy, 1u);
-    }
 }
 
 // Every invocation reads whether any rod set `pack_busy` (then cleared).

@@ -91,18 +91,7 @@ fn substep_kernel_times() {
     sim.wait();
     let start_state = sim.read_state();
     let (t, h) = (0.0, params.h());
-    let mut schedule = strands::gpu::schedule::substep_schedule(sim.rods(), &params, sim.packed());
-    if std::env::var("STRANDS_TIMING_COPY").is_ok() {
-        // A copy of the positions, for the cost of a dispatch that only moves memory.
-        schedule.insert(
-            0,
-            strands::gpu::schedule::Dispatch {
-                kernel: Kernel::SaveStart,
-                phase: 0,
-                jacobi: None,
-            },
-        );
-    }
+    let schedule = strands::gpu::schedule::substep_schedule(sim.rods(), &params, sim.packed());
     let repeats = 10;
     let mut total = 0.0;
     for d in &schedule {
@@ -123,9 +112,6 @@ fn substep_kernel_times() {
             .skip(1)
             .collect();
         times.sort_by(f64::total_cmp);
-        if std::env::var("STRANDS_TIMING_STATS").is_ok() {
-            eprintln!("  stats after it: {:?}", sim.read_stats());
-        }
         total += times[repeats / 2];
         eprintln!(
             "{strands} strands, {:?} phase {}: {:.3} ms (min {:.3})",
