@@ -202,6 +202,67 @@ fn workgroup_memory_fits_the_default_limit() {
     }
 }
 
+/// The body of WGSL function `name` (from its `fn` line to the closing
+/// brace at the start of a line).
+fn wgsl_fn<'a>(source: &'a str, name: &str) -> &'a str {
+    let start = source
+        .find(&format!("\nfn {name}("))
+        .unwrap_or_else(|| panic!("WGSL has no `fn {name}`"))
+        + 1;
+    let len = source[start..].find("\n}\n").expect("function end");
+    &source[start..start + len]
+}
+
+/// What an entry point's invocation stands for, read from its WGSL: a
+/// workgroup per pack when it takes `workgroup_id`, else the count its
+/// invocation index is first tested against, following the first call of a
+/// function of the module when the entry point tests none itself.
+fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
+    use strands::gpu::Domain;
+    let body = wgsl_fn(source, name);
+    if body.lines().next().unwrap().contains("workgroup_id") {
+        return Domain::Pack;
+    }
+    let bounds = [
+        ("params.vertex_count", Domain::Vertex),
+        ("params.rod_count", Domain::Rod),
+        ("params.node_count", Domain::Node),
+    ];
+    if let Some((_, d)) = bounds
+        .iter()
+        .filter_map(|(b, d)| body.find(b).map(|i| (i, *d)))
+        .min_by_key(|(i, _)| *i)
+    {
+        return d;
+    }
+    let callee = body
+        .lines()
+        .skip(1)
+        .flat_map(|l| l.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '(')))
+        .flat_map(|w| w.split_inclusive('('))
+        .filter_map(|w| w.strip_suffix('('))
+        .find(|f| *f != "invocation" && source.contains(&format!("\nfn {f}(")))
+        .unwrap_or_else(|| panic!("{name}: no bound and no call to follow"));
+    wgsl_domain(source, callee)
+}
+
+/// Every kernel is dispatched over what its entry point indexes: a kernel
+/// that walks rods but is dispatched per vertex runs 32× the workgroups
+/// for hair, all but a few returning at once (the cause of a 1.35×
+/// slowdown on lavapipe, docs/BENCHMARKS.md), and one dispatched per rod
+/// but indexing vertices misses most of them.
+#[test]
+fn kernels_are_dispatched_over_what_they_index() {
+    for k in Kernel::ALL {
+        assert_eq!(
+            k.domain(),
+            wgsl_domain(SHADER_SOURCE, k.entry_point()),
+            "{}",
+            k.entry_point()
+        );
+    }
+}
+
 /// `const NAME: T = VALUE;` of the shader source, as a number.
 fn wgsl_const(source: &str, name: &str) -> f64 {
     let prefix = format!("const {name}:");

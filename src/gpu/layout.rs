@@ -440,6 +440,19 @@ pub const SHADER_SOURCE: &str = concat!(
     include_str!("../../shaders/world.wgsl"),
 );
 
+/// What a kernel's dispatch covers (`Kernel::domain`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Domain {
+    /// One invocation per vertex.
+    Vertex,
+    /// One invocation per rod, walking it.
+    Rod,
+    /// One invocation per node of the hair–hair grid.
+    Node,
+    /// One workgroup per pack of rods (`super::pack`).
+    Pack,
+}
+
 /// A compute kernel: its entry point (also the pipeline label), what one
 /// invocation handles, and which state bindings of group 1 it uses
 /// (`(binding, read_only)`; see `shaders/common.wgsl`).
@@ -627,27 +640,28 @@ impl Kernel {
         }
     }
 
-    /// True when one invocation handles a grid node.
-    pub fn per_node(self) -> bool {
-        matches!(self, Kernel::GridClear | Kernel::GridVelocity)
-    }
-
-    /// True when one invocation handles a rod, false for a vertex.
-    pub fn per_rod(self) -> bool {
-        matches!(self, Kernel::FramesRod | Kernel::Twist | Kernel::ForcesRod)
+    /// What one invocation (or, for `Domain::Pack`, one workgroup) of the
+    /// kernel handles, which sets its dispatch size. An exhaustive match, so
+    /// a new or renamed kernel must be classified; tests/gpu_layout.rs checks
+    /// each against the bound its entry point tests.
+    pub fn domain(self) -> Domain {
+        use Kernel::*;
+        match self {
+            Frames | Twist | Forces | ProjectFast | ProjectShake | ContactPacked => Domain::Pack,
+            FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod => {
+                Domain::Rod
+            }
+            GridClear | GridVelocity => Domain::Node,
+            Integrate | ProjectJacobi | SaveStart | ProjectVelocity | Contact
+            | ContactEdgesEven | ContactEdgesOdd | GridSplat | GridBlend | WorldPositions => {
+                Domain::Vertex
+            }
+        }
     }
 
     /// True when one workgroup handles a pack of rods (`super::pack`).
     pub fn per_pack(self) -> bool {
-        matches!(
-            self,
-            Kernel::Frames
-                | Kernel::Twist
-                | Kernel::Forces
-                | Kernel::ProjectFast
-                | Kernel::ProjectShake
-                | Kernel::ContactPacked
-        )
+        self.domain() == Domain::Pack
     }
 
     /// The bindings of group 1 the kernel reads or writes (see

@@ -60,7 +60,7 @@ mod sim;
 pub mod traffic;
 
 pub use buffers::{JacobiPass, VertexBuffer, check_grid_size};
-pub use layout::Kernel;
+pub use layout::{Domain, Kernel};
 pub use sim::{GpuSimulator, PositionReadback, Positions, WORKGROUP};
 
 /// Smallest twist tolerance (rad) the GPU honours (`TWIST_TOLERANCE_F32`

@@ -10,8 +10,8 @@ use glam::DVec3;
 
 use super::buffers::{Buffers, JacobiPass, VertexBuffer, check_limits};
 use super::layout::{
-    GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuContact, GpuEdgeFrame,
-    GpuGridGroup, GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel,
+    Domain, GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuContact,
+    GpuEdgeFrame, GpuGridGroup, GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel,
 };
 use super::packing::{Packing, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
@@ -491,17 +491,12 @@ impl GpuSimulator {
         group: &wgpu::BindGroup,
         entry: u32,
     ) {
-        let groups = if kernel.per_pack() {
-            self.packing.pack_count
-        } else {
-            let count = if kernel.per_rod() {
-                self.rods.rod_count()
-            } else if kernel.per_node() {
-                *self.packing.node_offset.last().unwrap()
-            } else {
-                self.rods.vertex_count()
-            } as u32;
-            count.div_ceil(WORKGROUP)
+        let count = |n: usize| (n as u32).div_ceil(WORKGROUP);
+        let groups = match kernel.domain() {
+            Domain::Pack => self.packing.pack_count,
+            Domain::Rod => count(self.rods.rod_count()),
+            Domain::Node => count(*self.packing.node_offset.last().unwrap()),
+            Domain::Vertex => count(self.rods.vertex_count()),
         };
         let max = self
             .ctx
