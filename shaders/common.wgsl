@@ -39,6 +39,7 @@ struct Step {
     phase: u32,             // 0: plain projection, contact with friction; 1: filtered projection, contact without
     group_count: u32,       // interaction groups (grid_groups entries per substep)
     node_count: u32,        // grid nodes of all groups
+    projection: u32,        // PROJECTION_* (shaders/substep.wgsl)
 }
 
 struct Rod {
@@ -274,6 +275,20 @@ fn make_contact(n: vec3<f32>, depth: f32, stuck: bool, surface_velocity: vec3<f3
 @group(1) @binding(10) var<uniform> colliders: Colliders;
 // Every SDF collider's grid, stacked along z (`Collider.dims.w`).
 @group(1) @binding(11) var sdf: texture_3d<f32>;
+
+// Two vectors per row of a pack (src/gpu/pack.rs), the workgroup memory
+// that `forces` (its stencils' terms on the neighbours) and `frames` (the
+// tangents and transports) share: stages that run one after the other in
+// the fused substep (shaders/substep.wgsl), so a pack needs one copy. A
+// stage writes what it reads before it reads it, behind a barrier.
+var<workgroup> pack_rows_a: array<vec4<f32>, PACK_ROWS>;
+var<workgroup> pack_rows_b: array<vec4<f32>, PACK_ROWS>;
+
+// The contact or projection pass running (0: plain projection, contact
+// with friction; 1: filtered projection, contact without). Each entry point
+// that runs these stages sets it first: from `params.phase` for one stage
+// alone, per stage in the fused substep (shaders/substep.wgsl).
+var<private> stage_phase: u32;
 
 // Index of this invocation in a dispatch that may be two-dimensional.
 fn invocation(gid: vec3<u32>, groups: vec3<u32>) -> u32 {

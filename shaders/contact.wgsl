@@ -180,7 +180,7 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
         let p_start = anchor_pose(c.anchor, params.slot_start);
         let p_end = anchor_pose(c.anchor, params.slot_end);
         let reach = rho + c.margin;
-        if (params.phase == 0u) {
+        if (stage_phase == 0u) {
             let q0 = to_local(p_start, x_start, origin);
             let q1 = to_local(p_end, x_unc, origin);
             let moved = length(q1 - q0);
@@ -196,7 +196,7 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
             let n = rotate(p_end.rotation, dist.normal);
             x += n * d;
             var stuck = false;
-            if (params.phase == 0u) {
+            if (stage_phase == 0u) {
                 let slip = pose_point(p_start, to_local(p_end, x, origin), origin) - x_start;
                 let slip_t = slip - n * dot(n, slip);
                 let len = length(slip_t);
@@ -221,7 +221,7 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
 // Stage 1, vertices: each vertex's contacts are its own (the rod loop of
 // the CPU twin run in parallel, one invocation per vertex).
 fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
-    if (params.phase == 0u) {
+    if (stage_phase == 0u) {
         contacts[v] = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
     }
     if (rest[v].inv_mass == 0.0) {
@@ -236,6 +236,7 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
 
 @compute @workgroup_size(64)
 fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    stage_phase = params.phase;
     let v = invocation(gid, groups);
     if (v < params.vertex_count) {
         let r = rest[v].rod;
@@ -287,7 +288,7 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
             var xa = x_a + nrm * (ka * d);
             var xb = x_b + nrm * (kb * d);
             var stuck = false;
-            if (params.phase == 0u) {
+            if (stage_phase == 0u) {
                 let pt = xa * (1.0 - s) + xb * s;
                 let p_start = (position_f32(pos_unc[j]) - vel[j].xyz * h) * (1.0 - s)
                     + (position_f32(pos_unc[j + 1u]) - vel[j + 1u].xyz * h) * s;
@@ -320,11 +321,13 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
 
 @compute @workgroup_size(64)
 fn contact_edges_even(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    stage_phase = params.phase;
     contact_edge_of(invocation(gid, groups), 0u);
 }
 
 @compute @workgroup_size(64)
 fn contact_edges_odd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    stage_phase = params.phase;
     contact_edge_of(invocation(gid, groups), 1u);
 }
 
@@ -333,6 +336,7 @@ fn contact_edges_odd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
 // more than the parallelism gives: the same order, so the same result.
 @compute @workgroup_size(64)
 fn contact_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    stage_phase = params.phase;
     let r = invocation(gid, groups);
     if (r >= params.rod_count) {
         return;
@@ -378,6 +382,7 @@ fn contact_pack(w: u32, lid: u32) {
 
 @compute @workgroup_size(64)
 fn contact_packed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    stage_phase = params.phase;
     let w = pack_index(wid, groups);
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
         return;

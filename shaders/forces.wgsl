@@ -116,9 +116,8 @@ var<workgroup> forces_c_prev: array<f32, PACK_ROWS>;
 var<workgroup> forces_c_next: array<f32, PACK_ROWS>;
 // Per edge row: Cⱼ, then after the scan Sⱼ = Σ_{i≥j} Cᵢ over its rod.
 var<workgroup> forces_holonomy: array<f32, PACK_ROWS>;
-// Per interior vertex k: its stencil's terms on xₖ₋₁ and xₖ₊₁ (∂E/∂x).
-var<workgroup> forces_on_prev: array<vec3<f32>, PACK_ROWS>;
-var<workgroup> forces_on_next: array<vec3<f32>, PACK_ROWS>;
+// Per interior vertex k: its stencil's terms on xₖ₋₁ and xₖ₊₁ (∂E/∂x), in
+// `pack_rows_a` and `pack_rows_b` (shaders/common.wgsl) as .xyz.
 
 fn forces_pack(w: u32, lid: u32) {
     let rods_of = pack_rods(w);
@@ -244,8 +243,8 @@ fn forces_pack(w: u32, lid: u32) {
                 own[q] = bend[q].mid + hg.mid * s;
                 on_next = bend[q].next + hg.next * s;
             }
-            forces_on_prev[i] = on_prev;
-            forces_on_next[i] = on_next;
+            pack_rows_a[i] = vec4<f32>(on_prev, 0.0);
+            pack_rows_b[i] = vec4<f32>(on_next, 0.0);
         }
     }
     workgroupBarrier();
@@ -259,11 +258,11 @@ fn forces_pack(w: u32, lid: u32) {
             let k = v - rods[r].vertex_offset;
             var f = vec3<f32>(0.0);
             if (k + 1u < rods[r].vertex_count) {
-                f -= forces_on_prev[i + 1u];
+                f -= pack_rows_a[i + 1u].xyz;
             }
             f -= own[q];
             if (k > 0u) {
-                f -= forces_on_next[i - 1u];
+                f -= pack_rows_b[i - 1u].xyz;
             }
             write_force(r, k, f);
         }

@@ -67,11 +67,10 @@ fn quaternion_product(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz), a.w * b.w - dot(a.xyz, b.xyz));
 }
 
-// Per edge row: its unit tangent.
-var<workgroup> frames_tangent: array<vec3<f32>, PACK_ROWS>;
-// Per edge row j: the transport from edge j−1 (the identity for a rod's
-// first edge), then after the scan Qⱼ, the transport from the first edge.
-var<workgroup> frames_transport: array<vec4<f32>, PACK_ROWS>;
+// Per edge row: its unit tangent, in `pack_rows_a` (shaders/common.wgsl) as
+// .xyz. Per edge row j, in `pack_rows_b`: the transport from edge j−1 (the
+// identity for a rod's first edge), then after the scan Qⱼ, the transport
+// from the first edge.
 // Per rod of the pack: u⁰ carried in time.
 var<workgroup> frames_u0: array<vec3<f32>, PACK_RODS>;
 
@@ -98,7 +97,7 @@ fn frames_pack(w: u32, lid: u32) {
             let j = v - rods[r].vertex_offset;
             if (j + 1u < rods[r].vertex_count) {
                 let t = normalize(displacement(pos[v], pos[v + 1u]));
-                frames_tangent[i] = t;
+                pack_rows_a[i] = vec4<f32>(t, 0.0);
                 if (j == 0u) {
                     let u0 = parallel_transport(frame[v].ref_u.xyz, frame[v].tangent.xyz, t);
                     // Re-orthonormalise against round-off drift over many steps.
@@ -117,9 +116,9 @@ fn frames_pack(w: u32, lid: u32) {
             let j = v - rods[r].vertex_offset;
             var p = vec4<f32>(0.0, 0.0, 0.0, 1.0);
             if (j > 0u && j + 1u < rods[r].vertex_count) {
-                p = transport_quaternion(frames_tangent[i - 1u], frames_tangent[i]);
+                p = transport_quaternion(pack_rows_a[i - 1u].xyz, pack_rows_a[i].xyz);
             }
-            frames_transport[i] = p;
+            pack_rows_b[i] = p;
         }
     }
     workgroupBarrier();
@@ -134,9 +133,9 @@ fn frames_pack(w: u32, lid: u32) {
             if (i < n) {
                 let v = v0 + i;
                 let j = v - rods[rest[v].rod].vertex_offset;
-                products[q] = frames_transport[i];
+                products[q] = pack_rows_b[i];
                 if (j >= s) {
-                    products[q] = quaternion_product(products[q], frames_transport[i - s]);
+                    products[q] = quaternion_product(products[q], pack_rows_b[i - s]);
                 }
             }
         }
@@ -144,7 +143,7 @@ fn frames_pack(w: u32, lid: u32) {
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
             let i = lid + q * WORKGROUP;
             if (i < n) {
-                frames_transport[i] = products[q];
+                pack_rows_b[i] = products[q];
             }
         }
         workgroupBarrier();
@@ -159,10 +158,10 @@ fn frames_pack(w: u32, lid: u32) {
             let j = v - rods[r].vertex_offset;
             let ne = rods[r].vertex_count - 1u;
             if (j < ne) {
-                let t = frames_tangent[i];
+                let t = pack_rows_a[i].xyz;
                 var u = frames_u0[r - first];
                 if (j > 0u) {
-                    u = rotate(normalize(frames_transport[i]), u);
+                    u = rotate(normalize(pack_rows_b[i]), u);
                     u = normalize(u - t * dot(u, t));
                 }
                 frame[v].ref_u = vec4<f32>(u, 0.0);

@@ -9,9 +9,12 @@
 @compute @workgroup_size(64)
 fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);
-    if (v >= params.vertex_count) {
-        return;
+    if (v < params.vertex_count) {
+        integrate_vertex(v);
     }
+}
+
+fn integrate_vertex(v: u32) {
     let h = params.h;
     let old = pos[v];
     let chatter = vel[v].w; // the count of `project_velocity`, kept

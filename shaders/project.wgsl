@@ -25,7 +25,7 @@ const FAST_TOLERANCE_F32: f32 = 1e-6;
 // (src/cpu/project.rs `apply_inv_mass`).
 fn apply_inv_mass(v: u32, x: vec3<f32>) -> vec3<f32> {
     let w = rest[v].inv_mass;
-    if (params.phase == 1u && contact_depth(contacts[v]) > 0.0) {
+    if (stage_phase == 1u && contact_depth(contacts[v]) > 0.0) {
         if (contact_stuck(contacts[v])) {
             return vec3<f32>(0.0);
         }
@@ -73,6 +73,7 @@ fn project_jacobi_vertex(v: u32) -> Position {
 
 @compute @workgroup_size(64)
 fn project_jacobi(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    stage_phase = params.phase;
     let v = invocation(gid, groups);
     if (v >= params.vertex_count) {
         return;
@@ -217,7 +218,7 @@ fn newton_projection(r: u32, shake: bool) {
         iterations++;
     }
     atomicMax(&stats[1], iterations);
-    if (params.phase == 0u && unresolved_strain(r, tolerance, 4.0) > 0.0) {
+    if (stage_phase == 0u && unresolved_strain(r, tolerance, 4.0) > 0.0) {
         // Failed (src/cpu/project.rs `FastProjection::failed`); only the
         // plain projection can fail the run (src/cpu/mod.rs `substep`).
         let fail = max(tolerance, PROJECTION_FAIL_STRAIN);
@@ -253,6 +254,7 @@ fn reverses(v: vec3<f32>, u: vec3<f32>, h: f32, threshold: f32) -> bool {
 // parallel cyclic reduction only adds work (`GpuSimulator::packed`).
 @compute @workgroup_size(64)
 fn project_fast_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    stage_phase = params.phase;
     let r = invocation(gid, groups);
     if (r >= params.rod_count) {
         return;
@@ -270,6 +272,7 @@ fn save_start_edges(r: u32) {
 
 @compute @workgroup_size(64)
 fn project_shake_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    stage_phase = params.phase;
     let r = invocation(gid, groups);
     if (r >= params.rod_count) {
         return;
@@ -296,9 +299,12 @@ fn save_start(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 @compute @workgroup_size(64)
 fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);
-    if (v >= params.vertex_count) {
-        return;
+    if (v < params.vertex_count) {
+        project_velocity_vertex(v);
     }
+}
+
+fn project_velocity_vertex(v: u32) {
     let before = vel[v].xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
     // The projection's correction as one small difference (`displacement`),
     // not two f32 positions' difference with its noise of ε|x|/h.

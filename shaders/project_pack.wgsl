@@ -325,7 +325,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
     for (var k = lid; k < nr; k += WORKGROUP) {
         atomicMax(&stats[1], rod_iterations[k]);
         let over = atomicLoad(&rod_over_exact[k]);
-        if (params.phase == 0u && atomicLoad(&rod_over[k]) != 0u && over != 0u) {
+        if (stage_phase == 0u && atomicLoad(&rod_over[k]) != 0u && over != 0u) {
             atomicMax(&stats[6], (first + k + 1u) * 2u + atomicLoad(&rod_singular[k]));
             atomicMax(&stats[7], bitcast<u32>(bitcast<f32>(over) + fail));
         }
@@ -349,6 +349,7 @@ fn pack_index(wid: vec3<u32>, groups: vec3<u32>) -> u32 {
 
 @compute @workgroup_size(64)
 fn project_fast(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    stage_phase = params.phase;
     let w = pack_index(wid, groups);
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
         return;
@@ -358,6 +359,7 @@ fn project_fast(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
 
 @compute @workgroup_size(64)
 fn project_shake(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    stage_phase = params.phase;
     let w = pack_index(wid, groups);
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
         return;

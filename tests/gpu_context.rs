@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use strands::build::{EndSpec, build};
-use strands::gpu::{GpuContext, GpuError, GpuSimulator, choose_adapter};
+use strands::gpu::{Form, GpuContext, GpuError, GpuSimulator, choose_adapter};
 use strands::params::SimParams;
 
 fn caller_device(limits: wgpu::Limits) -> GpuContext {
@@ -41,19 +41,59 @@ fn rods(count: usize, n: usize) -> Vec<strands::build::RodSpec> {
 fn runs_on_a_callers_default_device() {
     let specs = rods(8, 12);
     let params = SimParams::default();
+    let theirs_ctx = caller_device(wgpu::Limits::default());
+    // The same kernels on both: the caller's default limits rule out the
+    // fused form, which a GPU would run by default on the library's device.
+    let form = GpuSimulator::default_form(&theirs_ctx);
+    assert_ne!(form, Form::Fused);
     let run = |ctx: &GpuContext| {
         let (r, s) = build(&specs, vec![strands::anchor::Anchor::world()]);
         let mut sim = GpuSimulator::new(ctx, r, s, params).expect("simulator on this device");
+        sim.set_form(form).unwrap();
         for _ in 0..10 {
             sim.step();
         }
         sim.read_state()
     };
-    let theirs = run(&caller_device(wgpu::Limits::default()));
+    let theirs = run(&theirs_ctx);
     let ours = run(&gpu());
     assert!(max_diff(&theirs.pos, &ours.pos) == 0.0);
     assert_eq!(theirs.theta, ours.theta);
     assert!(theirs.pos.iter().all(|p| p.is_finite()));
+}
+
+/// The fused substep needs 12 storage buffers per kernel and 28 KiB of
+/// workgroup memory: on a device with WebGPU's defaults (8, 16 KiB) asking
+/// for it is refused, naming the limit, and the simulator keeps its form
+/// and runs; on the library's own device (the adapter's full limits, 32
+/// storage buffers and 32 KiB on lavapipe) it is granted.
+#[test]
+fn fused_form_needs_the_limits_it_names() {
+    let specs = rods(4, 8);
+    let make = |ctx: &GpuContext| {
+        let (r, s) = build(&specs, vec![strands::anchor::Anchor::world()]);
+        GpuSimulator::new(ctx, r, s, SimParams::default()).unwrap()
+    };
+    let mut small = make(&caller_device(wgpu::Limits::default()));
+    let before = small.form();
+    match small.set_form(Form::Fused) {
+        Err(GpuError::Limit {
+            limit_name,
+            have,
+            need,
+        }) => {
+            assert_eq!(limit_name, "max_storage_buffers_per_shader_stage");
+            assert_eq!((have, need), (8, 12));
+        }
+        other => panic!("expected a limit error, got {other:?}"),
+    }
+    assert_eq!(small.form(), before);
+    small.step();
+    assert!(small.read_state().pos.iter().all(|p| p.is_finite()));
+    let mut full = make(&gpu());
+    full.set_form(Form::Fused)
+        .expect("the full limits allow the fused form");
+    assert_eq!(full.form(), Form::Fused);
 }
 
 /// A device whose storage bindings hold 64 KiB cannot take 2000 vertices of

@@ -1,6 +1,6 @@
 //! Timing of the packed and walked forms of the per-rod kernels on the
 //! hair workload (`strands bench`'s, 32 vertices a strand): each kernel
-//! alone, and whole frames with `GpuSimulator::set_packed`; and
+//! alone, and whole frames in each `Form` (`GpuSimulator::set_form`); and
 //! (`substep_kernel_times`) every dispatch of a substep alone, each from the
 //! same state. Ignored (measurements, not checks); run with
 //! `XDG_RUNTIME_DIR=/tmp cargo test --release --test gpu_pack_timing -- --ignored --nocapture`.
@@ -10,7 +10,7 @@ mod common;
 
 use std::time::Instant;
 use strands::bench::{Workload, bench_params};
-use strands::gpu::{GpuSimulator, Kernel};
+use strands::gpu::{Form, GpuSimulator, Kernel};
 
 #[test]
 #[ignore = "a measurement; run by hand"]
@@ -53,8 +53,11 @@ fn packed_and_walked_kernel_times() {
             median(times)
         );
     }
-    for packed in [true, false] {
-        sim.set_packed(packed);
+    for form in [Form::Fused, Form::Packed, Form::Walked] {
+        if let Err(e) = sim.set_form(form) {
+            eprintln!("{strands} strands, whole substeps, {form:?}: not on this device ({e})");
+            continue;
+        }
         let times: Vec<f64> = (0..7)
             .map(|_| {
                 let start = Instant::now();
@@ -65,7 +68,7 @@ fn packed_and_walked_kernel_times() {
             .skip(2)
             .collect();
         eprintln!(
-            "{strands} strands, whole substeps, packed {packed}: {:.2} ms/substep (median of 5 frames)",
+            "{strands} strands, whole substeps, {form:?}: {:.2} ms/substep (median of 5 frames)",
             median(times)
         );
     }
@@ -91,7 +94,7 @@ fn substep_kernel_times() {
     sim.wait();
     let start_state = sim.read_state();
     let (t, h) = (0.0, params.h());
-    let schedule = strands::gpu::schedule::substep_schedule(sim.rods(), &params, sim.packed());
+    let schedule = strands::gpu::schedule::substep_schedule(sim.rods(), &params, sim.form());
     let repeats = 10;
     let mut total = 0.0;
     for d in &schedule {
@@ -117,6 +120,37 @@ fn substep_kernel_times() {
             "{strands} strands, {:?} phase {}: {:.3} ms (min {:.3})",
             d.kernel,
             d.phase,
+            times[repeats / 2],
+            times[0]
+        );
+    }
+    // The other forms of the contact stages, from the same state: the
+    // three stage kernels as separate dispatches, and the packed kernel.
+    for form in [
+        &[
+            Kernel::Contact,
+            Kernel::ContactEdgesEven,
+            Kernel::ContactEdgesOdd,
+        ][..],
+        &[Kernel::ContactPacked][..],
+        &[Kernel::ContactRod][..],
+    ] {
+        let mut times: Vec<f64> = (0..repeats + 1)
+            .map(|_| {
+                sim.write_state(&start_state);
+                sim.wait();
+                let start = Instant::now();
+                for &k in form {
+                    sim.run_kernel_in_phase(k, 0, t, h);
+                }
+                sim.wait();
+                start.elapsed().as_secs_f64() * 1e3
+            })
+            .skip(1)
+            .collect();
+        times.sort_by(f64::total_cmp);
+        eprintln!(
+            "{strands} strands, contact phase 0 as {form:?}: {:.3} ms (min {:.3})",
             times[repeats / 2],
             times[0]
         );

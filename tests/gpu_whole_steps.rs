@@ -19,6 +19,7 @@ use std::path::Path;
 
 use common::*;
 use strands::backend::Simulator;
+use strands::gpu::Form;
 use strands::scene::Scene;
 
 struct Comparison {
@@ -39,22 +40,20 @@ struct Comparison {
 }
 
 fn compare(scene: &str, set: &[&str]) -> Comparison {
-    compare_in(scene, set, false)
+    compare_in(scene, set, None)
 }
 
-/// `compare`, with the GPU's kernels in the form its adapter does not run
-/// by default (`GpuSimulator::set_packed`) when `other_form`: packed on
-/// lavapipe, walked on a GPU.
-fn compare_in(scene: &str, set: &[&str], other_form: bool) -> Comparison {
+/// `compare`, with the GPU's kernels in `form` (`GpuSimulator::set_form`)
+/// where given, else in its adapter's default form.
+fn compare_in(scene: &str, set: &[&str], form: Option<Form>) -> Comparison {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::load(Path::new(scene), &set).expect("scene loads");
     let (rods, state) = scene.build();
     let ctx = gpu();
     let mut g = Simulator::gpu(&ctx, rods.clone(), state, scene.params).expect("GPU simulator");
-    if other_form && let Simulator::Gpu { sim, .. } = &mut g {
-        let packed = !sim.packed();
-        eprintln!("kernels packed: {packed}");
-        sim.set_packed(packed);
+    if let (Some(form), Simulator::Gpu { sim, .. }) = (form, &mut g) {
+        eprintln!("kernels: {form:?}");
+        sim.set_form(form).expect("the adapter runs every form");
     }
     // Start the CPU from the GPU's f32 state so both begin identically.
     let mut c = Simulator::cpu(rods, g.state().clone(), scene.params);
@@ -122,11 +121,11 @@ fn cantilever_settles_the_same() {
 /// the GPU to 1e-6 rad per solve, on angles up to 5π: allowed 1e-4 rad.
 #[test]
 fn clamped_rod_twists_the_same() {
-    twisting_rod_follows_the_same(false);
+    twisting_rod_follows_the_same(None);
 }
 
-fn twisting_rod_follows_the_same(other_form: bool) {
-    let c = compare_in("scenes/twist.toml", &["sim.steps=150"], other_form);
+fn twisting_rod_follows_the_same(form: Option<Form>) {
+    let c = compare_in("scenes/twist.toml", &["sim.steps=150"], form);
     assert!(
         c.theta_max > 15.0,
         "the end did not turn: θ ≤ {:.2} rad",
@@ -244,14 +243,14 @@ fn hair_with_shake_projection_settles_the_same() {
 /// one-frame parity bound) may add up over 150 steps to 1.5e-4 m.
 #[test]
 fn hair_on_a_moving_head_follows_the_same() {
-    moving_head_hair_follows_the_same(false);
+    moving_head_hair_follows_the_same(None);
 }
 
-fn moving_head_hair_follows_the_same(other_form: bool) {
+fn moving_head_hair_follows_the_same(form: Option<Form>) {
     let c = compare_in(
         "scenes/hair.toml",
         &["rods.0.count=24", "sim.steps=150", "interaction.groups=[]"],
-        other_form,
+        form,
     );
     assert!(
         c.travel > 0.1,
@@ -340,15 +339,22 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
     assert!(fast < 0.5, "GPU fast projection kept {fast:.3} E₀");
 }
 
-/// The kernels in the other form (packed on a CPU adapter, where the
-/// default is the walk, and walked on a GPU): the packed twist solve, frames,
-/// forces, projection and the parallel contact stages over the twisting
-/// rod (angles up to 5π, Newton with line searches every substep) and hair
-/// on the moving head (contact with head, neck and shoulders), held to the
-/// bounds of `clamped_rod_twists_the_same` and
+/// The kernels in the forms the adapter does not run by default (packed
+/// and fused on a CPU adapter, where the default is the walk; walked and
+/// packed on a GPU, where it is fused): the packed twist solve, frames,
+/// forces, projection and the parallel contact stages, as separate
+/// dispatches and as one `substep` dispatch, over the twisting rod (angles
+/// up to 5π, Newton with line searches every substep) and hair on the
+/// moving head (contact with head, neck and shoulders), held to the bounds
+/// of `clamped_rod_twists_the_same` and
 /// `hair_on_a_moving_head_follows_the_same`.
 #[test]
-fn other_kernel_form_follows_the_same() {
-    twisting_rod_follows_the_same(true);
-    moving_head_hair_follows_the_same(true);
+fn other_kernel_forms_follow_the_same() {
+    let default = strands::gpu::GpuSimulator::default_form(&gpu());
+    for form in [Form::Walked, Form::Packed, Form::Fused] {
+        if form != default {
+            twisting_rod_follows_the_same(Some(form));
+            moving_head_hair_follows_the_same(Some(form));
+        }
+    }
 }

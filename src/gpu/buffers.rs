@@ -392,7 +392,10 @@ impl Buffers {
         let mut jacobi_groups = HashMap::new();
         for kernel in Kernel::ALL {
             let name = kernel.entry_point();
-            let layout = &pipelines.layouts[&kernel];
+            // The fused kernels exist only where the device allows them.
+            let Some(layout) = pipelines.layouts.get(&kernel) else {
+                continue;
+            };
             if kernel == Kernel::ProjectJacobi {
                 use VertexBuffer::*;
                 for (src, dst) in [

@@ -51,8 +51,37 @@ pub struct GpuStep {
     pub group_count: u32,
     /// Grid nodes of all groups.
     pub node_count: u32,
+    /// The projection method (`PROJECTION_*`), for the fused substep.
+    pub projection: u32,
+    /// Padding to WGSL's 16-byte struct alignment.
+    pub _pad: [u32; 3],
 }
-const _: () = assert!(size_of::<GpuStep>() == 112);
+const _: () = assert!(size_of::<GpuStep>() == 128);
+
+/// `Step.projection`: no projection (shaders/substep.wgsl).
+pub const PROJECTION_NONE: u32 = 0;
+/// `Step.projection`: the fast projection.
+pub const PROJECTION_FAST: u32 = 1;
+/// `Step.projection`: SHAKE.
+pub const PROJECTION_SHAKE: u32 = 2;
+/// `Step.projection`: Jacobi (the fused substep does not run it).
+pub const PROJECTION_JACOBI: u32 = 3;
+
+/// Storage buffers a fused substep kernel binds (`Kernel::is_fused`), above
+/// WebGPU's default 8: the fused kernels are built only on a device that
+/// allows this many and `FUSED_WORKGROUP_BYTES` (`fused_supported`).
+pub const FUSED_STORAGE_BUFFERS: u32 = 12;
+
+/// Workgroup memory of the fused substep kernels (the union of their
+/// stages' arrays; tests/gpu_layout.rs checks it against naga), above
+/// WebGPU's default 16 KiB; lavapipe allows 32 KiB, recent GPUs 48 KiB or more.
+pub const FUSED_WORKGROUP_BYTES: u32 = 28168;
+
+/// Whether a device with `limits` can run the fused substep kernels.
+pub fn fused_supported(limits: &wgpu::Limits) -> bool {
+    limits.max_storage_buffers_per_shader_stage >= FUSED_STORAGE_BUFFERS
+        && limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES
+}
 
 /// WGSL `Rod`.
 #[repr(C)]
@@ -352,7 +381,8 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 fast_tolerance,
                 phase,
                 group_count,
-                node_count
+                node_count,
+                projection
             ]
         ),
         layout!(
@@ -436,6 +466,7 @@ pub const SHADER_SOURCE: &str = concat!(
     include_str!("../../shaders/project.wgsl"),
     include_str!("../../shaders/project_pack.wgsl"),
     include_str!("../../shaders/contact.wgsl"),
+    include_str!("../../shaders/substep.wgsl"),
     include_str!("../../shaders/grid.wgsl"),
     include_str!("../../shaders/world.wgsl"),
 );
@@ -511,6 +542,15 @@ pub enum Kernel {
     GridBlend,
     /// World positions for a renderer, once per frame when asked for.
     WorldPositions,
+    /// The first half of a substep, fused: forces, save_start (SHAKE),
+    /// integrate; one workgroup per pack (shaders/substep.wgsl).
+    SubstepStart,
+    /// The second half, fused: projection, contact, filtered projection,
+    /// contact, project_velocity, frames, twist.
+    SubstepFinish,
+    /// A whole substep in one dispatch, when no stage needs other strands
+    /// (no hair–hair interaction).
+    Substep,
 }
 
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
@@ -583,7 +623,7 @@ pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
     /// Every kernel, in the order the pipelines are built.
-    pub const ALL: [Kernel; 24] = [
+    pub const ALL: [Kernel; 27] = [
         Kernel::Frames,
         Kernel::FramesRod,
         Kernel::Twist,
@@ -608,6 +648,9 @@ impl Kernel {
         Kernel::GridVelocity,
         Kernel::GridBlend,
         Kernel::WorldPositions,
+        Kernel::SubstepStart,
+        Kernel::SubstepFinish,
+        Kernel::Substep,
     ];
 
     /// The kernel's entry point in the WGSL module.
@@ -637,6 +680,9 @@ impl Kernel {
             Kernel::GridVelocity => "grid_velocity",
             Kernel::GridBlend => "grid_blend",
             Kernel::WorldPositions => "world_positions",
+            Kernel::SubstepStart => "substep_start",
+            Kernel::SubstepFinish => "substep_finish",
+            Kernel::Substep => "substep",
         }
     }
 
@@ -647,7 +693,8 @@ impl Kernel {
     pub fn domain(self) -> Domain {
         use Kernel::*;
         match self {
-            Frames | Twist | Forces | ProjectFast | ProjectShake | ContactPacked => Domain::Pack,
+            Frames | Twist | Forces | ProjectFast | ProjectShake | ContactPacked | SubstepStart
+            | SubstepFinish | Substep => Domain::Pack,
             FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod => {
                 Domain::Rod
             }
@@ -657,6 +704,15 @@ impl Kernel {
                 Domain::Vertex
             }
         }
+    }
+
+    /// True for the fused substep kernels, which need more than WebGPU's
+    /// default limits (`fused_supported`).
+    pub fn is_fused(self) -> bool {
+        matches!(
+            self,
+            Kernel::SubstepStart | Kernel::SubstepFinish | Kernel::Substep
+        )
     }
 
     /// True when one workgroup handles a pack of rods (`super::pack`).
@@ -694,6 +750,11 @@ impl Kernel {
             Kernel::GridVelocity => &[GRID_GROUPS, GRID, GRID_FIELDS],
             Kernel::GridBlend => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID_FIELDS],
             Kernel::WorldPositions => &[POS, WORLD_POS],
+            Kernel::SubstepStart => &[POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, POS_START],
+            Kernel::SubstepFinish | Kernel::Substep => &[
+                POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, STATS, CONTACTS, COLLIDERS, SDF,
+                POS_START,
+            ],
         }
     }
 

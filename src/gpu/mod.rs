@@ -61,6 +61,7 @@ pub mod traffic;
 
 pub use buffers::{JacobiPass, VertexBuffer, check_grid_size};
 pub use layout::{Domain, Kernel};
+pub use schedule::Form;
 pub use sim::{GpuSimulator, PositionReadback, Positions, WORKGROUP};
 
 /// Smallest twist tolerance (rad) the GPU honours (`TWIST_TOLERANCE_F32`

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::layout::{BindingKind, GpuStep, Kernel, SHADER_SOURCE, binding_kind};
+use super::layout::{BindingKind, GpuStep, Kernel, SHADER_SOURCE, binding_kind, fused_supported};
 
 /// The shader module's kernels, compiled for one device.
 pub struct Pipelines {
@@ -15,6 +15,9 @@ pub struct Pipelines {
     pub layouts: HashMap<Kernel, wgpu::BindGroupLayout>,
     /// Each kernel's pipeline.
     pub pipelines: HashMap<Kernel, wgpu::ComputePipeline>,
+    /// Whether the fused substep kernels were built (`fused_supported`):
+    /// without them `layouts` and `pipelines` lack those kernels.
+    pub fused: bool,
 }
 
 /// A compute-visible storage buffer entry.
@@ -85,7 +88,8 @@ impl Pipelines {
         });
         let mut layouts = HashMap::new();
         let mut pipelines = HashMap::new();
-        for kernel in Kernel::ALL {
+        let fused = fused_supported(&device.limits());
+        for kernel in Kernel::ALL.into_iter().filter(|k| fused || !k.is_fused()) {
             let name = kernel.entry_point();
             let entries: Vec<_> = kernel.bindings().iter().map(|&b| layout_entry(b)).collect();
             let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -114,6 +118,7 @@ impl Pipelines {
             world_layout,
             layouts,
             pipelines,
+            fused,
         }
     }
 }

@@ -30,6 +30,24 @@ impl Dispatch {
     }
 }
 
+/// How the per-rod stages of a substep run (`GpuSimulator::set_form`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// One invocation walks each rod through each stage, a dispatch per
+    /// stage (`*Rod` kernels): the default on adapters that are CPUs.
+    Walked,
+    /// One workgroup per pack of rods, parallel over its rows, a dispatch
+    /// per stage (`Kernel::Forces`, `Kernel::ProjectFast`, ...).
+    Packed,
+    /// The packed stages one after the other in one dispatch per half
+    /// substep (`Kernel::SubstepStart`, `Kernel::SubstepFinish`), or per
+    /// substep without hair–hair interaction (`Kernel::Substep`): the
+    /// default on GPUs whose limits allow it (`layout::fused_supported`).
+    /// With the Jacobi projection, whose passes ping-pong between buffers,
+    /// the substep runs the packed schedule.
+    Fused,
+}
+
 /// The forces kernel of a form (`substep_schedule`).
 pub fn forces_kernel(packed: bool) -> Kernel {
     if packed {
@@ -64,9 +82,28 @@ pub fn frames_kernel(packed: bool) -> Kernel {
 /// [contact (vertices, even edges, odd edges), filtered projection,
 /// contact again], project_velocity, frames, twist. `packed`: the forces,
 /// frames, twist, fast and SHAKE projections and the three contact stages
-/// run one workgroup per pack (`GpuSimulator::packed`), else one
-/// invocation walks each rod.
-pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<Dispatch> {
+/// run one workgroup per pack (`Form::Packed`), else one invocation walks
+/// each rod (`Form::Walked`); `Form::Fused` runs the packed stages in one
+/// or two dispatches.
+pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Dispatch> {
+    let grid = [
+        Kernel::GridClear,
+        Kernel::GridSplat,
+        Kernel::GridVelocity,
+        Kernel::GridBlend,
+    ];
+    if form == Form::Fused && !matches!(params.projection, Projection::Jacobi { .. }) {
+        return if rods.interaction.is_active() {
+            std::iter::once(Kernel::SubstepStart)
+                .chain(grid)
+                .chain([Kernel::SubstepFinish])
+                .map(|k| Dispatch::of(k, 0))
+                .collect()
+        } else {
+            vec![Dispatch::of(Kernel::Substep, 0)]
+        };
+    }
+    let packed = form != Form::Walked;
     let project = |phase: u32| -> Vec<Dispatch> {
         let one = |kernel| vec![Dispatch::of(kernel, phase)];
         match (params.projection, packed) {
@@ -98,14 +135,7 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, packed: bool) -> Vec<
     }
     out.push(Dispatch::of(Kernel::Integrate, 0));
     if rods.interaction.is_active() {
-        for k in [
-            Kernel::GridClear,
-            Kernel::GridSplat,
-            Kernel::GridVelocity,
-            Kernel::GridBlend,
-        ] {
-            out.push(Dispatch::of(k, 0));
-        }
+        out.extend(grid.map(|k| Dispatch::of(k, 0)));
     }
     out.extend(project(0));
     if !rods.colliders.is_empty() {
@@ -195,6 +225,45 @@ mod tests {
         assert!(s.windows(2).all(|w| w[0].dst == w[1].src));
     }
 
+    /// The fused form is one dispatch a substep, split around the grid with
+    /// hair–hair interaction; with Jacobi it is the packed schedule.
+    #[test]
+    fn fused_form_is_one_dispatch_or_two_around_the_grid() {
+        // The bench's hair: fast projection, colliders, interaction.
+        let w = crate::bench::Workload::standard("hair", 2, 5).unwrap();
+        let (mut rods, _) = w.scene.build();
+        let mut params = w.scene.params;
+        let kernels = |rods: &RodSet, params: &SimParams, form| -> Vec<Kernel> {
+            substep_schedule(rods, params, form)
+                .iter()
+                .map(|d| d.kernel)
+                .collect()
+        };
+        use Kernel::*;
+        assert!(rods.interaction.is_active());
+        assert_eq!(
+            kernels(&rods, &params, Form::Fused),
+            [
+                SubstepStart,
+                GridClear,
+                GridSplat,
+                GridVelocity,
+                GridBlend,
+                SubstepFinish
+            ]
+        );
+        rods.interaction.groups.clear();
+        assert_eq!(kernels(&rods, &params, Form::Fused), [Substep]);
+        params.projection = Projection::Jacobi {
+            iterations: 4,
+            relaxation: 1.0,
+        };
+        assert_eq!(
+            kernels(&rods, &params, Form::Fused),
+            kernels(&rods, &params, Form::Packed)
+        );
+    }
+
     /// Contact adds the filtered projection in phase 1 between two contact
     /// passes; the walked form replaces the packed kernels one for one.
     #[test]
@@ -202,7 +271,8 @@ mod tests {
         let mut rods = RodSet::default();
         let params = SimParams::default();
         let kernels = |rods: &RodSet, packed| -> Vec<(Kernel, u32)> {
-            substep_schedule(rods, &params, packed)
+            let form = if packed { Form::Packed } else { Form::Walked };
+            substep_schedule(rods, &params, form)
                 .iter()
                 .map(|d| (d.kernel, d.phase))
                 .collect()

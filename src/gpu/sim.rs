@@ -10,12 +10,14 @@ use glam::DVec3;
 
 use super::buffers::{Buffers, JacobiPass, VertexBuffer, check_limits};
 use super::layout::{
-    Domain, GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuContact,
-    GpuEdgeFrame, GpuGridGroup, GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel,
+    Domain, FUSED_STORAGE_BUFFERS, FUSED_WORKGROUP_BYTES, GRID_COUNTERS, GRID_OUTSIDE,
+    GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuContact, GpuEdgeFrame, GpuGridGroup, GpuPose,
+    GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST, PROJECTION_JACOBI, PROJECTION_NONE,
+    PROJECTION_SHAKE,
 };
 use super::packing::{Packing, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
-use super::schedule::substep_schedule;
+use super::schedule::{Form, substep_schedule};
 use super::{GpuContext, GpuError};
 use crate::contact::MAX_COLLIDERS;
 use crate::cpu::contact::Contact;
@@ -48,8 +50,8 @@ pub struct GpuSimulator {
     buffers: Buffers,
     /// What was uploaded: the maps between the rod set and the buffers.
     packing: Packing,
-    /// Which form of the fast and SHAKE projections runs (`set_packed`).
-    packed: bool,
+    /// How the per-rod stages run (`set_form`).
+    form: Form,
     /// Whether each frame ends with `Kernel::WorldPositions`
     /// (`world_position_buffer` was asked for).
     world_positions: bool,
@@ -86,6 +88,7 @@ impl GpuSimulator {
         let packing = Packing::new(&rods, &rod_origins(&rods, &state));
         check_limits(&ctx.device.limits(), &rods, &packing)?;
         let pipelines = ctx.pipelines();
+        let form = Self::default_form(ctx);
         let buffers = Buffers::new(
             &ctx.device,
             &ctx.queue,
@@ -105,7 +108,7 @@ impl GpuSimulator {
             pipelines,
             buffers,
             packing,
-            packed: ctx.info.device_type != wgpu::DeviceType::Cpu,
+            form,
             world_positions: false,
         };
         sim.write_state(&state);
@@ -421,6 +424,13 @@ impl GpuSimulator {
             phase,
             group_count: self.rods.interaction.groups.len() as u32,
             node_count: *self.packing.node_offset.last().unwrap() as u32,
+            projection: match p.projection {
+                Projection::None => PROJECTION_NONE,
+                Projection::Fast { .. } => PROJECTION_FAST,
+                Projection::Shake { .. } => PROJECTION_SHAKE,
+                Projection::Jacobi { .. } => PROJECTION_JACOBI,
+            },
+            _pad: [0; 3],
         }
     }
 
@@ -534,21 +544,69 @@ impl GpuSimulator {
     /// walked on adapters that are CPUs (lavapipe), where the reduction's
     /// extra work and barriers cost more than the walk: measured with
     /// `strands bench` on lavapipe in docs/BENCHMARKS.md.
+    /// Packed or fused (`form`): true when the per-rod stages run one
+    /// workgroup per pack.
     pub fn packed(&self) -> bool {
-        self.packed
+        self.form != Form::Walked
     }
 
-    /// Choose the form of the frames, forces and projections (`packed`); both give the same
-    /// result to f32 rounding (tests/gpu_parity.rs).
+    /// Choose walked or packed (`set_form`); both give the same result to
+    /// f32 rounding (tests/gpu_parity.rs).
     pub fn set_packed(&mut self, packed: bool) {
-        self.packed = packed;
+        self.form = if packed { Form::Packed } else { Form::Walked };
+    }
+
+    /// How the per-rod stages run (`Form`; `default_form` at first).
+    pub fn form(&self) -> Form {
+        self.form
+    }
+
+    /// The form a simulator on `ctx` starts in: walked on adapters that are
+    /// CPUs (lavapipe), where barriers and the packed stages' extra work
+    /// cost more than the walk (docs/BENCHMARKS.md); fused on GPUs whose
+    /// limits allow it (`layout::fused_supported`), else packed.
+    pub fn default_form(ctx: &GpuContext) -> Form {
+        if ctx.info.device_type == wgpu::DeviceType::Cpu {
+            Form::Walked
+        } else if ctx.pipelines().fused {
+            Form::Fused
+        } else {
+            Form::Packed
+        }
+    }
+
+    /// Choose the form of the substep. `Form::Fused` needs a device opened
+    /// with `layout::FUSED_STORAGE_BUFFERS` storage buffers per stage and
+    /// `layout::FUSED_WORKGROUP_BYTES` of workgroup memory
+    /// (`GpuContext::headless` opens the adapter's full limits); on one
+    /// without, this says which limit is short and keeps the form.
+    pub fn set_form(&mut self, form: Form) -> Result<(), GpuError> {
+        if form == Form::Fused && !self.pipelines.fused {
+            let limits = self.ctx.device.limits();
+            let storage = limits.max_storage_buffers_per_shader_stage;
+            return Err(if storage < FUSED_STORAGE_BUFFERS {
+                GpuError::Limit {
+                    limit_name: "max_storage_buffers_per_shader_stage",
+                    have: storage as u64,
+                    need: FUSED_STORAGE_BUFFERS as u64,
+                }
+            } else {
+                GpuError::Limit {
+                    limit_name: "max_compute_workgroup_storage_size",
+                    have: limits.max_compute_workgroup_storage_size as u64,
+                    need: FUSED_WORKGROUP_BYTES as u64,
+                }
+            });
+        }
+        self.form = form;
+        Ok(())
     }
 
     /// Encode substep `k` (its step values already written): the
     /// dispatches of `schedule::substep_schedule`, in the order of
     /// `cpu::substep`.
     fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
-        for d in substep_schedule(&self.rods, &self.params, self.packed) {
+        for d in substep_schedule(&self.rods, &self.params, self.form) {
             let group = match d.jacobi {
                 Some(p) => &self.buffers.jacobi_groups[&p],
                 None => &self.buffers.state_groups[&d.kernel],
@@ -806,8 +864,8 @@ impl GpuSimulator {
                 label: Some("update_material_frame"),
                 timestamp_writes: None,
             });
-            self.dispatch(&mut pass, super::schedule::frames_kernel(self.packed), 0);
-            self.dispatch(&mut pass, super::schedule::twist_kernel(self.packed), 0);
+            self.dispatch(&mut pass, super::schedule::frames_kernel(self.packed()), 0);
+            self.dispatch(&mut pass, super::schedule::twist_kernel(self.packed()), 0);
         }
         self.ctx.queue.submit([encoder.finish()]);
     }

@@ -208,9 +208,14 @@ impl TrafficModel {
 
 /// The kernels one substep dispatches, in order (`schedule::substep_schedule`,
 /// packed forms: the bench's figures are for real GPUs). Each Jacobi
-/// iteration is one `ProjectJacobi`.
+/// iteration is one `ProjectJacobi`. The fused form (`Form::Fused`) runs
+/// the same stages on the same global buffers in one dispatch, so it moves
+/// these bytes too; what it saves is that a stage's reads of what the
+/// stage before it wrote, in the same workgroup, can come from the caches
+/// rather than device memory, which this model (a count of what each stage
+/// reads and writes) does not credit.
 pub fn substep_kernels(rods: &RodSet, params: &SimParams) -> Vec<Kernel> {
-    super::schedule::substep_schedule(rods, params, true)
+    super::schedule::substep_schedule(rods, params, super::schedule::Form::Packed)
         .into_iter()
         .map(|d| d.kernel)
         .collect()

@@ -1,0 +1,115 @@
+// Kernels `substep_start`, `substep_finish` and `substep`: the stages of a
+// substep (src/cpu/mod.rs `substep`, same names and order) one after the
+// other in one dispatch, one workgroup per pack of rods (src/gpu/pack.rs),
+// with a barrier between stages. Every stage of a pack touches only the
+// pack's own vertices, so no stage waits for another workgroup, except
+// hair–hair interaction: with it, a substep is `substep_start` (forces,
+// save_start, integrate), the four grid kernels, then `substep_finish`
+// (projection, contact, filtered projection, contact, project_velocity,
+// frames, twist); without it, `substep` runs both halves. Each stage is the
+// function its own kernel runs (`forces_pack`, `project_pack`, ...), so the
+// fused and staged forms compute the same thing in the same order.
+// The Jacobi projection, whose passes ping-pong between buffers, keeps the
+// staged form (`schedule::substep_schedule`).
+//
+// The state goes through global memory between stages; a pack's rows were
+// just written by the same workgroup, so on a GPU they are read from its
+// caches. Workgroup memory is the union of the stages' arrays, the largest
+// part shared (`pack_rows_a`, `pack_rows_b`): `FUSED_WORKGROUP_BYTES` in
+// src/gpu/layout.rs, which tests/gpu_layout.rs checks.
+
+// `Step.projection` (src/gpu/layout.rs `PROJECTION_*`).
+const PROJECTION_NONE: u32 = 0u;
+const PROJECTION_FAST: u32 = 1u;
+const PROJECTION_SHAKE: u32 = 2u;
+const PROJECTION_JACOBI: u32 = 3u;
+
+// Make one stage's storage writes visible to the whole workgroup before the
+// next stage reads them.
+fn stage_barrier() {
+    storageBarrier();
+    workgroupBarrier();
+}
+
+// The vertices of pack w: first, count.
+fn pack_vertex_range(w: u32) -> vec2<u32> {
+    let rods_of = pack_rods(w);
+    let v0 = rods[rods_of.x].vertex_offset;
+    let last = rods_of.y - 1u;
+    return vec2<u32>(v0, rods[last].vertex_offset + rods[last].vertex_count - v0);
+}
+
+// forces, save_start (SHAKE), integrate.
+fn substep_start_pack(w: u32, lid: u32) {
+    forces_pack(w, lid);
+    stage_barrier();
+    let range = pack_vertex_range(w);
+    let shake = params.projection == PROJECTION_SHAKE;
+    for (var i = lid; i < range.y; i += WORKGROUP) {
+        let v = range.x + i;
+        if (shake) {
+            pos_start[v] = pos[v];
+        }
+        integrate_vertex(v);
+    }
+}
+
+// project, [contact, project (filtered), contact], project_velocity,
+// frames, twist.
+fn substep_finish_pack(w: u32, lid: u32) {
+    let shake = params.projection == PROJECTION_SHAKE;
+    let project = params.projection == PROJECTION_FAST || shake;
+    stage_phase = 0u;
+    if (project) {
+        project_pack(w, lid, shake);
+        stage_barrier();
+    }
+    if (colliders.count > 0u) {
+        contact_pack(w, lid);
+        stage_barrier();
+        stage_phase = 1u;
+        if (project) {
+            project_pack(w, lid, shake);
+            stage_barrier();
+        }
+        contact_pack(w, lid);
+        stage_barrier();
+    }
+    let range = pack_vertex_range(w);
+    for (var i = lid; i < range.y; i += WORKGROUP) {
+        project_velocity_vertex(range.x + i);
+    }
+    stage_barrier();
+    frames_pack(w, lid);
+    stage_barrier();
+    twist_pack(w, lid);
+}
+
+@compute @workgroup_size(64)
+fn substep_start(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let w = pack_index(wid, groups);
+    if (w >= params.rod_count || rods[w].pack_end == 0u) {
+        return;
+    }
+    substep_start_pack(w, lid);
+}
+
+@compute @workgroup_size(64)
+fn substep_finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let w = pack_index(wid, groups);
+    if (w >= params.rod_count || rods[w].pack_end == 0u) {
+        return;
+    }
+    substep_finish_pack(w, lid);
+}
+
+@compute @workgroup_size(64)
+fn substep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let w = pack_index(wid, groups);
+    if (w >= params.rod_count || rods[w].pack_end == 0u) {
+        return;
+    }
+    substep_start_pack(w, lid);
+    stage_barrier();
+    substep_finish_pack(w, lid);
+}
