@@ -1,6 +1,8 @@
 //! The CPU reference simulator: the DER formulation of Bergou et al. 2008 in
-//! f64. A substep is stage-major like the GPU's: each stage runs over all
-//! rods (in parallel) in the order the GPU dispatches its kernels.
+//! f64. A substep has the shape of the GPU's fused one: each rod (in
+//! parallel) runs the stages of `substep_start`, then the hair–hair grid
+//! runs over all rods, then each rod runs those of `substep_finish`, every
+//! stage in the order the GPU runs its kernels.
 //!
 //! Each kernel module mirrors a WGSL kernel of the same name (`frames`,
 //! `twist`, `forces`, `integrate`, `project_jacobi`); the code keeps the GPU's
@@ -1188,13 +1190,16 @@ pub fn starting_inside(rods: &RodSet, state: &State) -> Option<(usize, usize, f6
     (inside > 0).then_some((inside, worst, depth[worst]))
 }
 
-/// One substep of length `h` from time `t`, stage-major: each stage runs
-/// over every rod (in parallel) before the next starts, in the order the GPU
-/// dispatches its kernels (`GpuSimulator::encode_substep`): forces,
-/// \[save_start\] when the projection is SHAKE, integrate (§7.2),
-/// [grid_clear, grid_splat, grid_velocity, grid_blend] when rods interact,
-/// project (§8.1), [contact, filtered project, contact] when there are
-/// colliders, project_velocity, frames and twist.
+/// One substep of length `h` from time `t`, in the order of the GPU's
+/// fused kernels (shaders/substep.wgsl): every rod's `substep_start`
+/// (forces, \[save_start\] when the projection is SHAKE, integrate, §7.2)
+/// in parallel, then \[grid_clear, grid_splat, grid_velocity, grid_blend\]
+/// over all rods when they interact (the only stages that need other rods),
+/// then every rod's `substep_finish` (project, §8.1; \[contact, filtered
+/// project, contact\] when there are colliders; project_velocity, frames
+/// and twist). The GPU's staged schedule (`GpuSimulator::encode_substep`)
+/// runs the same stages over every rod one after another; rods do not
+/// couple within a half, so both orders give the same result.
 pub fn substep(
     rods: &RodSet,
     params: &SimParams,
@@ -1203,136 +1208,143 @@ pub fn substep(
     state: &mut State,
     work: &mut Workspace,
 ) -> SubstepReport {
-    let mut reports = vec![RodReport::default(); rods.rod_count()];
-    let poses = collider_poses(rods, t, h);
-    // forces
     for_each_rod(rods, state, work, |r, w| {
-        rod_forces(
-            rods,
-            params,
-            r,
-            t,
-            w.s.pos,
-            w.s.vel,
-            w.s.tangent,
-            w.s.ref_u,
-            w.s.theta,
-            w.force,
-        );
+        substep_start(rods, params, r, t, h, w)
     });
-    // save_start (SHAKE projects along the constraint gradients of x₀)
-    if matches!(params.projection, Projection::Shake { .. }) {
-        for_each_rod(rods, state, work, |_, w| {
-            w.pos_start.copy_from_slice(w.s.pos)
-        });
-    }
-    // integrate
-    for_each_rod(rods, state, work, |r, w| {
-        integrate(rods, r, t + h, h, w.force, w.s.pos, w.s.vel);
-        w.pos_unc.copy_from_slice(w.s.pos);
-    });
-    // grid_clear, grid_splat, grid_velocity, grid_blend
     let mut grid_outside = 0;
     if rods.interaction.is_active() {
         match interact(rods, t + h, h, state, work) {
             Ok(outside) => grid_outside = outside,
             Err(overflow) => {
                 return SubstepReport {
-                    rods: reports,
+                    rods: vec![RodReport::default(); rods.rod_count()],
                     grid_outside,
                     grid_overflow: Some(overflow),
                 };
             }
         }
     }
-    // project
-    let it = for_each_rod(rods, state, work, |r, w| project_rod(rods, params, r, w, 0));
-    for (rep, p) in reports.iter_mut().zip(it) {
-        rep.projection_iterations = p.iterations;
-        rep.projection_converged = p.converged;
-        rep.unconverged = p.failed;
-    }
-    if !rods.colliders.is_empty() {
-        for phase in 0..2 {
-            // contact, contact_edges_even, contact_edges_odd
-            let found = for_each_rod(rods, state, work, |r, w| {
-                let (radius, inv_mass) =
-                    (rods.material[r].radius, &rods.inv_mass[rods.vertices(r)]);
-                let report = contact::contact(
-                    &rods.colliders,
-                    &poses,
-                    radius,
-                    inv_mass,
-                    phase,
-                    h,
-                    w.s.pos,
-                    w.pos_unc,
-                    w.s.vel,
-                    w.contact,
-                );
-                for parity in [0, 1] {
-                    contact::contact_edges(
-                        &rods.colliders,
-                        &poses,
-                        radius,
-                        inv_mass,
-                        phase,
-                        h,
-                        parity,
-                        w.s.pos,
-                        w.pos_unc,
-                        w.s.vel,
-                        w.contact,
-                    );
-                }
-                report
-            });
-            for (rep, f) in reports.iter_mut().zip(found) {
-                rep.tunnel = rep.tunnel.or(f.tunnel);
-            }
-            // project (filtered), between the two contact phases
-            if phase == 0 {
-                let it = for_each_rod(rods, state, work, |r, w| project_rod(rods, params, r, w, 1));
-                // A filtered projection may leave strain where contacts hold
-                // vertices along an edge (or friction holds both ends of a
-                // straight stretch); the next substep's plain one resolves it,
-                // so only the plain projection can fail the run.
-                for (rep, p) in reports.iter_mut().zip(it) {
-                    rep.projection_iterations += p.iterations;
-                    rep.projection_converged &= p.converged;
-                }
-            }
-        }
-    }
-    // project_velocity (with the chatter count), frames, twist, and the per-rod check
-    let rest = for_each_rod(rods, state, work, |r, w| {
-        let chatter = project::project_velocity(
-            w.s.vel,
-            w.s.pos,
-            w.pos_unc,
-            w.contact,
-            h,
-            project::Chatter {
-                force: w.force,
-                inv_mass: &rods.inv_mass[rods.vertices(r)],
-                rest_len: &rods.rest_len[rods.edges(r)],
-                count: w.chatter,
-            },
-        );
-        let twist = update_material_frame(rods, params, r, t + h, &mut w.s);
-        let bad = check_rod(rods, params, r, w.s.pos, w.s.vel, w.s.theta);
-        (twist, bad, chatter)
+    let poses = collider_poses(rods, t, h);
+    let reports = for_each_rod(rods, state, work, |r, w| {
+        substep_finish(rods, params, &poses, r, t, h, w)
     });
-    for (rep, (twist, bad, chatter)) in reports.iter_mut().zip(rest) {
-        rep.twist_iterations = twist;
-        rep.bad = bad;
-        rep.chatter = chatter;
-    }
     SubstepReport {
         rods: reports,
         grid_outside,
         grid_overflow: None,
     }
+}
+
+/// The first half of rod `r`'s substep (the GPU's `substep_start`):
+/// forces, save_start (SHAKE projects along the constraint gradients of x₀),
+/// integrate, and the unconstrained positions kept for project_velocity.
+pub fn substep_start(rods: &RodSet, params: &SimParams, r: usize, t: f64, h: f64, w: &mut RodWork) {
+    // forces
+    rod_forces(
+        rods,
+        params,
+        r,
+        t,
+        w.s.pos,
+        w.s.vel,
+        w.s.tangent,
+        w.s.ref_u,
+        w.s.theta,
+        w.force,
+    );
+    // save_start
+    if matches!(params.projection, Projection::Shake { .. }) {
+        w.pos_start.copy_from_slice(w.s.pos);
+    }
+    // integrate
+    integrate(rods, r, t + h, h, w.force, w.s.pos, w.s.vel);
+    w.pos_unc.copy_from_slice(w.s.pos);
+}
+
+/// The second half of rod `r`'s substep (the GPU's `substep_finish`):
+/// project; with colliders contact (vertices, even edges, odd edges), the
+/// projection filtered by the contacts, contact again; project_velocity
+/// (with the chatter count), frames, twist, and the per-rod check.
+/// `poses`: the colliders' anchors at t and t + h (`collider_poses`).
+pub fn substep_finish(
+    rods: &RodSet,
+    params: &SimParams,
+    poses: &[ColliderPoses],
+    r: usize,
+    t: f64,
+    h: f64,
+    w: &mut RodWork,
+) -> RodReport {
+    // project
+    let p = project_rod(rods, params, r, w, 0);
+    let mut report = RodReport {
+        projection_iterations: p.iterations,
+        projection_converged: p.converged,
+        unconverged: p.failed,
+        ..RodReport::default()
+    };
+    if !rods.colliders.is_empty() {
+        let (radius, inv_mass) = (rods.material[r].radius, &rods.inv_mass[rods.vertices(r)]);
+        for phase in 0..2 {
+            // contact, contact_edges_even, contact_edges_odd
+            let found = contact::contact(
+                &rods.colliders,
+                poses,
+                radius,
+                inv_mass,
+                phase,
+                h,
+                w.s.pos,
+                w.pos_unc,
+                w.s.vel,
+                w.contact,
+            );
+            for parity in [0, 1] {
+                contact::contact_edges(
+                    &rods.colliders,
+                    poses,
+                    radius,
+                    inv_mass,
+                    phase,
+                    h,
+                    parity,
+                    w.s.pos,
+                    w.pos_unc,
+                    w.s.vel,
+                    w.contact,
+                );
+            }
+            report.tunnel = report.tunnel.or(found.tunnel);
+            // project (filtered), between the two contact phases
+            if phase == 0 {
+                // A filtered projection may leave strain where contacts hold
+                // vertices along an edge (or friction holds both ends of a
+                // straight stretch); the next substep's plain one resolves it,
+                // so only the plain projection can fail the run.
+                let p = project_rod(rods, params, r, w, 1);
+                report.projection_iterations += p.iterations;
+                report.projection_converged &= p.converged;
+            }
+        }
+    }
+    // project_velocity (with the chatter count)
+    report.chatter = project::project_velocity(
+        w.s.vel,
+        w.s.pos,
+        w.pos_unc,
+        w.contact,
+        h,
+        project::Chatter {
+            force: w.force,
+            inv_mass: &rods.inv_mass[rods.vertices(r)],
+            rest_len: &rods.rest_len[rods.edges(r)],
+            count: w.chatter,
+        },
+    );
+    // frames, twist
+    report.twist_iterations = update_material_frame(rods, params, r, t + h, &mut w.s);
+    report.bad = check_rod(rods, params, r, w.s.pos, w.s.vel, w.s.theta);
+    report
 }
 
 /// The grid stages of hair–hair interaction (`cpu::grid`, shaders/grid.wgsl),
