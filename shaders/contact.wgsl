@@ -338,9 +338,12 @@ fn contact_edges_odd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
 fn contact_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     stage_phase = params.phase;
     let r = invocation(gid, groups);
-    if (r >= params.rod_count) {
-        return;
+    if (r < params.rod_count) {
+        contact_walk(r);
     }
+}
+
+fn contact_walk(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     let origin = rods[r].origin.xyz;

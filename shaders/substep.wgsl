@@ -113,3 +113,74 @@ fn substep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     stage_barrier();
     substep_finish_pack(w, lid);
 }
+
+// --- The walked form: one invocation takes its rod through the same stages
+// (the `*_rod` kernels' walks), for adapters that are CPUs. ---
+
+fn project_walk(r: u32, shake: bool) {
+    if (shake) {
+        save_start_edges(r);
+    }
+    newton_projection(r, shake);
+}
+
+fn substep_start_walk(r: u32) {
+    forces_walk(r);
+    let o = rods[r].vertex_offset;
+    let shake = params.projection == PROJECTION_SHAKE;
+    for (var v = o; v < o + rods[r].vertex_count; v++) {
+        if (shake) {
+            pos_start[v] = pos[v];
+        }
+        integrate_vertex(v);
+    }
+}
+
+fn substep_finish_walk(r: u32) {
+    let shake = params.projection == PROJECTION_SHAKE;
+    let project = params.projection == PROJECTION_FAST || shake;
+    stage_phase = 0u;
+    if (project) {
+        project_walk(r, shake);
+    }
+    if (colliders.count > 0u) {
+        contact_walk(r);
+        stage_phase = 1u;
+        if (project) {
+            project_walk(r, shake);
+        }
+        contact_walk(r);
+    }
+    let o = rods[r].vertex_offset;
+    for (var v = o; v < o + rods[r].vertex_count; v++) {
+        project_velocity_vertex(v);
+    }
+    transport_rod(r);
+    clamp_twist(r);
+    twist_walk(r);
+}
+
+@compute @workgroup_size(64)
+fn substep_start_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let r = invocation(gid, groups);
+    if (r < params.rod_count) {
+        substep_start_walk(r);
+    }
+}
+
+@compute @workgroup_size(64)
+fn substep_finish_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let r = invocation(gid, groups);
+    if (r < params.rod_count) {
+        substep_finish_walk(r);
+    }
+}
+
+@compute @workgroup_size(64)
+fn substep_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let r = invocation(gid, groups);
+    if (r < params.rod_count) {
+        substep_start_walk(r);
+        substep_finish_walk(r);
+    }
+}

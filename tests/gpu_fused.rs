@@ -1,10 +1,11 @@
-//! The fused substep (`Form::Fused`: shaders/substep.wgsl, the stages of a
-//! substep in one dispatch per pack) against the same stages as separate
-//! dispatches (`Form::Packed`), from the same state: the fused kernels call
-//! the stage functions the staged kernels call, in `cpu::substep`'s order,
-//! so the two agree to f32 rounding, with hair–hair interaction (the
+//! The fused substep (shaders/substep.wgsl: the stages of a substep in one
+//! dispatch, `Form::Fused` one workgroup per pack, `Form::WalkedFused` one
+//! invocation per rod) against the same stages as separate dispatches
+//! (`Form::Packed`, `Form::Walked`), from the same state: the fused kernels
+//! call the stage functions the staged kernels call, in `cpu::substep`'s
+//! order, so the two agree to f32 rounding, with hair–hair interaction (the
 //! substep split around the grid: `substep_start`, grid, `substep_finish`)
-//! and without (one `substep`), for each projection the fused form runs.
+//! and without (one `substep`), for each projection the fused forms run.
 
 mod common;
 
@@ -55,8 +56,9 @@ resolution = 16
 "#;
 
 /// Largest position (m) and twist-angle (rad) differences between the
-/// packed and fused forms after `frames` frames of the scene with `set`.
-fn packed_against_fused(set: &[&str], frames: usize) -> (f64, f64, f64) {
+/// `staged` and `fused` forms after `frames` frames of the scene with
+/// `set`, and how far the hair moved.
+fn staged_against_fused(staged: Form, fused: Form, set: &[&str], frames: usize) -> (f64, f64, f64) {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, Path::new("fused.toml"), &set).unwrap();
     let (rods, state) = scene.build();
@@ -80,12 +82,12 @@ fn packed_against_fused(set: &[&str], frames: usize) -> (f64, f64, f64) {
         }
         (start, g.read_state())
     };
-    let (start, packed) = run(Form::Packed);
-    let (_, fused) = run(Form::Fused);
-    let travel = max_diff(&packed.pos, &start.pos);
+    let (start, staged) = run(staged);
+    let (_, fused) = run(fused);
+    let travel = max_diff(&staged.pos, &start.pos);
     (
-        max_diff(&packed.pos, &fused.pos),
-        max_abs_diff(&packed.theta, &fused.theta),
+        max_diff(&staged.pos, &fused.pos),
+        max_abs_diff(&staged.theta, &fused.theta),
         travel,
     )
 }
@@ -96,11 +98,24 @@ fn packed_against_fused(set: &[&str], frames: usize) -> (f64, f64, f64) {
 /// origin) a substep, grown by the dynamics over 3 frames (24 substeps):
 /// bound 1e-6 m, the one-frame GPU–CPU parity bound, and 1e-5 rad.
 fn assert_agree(set: &[&str]) {
-    let (dx, dtheta, travel) = packed_against_fused(set, 3);
-    eprintln!("{set:?}: packed − fused {dx:.3e} m, {dtheta:.3e} rad; travel {travel:.3e} m");
-    assert!(travel > 1e-3, "the hair did not move: {travel:.3e} m");
-    assert!(dx <= 1e-6, "{set:?}: positions differ by {dx:.3e} m");
-    assert!(dtheta <= 1e-5, "{set:?}: twist differs by {dtheta:.3e} rad");
+    for (staged, fused) in [
+        (Form::Packed, Form::Fused),
+        (Form::Walked, Form::WalkedFused),
+    ] {
+        let (dx, dtheta, travel) = staged_against_fused(staged, fused, set, 3);
+        eprintln!(
+            "{set:?}: {staged:?} − {fused:?} {dx:.3e} m, {dtheta:.3e} rad; travel {travel:.3e} m"
+        );
+        assert!(travel > 1e-3, "the hair did not move: {travel:.3e} m");
+        assert!(
+            dx <= 1e-6,
+            "{set:?}, {fused:?}: positions differ by {dx:.3e} m"
+        );
+        assert!(
+            dtheta <= 1e-5,
+            "{set:?}, {fused:?}: twist differs by {dtheta:.3e} rad"
+        );
+    }
 }
 
 /// With hair–hair interaction: `substep_start`, the grid, `substep_finish`.

@@ -339,9 +339,9 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
     assert!(fast < 0.5, "GPU fast projection kept {fast:.3} E₀");
 }
 
-/// The kernels in the forms the adapter does not run by default (packed
-/// and fused on a CPU adapter, where the default is the walk; walked and
-/// packed on a GPU, where it is fused): the packed twist solve, frames,
+/// The kernels in the forms the adapter does not run by default (on a CPU
+/// adapter the default is the fused walk, on a GPU the fused packed form):
+/// the walked stages as separate dispatches, the packed twist solve, frames,
 /// forces, projection and the parallel contact stages, as separate
 /// dispatches and as one `substep` dispatch, over the twisting rod (angles
 /// up to 5π, Newton with line searches every substep) and hair on the
@@ -351,7 +351,7 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
 #[test]
 fn other_kernel_forms_follow_the_same() {
     let default = strands::gpu::GpuSimulator::default_form(&gpu());
-    for form in [Form::Walked, Form::Packed, Form::Fused] {
+    for form in [Form::Walked, Form::WalkedFused, Form::Packed, Form::Fused] {
         if form != default {
             twisting_rod_follows_the_same(Some(form));
             moving_head_hair_follows_the_same(Some(form));

@@ -551,6 +551,13 @@ pub enum Kernel {
     /// A whole substep in one dispatch, when no stage needs other strands
     /// (no hair–hair interaction).
     Substep,
+    /// `SubstepStart`, one invocation walking each rod through the stages
+    /// (the `*Rod` kernels' walks), for adapters that are CPUs.
+    SubstepStartRod,
+    /// `SubstepFinish`, walked.
+    SubstepFinishRod,
+    /// `Substep`, walked.
+    SubstepRod,
 }
 
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
@@ -623,7 +630,7 @@ pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
     /// Every kernel, in the order the pipelines are built.
-    pub const ALL: [Kernel; 27] = [
+    pub const ALL: [Kernel; 30] = [
         Kernel::Frames,
         Kernel::FramesRod,
         Kernel::Twist,
@@ -651,6 +658,9 @@ impl Kernel {
         Kernel::SubstepStart,
         Kernel::SubstepFinish,
         Kernel::Substep,
+        Kernel::SubstepStartRod,
+        Kernel::SubstepFinishRod,
+        Kernel::SubstepRod,
     ];
 
     /// The kernel's entry point in the WGSL module.
@@ -683,6 +693,9 @@ impl Kernel {
             Kernel::SubstepStart => "substep_start",
             Kernel::SubstepFinish => "substep_finish",
             Kernel::Substep => "substep",
+            Kernel::SubstepStartRod => "substep_start_rod",
+            Kernel::SubstepFinishRod => "substep_finish_rod",
+            Kernel::SubstepRod => "substep_rod",
         }
     }
 
@@ -695,9 +708,8 @@ impl Kernel {
         match self {
             Frames | Twist | Forces | ProjectFast | ProjectShake | ContactPacked | SubstepStart
             | SubstepFinish | Substep => Domain::Pack,
-            FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod => {
-                Domain::Rod
-            }
+            FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod
+            | SubstepStartRod | SubstepFinishRod | SubstepRod => Domain::Rod,
             GridClear | GridVelocity => Domain::Node,
             Integrate | ProjectJacobi | SaveStart | ProjectVelocity | Contact
             | ContactEdgesEven | ContactEdgesOdd | GridSplat | GridBlend | WorldPositions => {
@@ -711,7 +723,12 @@ impl Kernel {
     pub fn is_fused(self) -> bool {
         matches!(
             self,
-            Kernel::SubstepStart | Kernel::SubstepFinish | Kernel::Substep
+            Kernel::SubstepStart
+                | Kernel::SubstepFinish
+                | Kernel::Substep
+                | Kernel::SubstepStartRod
+                | Kernel::SubstepFinishRod
+                | Kernel::SubstepRod
         )
     }
 
@@ -750,8 +767,13 @@ impl Kernel {
             Kernel::GridVelocity => &[GRID_GROUPS, GRID, GRID_FIELDS],
             Kernel::GridBlend => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID_FIELDS],
             Kernel::WorldPositions => &[POS, WORLD_POS],
-            Kernel::SubstepStart => &[POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, POS_START],
-            Kernel::SubstepFinish | Kernel::Substep => &[
+            Kernel::SubstepStart | Kernel::SubstepStartRod => {
+                &[POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, POS_START]
+            }
+            Kernel::SubstepFinish
+            | Kernel::Substep
+            | Kernel::SubstepFinishRod
+            | Kernel::SubstepRod => &[
                 POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, STATS, CONTACTS, COLLIDERS, SDF,
                 POS_START,
             ],

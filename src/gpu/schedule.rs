@@ -46,6 +46,11 @@ pub enum Form {
     /// With the Jacobi projection, whose passes ping-pong between buffers,
     /// the substep runs the packed schedule.
     Fused,
+    /// The walked stages fused the same way (`Kernel::SubstepStartRod`,
+    /// `Kernel::SubstepFinishRod`, `Kernel::SubstepRod`): one invocation
+    /// takes its rod through every stage of a half. With Jacobi, the walked
+    /// schedule.
+    WalkedFused,
 }
 
 /// The forces kernel of a form (`substep_schedule`).
@@ -92,18 +97,29 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Di
         Kernel::GridVelocity,
         Kernel::GridBlend,
     ];
-    if form == Form::Fused && !matches!(params.projection, Projection::Jacobi { .. }) {
+    let fused = match form {
+        Form::Fused => Some([Kernel::SubstepStart, Kernel::SubstepFinish, Kernel::Substep]),
+        Form::WalkedFused => Some([
+            Kernel::SubstepStartRod,
+            Kernel::SubstepFinishRod,
+            Kernel::SubstepRod,
+        ]),
+        _ => None,
+    };
+    if let Some([start, finish, whole]) = fused
+        && !matches!(params.projection, Projection::Jacobi { .. })
+    {
         return if rods.interaction.is_active() {
-            std::iter::once(Kernel::SubstepStart)
+            std::iter::once(start)
                 .chain(grid)
-                .chain([Kernel::SubstepFinish])
+                .chain([finish])
                 .map(|k| Dispatch::of(k, 0))
                 .collect()
         } else {
-            vec![Dispatch::of(Kernel::Substep, 0)]
+            vec![Dispatch::of(whole, 0)]
         };
     }
-    let packed = form != Form::Walked;
+    let packed = matches!(form, Form::Packed | Form::Fused);
     let project = |phase: u32| -> Vec<Dispatch> {
         let one = |kernel| vec![Dispatch::of(kernel, phase)];
         match (params.projection, packed) {
@@ -252,8 +268,20 @@ mod tests {
                 SubstepFinish
             ]
         );
+        assert_eq!(
+            kernels(&rods, &params, Form::WalkedFused),
+            [
+                SubstepStartRod,
+                GridClear,
+                GridSplat,
+                GridVelocity,
+                GridBlend,
+                SubstepFinishRod
+            ]
+        );
         rods.interaction.groups.clear();
         assert_eq!(kernels(&rods, &params, Form::Fused), [Substep]);
+        assert_eq!(kernels(&rods, &params, Form::WalkedFused), [SubstepRod]);
         params.projection = Projection::Jacobi {
             iterations: 4,
             relaxation: 1.0,
@@ -261,6 +289,10 @@ mod tests {
         assert_eq!(
             kernels(&rods, &params, Form::Fused),
             kernels(&rods, &params, Form::Packed)
+        );
+        assert_eq!(
+            kernels(&rods, &params, Form::WalkedFused),
+            kernels(&rods, &params, Form::Walked)
         );
     }
 

@@ -547,7 +547,7 @@ impl GpuSimulator {
     /// Packed or fused (`form`): true when the per-rod stages run one
     /// workgroup per pack.
     pub fn packed(&self) -> bool {
-        self.form != Form::Walked
+        matches!(self.form, Form::Packed | Form::Fused)
     }
 
     /// Choose walked or packed (`set_form`); both give the same result to
@@ -563,15 +563,16 @@ impl GpuSimulator {
 
     /// The form a simulator on `ctx` starts in: walked on adapters that are
     /// CPUs (lavapipe), where barriers and the packed stages' extra work
-    /// cost more than the walk (docs/BENCHMARKS.md); fused on GPUs whose
-    /// limits allow it (`layout::fused_supported`), else packed.
+    /// cost more than the walk (docs/BENCHMARKS.md), packed on GPUs; fused
+    /// (`Form::WalkedFused`, `Form::Fused`) where the device's limits allow
+    /// it (`layout::fused_supported`).
     pub fn default_form(ctx: &GpuContext) -> Form {
-        if ctx.info.device_type == wgpu::DeviceType::Cpu {
-            Form::Walked
-        } else if ctx.pipelines().fused {
-            Form::Fused
-        } else {
-            Form::Packed
+        let fused = ctx.pipelines().fused;
+        match (ctx.info.device_type == wgpu::DeviceType::Cpu, fused) {
+            (true, true) => Form::WalkedFused,
+            (true, false) => Form::Walked,
+            (false, true) => Form::Fused,
+            (false, false) => Form::Packed,
         }
     }
 
@@ -581,7 +582,7 @@ impl GpuSimulator {
     /// (`GpuContext::headless` opens the adapter's full limits); on one
     /// without, this says which limit is short and keeps the form.
     pub fn set_form(&mut self, form: Form) -> Result<(), GpuError> {
-        if form == Form::Fused && !self.pipelines.fused {
+        if matches!(form, Form::Fused | Form::WalkedFused) && !self.pipelines.fused {
             let limits = self.ctx.device.limits();
             let storage = limits.max_storage_buffers_per_shader_stage;
             return Err(if storage < FUSED_STORAGE_BUFFERS {
