@@ -15,9 +15,10 @@ use common::*;
 use strands::gpu::{Form, GpuSimulator};
 use strands::scene::Scene;
 
-/// 40 strands of 10 segments hanging under a sphere (the head), moving:
-/// the CPU's state after 4 frames with random extra velocities, so that
-/// contact, friction and the projection all act.
+/// 40 strands of 10 segments hanging under a sphere (the head) and one
+/// strand of 300 vertices, moving: the CPU's state after 4 frames with
+/// random extra velocities, so that contact, friction and the projection
+/// all act.
 const SCENE: &str = r#"
 [sim]
 dt = 0.016666666666666666
@@ -50,6 +51,22 @@ segments = 10
 cap_angle = 80.0
 up = [0.0, -1.0, 0.0]
 
+# A strand longer than a pack (300 vertices > 256): a pack of its own, which
+# the packed stages walk on one invocation or run strided.
+[materials.soft]
+density = 1300.0
+radius = 5e-5
+youngs_modulus = 5e4
+shear_modulus = 2e4
+
+[[rods]]
+kind = "straight"
+material = "soft"
+from = [0.12, -0.05, 0.0]
+to = [0.42, -0.05, 0.0]
+segments = 299
+start = "clamped"
+
 [interaction]
 groups = ["hair"]
 resolution = 16
@@ -57,18 +74,29 @@ resolution = 16
 
 /// Largest position (m) and twist-angle (rad) differences between the
 /// `staged` and `fused` forms after `frames` frames of the scene with
-/// `set`, and how far the hair moved.
+/// `set`, and the least of how far the hair and the long strand moved.
 fn staged_against_fused(staged: Form, fused: Form, set: &[&str], frames: usize) -> (f64, f64, f64) {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, Path::new("fused.toml"), &set).unwrap();
     let (rods, state) = scene.build();
-    let mut cpu = strands::cpu::CpuSimulator::new(rods.clone(), state, scene.params);
+    // The start: 4 frames on the CPU with the fast projection (SHAKE meets
+    // a zero pivot on the soft long strand at this step:
+    // tests/stability.rs), then the scene's own settings on the GPU.
+    let mut warm_up = scene.params;
+    warm_up.projection = strands::params::Projection::Fast {
+        tolerance: 1e-10,
+        max_iterations: 50,
+    };
+    let mut cpu = strands::cpu::CpuSimulator::new(rods.clone(), state, warm_up);
     for _ in 0..4 {
         cpu.step().unwrap();
     }
     let mut state = cpu.state.clone();
+    // Random kicks on the hair; the long strand sags as it is (kicked, its
+    // three hundred 1-mm segments wriggle chaotically and any rounding grows).
     let mut r = rng(3);
-    for v in state.vel.iter_mut() {
+    let hair = rods.vertices(rods.rod_count() - 2).end;
+    for v in state.vel[..hair].iter_mut() {
         *v += unit(&mut r) * 0.2;
     }
     let ctx = gpu();
@@ -84,7 +112,10 @@ fn staged_against_fused(staged: Form, fused: Form, set: &[&str], frames: usize) 
     };
     let (start, staged) = run(staged);
     let (_, fused) = run(fused);
-    let travel = max_diff(&staged.pos, &start.pos);
+    // The least of how far the hair and the long strand moved.
+    let long = hair..staged.pos.len();
+    let travel = max_diff(&staged.pos[..hair], &start.pos[..hair])
+        .min(max_diff(&staged.pos[long.clone()], &start.pos[long]));
     (
         max_diff(&staged.pos, &fused.pos),
         max_abs_diff(&staged.theta, &fused.theta),
@@ -106,7 +137,7 @@ fn assert_agree(set: &[&str]) {
         eprintln!(
             "{set:?}: {staged:?} − {fused:?} {dx:.3e} m, {dtheta:.3e} rad; travel {travel:.3e} m"
         );
-        assert!(travel > 1e-3, "the hair did not move: {travel:.3e} m");
+        assert!(travel > 1e-3, "a strand did not move: {travel:.3e} m");
         assert!(
             dx <= 1e-6,
             "{set:?}, {fused:?}: positions differ by {dx:.3e} m"
@@ -130,6 +161,10 @@ fn fused_halves_around_the_grid_match_the_stages() {
 fn one_dispatch_substep_matches_the_stages_for_each_projection() {
     for method in ["fast", "shake", "none"] {
         let m = format!("sim.projection.method=\"{method}\"");
-        assert_agree(&["interaction.groups=[]", &m]);
+        // SHAKE meets a zero pivot on the soft long strand at 8 substeps
+        // (tests/stability.rs); at 32 it runs.
+        let substeps = if method == "shake" { 32 } else { 8 };
+        let n = format!("sim.substeps={substeps}");
+        assert_agree(&["interaction.groups=[]", &m, &n]);
     }
 }

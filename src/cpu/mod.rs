@@ -322,10 +322,18 @@ impl Unstable {
             Projection::Shake { tolerance, .. } => (tolerance, "SHAKE"),
             _ => (0.0, "Newton"),
         };
-        let why = if f.singular {
-            "its linear system is singular: the rod's free part lies on a straight line between anchored vertices, so its edges can change length only along that line and cannot all reach their rest lengths (a straight rod pushed or pulled along its axis between two clamps has no direction to buckle into)"
+        let both_held = matches!(rods.start[r], EndCondition::Clamped(_))
+            && matches!(rods.end[r], EndCondition::Clamped(_));
+        let straight = "the rod's free part lies on a straight line between anchored vertices, so its edges can change length only along that line and cannot all reach their rest lengths (a straight rod pushed or pulled along its axis between two clamps has no direction to buckle into)";
+        let why = if !f.singular {
+            "it reached sim.projection.max_iterations".to_string()
+        } else if both_held {
+            format!("its linear system is singular: {straight}")
         } else {
-            "it reached sim.projection.max_iterations"
+            // Seen with SHAKE on a very soft 300-segment rod clamped at one
+            // end at 0.64 × the step limit (cause not found; fine with more
+            // substeps or the fast projection: tests/stability.rs).
+            "its linear system is singular (a zero pivot in the Newton step)".to_string()
         };
         let limit = tolerance.max(project::PROJECTION_FAIL_STRAIN);
         Unstable {
@@ -337,8 +345,17 @@ impl Unstable {
                 format!(
                     "Likely cause: {note} (an unstable step stretches edges beyond what the projection can restore)"
                 )
-            } else if f.singular {
+            } else if f.singular && both_held {
                 "Check the anchors that clamp this rod's two ends: their distance must stay reachable by the rod, and a perfectly straight rod between them needs a sideways perturbation (a slightly bent initial shape) to buckle".to_string()
+            } else if f.singular {
+                format!(
+                    "Raise sim.substeps (a smaller step leaves each projection less to correct){}",
+                    if method == "SHAKE" {
+                        ", or use sim.projection.method = \"fast\""
+                    } else {
+                        ""
+                    }
+                )
             } else {
                 "Raise sim.projection.max_iterations, or look for what stretches the rod so far in one substep (an anchor moving fast, a large step)".to_string()
             },
