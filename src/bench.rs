@@ -198,6 +198,10 @@ pub struct Measurement {
     /// "standard" or the scene file's path.
     pub source: String,
     pub backend: String,
+    /// The GPU simulator's form (`strands::gpu::Form::name`); absent on the
+    /// CPU and in reports older than the fused forms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_form: Option<String>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -296,6 +300,9 @@ pub struct Report {
 /// How long to measure.
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
+    /// The GPU's form (`GpuSimulator::set_form`); `None`: the adapter's
+    /// default (`GpuSimulator::default_form`).
+    pub gpu_form: Option<crate::gpu::Form>,
     /// Frames run before timing.
     pub warmup: u32,
     /// Timed frames.
@@ -415,6 +422,7 @@ fn measure_with(
         workload: workload.name.clone(),
         source: workload.source.clone(),
         backend: format!("{backend:?}").to_lowercase(),
+        gpu_form: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -498,6 +506,14 @@ fn measure_with(
                     return m;
                 }
             };
+            if let Some(form) = settings.gpu_form
+                && let Err(e) = sim.set_form(form)
+            {
+                m.gpu_form = Some(form.name().into());
+                m.error = Some(format!("GPU form {form}: {e}"));
+                return m;
+            }
+            m.gpu_form = Some(sim.form().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
             sim.wait();
             for k in 0..settings.warmup + settings.repeats {
@@ -644,10 +660,21 @@ pub fn bytes(b: u64) -> String {
     }
 }
 
+impl Measurement {
+    /// The backend as the table and plot name it: `cpu`, or `gpu:FORM`.
+    pub fn label(&self) -> String {
+        match &self.gpu_form {
+            Some(form) => format!("{}:{form}", self.backend),
+            None => self.backend.clone(),
+        }
+    }
+}
+
 /// The table `strands bench` prints.
 pub fn table(results: &[Measurement]) -> String {
+    let bw = results.iter().map(|m| m.label().len()).fold(4, usize::max);
     let mut out = format!(
-        "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11} {:>7} {:>5} {:>9} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
+        "{:<10} {:<bw$} {:>8} {:>9} {:>26} {:>11} {:>7} {:>5} {:>9} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
         "workload",
         "back",
         "strands",
@@ -673,9 +700,9 @@ pub fn table(results: &[Measurement]) -> String {
             &m.error,
         ) else {
             out += &format!(
-                "{:<10} {:<4} {:>8} {:>9}  not measured: {}\n",
+                "{:<10} {:<bw$} {:>8} {:>9}  not measured: {}\n",
                 m.workload,
-                m.backend,
+                m.label(),
                 m.strands,
                 m.vertices,
                 m.error.as_deref().unwrap_or("unknown")
@@ -683,9 +710,9 @@ pub fn table(results: &[Measurement]) -> String {
             continue;
         };
         out += &format!(
-            "{:<10} {:<4} {:>8} {:>9} {:>26} {:>11.3e} {:>7} {:>5} {:>9.1e} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
+            "{:<10} {:<bw$} {:>8} {:>9} {:>26} {:>11.3e} {:>7} {:>5} {:>9.1e} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
             m.workload,
-            m.backend,
+            m.label(),
             m.strands,
             m.vertices,
             format!("{:.3} ({:.3}–{:.3})", s.median, s.min, s.max),
@@ -719,17 +746,34 @@ pub fn table(results: &[Measurement]) -> String {
 /// Workloads match by name, source, backend and size; different simulation
 /// settings are flagged rather than compared.
 pub fn compare(old: &Report, new: &Report) -> String {
-    let mut out =
-        String::from("workload   back  strands  vertices   old ms/step  new ms/step  speed-up\n");
+    let bw = new
+        .results
+        .iter()
+        .map(|m| m.label().len())
+        .fold(4, usize::max);
+    let mut out = format!(
+        "{:<10} {:<bw$} {:>8} {:>9}   old ms/step  new ms/step  speed-up\n",
+        "workload", "back", "strands", "vertices"
+    );
     for m in &new.results {
         let head = format!(
-            "{:<10} {:<4} {:>8} {:>9}",
-            m.workload, m.backend, m.strands, m.vertices
+            "{:<10} {:<bw$} {:>8} {:>9}",
+            m.workload,
+            m.label(),
+            m.strands,
+            m.vertices
         );
+        // A GPU row matches one of the same form, or one from a report
+        // that did not record its form.
+        let forms_match = |o: &Measurement| match (&o.gpu_form, &m.gpu_form) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
         let found = old.results.iter().find(|o| {
             o.workload == m.workload
                 && o.source == m.source
                 && o.backend == m.backend
+                && forms_match(o)
                 && o.strands == m.strands
                 && o.vertices == m.vertices
         });
@@ -797,7 +841,7 @@ pub fn plot(results: &[Measurement], path: &PathBuf) -> Result<()> {
         .draw()?;
     let mut series: Vec<(String, Vec<(f64, Spread)>)> = Vec::new();
     for (m, s) in &ok {
-        let key = format!("{} ({})", m.workload, m.backend);
+        let key = format!("{} ({})", m.workload, m.label());
         let p = (m.vertices as f64, *s);
         match series.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(p),
@@ -850,6 +894,7 @@ mod tests {
     fn reports_with_failed_entries_round_trip_and_compare() {
         let w = Workload::standard("hair", 4, 8).unwrap();
         let settings = Settings {
+            gpu_form: None,
             warmup: 0,
             repeats: 1,
             substeps: 1,

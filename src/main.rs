@@ -125,6 +125,12 @@ struct BenchArgs {
     /// would choose it: a hardware adapter).
     #[arg(long = "backend", value_enum, value_delimiter = ',')]
     backends: Vec<BackendKind>,
+    /// GPU forms to time, each a row (walked, walked-fused, packed, fused:
+    /// how the per-rod stages run, README "On the GPU"); default: the
+    /// adapter's own (walked-fused on a CPU adapter, fused on a GPU whose
+    /// limits allow it, else packed).
+    #[arg(long = "gpu-form", value_delimiter = ',', value_name = "FORM")]
+    gpu_forms: Vec<strands::gpu::Form>,
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]
     warmup: u32,
@@ -602,17 +608,28 @@ fn bench(args: BenchArgs) -> Result<()> {
     for path in &args.scenes {
         plan.push(Planned::File(Box::new(Workload::from_file(path)?)));
     }
-    let runs: Vec<(usize, BackendKind)> = plan
+    let gpu_forms: Vec<Option<strands::gpu::Form>> = if args.gpu_forms.is_empty() {
+        vec![None]
+    } else {
+        args.gpu_forms.iter().copied().map(Some).collect()
+    };
+    // Each workload on each backend, the GPU in each form asked for.
+    let runs: Vec<(usize, BackendKind, Option<strands::gpu::Form>)> = plan
         .iter()
         .enumerate()
         .flat_map(|(i, _)| {
             backends
                 .iter()
                 .filter(|b| **b == BackendKind::Cpu || gpu.is_some())
-                .map(move |b| (i, *b))
+                .flat_map(|&b| match b {
+                    BackendKind::Cpu => vec![(i, b, None)],
+                    BackendKind::Gpu => gpu_forms.iter().map(|&f| (i, b, f)).collect(),
+                })
+                .collect::<Vec<_>>()
         })
         .collect();
     let settings = Settings {
+        gpu_form: gpu_forms[0],
         warmup: args.warmup,
         repeats: args.repeats,
         substeps: args.substeps,
@@ -631,7 +648,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         serde_json::to_writer_pretty(std::io::BufWriter::new(f), &report)
             .with_context(|| format!("cannot write {}", args.out.display()))
     };
-    let total: u64 = runs.iter().map(|&(i, _)| plan[i].frames(settings)).sum();
+    let total: u64 = runs.iter().map(|&(i, ..)| plan[i].frames(settings)).sum();
     let mut done = 0;
     let bar = ProgressBar::new(total).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {elapsed} elapsed {msg}")
@@ -641,7 +658,11 @@ fn bench(args: BenchArgs) -> Result<()> {
     let mut too_big: Vec<(String, BackendKind)> = Vec::new();
     // The workload last built, kept for its other backend.
     let mut built: Option<(usize, Workload)> = None;
-    for (i, backend) in runs {
+    for (i, backend, gpu_form) in runs {
+        let settings = Settings {
+            gpu_form,
+            ..settings
+        };
         let p = &plan[i];
         let key = (p.name().to_string(), backend);
         let strands = p.strands();
@@ -650,7 +671,11 @@ fn bench(args: BenchArgs) -> Result<()> {
             bar.set_position(done);
             continue;
         }
-        bar.set_message(format!("{} {strands} strands on {backend:?}", p.name()));
+        let on = match gpu_form {
+            Some(f) => format!("{backend:?} ({f})"),
+            None => format!("{backend:?}"),
+        };
+        bar.set_message(format!("{} {strands} strands on {on}", p.name()));
         if built.as_ref().is_none_or(|(j, _)| *j != i) {
             // Free the last scene before building the next.
             drop(built.take());

@@ -111,7 +111,8 @@ fn bench_writes_report_plot_and_compares() {
         "{stdout}"
     );
     let plot = std::fs::read_to_string(&svg).unwrap();
-    assert!(plot.contains("<svg") && plot.contains("hair (cpu)") && plot.contains("grass (gpu)"));
+    // GPU series are named with the form they ran in.
+    assert!(plot.contains("<svg") && plot.contains("hair (cpu)") && plot.contains("grass (gpu:"));
 
     // Comparing with itself: every workload found, speed-ups printed.
     let o = strands()

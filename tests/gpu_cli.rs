@@ -136,3 +136,72 @@ fn default_backend_is_the_cpu_on_a_software_adapter() {
         assert_eq!(json["backend"], "gpu");
     }
 }
+
+/// `strands bench --gpu-form`: one GPU row per form asked for, each
+/// labelled with its form in the table and the JSON, all measured (no
+/// error) and taking the same twist iterations; an unknown form is refused
+/// with the list of forms.
+#[test]
+fn bench_times_each_gpu_form_asked_for() {
+    let dir = std::env::temp_dir().join(format!("strands-gpu-forms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("forms.json");
+    let out = strands()
+        .args([
+            "bench",
+            "--workload",
+            "hair",
+            "--strands",
+            "16",
+            "--vertices",
+            "8",
+        ])
+        .args(["--backend", "gpu", "--gpu-form", "walked,fused"])
+        .args([
+            "--warmup",
+            "0",
+            "--repeats",
+            "1",
+            "--substeps",
+            "2",
+            "--out",
+        ])
+        .arg(&json)
+        .arg("--plot")
+        .arg(dir.join("forms.svg"))
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("gpu:walked ") && stdout.contains("gpu:fused "),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = report["results"].as_array().unwrap();
+    let forms: Vec<&str> = rows
+        .iter()
+        .map(|r| r["gpu_form"].as_str().unwrap())
+        .collect();
+    assert_eq!(forms, ["walked", "fused"]);
+    for r in rows {
+        assert!(r["error"].is_null(), "{r}");
+        assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
+    }
+    let bad = strands()
+        .args(["bench", "--backend", "gpu", "--gpu-form", "tiled"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        err.contains("unknown GPU form \"tiled\"") && err.contains("walked-fused"),
+        "{err}"
+    );
+}

@@ -53,6 +53,41 @@ pub enum Form {
     WalkedFused,
 }
 
+impl Form {
+    /// Every form, in the order `strands bench --gpu-form` lists them.
+    pub const ALL: [Form; 4] = [Form::Walked, Form::WalkedFused, Form::Packed, Form::Fused];
+
+    /// The form's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Walked => "walked",
+            Form::WalkedFused => "walked-fused",
+            Form::Packed => "packed",
+            Form::Fused => "fused",
+        }
+    }
+}
+
+impl std::fmt::Display for Form {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Form {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Form, String> {
+        Form::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Form::ALL.iter().map(|f| f.name()).collect();
+                format!("unknown GPU form {s:?}: use one of {}", names.join(", "))
+            })
+    }
+}
+
 /// The forces kernel of a form (`substep_schedule`).
 pub fn forces_kernel(packed: bool) -> Kernel {
     if packed {
