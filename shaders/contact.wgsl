@@ -10,6 +10,15 @@
 // capsules that their endpoints miss. Positions are relative to the rod's
 // origin: a collider's local point is R⁻¹((origin − offset) + x).
 
+// Whether the scene has colliders of each kind, set per pipeline
+// (src/gpu/pipelines.rs `ColliderKinds`): the code of a kind the scene lacks
+// compiles out, which a CPU adapter, running every branch under a lane mask,
+// would otherwise pay for. True by default (every kind).
+override HAS_SPHERE: bool = true;
+override HAS_CAPSULE: bool = true;
+override HAS_PLANE: bool = true;
+override HAS_SDF: bool = true;
+
 fn rotate_inverse(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
     return rotate(vec4<f32>(-q.xyz, q.w), v);
 }
@@ -83,23 +92,23 @@ fn segment_parameter(p: vec3<f32>, a: vec3<f32>, b: vec3<f32>) -> f32 {
 }
 
 fn collider_distance(c: Collider, q: vec3<f32>) -> Distance {
-    switch c.kind {
-        case SPHERE: {
-            let d = q - c.p0.xyz;
-            return Distance(length(d) - c.radius, direction(d));
-        }
-        case CAPSULE: {
-            let p = c.p0.xyz + (c.p1.xyz - c.p0.xyz) * segment_parameter(q, c.p0.xyz, c.p1.xyz);
-            let d = q - p;
-            return Distance(length(d) - c.radius, direction(d));
-        }
-        case PLANE: {
-            return Distance(dot(q - c.p0.xyz, c.p1.xyz), c.p1.xyz);
-        }
-        default: {
-            return sdf_sample(c, q);
-        }
+    if (HAS_PLANE && c.kind == PLANE) {
+        return Distance(dot(q - c.p0.xyz, c.p1.xyz), c.p1.xyz);
     }
+    if (HAS_SDF && c.kind == SDF) {
+        return sdf_sample(c, q);
+    }
+    if (HAS_SPHERE || HAS_CAPSULE) {
+        var core = c.p0.xyz;
+        if (HAS_CAPSULE && c.kind == CAPSULE) {
+            core += (c.p1.xyz - c.p0.xyz) * segment_parameter(q, c.p0.xyz, c.p1.xyz);
+        }
+        let d = q - core;
+        return Distance(length(d) - c.radius, direction(d));
+    }
+    // No collider of another kind reaches here (the pipeline's kinds are
+    // the scene's).
+    return Distance(3.0e38, vec3<f32>(0.0, 1.0, 0.0));
 }
 
 // Closest points of segments p0–p1 (s) and q0–q1 (t) (src/cpu/contact.rs `segment_segment`).
@@ -141,10 +150,10 @@ struct EdgeDistance {
 fn edge_distance(c: Collider, qa: vec3<f32>, qb: vec3<f32>) -> EdgeDistance {
     var s = 0.0;
     var core = vec3<f32>(0.0);
-    if (c.kind == SPHERE) {
+    if (HAS_SPHERE && c.kind == SPHERE) {
         s = segment_parameter(c.p0.xyz, qa, qb);
         core = c.p0.xyz;
-    } else if (c.kind == CAPSULE) {
+    } else if (HAS_CAPSULE && c.kind == CAPSULE) {
         let st = segment_segment(qa, qb, c.p0.xyz, c.p1.xyz);
         s = st.x;
         core = c.p0.xyz + (c.p1.xyz - c.p0.xyz) * st.y;
@@ -156,15 +165,17 @@ fn edge_distance(c: Collider, qa: vec3<f32>, qb: vec3<f32>) -> EdgeDistance {
 }
 
 fn path_distance(c: Collider, q0: vec3<f32>, q1: vec3<f32>) -> f32 {
-    if (c.kind == SPHERE || c.kind == CAPSULE) {
+    if ((HAS_SPHERE && c.kind == SPHERE) || (HAS_CAPSULE && c.kind == CAPSULE)) {
         return edge_distance(c, q0, q1).phi;
     }
-    if (c.kind == PLANE) {
+    if (HAS_PLANE && c.kind == PLANE) {
         return min(collider_distance(c, q0).phi, collider_distance(c, q1).phi);
     }
     var m = collider_distance(c, q0).phi;
-    for (var k = 1u; k <= 8u; k++) {
-        m = min(m, collider_distance(c, q0 + (q1 - q0) * (f32(k) / 8.0)).phi);
+    if (HAS_SDF) {
+        for (var k = 1u; k <= 8u; k++) {
+            m = min(m, collider_distance(c, q0 + (q1 - q0) * (f32(k) / 8.0)).phi);
+        }
     }
     return m;
 }

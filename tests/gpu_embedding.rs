@@ -220,13 +220,20 @@ fn bad_materials_are_refused() {
     assert_eq!(sim.rods().material[2], good);
 }
 
-/// The kernels are compiled once per device: simulators on one context and
-/// its clones share them.
+/// The kernels are compiled once per device and set of collider kinds:
+/// simulators on one context and its clones share them; another set of
+/// kinds has its own.
 #[test]
 fn pipelines_are_built_once_per_device() {
+    use strands::gpu::pipelines::ColliderKinds;
     let ctx = gpu();
-    let _a = simulator(&ctx, None);
+    let a = simulator(&ctx, None);
     let _b = simulator(&ctx.clone(), None);
+    let kinds = ColliderKinds::of(&a.rods().colliders);
+    let theirs = ctx.clone().pipelines_for(kinds);
+    assert!(std::sync::Arc::ptr_eq(&ctx.pipelines_for(kinds), &theirs));
+    assert_eq!(theirs.kinds, kinds);
+    assert!(!std::sync::Arc::ptr_eq(&ctx.pipelines(), &theirs) || kinds == ColliderKinds::ALL);
     assert!(std::sync::Arc::ptr_eq(
         &ctx.pipelines(),
         &ctx.clone().pipelines()

@@ -386,3 +386,22 @@ fn wgsl_constants_match_rust() {
         wrong.join("\n")
     );
 }
+
+/// The override constants the host sets per pipeline
+/// (`pipelines::ColliderKinds::constants`) are the ones the shaders declare,
+/// so none is silently ignored or left at its default.
+#[test]
+fn collider_kind_overrides_are_declared() {
+    let m = module();
+    let declared: Vec<String> = m
+        .overrides
+        .iter()
+        .filter_map(|(_, o)| o.name.clone())
+        .collect();
+    let set: Vec<String> = strands::gpu::pipelines::ColliderKinds::ALL
+        .constants()
+        .iter()
+        .map(|c| c.0.to_string())
+        .collect();
+    assert_eq!(declared, set);
+}

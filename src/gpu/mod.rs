@@ -192,18 +192,17 @@ pub struct GpuContext {
     pipelines: PipelineCache,
 }
 
-/// `GpuContext`'s kernels, built once per device.
+/// `GpuContext`'s kernels, built once per device and set of collider kinds.
+type PipelineMap =
+    std::collections::HashMap<pipelines::ColliderKinds, std::sync::Arc<pipelines::Pipelines>>;
+
 #[derive(Clone, Default)]
-struct PipelineCache(std::sync::Arc<std::sync::OnceLock<std::sync::Arc<pipelines::Pipelines>>>);
+struct PipelineCache(std::sync::Arc<std::sync::Mutex<PipelineMap>>);
 
 impl std::fmt::Debug for PipelineCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = if self.0.get().is_some() {
-            "built"
-        } else {
-            "not built"
-        };
-        write!(f, "PipelineCache({state})")
+        let built = self.0.lock().map(|m| m.len()).unwrap_or(0);
+        write!(f, "PipelineCache({built} built)")
     }
 }
 
@@ -219,12 +218,27 @@ impl GpuContext {
         }
     }
 
-    /// The simulator's kernels for this device: compiled on the first call,
-    /// then shared by every simulator on this context and its clones.
+    /// The simulator's kernels for this device, for every collider kind:
+    /// compiled on the first call, then shared by every simulator on this
+    /// context and its clones.
     pub fn pipelines(&self) -> std::sync::Arc<pipelines::Pipelines> {
-        self.pipelines
+        self.pipelines_for(pipelines::ColliderKinds::ALL)
+    }
+
+    /// The kernels with contact code for the collider `kinds` only
+    /// (`pipelines::ColliderKinds`), compiled on the first call for those
+    /// kinds, then shared like `pipelines`.
+    pub fn pipelines_for(
+        &self,
+        kinds: pipelines::ColliderKinds,
+    ) -> std::sync::Arc<pipelines::Pipelines> {
+        let mut map = self
+            .pipelines
             .0
-            .get_or_init(|| std::sync::Arc::new(pipelines::Pipelines::new(&self.device)))
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        map.entry(kinds)
+            .or_insert_with(|| std::sync::Arc::new(pipelines::Pipelines::new(&self.device, kinds)))
             .clone()
     }
 

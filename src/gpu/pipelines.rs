@@ -6,6 +6,42 @@ use std::collections::HashMap;
 
 use super::layout::{BindingKind, GpuStep, Kernel, SHADER_SOURCE, binding_kind, fused_supported};
 
+/// The collider kinds a set of pipelines handles: a bit per
+/// `contact::kind` value. Contact code for a kind the scene lacks is
+/// compiled out (WGSL `override HAS_SPHERE` etc., shaders/contact.wgsl):
+/// a software adapter runs every branch of a kernel under a lane mask, and
+/// removing the unused shapes cut a substep of the grass workload (a ground
+/// plane) on lavapipe by a third (docs/BENCHMARKS.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ColliderKinds(pub u8);
+
+impl ColliderKinds {
+    /// Every kind (the pipelines `GpuContext::pipelines` returns).
+    pub const ALL: ColliderKinds = ColliderKinds(0b1111);
+
+    /// The kinds among `colliders`.
+    pub fn of(colliders: &[crate::contact::Collider]) -> ColliderKinds {
+        ColliderKinds(colliders.iter().fold(0, |m, c| m | 1 << c.shape.kind()))
+    }
+
+    /// Whether kind `k` (`contact::kind`) is among them.
+    pub fn has(self, k: u32) -> bool {
+        self.0 & (1 << k) != 0
+    }
+
+    /// The WGSL override constants that say so.
+    pub fn constants(self) -> [(&'static str, f64); 4] {
+        use crate::contact::kind::*;
+        let on = |k| if self.has(k) { 1.0 } else { 0.0 };
+        [
+            ("HAS_SPHERE", on(SPHERE)),
+            ("HAS_CAPSULE", on(CAPSULE)),
+            ("HAS_PLANE", on(PLANE)),
+            ("HAS_SDF", on(SDF)),
+        ]
+    }
+}
+
 /// The shader module's kernels, compiled for one device.
 pub struct Pipelines {
     /// Group 0 of every kernel: the step values (dynamic offset), rods, rest
@@ -18,6 +54,8 @@ pub struct Pipelines {
     /// Whether the fused substep kernels were built (`fused_supported`):
     /// without them `layouts` and `pipelines` lack those kernels.
     pub fused: bool,
+    /// The collider kinds the contact code handles.
+    pub kinds: ColliderKinds,
 }
 
 /// A compute-visible storage buffer entry.
@@ -62,8 +100,10 @@ fn layout_entry(b: u32) -> wgpu::BindGroupLayoutEntry {
 }
 
 impl Pipelines {
-    /// Compile every kernel of shaders/ for `device`.
-    pub fn new(device: &wgpu::Device) -> Pipelines {
+    /// Compile every kernel of shaders/ for `device`, the contact code for
+    /// the collider `kinds` only.
+    pub fn new(device: &wgpu::Device, kinds: ColliderKinds) -> Pipelines {
+        let constants = kinds.constants();
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("strands"),
             source: wgpu::ShaderSource::Wgsl(SHADER_SOURCE.into()),
@@ -108,7 +148,10 @@ impl Pipelines {
                     layout: Some(&pipeline_layout),
                     module: &module,
                     entry_point: Some(name),
-                    compilation_options: Default::default(),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
+                        ..Default::default()
+                    },
                     cache: None,
                 }),
             );
@@ -119,6 +162,48 @@ impl Pipelines {
             layouts,
             pipelines,
             fused,
+            kinds,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contact::{Collider, Shape};
+    use glam::DVec3;
+
+    /// The kinds of a scene's colliders, and the override constants that
+    /// switch each kind's contact code on (1) or off (0).
+    #[test]
+    fn kinds_of_colliders_set_their_constants() {
+        let collider = |shape| Collider {
+            name: "c".into(),
+            shape,
+            anchor: 0,
+            friction: 0.0,
+            static_friction: 0.0,
+            margin: 0.0,
+        };
+        let sphere = collider(Shape::Sphere {
+            center: DVec3::ZERO,
+            radius: 1.0,
+        });
+        let plane = collider(Shape::Plane {
+            point: DVec3::ZERO,
+            normal: DVec3::Y,
+        });
+        assert_eq!(ColliderKinds::of(&[]), ColliderKinds(0));
+        let k = ColliderKinds::of(&[sphere.clone(), plane, sphere]);
+        assert_eq!(
+            k.constants(),
+            [
+                ("HAS_SPHERE", 1.0),
+                ("HAS_CAPSULE", 0.0),
+                ("HAS_PLANE", 1.0),
+                ("HAS_SDF", 0.0)
+            ]
+        );
+        assert!(ColliderKinds::ALL.constants().iter().all(|c| c.1 == 1.0));
     }
 }

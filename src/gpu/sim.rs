@@ -87,7 +87,7 @@ impl GpuSimulator {
     ) -> Result<Self, GpuError> {
         let packing = Packing::new(&rods, &rod_origins(&rods, &state));
         check_limits(&ctx.device.limits(), &rods, &packing)?;
-        let pipelines = ctx.pipelines();
+        let pipelines = ctx.pipelines_for(super::pipelines::ColliderKinds::of(&rods.colliders));
         let form = Self::default_form(ctx);
         let buffers = Buffers::new(
             &ctx.device,
@@ -567,7 +567,7 @@ impl GpuSimulator {
     /// (`Form::WalkedFused`, `Form::Fused`) where the device's limits allow
     /// it (`layout::fused_supported`).
     pub fn default_form(ctx: &GpuContext) -> Form {
-        let fused = ctx.pipelines().fused;
+        let fused = super::layout::fused_supported(&ctx.device.limits());
         match (ctx.info.device_type == wgpu::DeviceType::Cpu, fused) {
             (true, true) => Form::WalkedFused,
             (true, false) => Form::Walked,
