@@ -156,7 +156,10 @@ fn bench_times_each_gpu_form_asked_for() {
             "--vertices",
             "8",
         ])
-        .args(["--backend", "gpu", "--gpu-form", "walked,fused"])
+        // Not the packed fused form: llvmpipe takes minutes to compile it
+        // on a cold shader cache (docs/BENCHMARKS.md), and this test is
+        // about the rows, which any two forms show.
+        .args(["--backend", "gpu", "--gpu-form", "walked,walked-fused"])
         .args([
             "--warmup",
             "0",
@@ -179,7 +182,7 @@ fn bench_times_each_gpu_form_asked_for() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.contains("gpu:walked ") && stdout.contains("gpu:fused "),
+        stdout.contains("gpu:walked ") && stdout.contains("gpu:walked-fused "),
         "{stdout}"
     );
     let report: serde_json::Value =
@@ -189,7 +192,7 @@ fn bench_times_each_gpu_form_asked_for() {
         .iter()
         .map(|r| r["gpu_form"].as_str().unwrap())
         .collect();
-    assert_eq!(forms, ["walked", "fused"]);
+    assert_eq!(forms, ["walked", "walked-fused"]);
     for r in rows {
         assert!(r["error"].is_null(), "{r}");
         assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
