@@ -203,8 +203,10 @@ struct Scratch {
 @group(0) @binding(4) var<storage, read> poses: array<Pose>;
 
 // State. Each kernel's pipeline layout holds only the bindings it uses, so
-// no kernel binds more than 8 storage buffers (WebGPU's default limit);
-// tests/gpu_layout.rs checks each entry point's uses against `Kernel::bindings`.
+// no staged kernel binds more than 8 storage buffers (WebGPU's default limit);
+// the fused substep kernels bind 12 and are built only on devices that allow
+// it (`Kernel::supported`). tests/gpu_layout.rs checks each entry point's uses
+// against `Kernel::bindings`.
 @group(1) @binding(0) var<storage, read_write> pos: array<Position>;
 @group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
 @group(1) @binding(2) var<storage, read_write> pos_unc: array<Position>;

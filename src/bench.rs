@@ -513,7 +513,8 @@ fn measure_with(
                 m.error = Some(format!("GPU form {form}: {e}"));
                 return m;
             }
-            m.gpu_form = Some(sim.form().name().into());
+            // The form that runs: a fused form asked for with Jacobi runs staged.
+            m.gpu_form = Some(sim.running_form().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
             sim.wait();
             for k in 0..settings.warmup + settings.repeats {

@@ -542,8 +542,21 @@ fn bench(args: BenchArgs) -> Result<()> {
     // largest sizes cost only their GPU runs.
     // The default (no --backend) times the CPU, and the GPU where
     // `backend::choose` would run it by default (as `strands run` does).
+    // Forms name GPU rows: asking for them asks for the GPU, even a
+    // software one, and contradicts `--backend cpu`.
+    if !args.gpu_forms.is_empty() && !backends.contains(&BackendKind::Gpu) {
+        anyhow::bail!(
+            "--gpu-form times the GPU, which --backend {} leaves out: add gpu to --backend",
+            args.backends
+                .iter()
+                .map(|b| format!("{b:?}").to_lowercase())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+    }
     let (gpu, gpu_error) = if backends.contains(&BackendKind::Gpu) {
-        let requested = (!args.backends.is_empty()).then_some(BackendKind::Gpu);
+        let requested =
+            (!args.backends.is_empty() || !args.gpu_forms.is_empty()).then_some(BackendKind::Gpu);
         let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
         match choice.gpu {
             Some(ctx) => (Some(ctx), None),
@@ -700,7 +713,19 @@ fn bench(args: BenchArgs) -> Result<()> {
             anyhow::bail!("--grow needs a GPU adapter");
         };
         let largest = sizes.last().copied().unwrap_or(1000);
-        for kind in &args.workloads {
+        let kinds_and_forms = args
+            .workloads
+            .iter()
+            .flat_map(|kind| gpu_forms.iter().map(move |&form| (kind, form)));
+        for (kind, gpu_form) in kinds_and_forms {
+            let settings = Settings {
+                gpu_form,
+                ..settings
+            };
+            let label = match gpu_form {
+                Some(form) => format!("{kind} ({form})"),
+                None => kind.to_string(),
+            };
             let mut n = largest * 2;
             loop {
                 // Building the scene on the host takes ~400 B per vertex.
@@ -709,13 +734,13 @@ fn bench(args: BenchArgs) -> Result<()> {
                     && need > avail / 2
                 {
                     eprintln!(
-                        "{kind}: stopping before {n} strands: the host would need {} of {} available",
+                        "{label}: stopping before {n} strands: the host would need {} of {} available",
                         bench::bytes(need),
                         bench::bytes(avail)
                     );
                     break;
                 }
-                eprintln!("{kind}: {n} strands on the GPU…");
+                eprintln!("{label}: {n} strands on the GPU…");
                 let w = Workload::standard(kind, n, args.vertices)?;
                 let mut m = bench::measure(&w, BackendKind::Gpu, Some(ctx), settings, &mut || {});
                 m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
@@ -734,7 +759,7 @@ fn bench(args: BenchArgs) -> Result<()> {
                 results.push(m);
                 save(&results)?;
                 if let Some(why) = stop {
-                    eprintln!("{kind}: stopping at {n} strands: {why}");
+                    eprintln!("{label}: stopping at {n} strands: {why}");
                     break;
                 }
                 n *= 2;

@@ -139,8 +139,9 @@ fn default_backend_is_the_cpu_on_a_software_adapter() {
 
 /// `strands bench --gpu-form`: one GPU row per form asked for, each
 /// labelled with its form in the table and the JSON, all measured (no
-/// error) and taking the same twist iterations; an unknown form is refused
-/// with the list of forms.
+/// error) and taking the same twist iterations; a fused form asked for with
+/// the Jacobi projection labelled with the staged form it runs; forms with
+/// the CPU backend alone, and an unknown form, refused.
 #[test]
 fn bench_times_each_gpu_form_asked_for() {
     let dir = std::env::temp_dir().join(format!("strands-gpu-forms-{}", std::process::id()));
@@ -197,6 +198,74 @@ fn bench_times_each_gpu_form_asked_for() {
         assert!(r["error"].is_null(), "{r}");
         assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
     }
+    // Forms name GPU rows: with the CPU backend alone they are refused.
+    let cpu = strands()
+        .args(["bench", "--backend", "cpu", "--gpu-form", "walked"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&cpu.stderr);
+    assert!(!cpu.status.success());
+    assert!(
+        err.contains("--gpu-form") && err.contains("--backend cpu"),
+        "{err}"
+    );
+    // A fused form with the Jacobi projection runs its staged twin, and
+    // the row says so.
+    let scene = dir.join("jacobi.toml");
+    std::fs::write(
+        &scene,
+        std::fs::read_to_string("scenes/cantilever.toml").unwrap()
+            + "\n[sim.projection]\nmethod = \"jacobi\"\n",
+    )
+    .unwrap();
+    let out = strands()
+        .args([
+            "bench",
+            "--strands",
+            "1",
+            "--workload",
+            "hair",
+            "--vertices",
+            "4",
+        ])
+        .args(["--backend", "gpu", "--gpu-form", "walked-fused", "--scene"])
+        .arg(&scene)
+        .args([
+            "--warmup",
+            "0",
+            "--repeats",
+            "1",
+            "--substeps",
+            "1",
+            "--out",
+        ])
+        .arg(&json)
+        .arg("--plot")
+        .arg(dir.join("forms.svg"))
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let forms: Vec<(&str, &str)> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["workload"].as_str().unwrap(),
+                r["gpu_form"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(forms.len(), 2, "{forms:?}");
+    assert_eq!(forms[0].1, "walked-fused", "the hair: fast projection");
+    assert_eq!(forms[1].1, "walked", "the Jacobi scene: {forms:?}");
     let bad = strands()
         .args(["bench", "--backend", "gpu", "--gpu-form", "tiled"])
         .output()

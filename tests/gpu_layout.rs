@@ -197,6 +197,11 @@ fn workgroup_memory_fits_the_default_limit() {
             if k == Kernel::Substep {
                 assert_eq!(bytes, fused);
             }
+            // The walked ones use none, so they are gated on storage
+            // buffers alone (`walked_fused_supported`).
+            if !k.per_pack() {
+                assert_eq!(bytes, 0, "{}", k.entry_point());
+            }
             assert!(bytes <= fused, "{}: {bytes} bytes", k.entry_point());
             continue;
         }
@@ -404,4 +409,32 @@ fn collider_kind_overrides_are_declared() {
         .map(|c| c.0.to_string())
         .collect();
     assert_eq!(declared, set);
+}
+
+/// Which kernels a device can run (`Kernel::supported`): every staged one
+/// on WebGPU's default limits; the walked fused ones once 12 storage
+/// buffers are allowed; the packed fused ones only with the workgroup
+/// memory too.
+#[test]
+fn fused_kernels_are_gated_on_the_limits_they_need() {
+    use strands::gpu::layout::{FUSED_STORAGE_BUFFERS, FUSED_WORKGROUP_BYTES};
+    let default = wgpu::Limits::default();
+    let buffers = wgpu::Limits {
+        max_storage_buffers_per_shader_stage: FUSED_STORAGE_BUFFERS,
+        ..default.clone()
+    };
+    let both = wgpu::Limits {
+        max_compute_workgroup_storage_size: FUSED_WORKGROUP_BYTES,
+        ..buffers.clone()
+    };
+    for k in Kernel::ALL {
+        assert_eq!(k.supported(&default), !k.is_fused(), "{k:?}");
+        assert_eq!(
+            k.supported(&buffers),
+            !k.is_fused() || !k.per_pack(),
+            "{k:?}"
+        );
+        assert!(k.supported(&both), "{k:?}");
+    }
+    assert!(Kernel::SubstepRod.supported(&buffers) && !Kernel::Substep.supported(&buffers));
 }

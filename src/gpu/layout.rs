@@ -69,7 +69,8 @@ pub const PROJECTION_JACOBI: u32 = 3;
 
 /// Storage buffers a fused substep kernel binds (`Kernel::is_fused`), above
 /// WebGPU's default 8: the fused kernels are built only on a device that
-/// allows this many and `FUSED_WORKGROUP_BYTES` (`fused_supported`).
+/// allows this many (`walked_fused_supported`), the packed ones only where
+/// it also allows `FUSED_WORKGROUP_BYTES` (`fused_supported`).
 pub const FUSED_STORAGE_BUFFERS: u32 = 12;
 
 /// Workgroup memory of the fused substep kernels (the union of their
@@ -77,10 +78,18 @@ pub const FUSED_STORAGE_BUFFERS: u32 = 12;
 /// WebGPU's default 16 KiB; lavapipe allows 32 KiB, recent GPUs 48 KiB or more.
 pub const FUSED_WORKGROUP_BYTES: u32 = 28168;
 
-/// Whether a device with `limits` can run the fused substep kernels.
+/// Whether a device with `limits` can run the packed fused substep
+/// kernels (`Form::Fused`): storage buffers and workgroup memory.
 pub fn fused_supported(limits: &wgpu::Limits) -> bool {
-    limits.max_storage_buffers_per_shader_stage >= FUSED_STORAGE_BUFFERS
+    walked_fused_supported(limits)
         && limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES
+}
+
+/// Whether a device with `limits` can run the walked fused substep kernels
+/// (`Form::WalkedFused`), which use no workgroup memory: storage buffers
+/// only.
+pub fn walked_fused_supported(limits: &wgpu::Limits) -> bool {
+    limits.max_storage_buffers_per_shader_stage >= FUSED_STORAGE_BUFFERS
 }
 
 /// WGSL `Rod`.
@@ -718,8 +727,20 @@ impl Kernel {
         }
     }
 
+    /// Whether a device with `limits` can run the kernel: the fused ones
+    /// need more than WebGPU's default limits (`walked_fused_supported`,
+    /// and for the packed ones `fused_supported`); every other kernel fits
+    /// the defaults (tests/gpu_layout.rs).
+    pub fn supported(self, limits: &wgpu::Limits) -> bool {
+        match (self.is_fused(), self.per_pack()) {
+            (false, _) => true,
+            (true, true) => fused_supported(limits),
+            (true, false) => walked_fused_supported(limits),
+        }
+    }
+
     /// True for the fused substep kernels, which need more than WebGPU's
-    /// default limits (`fused_supported`).
+    /// default limits (`Kernel::supported`).
     pub fn is_fused(self) -> bool {
         matches!(
             self,

@@ -1,7 +1,8 @@
 //! Packing of a rod set into workgroups for the kernels that run one
-//! workgroup per pack (`Kernel::per_pack`: `project_fast`, `project_shake`
-//! in shaders/project_pack.wgsl, `forces` in shaders/forces.wgsl, `frames`
-//! in shaders/frames.wgsl). Testable without a GPU.
+//! workgroup per pack (`Kernel::per_pack`: `forces`, `frames`, `twist`,
+//! `project_fast`, `project_shake`, `contact_packed` and the fused
+//! `substep_start`, `substep_finish`, `substep` that run them in turn).
+//! Testable without a GPU.
 //!
 //! A pack is a run of consecutive rods whose vertices total at most
 //! [`PACK_ROWS`]: hair of 32 vertices packs 8 strands to a workgroup, grass of

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::layout::{BindingKind, GpuStep, Kernel, SHADER_SOURCE, binding_kind, fused_supported};
+use super::layout::{BindingKind, GpuStep, Kernel, SHADER_SOURCE, binding_kind};
 
 /// The collider kinds a set of pipelines handles: a bit per
 /// `contact::kind` value. Contact code for a kind the scene lacks is
@@ -49,11 +49,11 @@ pub struct Pipelines {
     pub world_layout: wgpu::BindGroupLayout,
     /// Group 1 of each kernel: the state buffers it binds (`Kernel::bindings`).
     pub layouts: HashMap<Kernel, wgpu::BindGroupLayout>,
-    /// Each kernel's pipeline.
+    /// Each kernel's pipeline, of those the device can run
+    /// (`Kernel::supported`): the fused substep kernels are missing on a
+    /// device with WebGPU's default limits (`Pipelines::has`).
     pub pipelines: HashMap<Kernel, wgpu::ComputePipeline>,
-    /// Whether the fused substep kernels were built (`fused_supported`):
-    /// without them `layouts` and `pipelines` lack those kernels.
-    pub fused: bool,
+
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
 }
@@ -128,8 +128,8 @@ impl Pipelines {
         });
         let mut layouts = HashMap::new();
         let mut pipelines = HashMap::new();
-        let fused = fused_supported(&device.limits());
-        for kernel in Kernel::ALL.into_iter().filter(|k| fused || !k.is_fused()) {
+        let limits = device.limits();
+        for kernel in Kernel::ALL.into_iter().filter(|k| k.supported(&limits)) {
             let name = kernel.entry_point();
             let entries: Vec<_> = kernel.bindings().iter().map(|&b| layout_entry(b)).collect();
             let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -161,9 +161,13 @@ impl Pipelines {
             world_layout,
             layouts,
             pipelines,
-            fused,
             kinds,
         }
+    }
+
+    /// Whether `kernel` was built (`Kernel::supported` on this device).
+    pub fn has(&self, kernel: Kernel) -> bool {
+        self.pipelines.contains_key(&kernel)
     }
 }
 

@@ -528,24 +528,13 @@ impl GpuSimulator {
         pass.dispatch_workgroups(x, y, 1);
     }
 
-    /// Whether the frames, forces, fast and SHAKE projections run packed
-    /// (`Kernel::Frames`, `Kernel::Forces`, parallel scans over each rod)
-    /// or walked (`Kernel::FramesRod`, `Kernel::ForcesRod`); for the
-    /// projections: one workgroup per
-    /// pack of rods, parallel over its vertices, solved by parallel cyclic
-    /// reduction (`Kernel::ProjectFast`, depth O(log n) per rod), or one
-    /// invocation walking each rod with the Thomas algorithm
-    /// (`Kernel::ProjectFastRod`, work O(n)); contact: its three stages
-    /// (vertices, even edges, odd edges) in one workgroup per pack, parallel
-    /// over the rows (`Kernel::ContactPacked`), or one invocation walking
-    /// each rod (`Kernel::ContactRod`); the twist solve: one
-    /// workgroup per pack (`Kernel::Twist`) or one invocation walking each
-    /// rod (`Kernel::TwistRod`). Packed by default on GPUs;
-    /// walked on adapters that are CPUs (lavapipe), where the reduction's
-    /// extra work and barriers cost more than the walk: measured with
-    /// `strands bench` on lavapipe in docs/BENCHMARKS.md.
-    /// Packed or fused (`form`): true when the per-rod stages run one
-    /// workgroup per pack.
+    /// Whether the per-rod stages run one workgroup per pack of rods
+    /// (`Form::Packed`, `Form::Fused`: the frames, forces and twist by
+    /// parallel scans over each rod, the fast projection by parallel cyclic
+    /// reduction, depth O(log n) per rod, contact's three stages parallel
+    /// over the rows) rather than one invocation walking each rod
+    /// (`Form::Walked`, `Form::WalkedFused`: the Thomas algorithm, work
+    /// O(n)). Which is faster depends on the device: docs/BENCHMARKS.md.
     pub fn packed(&self) -> bool {
         matches!(self.form, Form::Packed | Form::Fused)
     }
@@ -565,24 +554,43 @@ impl GpuSimulator {
     /// CPUs (lavapipe), where barriers and the packed stages' extra work
     /// cost more than the walk (docs/BENCHMARKS.md), packed on GPUs; fused
     /// (`Form::WalkedFused`, `Form::Fused`) where the device's limits allow
-    /// it (`layout::fused_supported`).
+    /// it (`layout::walked_fused_supported`, `layout::fused_supported`).
     pub fn default_form(ctx: &GpuContext) -> Form {
-        let fused = super::layout::fused_supported(&ctx.device.limits());
-        match (ctx.info.device_type == wgpu::DeviceType::Cpu, fused) {
-            (true, true) => Form::WalkedFused,
-            (true, false) => Form::Walked,
-            (false, true) => Form::Fused,
-            (false, false) => Form::Packed,
+        let limits = ctx.device.limits();
+        if ctx.info.device_type == wgpu::DeviceType::Cpu {
+            if super::layout::walked_fused_supported(&limits) {
+                Form::WalkedFused
+            } else {
+                Form::Walked
+            }
+        } else if super::layout::fused_supported(&limits) {
+            Form::Fused
+        } else {
+            Form::Packed
         }
     }
 
-    /// Choose the form of the substep. `Form::Fused` needs a device opened
-    /// with `layout::FUSED_STORAGE_BUFFERS` storage buffers per stage and
-    /// `layout::FUSED_WORKGROUP_BYTES` of workgroup memory
-    /// (`GpuContext::headless` opens the adapter's full limits); on one
-    /// without, this says which limit is short and keeps the form.
+    /// The form the substeps actually run in: `form`, or its staged twin
+    /// with the Jacobi projection (`Form::effective`).
+    pub fn running_form(&self) -> Form {
+        self.form.effective(&self.params)
+    }
+
+    /// Choose the form of the substep. The fused forms need a device opened
+    /// with `layout::FUSED_STORAGE_BUFFERS` storage buffers per stage,
+    /// `Form::Fused` also `layout::FUSED_WORKGROUP_BYTES` of workgroup
+    /// memory (`GpuContext::headless` opens the adapter's full limits); on
+    /// one without, this says which limit is short and keeps the form.
     pub fn set_form(&mut self, form: Form) -> Result<(), GpuError> {
-        if matches!(form, Form::Fused | Form::WalkedFused) && !self.pipelines.fused {
+        let kernel = match form {
+            Form::Fused => Kernel::Substep,
+            Form::WalkedFused => Kernel::SubstepRod,
+            Form::Walked | Form::Packed => {
+                self.form = form;
+                return Ok(());
+            }
+        };
+        if !self.pipelines.has(kernel) {
             let limits = self.ctx.device.limits();
             let storage = limits.max_storage_buffers_per_shader_stage;
             return Err(if storage < FUSED_STORAGE_BUFFERS {
@@ -805,6 +813,11 @@ impl GpuSimulator {
     /// Run one kernel once from time `t` with substep `h`, anchors posed at
     /// `t` and `t + h` (kernel-by-kernel parity tests). `Kernel::ProjectJacobi`
     /// runs the pass U→P.
+    ///
+    /// # Panics
+    /// If the device cannot run `kernel` (`Kernel::supported`: a fused
+    /// kernel on a device with WebGPU's default limits); `set_form` is the
+    /// checked way to choose the fused kernels.
     pub fn run_kernel(&mut self, kernel: Kernel, t: f64, h: f64) {
         self.run_kernel_in_phase(kernel, 0, t, h);
     }
@@ -825,6 +838,11 @@ impl GpuSimulator {
 
     /// Run `kernel` once (`jacobi`: its buffers, for `ProjectJacobi` only).
     fn run_one(&mut self, kernel: Kernel, jacobi: JacobiPass, phase: u32, t: f64, h: f64) {
+        assert!(
+            self.pipelines.has(kernel),
+            "kernel {} was not built: this device's limits do not allow it (Kernel::supported)",
+            kernel.entry_point()
+        );
         self.write_inputs(t, h, 1);
         let group = match kernel {
             Kernel::ProjectJacobi => &self.buffers.jacobi_groups[&jacobi],
