@@ -73,11 +73,20 @@ fn negate_wide(d: vec2<u32>) -> vec2<u32> {
 }
 
 // Add the 64-bit d to the accumulator at word i: the low word first, then
-// the high word with the carry out of this very addition.
+// the high word with the carry out of this very addition. A word that would
+// gain zero is not touched (the same sum with fewer atomics: a mass or a
+// positive momentum below 2³² has no high word, a zero velocity component
+// nothing at all).
 fn atomic_add_wide(i: u32, d: vec2<u32>) {
-    let old = atomicAdd(&grid[i], d.x);
-    let carry = select(0u, 1u, old + d.x < old);
-    atomicAdd(&grid[i + 1u], d.y + carry);
+    var carry = 0u;
+    if (d.x != 0u) {
+        let old = atomicAdd(&grid[i], d.x);
+        carry = select(0u, 1u, old + d.x < old);
+    }
+    let high = d.y + carry;
+    if (high != 0u) {
+        atomicAdd(&grid[i + 1u], high);
+    }
 }
 
 // The signed 64-bit accumulator at word i as f32.
@@ -131,7 +140,12 @@ fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     }
     let vq = quantise_velocity(vel[v].xyz);
     let speed = vec3<u32>(abs(vq));
-    atomicMax(&grid[tail + GRID_VMAX], max(speed.x, max(speed.y, speed.z)));
+    // Every vertex would race for this one word: one that cannot raise it
+    // leaves it alone (the same maximum).
+    let vmax = max(speed.x, max(speed.y, speed.z));
+    if (vmax > atomicLoad(&grid[tail + GRID_VMAX])) {
+        atomicMax(&grid[tail + GRID_VMAX], vmax);
+    }
     for (var c = 0u; c < 8u; c++) {
         let kw = corner(g, q.xyz, c);
         let wm = kw.y * gv.mass_q;
