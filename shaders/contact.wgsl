@@ -274,15 +274,20 @@ fn contact_edge_of(j: u32, parity: u32) {
 }
 
 // Edge j (vertices j, j + 1) of a rod at `origin` with section radius `rho`.
+// Its two positions are read once and written once, whatever the colliders
+// did between (each collider sees the last one's result, as on the CPU).
 fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
     let h = params.h;
     let wa = rest[j].inv_mass;
     let wb = rest[j + 1u].inv_mass;
+    var pa = pos[j];
+    var pb = pos[j + 1u];
+    var changed = false;
     for (var k = 0u; k < colliders.count; k++) {
         let c = colliders.items[k];
         let p = anchor_pose(c.anchor, params.slot_end);
-        let x_a = position_f32(pos[j]);
-        let x_b = position_f32(pos[j + 1u]);
+        let x_a = position_f32(pa);
+        let x_b = position_f32(pb);
         let qa = to_local(p, x_a, origin);
         let qb = to_local(p, x_b, origin);
         let e = edge_distance(c, qa, qb);
@@ -316,8 +321,9 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
                 xa -= undo * ka;
                 xb -= undo * kb;
             }
-            pos[j] = moved(pos[j], xa - x_a);
-            pos[j + 1u] = moved(pos[j + 1u], xb - x_b);
+            pa = moved(pa, xa - x_a);
+            pb = moved(pb, xb - x_b);
+            changed = true;
             // Recorded like a vertex contact (src/cpu/contact.rs).
             let p0 = anchor_pose(c.anchor, params.slot_start);
             if (ka * d > contact_depth(contacts[j])) {
@@ -327,6 +333,10 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
                 contacts[j + 1u] = make_contact(nrm, kb * d, stuck, surface_velocity(p0, p, xb, origin));
             }
         }
+    }
+    if (changed) {
+        pos[j] = pa;
+        pos[j + 1u] = pb;
     }
 }
 
