@@ -238,11 +238,21 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     if (rest[v].inv_mass == 0.0) {
         return;
     }
-    let x_unc = position_f32(pos_unc[v]);
-    let x = position_f32(pos[v]);
-    let x_start = x_unc - vel[v].xyz * params.h;
+    let p = pos[v];
+    let x = position_f32(p);
+    // The path of the substep, for phase 0's friction and tunnelling test
+    // only (phase 1 does not read it).
+    var x_unc = x;
+    var x_start = x;
+    if (stage_phase == 0u) {
+        x_unc = position_f32(pos_unc[v]);
+        x_start = x_unc - vel[v].xyz * params.h;
+    }
+    let x_new = contact_vertex(v, rho, origin, x, x_start, x_unc);
     // Moved by what contact changed: nothing at all without contact.
-    pos[v] = moved(pos[v], contact_vertex(v, rho, origin, x, x_start, x_unc) - x);
+    if (any(x_new != x)) {
+        pos[v] = moved(p, x_new - x);
+    }
 }
 
 @compute @workgroup_size(64)
