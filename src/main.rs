@@ -122,13 +122,14 @@ struct BenchArgs {
     #[arg(long = "scene")]
     scenes: Vec<PathBuf>,
     /// Backends to time (default: the CPU, and the GPU where `strands run`
-    /// would choose it: a hardware adapter).
+    /// would choose it, a hardware adapter; with --gpu-form, any adapter).
     #[arg(long = "backend", value_enum, value_delimiter = ',')]
     backends: Vec<BackendKind>,
     /// GPU forms to time, each a row (walked, walked-fused, packed, fused:
     /// how the per-rod stages run, README "On the GPU"); default: the
     /// adapter's own (walked-fused on a CPU adapter, fused on a GPU whose
-    /// limits allow it, else packed).
+    /// limits allow it, else packed). Asks for the GPU, even a software
+    /// adapter; refused with --backend cpu.
     #[arg(long = "gpu-form", value_delimiter = ',', value_name = "FORM")]
     gpu_forms: Vec<strands::gpu::Form>,
     /// Frames run before timing.
@@ -671,6 +672,8 @@ fn bench(args: BenchArgs) -> Result<()> {
     let mut too_big: Vec<(String, BackendKind)> = Vec::new();
     // The workload last built, kept for its other backend.
     let mut built: Option<(usize, Workload)> = None;
+    // (workload, backend, form that ran) of every row.
+    let mut measured = Vec::new();
     for (i, backend, gpu_form) in runs {
         let settings = Settings {
             gpu_form,
@@ -698,8 +701,24 @@ fn bench(args: BenchArgs) -> Result<()> {
         let mut m = bench::measure(w, backend, gpu.as_ref(), settings, &mut || bar.inc(1));
         m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
         bar.set_position(done);
+        // Two forms asked for can run as one (a fused form with Jacobi
+        // runs its staged twin): one row for it.
+        let row = (i, backend, m.gpu_form.clone());
+        if m.error.is_none() && measured.contains(&row) {
+            // `suspend`, not `println`, which prints nothing where the bar
+            // is hidden (stderr not a terminal).
+            bar.suspend(|| {
+                eprintln!(
+                    "{} on {on}: runs as {}, already measured; one row for it",
+                    w.name,
+                    m.gpu_form.as_deref().unwrap_or("?")
+                )
+            });
+            continue;
+        }
+        measured.push(row);
         if let Some(e) = &m.error {
-            bar.println(format!("{} {strands} strands on {backend:?}: {e}", w.name));
+            bar.suspend(|| eprintln!("{} {strands} strands on {backend:?}: {e}", w.name));
             if m.out_of_capacity {
                 too_big.push(key);
             }

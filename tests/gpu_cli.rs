@@ -140,8 +140,9 @@ fn default_backend_is_the_cpu_on_a_software_adapter() {
 /// `strands bench --gpu-form`: one GPU row per form asked for, each
 /// labelled with its form in the table and the JSON, all measured (no
 /// error) and taking the same twist iterations; a fused form asked for with
-/// the Jacobi projection labelled with the staged form it runs; forms with
-/// the CPU backend alone, and an unknown form, refused.
+/// the Jacobi projection labelled with the staged form it runs, one row
+/// where two forms run as one; forms with the CPU backend alone, and an
+/// unknown form, refused.
 #[test]
 fn bench_times_each_gpu_form_asked_for() {
     let dir = std::env::temp_dir().join(format!("strands-gpu-forms-{}", std::process::id()));
@@ -228,7 +229,13 @@ fn bench_times_each_gpu_form_asked_for() {
             "--vertices",
             "4",
         ])
-        .args(["--backend", "gpu", "--gpu-form", "walked-fused", "--scene"])
+        .args([
+            "--backend",
+            "gpu",
+            "--gpu-form",
+            "walked-fused,walked",
+            "--scene",
+        ])
         .arg(&scene)
         .args([
             "--warmup",
@@ -263,9 +270,17 @@ fn bench_times_each_gpu_form_asked_for() {
             )
         })
         .collect();
-    assert_eq!(forms.len(), 2, "{forms:?}");
-    assert_eq!(forms[0].1, "walked-fused", "the hair: fast projection");
-    assert_eq!(forms[1].1, "walked", "the Jacobi scene: {forms:?}");
+    // The hair (fast projection) in both forms; the Jacobi scene runs both
+    // as `walked`: one row.
+    let labels: Vec<&str> = forms.iter().map(|f| f.1).collect();
+    assert_eq!(labels, ["walked-fused", "walked", "walked"], "{forms:?}");
+    assert_eq!(forms[0].0, forms[1].0);
+    assert_ne!(forms[2].0, forms[0].0, "{forms:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("runs as walked, already measured"),
+        "{stderr}"
+    );
     let bad = strands()
         .args(["bench", "--backend", "gpu", "--gpu-form", "tiled"])
         .output()

@@ -582,7 +582,8 @@ impl GpuSimulator {
     /// memory (`GpuContext::headless` opens the adapter's full limits); on
     /// one without, this says which limit is short and keeps the form.
     pub fn set_form(&mut self, form: Form) -> Result<(), GpuError> {
-        let kernel = match form {
+        // With Jacobi a fused form runs staged, which every device can.
+        let kernel = match form.effective(&self.params) {
             Form::Fused => Kernel::Substep,
             Form::WalkedFused => Kernel::SubstepRod,
             Form::Walked | Form::Packed => {
