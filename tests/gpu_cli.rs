@@ -148,35 +148,35 @@ fn bench_times_each_gpu_form_asked_for() {
     let dir = std::env::temp_dir().join(format!("strands-gpu-forms-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("forms.json");
-    let out = strands()
-        .args([
-            "bench",
-            "--workload",
-            "hair",
-            "--strands",
-            "16",
-            "--vertices",
-            "8",
-        ])
-        // Not the packed fused form: llvmpipe takes minutes to compile it
-        // on a cold shader cache (docs/BENCHMARKS.md), and this test is
-        // about the rows, which any two forms show.
-        .args(["--backend", "gpu", "--gpu-form", "walked,walked-fused"])
-        .args([
-            "--warmup",
-            "0",
-            "--repeats",
-            "1",
-            "--substeps",
-            "2",
-            "--out",
-        ])
-        .arg(&json)
-        .arg("--plot")
-        .arg(dir.join("forms.svg"))
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .unwrap();
+    // A bench of one short frame on the GPU, its report in `json`.
+    let quick_bench = |args: &[&str]| {
+        strands()
+            .arg("bench")
+            .args(args)
+            .args(["--backend", "gpu", "--warmup", "0", "--repeats", "1"])
+            .arg("--out")
+            .arg(&json)
+            .arg("--plot")
+            .arg(dir.join("forms.svg"))
+            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+            .output()
+            .unwrap()
+    };
+    // Not the packed fused form: llvmpipe takes minutes to compile it on a
+    // cold shader cache (docs/BENCHMARKS.md), and this test is about the
+    // rows, which any two forms show.
+    let out = quick_bench(&[
+        "--workload",
+        "hair",
+        "--strands",
+        "16",
+        "--vertices",
+        "8",
+        "--gpu-form",
+        "walked,walked-fused",
+        "--substeps",
+        "2",
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -219,39 +219,21 @@ fn bench_times_each_gpu_form_asked_for() {
             + "\n[sim.projection]\nmethod = \"jacobi\"\n",
     )
     .unwrap();
-    let out = strands()
-        .args([
-            "bench",
-            "--strands",
-            "1",
-            "--workload",
-            "hair",
-            "--vertices",
-            "4",
-        ])
-        .args([
-            "--backend",
-            "gpu",
-            "--gpu-form",
-            "walked-fused,walked",
-            "--scene",
-        ])
-        .arg(&scene)
-        .args([
-            "--warmup",
-            "0",
-            "--repeats",
-            "1",
-            "--substeps",
-            "1",
-            "--out",
-        ])
-        .arg(&json)
-        .arg("--plot")
-        .arg(dir.join("forms.svg"))
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .unwrap();
+    let scene = scene.to_str().unwrap();
+    let out = quick_bench(&[
+        "--strands",
+        "1",
+        "--workload",
+        "hair",
+        "--vertices",
+        "4",
+        "--gpu-form",
+        "walked-fused,walked",
+        "--scene",
+        scene,
+        "--substeps",
+        "1",
+    ]);
     assert!(
         out.status.success(),
         "{}",

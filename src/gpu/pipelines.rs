@@ -53,7 +53,6 @@ pub struct Pipelines {
     /// (`Kernel::supported`): the fused substep kernels are missing on a
     /// device with WebGPU's default limits (`Pipelines::has`).
     pub pipelines: HashMap<Kernel, wgpu::ComputePipeline>,
-
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
 }

@@ -66,9 +66,7 @@ impl Form {
             Form::Fused => "fused",
         }
     }
-}
 
-impl Form {
     /// The form a substep under `params` actually runs in: a fused form
     /// falls back to its staged twin with the Jacobi projection, whose
     /// passes ping-pong between buffers (`substep_schedule`).
