@@ -14,6 +14,13 @@
 // it is within ±2048 m of its origin, and increments far below f32's
 // ε|x| accumulate instead of being rounded away (see `Position`).
 
+// The bending stencil's arithmetic (shaders/forces.wgsl `bending_stencil`
+// and the force sums): f64 where the device has it (src/gpu/layout.rs
+// `shader_source` rewrites this line), else f32. Its terms are ~100× the net
+// force they sum to, and their f32 rounding, anew as the vertices move by
+// less than a quantum, kept a settled rod trembling at ~3e-6 m/s.
+alias real = f32;
+
 const NONE: u32 = 0xffffffffu;
 const WORKGROUP: u32 = 64u;
 const F32_EPSILON: f32 = 1.1920929e-7; // 2⁻²³
@@ -362,11 +369,11 @@ fn material_frame(t: vec3<f32>, u: vec3<f32>, theta: f32) -> MaterialFrame {
 // trembles at half the speed (measured on lavapipe; a compiler that
 // factored q0 × q1 + q0 × ρ1 into q0 × e1 would undo it). The same value as
 // the CPU's e0 × e1 in exact arithmetic.
-fn curvature_binormal_at(a: Position, b: Position, c: Position) -> vec3<f32> {
-    let q0 = quanta_between(a, b);
-    let q1 = quanta_between(b, c);
-    let r0 = b.rem.xyz - a.rem.xyz;
-    let r1 = c.rem.xyz - b.rem.xyz;
+fn curvature_binormal_at(a: Position, b: Position, c: Position) -> vec3<real> {
+    let q0 = vec3<real>(quanta_between(a, b));
+    let q1 = vec3<real>(quanta_between(b, c));
+    let r0 = vec3<real>(b.rem.xyz) - vec3<real>(a.rem.xyz);
+    let r1 = vec3<real>(c.rem.xyz) - vec3<real>(b.rem.xyz);
     let e0 = q0 + r0;
     let e1 = q1 + r1;
     let turn = cross(q0, q1) + (cross(q0, r1) + cross(r0, q1) + cross(r0, r1));
@@ -386,12 +393,12 @@ fn apply_bending(b: vec3<f32>, w: vec2<f32>) -> vec2<f32> {
 }
 
 struct VertexTriple {
-    prev: vec3<f32>,
-    mid: vec3<f32>,
-    next: vec3<f32>,
+    prev: vec3<real>,
+    mid: vec3<real>,
+    next: vec3<real>,
 }
 
-fn curvature_binormal_gradient_t(a: vec3<f32>, b: vec3<f32>, kb: vec3<f32>, k: vec3<f32>) -> VertexTriple {
+fn curvature_binormal_gradient_t(a: vec3<real>, b: vec3<real>, kb: vec3<real>, k: vec3<real>) -> VertexTriple {
     let la = length(a);
     let lb = length(b);
     let d = la * lb + dot(a, b);

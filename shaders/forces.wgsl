@@ -10,10 +10,57 @@
 //   the holonomy sums by the doubling scan of `suffix_sums`. A rod longer
 //   than a pack is walked by one invocation.
 
-fn holonomy_gradient(kb: vec3<f32>, len_prev: f32, len_next: f32) -> VertexTriple {
+fn holonomy_gradient(kb: vec3<real>, len_prev: real, len_next: real) -> VertexTriple {
     let a = kb / (2.0 * len_prev);
     let c = -kb / (2.0 * len_next);
     return VertexTriple(a, -(a + c), c);
+}
+
+// b − a in `real` (`displacement` where real is f32).
+fn edge_between(a: Position, b: Position) -> vec3<real> {
+    return vec3<real>(quanta_between(a, b)) + (vec3<real>(b.rem.xyz) - vec3<real>(a.rem.xyz));
+}
+
+// Interior vertex v's bending stencil (src/cpu/forces.rs `vertex_stencil`).
+struct Stencil {
+    // (∇κb)ᵀ ∂E/∂(κb) on v − 1, v, v + 1.
+    grad: VertexTriple,
+    kb: vec3<real>,
+    // |eᵛ⁻¹|, |eᵛ|.
+    lens: vec2<real>,
+    // The vertex's parts of C of its two edges, (Jω)ᵀB(ω − ω̄)/l̄.
+    c: vec2<f32>,
+}
+
+// `material_curvature`, `apply_bending` and `rot_j` in `real`.
+fn material_curvature_real(kb: vec3<real>, f: MaterialFrame) -> vec2<real> {
+    return vec2<real>(dot(kb, vec3<real>(f.m2)), -dot(kb, vec3<real>(f.m1)));
+}
+
+fn apply_bending_real(b: vec3<real>, w: vec2<real>) -> vec2<real> {
+    return vec2<real>(b.x * w.x + b.y * w.y, b.y * w.x + b.z * w.y);
+}
+
+fn rot_j_real(w: vec2<real>) -> vec2<real> {
+    return vec2<real>(-w.y, w.x);
+}
+
+fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: MaterialFrame) -> Stencil {
+    let b = vec3<real>(bending);
+    let kb = curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u]);
+    let l = real(rest[v].voronoi);
+    let w0 = material_curvature_real(kb, prev);
+    let w1 = material_curvature_real(kb, next);
+    let bd0 = apply_bending_real(b, w0 - vec2<real>(rest[v].rest_kappa.xy));
+    let bd1 = apply_bending_real(b, w1 - vec2<real>(rest[v].rest_kappa.zw));
+    let c = vec2<f32>(vec2<real>(dot(rot_j_real(w0), bd0), dot(rot_j_real(w1), bd1)) / l);
+    // ∂E/∂(κb) = Σⱼ (g₁ m₂ʲ − g₂ m₁ʲ) with g = Bʲ(ω − ω̄)/l̄.
+    let g0 = bd0 / l;
+    let g1 = bd1 / l;
+    let dk = vec3<real>(prev.m2) * g0.x - vec3<real>(prev.m1) * g0.y + vec3<real>(next.m2) * g1.x - vec3<real>(next.m1) * g1.y;
+    let e0 = edge_between(pos[v - 1u], pos[v]);
+    let e1 = edge_between(pos[v], pos[v + 1u]);
+    return Stencil(curvature_binormal_gradient_t(e0, e1, kb, dk), kb, vec2<real>(length(e0), length(e1)), c);
 }
 
 // Elastic forces in one sweep from the tip (src/cpu/forces.rs
@@ -33,35 +80,29 @@ fn elastic_forces(r: u32) {
         s = -scratch[o + ne - 1u].g.y;
     }
     // Running sums for vertices k+1 and k.
-    var f_next = vec3<f32>(0.0);
-    var f_cur = vec3<f32>(0.0);
+    var f_next = vec3<real>(0.0);
+    var f_cur = vec3<real>(0.0);
     var next = edge_material_frame(o + ne - 1u, false);
     for (var k = n - 2u; k >= 1u; k--) {
         // Here s = Σ_{j≥k} Cⱼ.
         let v = o + k;
         let prev = edge_material_frame(v - 1u, false);
-        let kb = scratch[v].kb.xyz;
-        let l = rest[v].voronoi;
-        // Bending: ∂E/∂(κb)ₖ = Σⱼ (g₁ m₂ʲ − g₂ m₁ʲ) with g = Bʲ(ω − ω̄)/l̄ₖ.
-        let g0 = apply_bending(b, material_curvature(kb, prev) - rest[v].rest_kappa.xy) / l;
-        let g1 = apply_bending(b, material_curvature(kb, next) - rest[v].rest_kappa.zw) / l;
-        let dk = prev.m2 * g0.x - prev.m1 * g0.y + next.m2 * g1.x - next.m1 * g1.y;
-        let e0 = displacement(pos[v - 1u], pos[v]);
-        let e1 = displacement(pos[v], pos[v + 1u]);
-        let g = curvature_binormal_gradient_t(e0, e1, kb, dk);
-        let hg = holonomy_gradient(kb, length(e0), length(e1));
-        f_next -= g.next + hg.next * s;
-        f_cur -= g.mid + hg.mid * s;
-        let f_prev = -(g.prev + hg.prev * s);
+        let st = bending_stencil(v, b, prev, next);
+        let g = st.grad;
+        let hg = holonomy_gradient(st.kb, st.lens.x, st.lens.y);
+        let sr = real(s);
+        f_next -= g.next + hg.next * sr;
+        f_cur -= g.mid + hg.mid * sr;
+        let f_prev = -(g.prev + hg.prev * sr);
         // Vertex k+1 is complete.
-        write_force(r, k + 1u, f_next);
+        write_force(r, k + 1u, vec3<f32>(f_next));
         f_next = f_cur;
         f_cur = f_prev;
         s += scratch[v - 1u].g.x;
         next = prev;
     }
-    write_force(r, 1u, f_next);
-    write_force(r, 0u, f_cur);
+    write_force(r, 1u, vec3<f32>(f_next));
+    write_force(r, 0u, vec3<f32>(f_cur));
 }
 
 // Air velocity at x: U + g d̂ sin(2π(f t − d̂·x/λ)) (src/params.rs `Wind::at`).
@@ -136,8 +177,8 @@ fn forces_pack(w: u32, lid: u32) {
     // the Cⱼ of its two edges, and its bending gradient (`vertex_stencil`),
     // kept in registers with what the holonomy gradient needs.
     var bend: array<VertexTriple, ROWS_PER_INVOCATION>;
-    var kbs: array<vec3<f32>, ROWS_PER_INVOCATION>;
-    var lens: array<vec2<f32>, ROWS_PER_INVOCATION>;
+    var kbs: array<vec3<real>, ROWS_PER_INVOCATION>;
+    var lens: array<vec2<real>, ROWS_PER_INVOCATION>;
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
         let i = lid + q * WORKGROUP;
         if (i < n) {
@@ -147,25 +188,12 @@ fn forces_pack(w: u32, lid: u32) {
             var c_prev = 0.0;
             var c_next = 0.0;
             if (k > 0u && k + 1u < rods[r].vertex_count) {
-                let b = rods[r].bending.xyz;
-                let kb = curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u]);
-                let prev = edge_material_frame(v - 1u, false);
-                let next = edge_material_frame(v, false);
-                let l = rest[v].voronoi;
-                let w0 = material_curvature(kb, prev);
-                let w1 = material_curvature(kb, next);
-                let bd0 = apply_bending(b, w0 - rest[v].rest_kappa.xy);
-                let bd1 = apply_bending(b, w1 - rest[v].rest_kappa.zw);
-                c_prev = dot(rot_j(w0), bd0) / l;
-                c_next = dot(rot_j(w1), bd1) / l;
-                let g0 = bd0 / l;
-                let g1 = bd1 / l;
-                let dk = prev.m2 * g0.x - prev.m1 * g0.y + next.m2 * g1.x - next.m1 * g1.y;
-                let e0 = displacement(pos[v - 1u], pos[v]);
-                let e1 = displacement(pos[v], pos[v + 1u]);
-                bend[q] = curvature_binormal_gradient_t(e0, e1, kb, dk);
-                kbs[q] = kb;
-                lens[q] = vec2<f32>(length(e0), length(e1));
+                let st = bending_stencil(v, rods[r].bending.xyz, edge_material_frame(v - 1u, false), edge_material_frame(v, false));
+                c_prev = st.c.x;
+                c_next = st.c.y;
+                bend[q] = st.grad;
+                kbs[q] = st.kb;
+                lens[q] = st.lens;
             }
             forces_c_prev[i] = c_prev;
             forces_c_next[i] = c_next;
@@ -226,47 +254,78 @@ fn forces_pack(w: u32, lid: u32) {
     }
     // (d) Each interior vertex's stencil with its holonomy term Sₖ∇ψₖ: the
     // terms on its neighbours to workgroup memory, its own kept.
-    var own: array<vec3<f32>, ROWS_PER_INVOCATION>;
+    var own: array<vec3<real>, ROWS_PER_INVOCATION>;
+    var on_next: array<vec3<real>, ROWS_PER_INVOCATION>;
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
         let i = lid + q * WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let r = rest[v].rod;
             let k = v - rods[r].vertex_offset;
-            var on_prev = vec3<f32>(0.0);
-            var on_next = vec3<f32>(0.0);
-            own[q] = vec3<f32>(0.0);
+            var on_prev = vec3<real>(0.0);
+            on_next[q] = vec3<real>(0.0);
+            own[q] = vec3<real>(0.0);
             if (k > 0u && k + 1u < rods[r].vertex_count) {
-                let s = forces_holonomy[i];
+                let s = real(forces_holonomy[i]);
                 let hg = holonomy_gradient(kbs[q], lens[q].x, lens[q].y);
                 on_prev = bend[q].prev + hg.prev * s;
                 own[q] = bend[q].mid + hg.mid * s;
-                on_next = bend[q].next + hg.next * s;
+                on_next[q] = bend[q].next + hg.next * s;
             }
-            pack_rows_a[i] = vec4<f32>(on_prev, 0.0);
-            pack_rows_b[i] = vec4<f32>(on_next, 0.0);
+            pack_rows_split(i, on_prev);
         }
     }
     workgroupBarrier();
     // (e) Each vertex's force from the stencils of k+1, k, k−1 (the sweep's
-    // order), plus gravity and drag, written once.
+    // order), plus gravity and drag, written once: the terms on the previous
+    // vertex first, then (after a barrier, through the same memory) those
+    // on the next.
+    var f: array<vec3<real>, ROWS_PER_INVOCATION>;
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        f[q] = vec3<real>(0.0);
+        if (i < n) {
+            let v = v0 + i;
+            let r = rest[v].rod;
+            let k = v - rods[r].vertex_offset;
+            if (k + 1u < rods[r].vertex_count) {
+                f[q] -= pack_rows_joined(i + 1u);
+            }
+            f[q] -= own[q];
+        }
+    }
+    workgroupBarrier();
+    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        let i = lid + q * WORKGROUP;
+        if (i < n) {
+            pack_rows_split(i, on_next[q]);
+        }
+    }
+    workgroupBarrier();
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
         let i = lid + q * WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let r = rest[v].rod;
             let k = v - rods[r].vertex_offset;
-            var f = vec3<f32>(0.0);
-            if (k + 1u < rods[r].vertex_count) {
-                f -= pack_rows_a[i + 1u].xyz;
-            }
-            f -= own[q];
             if (k > 0u) {
-                f -= pack_rows_b[i - 1u].xyz;
+                f[q] -= pack_rows_joined(i - 1u);
             }
-            write_force(r, k, f);
+            write_force(r, k, vec3<f32>(f[q]));
         }
     }
+}
+
+// A `real` vector to row i of the pack's workgroup memory as two f32 parts,
+// x ≈ hi + lo (exact to ~ε² |x| where real is f64; lo = 0 where it is f32).
+fn pack_rows_split(i: u32, x: vec3<real>) {
+    let hi = vec3<f32>(x);
+    pack_rows_a[i] = vec4<f32>(hi, 0.0);
+    pack_rows_b[i] = vec4<f32>(vec3<f32>(x - vec3<real>(hi)), 0.0);
+}
+
+fn pack_rows_joined(i: u32) -> vec3<real> {
+    return vec3<real>(pack_rows_a[i].xyz) + vec3<real>(pack_rows_b[i].xyz);
 }
 
 @compute @workgroup_size(64)

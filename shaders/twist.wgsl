@@ -19,7 +19,7 @@ fn curvature_binormals(r: u32) {
     scratch[o + n - 1u].kb = vec4<f32>(0.0);
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
-        scratch[v].kb = vec4<f32>(curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u]), 0.0);
+        scratch[v].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u])), 0.0);
     }
 }
 
@@ -434,7 +434,7 @@ fn twist_pack(w: u32, lid: u32) {
             let nv = rods[r].vertex_count;
             var kb = vec3<f32>(0.0);
             if (k > 0u && k + 1u < nv) {
-                kb = curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u]);
+                kb = vec3<f32>(curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u]));
             }
             scratch[v].kb = vec4<f32>(kb, 0.0);
             if (k + 1u < nv) {

@@ -4,7 +4,7 @@
 
 use strands::demo::render::SHADER_SOURCE as RENDER_SOURCE;
 use strands::gpu::Kernel;
-use strands::gpu::layout::{SHADER_SOURCE, shared_structs};
+use strands::gpu::layout::{REAL_F32, SHADER_SOURCE, shader_source, shared_structs};
 
 fn parse(source: &str) -> naga::Module {
     naga::front::wgsl::parse_str(source)
@@ -16,12 +16,13 @@ fn module() -> naga::Module {
 }
 
 fn validate(m: &naga::Module, source: &str) {
-    naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::empty(),
-    )
-    .validate(m)
-    .unwrap_or_else(|e| panic!("shaders do not validate:\n{}", e.emit_to_string(source)));
+    validate_with(m, source, naga::valid::Capabilities::empty());
+}
+
+fn validate_with(m: &naga::Module, source: &str, caps: naga::valid::Capabilities) {
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+        .validate(m)
+        .unwrap_or_else(|e| panic!("shaders do not validate:\n{}", e.emit_to_string(source)));
 }
 
 /// Struct `name` of module `m`: its members' names and offsets, and its size.
@@ -48,6 +49,27 @@ fn check_layouts(m: &naga::Module, structs: Vec<strands::gpu::layout::StructLayo
         let rust: Vec<(String, usize)> = fields.iter().map(|(f, o)| (f.to_string(), *o)).collect();
         assert_eq!(rust, wgsl, "members and offsets of {name} (Rust vs WGSL)");
     }
+}
+
+/// The variant with the bending stencil in f64 (`shader_source(true)`)
+/// validates on a device with f64 and is refused by one without it (so
+/// `real` really became f64), and the f32 variant is `SHADER_SOURCE` itself.
+#[test]
+fn f64_stencil_variant_validates_where_f64_is() {
+    assert_eq!(SHADER_SOURCE.matches(REAL_F32).count(), 1);
+    assert_eq!(shader_source(false), SHADER_SOURCE);
+    let source = shader_source(true);
+    let m = parse(&source);
+    validate_with(&m, &source, naga::valid::Capabilities::FLOAT64);
+    assert!(
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty()
+        )
+        .validate(&m)
+        .is_err(),
+        "the f64 variant validated without the FLOAT64 capability"
+    );
 }
 
 #[test]

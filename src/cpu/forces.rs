@@ -42,6 +42,34 @@ pub fn holonomy_gradient(kb: DVec3, len_prev: f64, len_next: f64) -> [DVec3; 3] 
     [a, -(a + c), c]
 }
 
+/// The bending part of interior vertex `k`'s stencil, `∂E/∂x` on
+/// `xₖ₋₁, xₖ, xₖ₊₁` through `(κb)ₖ`: `(∇κb)ᵀ k` with
+/// `k = ∂E/∂(κb)ₖ = Σⱼ (g₁ m₂ʲ − g₂ m₁ʲ)`, `g = Bʲ(ωʲ − ω̄ʲ)/l̄ₖ`, over the
+/// material frames `prev`, `next` of edges k−1 and k. The GPU's twin
+/// (shaders/forces.wgsl `bending_stencil`) computes it, and the sums of
+/// the terms it returns, in f64 where the device has it: the terms are
+/// ~100× the net force on a vertex.
+pub fn bending_stencil(
+    rest: RodRest,
+    pos: &[DVec3],
+    kb: &[DVec3],
+    k: usize,
+    prev: (DVec3, DVec3),
+    next: (DVec3, DVec3),
+) -> [DVec3; 3] {
+    let b = rest.material.bending;
+    let w = vertex_curvatures(kb[k], prev, next);
+    let l = rest.voronoi[k];
+    let mut dk = DVec3::ZERO;
+    for ((wj, wbar), (m1, m2)) in w.iter().zip(&rest.rest_kappa[k]).zip([prev, next]) {
+        let g = apply_bending(b, *wj - *wbar) / l;
+        dk += m2 * g.x - m1 * g.y;
+    }
+    let e0 = pos[k] - pos[k - 1];
+    let e1 = pos[k + 1] - pos[k];
+    curvature_binormal_gradient_t(e0, e1, kb[k], dk)
+}
+
 /// Elastic forces `−dE/dx` of one rod, added into `force`. `grad_bend` and
 /// `grad_twist` are `∂E/∂θ` split as `twist_gradient` returns them.
 /// The torque on a clamped end is `grad_bend + grad_twist` there (§8.2).
@@ -65,7 +93,6 @@ pub fn elastic_forces(
 ) {
     let n = pos.len();
     let ne = n - 1;
-    let b = rest.material.bending;
     // Holonomy: Cⱼ = ∂E_bend/∂θʲ, except at a clamped last edge where the
     // total derivative leaves Cₙ = ∂E_bend/∂θⁿ − ∂E/∂θⁿ = −∂E_twist/∂θⁿ.
     let mut s = if end_clamped {
@@ -80,18 +107,12 @@ pub fn elastic_forces(
     for k in (1..n - 1).rev() {
         // Here s = Σ_{j≥k} Cⱼ.
         let prev = material_frame(tangent[k - 1], ref_u[k - 1], theta[k - 1]);
-        let w = vertex_curvatures(kb[k], prev, next);
-        let l = rest.voronoi[k];
-        // Bending: k = ∂E/∂(κb)ₖ = Σⱼ (g₁ m₂ʲ − g₂ m₁ʲ) with g = Bʲ(ω − ω̄)/l̄ₖ.
-        let mut dk = DVec3::ZERO;
-        for ((wj, wbar), (m1, m2)) in w.iter().zip(&rest.rest_kappa[k]).zip([prev, next]) {
-            let g = apply_bending(b, *wj - *wbar) / l;
-            dk += m2 * g.x - m1 * g.y;
-        }
-        let e0 = pos[k] - pos[k - 1];
-        let e1 = pos[k + 1] - pos[k];
-        let g = curvature_binormal_gradient_t(e0, e1, kb[k], dk);
-        let hg = holonomy_gradient(kb[k], e0.length(), e1.length());
+        let g = bending_stencil(rest, pos, kb, k, prev, next);
+        let hg = holonomy_gradient(
+            kb[k],
+            (pos[k] - pos[k - 1]).length(),
+            (pos[k + 1] - pos[k]).length(),
+        );
         f_next -= g[2] + hg[2] * s;
         f_cur -= g[1] + hg[1] * s;
         let f_prev = -(g[0] + hg[0] * s);
@@ -139,20 +160,14 @@ fn vertex_stencil(
     k: usize,
     s: f64,
 ) -> [DVec3; 3] {
-    let b = rest.material.bending;
     let prev = material_frame(tangent[k - 1], ref_u[k - 1], theta[k - 1]);
     let next = material_frame(tangent[k], ref_u[k], theta[k]);
-    let w = vertex_curvatures(kb[k], prev, next);
-    let l = rest.voronoi[k];
-    let mut dk = DVec3::ZERO;
-    for ((wj, wbar), (m1, m2)) in w.iter().zip(&rest.rest_kappa[k]).zip([prev, next]) {
-        let g = apply_bending(b, *wj - *wbar) / l;
-        dk += m2 * g.x - m1 * g.y;
-    }
-    let e0 = pos[k] - pos[k - 1];
-    let e1 = pos[k + 1] - pos[k];
-    let g = curvature_binormal_gradient_t(e0, e1, kb[k], dk);
-    let hg = holonomy_gradient(kb[k], e0.length(), e1.length());
+    let g = bending_stencil(rest, pos, kb, k, prev, next);
+    let hg = holonomy_gradient(
+        kb[k],
+        (pos[k] - pos[k - 1]).length(),
+        (pos[k + 1] - pos[k]).length(),
+    );
     [g[0] + hg[0] * s, g[1] + hg[1] * s, g[2] + hg[2] * s]
 }
 

@@ -480,6 +480,21 @@ pub const SHADER_SOURCE: &str = concat!(
     include_str!("../../shaders/world.wgsl"),
 );
 
+/// The line of `SHADER_SOURCE` that sets the bending stencil's precision.
+pub const REAL_F32: &str = "alias real = f32;";
+
+/// `SHADER_SOURCE` with the bending stencil (`real`, shaders/common.wgsl) in
+/// f64 when `f64` is set (a device with `wgpu::Features::SHADER_F64`).
+pub fn shader_source(f64: bool) -> std::borrow::Cow<'static, str> {
+    if f64 {
+        SHADER_SOURCE
+            .replacen(REAL_F32, "alias real = f64;", 1)
+            .into()
+    } else {
+        SHADER_SOURCE.into()
+    }
+}
+
 /// What a kernel's dispatch covers (`Kernel::domain`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Domain {

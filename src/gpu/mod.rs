@@ -189,6 +189,9 @@ pub struct GpuContext {
     pub queue: wgpu::Queue,
     /// The adapter's name, backend, device type and driver.
     pub info: wgpu::AdapterInfo,
+    /// Whether the kernels compute the bending stencil in f64 (see
+    /// `with_f32_stencil`).
+    stencil_f64: bool,
     pipelines: PipelineCache,
 }
 
@@ -209,13 +212,37 @@ impl std::fmt::Debug for PipelineCache {
 impl GpuContext {
     /// Use a device the caller already has (it must have been created with at
     /// least the limits `GpuSimulator::new` checks).
+    ///
+    /// The bending stencil runs in f64 where the device has
+    /// `wgpu::Features::SHADER_F64`: its terms are ~100× the net force they
+    /// sum to, and in f32 their rounding keeps a settled rod trembling at
+    /// ~3e-6 m/s (tests/gpu_settling.rs), where f64 lets it come to rest
+    /// below 1e-6 m/s. `GpuContext::open` asks for the feature on Vulkan.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         GpuContext {
+            stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
             device,
             queue,
             info,
             pipelines: PipelineCache::default(),
         }
+    }
+
+    /// This device with the bending stencil in f32 even where it could run
+    /// in f64: for GPUs whose f64 is slow (consumer parts run it at 1/32 to
+    /// 1/64 of f32), at the price of the tremble `from_device` describes.
+    /// Kernels are compiled anew for it.
+    pub fn with_f32_stencil(&self) -> Self {
+        GpuContext {
+            stencil_f64: false,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the kernels compute the bending stencil in f64.
+    pub fn stencil_f64(&self) -> bool {
+        self.stencil_f64
     }
 
     /// The simulator's kernels for this device, for every collider kind:
@@ -238,7 +265,13 @@ impl GpuContext {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         map.entry(kinds)
-            .or_insert_with(|| std::sync::Arc::new(pipelines::Pipelines::new(&self.device, kinds)))
+            .or_insert_with(|| {
+                std::sync::Arc::new(pipelines::Pipelines::new(
+                    &self.device,
+                    kinds,
+                    self.stencil_f64,
+                ))
+            })
             .clone()
     }
 
@@ -259,7 +292,11 @@ impl GpuContext {
     /// Open a device with the adapter's full limits on `adapter`.
     pub async fn open(adapter: &wgpu::Adapter) -> Result<Self, GpuError> {
         let info = adapter.get_info();
-        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+        let mut wanted = wgpu::Features::TIMESTAMP_QUERY;
+        if info.backend == wgpu::Backend::Vulkan {
+            wanted |= wgpu::Features::SHADER_F64;
+        }
+        let features = adapter.features() & wanted;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("strands"),
@@ -285,7 +322,7 @@ impl GpuContext {
             .collect::<Vec<_>>()
             .join(" ");
         format!(
-            "{} ({:?}, {:?}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {})",
             info.name,
             info.backend,
             info.device_type,
@@ -293,7 +330,8 @@ impl GpuContext {
                 String::new()
             } else {
                 format!(", {driver}")
-            }
+            },
+            if self.stencil_f64 { "f64" } else { "f32" }
         )
     }
 }

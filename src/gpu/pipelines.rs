@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::layout::{BindingKind, GpuStep, Kernel, SHADER_SOURCE, binding_kind};
+use super::layout::{BindingKind, GpuStep, Kernel, binding_kind, shader_source};
 
 /// The collider kinds a set of pipelines handles: a bit per
 /// `contact::kind` value. Contact code for a kind the scene lacks is
@@ -55,6 +55,8 @@ pub struct Pipelines {
     pub pipelines: HashMap<Kernel, wgpu::ComputePipeline>,
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
+    /// Whether the bending stencil runs in f64 (`layout::shader_source`).
+    pub stencil_f64: bool,
 }
 
 /// A compute-visible storage buffer entry.
@@ -100,12 +102,13 @@ fn layout_entry(b: u32) -> wgpu::BindGroupLayoutEntry {
 
 impl Pipelines {
     /// Compile every kernel of shaders/ for `device`, the contact code for
-    /// the collider `kinds` only.
-    pub fn new(device: &wgpu::Device, kinds: ColliderKinds) -> Pipelines {
+    /// the collider `kinds` only, the bending stencil in f64 if
+    /// `stencil_f64` (the device must have `wgpu::Features::SHADER_F64`).
+    pub fn new(device: &wgpu::Device, kinds: ColliderKinds, stencil_f64: bool) -> Pipelines {
         let constants = kinds.constants();
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("strands"),
-            source: wgpu::ShaderSource::Wgsl(SHADER_SOURCE.into()),
+            source: wgpu::ShaderSource::Wgsl(shader_source(stencil_f64)),
         });
         let world_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("world"),
@@ -161,6 +164,7 @@ impl Pipelines {
             layouts,
             pipelines,
             kinds,
+            stencil_f64,
         }
     }
 
