@@ -202,6 +202,10 @@ pub struct Measurement {
     /// CPU and in reports older than the fused forms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_form: Option<String>,
+    /// The GPU's bending stencil precision ("f64" or "f32"); absent on the
+    /// CPU and in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_stencil: Option<String>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -423,6 +427,7 @@ fn measure_with(
         source: workload.source.clone(),
         backend: format!("{backend:?}").to_lowercase(),
         gpu_form: None,
+        gpu_stencil: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -515,6 +520,7 @@ fn measure_with(
             }
             // The form that runs: a fused form asked for with Jacobi runs staged.
             m.gpu_form = Some(sim.running_form().name().into());
+            m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
             sim.wait();
             for k in 0..settings.warmup + settings.repeats {
@@ -662,10 +668,15 @@ pub fn bytes(b: u64) -> String {
 }
 
 impl Measurement {
-    /// The backend as the table and plot name it: `cpu`, or `gpu:FORM`.
+    /// The backend as the table and plot name it: `cpu`, `gpu:FORM`, or
+    /// `gpu:FORM:f32` for a GPU row with the bending stencil in f32.
     pub fn label(&self) -> String {
+        let stencil = match self.gpu_stencil.as_deref() {
+            Some("f32") => ":f32",
+            _ => "",
+        };
         match &self.gpu_form {
-            Some(form) => format!("{}:{form}", self.backend),
+            Some(form) => format!("{}:{form}{stencil}", self.backend),
             None => self.backend.clone(),
         }
     }
@@ -766,9 +777,14 @@ pub fn compare(old: &Report, new: &Report) -> String {
         );
         // A GPU row matches one of the same form, or one from a report
         // that did not record its form.
-        let forms_match = |o: &Measurement| match (&o.gpu_form, &m.gpu_form) {
-            (Some(a), Some(b)) => a == b,
-            _ => true,
+        let forms_match = |o: &Measurement| {
+            (match (&o.gpu_form, &m.gpu_form) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }) && (match (&o.gpu_stencil, &m.gpu_stencil) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            })
         };
         let found = old.results.iter().find(|o| {
             o.workload == m.workload

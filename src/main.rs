@@ -53,6 +53,10 @@ enum Command {
         /// with a line saying why).
         #[arg(long, value_enum)]
         backend: Option<BackendKind>,
+        /// GPU: the bending stencil's precision (default: f64 where the
+        /// device has f64 in shaders, else f32; README "Precision").
+        #[arg(long = "gpu-stencil", value_enum, value_name = "PRECISION")]
+        gpu_stencil: Option<strands::gpu::Stencil>,
         /// Refuse runs larger than this many vertex-substeps (vertices ×
         /// substeps × steps); a guard against runs that would not end.
         #[arg(long, value_name = "N", default_value_t = strands::scene::limits::DEFAULT_MAX_WORK)]
@@ -132,6 +136,16 @@ struct BenchArgs {
     /// adapter; refused with --backend cpu.
     #[arg(long = "gpu-form", value_delimiter = ',', value_name = "FORM")]
     gpu_forms: Vec<strands::gpu::Form>,
+    /// GPU bending-stencil precisions to time, each a row with each form
+    /// (f64, f32; README "Precision"); default: the device's (f64 where it
+    /// has f64 in shaders). Asks for the GPU like --gpu-form.
+    #[arg(
+        long = "gpu-stencil",
+        value_enum,
+        value_delimiter = ',',
+        value_name = "PRECISION"
+    )]
+    gpu_stencils: Vec<strands::gpu::Stencil>,
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]
     warmup: u32,
@@ -168,6 +182,7 @@ fn main() {
             usd,
             set,
             backend,
+            gpu_stencil,
             max_work,
         } => run(
             scene,
@@ -175,7 +190,7 @@ fn main() {
             (out, usd),
             every.unwrap_or(0),
             &set,
-            backend,
+            (backend, gpu_stencil),
             max_work,
         ),
         Command::Bench(args) => bench(args),
@@ -235,7 +250,7 @@ fn run(
     (out, usd): (Option<PathBuf>, Option<PathBuf>),
     every: u64,
     set: &[String],
-    backend: Option<BackendKind>,
+    (backend, gpu_stencil): (Option<BackendKind>, Option<strands::gpu::Stencil>),
     max_work: f64,
 ) -> Result<()> {
     if max_work.is_nan() || max_work <= 0.0 {
@@ -244,6 +259,14 @@ fn run(
             path.display()
         );
     }
+    // A stencil precision is a GPU setting: it asks for the GPU, and
+    // contradicts --backend cpu.
+    if backend == Some(BackendKind::Cpu) && gpu_stencil.is_some() {
+        anyhow::bail!(
+            "--gpu-stencil sets the GPU's precision, which --backend cpu does not use: drop one of them"
+        );
+    }
+    let backend = backend.or(gpu_stencil.map(|_| BackendKind::Gpu));
     catch_ctrl_c();
     let scene = Scene::load(&path, set).map_err(|e| e.with_override_flag("--set"))?;
     let steps_field = if steps.is_some() {
@@ -315,9 +338,20 @@ fn run(
         .with_context(|| path.display().to_string())?;
     let (mut sim, adapter) = match (choice.kind, choice.gpu) {
         (BackendKind::Gpu, Some(ctx)) => {
+            let ctx = match gpu_stencil {
+                Some(st) => ctx
+                    .with_stencil(st)
+                    .map_err(|e| anyhow::anyhow!("--gpu-stencil {}: {e}", st.name()))?,
+                None => ctx,
+            };
             eprintln!(
-                "backend: gpu on {} (f32{}); {summary}",
+                "backend: gpu on {} (f32{}{}); {summary}",
                 ctx.describe(),
+                if ctx.stencil_f64() {
+                    " but the bending stencil"
+                } else {
+                    ""
+                },
                 if backend.is_none() {
                     "; --backend cpu for the f64 reference"
                 } else {
@@ -545,19 +579,26 @@ fn bench(args: BenchArgs) -> Result<()> {
     // `backend::choose` would run it by default (as `strands run` does).
     // Forms name GPU rows: asking for them asks for the GPU, even a
     // software one, and contradicts `--backend cpu`.
-    if !args.gpu_forms.is_empty() && !backends.contains(&BackendKind::Gpu) {
-        anyhow::bail!(
-            "--gpu-form times the GPU, which --backend {} leaves out: add gpu to --backend",
-            args.backends
-                .iter()
-                .map(|b| format!("{b:?}").to_lowercase())
-                .collect::<Vec<_>>()
-                .join(",")
-        );
+    for (flag, given) in [
+        ("--gpu-form", !args.gpu_forms.is_empty()),
+        ("--gpu-stencil", !args.gpu_stencils.is_empty()),
+    ] {
+        if given && !backends.contains(&BackendKind::Gpu) {
+            anyhow::bail!(
+                "{flag} times the GPU, which --backend {} leaves out: add gpu to --backend",
+                args.backends
+                    .iter()
+                    .map(|b| format!("{b:?}").to_lowercase())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+        }
     }
     let (gpu, gpu_error) = if backends.contains(&BackendKind::Gpu) {
-        let requested =
-            (!args.backends.is_empty() || !args.gpu_forms.is_empty()).then_some(BackendKind::Gpu);
+        let requested = (!args.backends.is_empty()
+            || !args.gpu_forms.is_empty()
+            || !args.gpu_stencils.is_empty())
+        .then_some(BackendKind::Gpu);
         let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
         match choice.gpu {
             Some(ctx) => (Some(ctx), None),
@@ -627,8 +668,22 @@ fn bench(args: BenchArgs) -> Result<()> {
     } else {
         args.gpu_forms.iter().copied().map(Some).collect()
     };
-    // Each workload on each backend, the GPU in each form asked for.
-    let runs: Vec<(usize, BackendKind, Option<strands::gpu::Form>)> = plan
+    // The GPU with each bending-stencil precision asked for.
+    let gpus: Vec<strands::gpu::GpuContext> = match &gpu {
+        None => Vec::new(),
+        Some(ctx) if args.gpu_stencils.is_empty() => vec![ctx.clone()],
+        Some(ctx) => args
+            .gpu_stencils
+            .iter()
+            .map(|&st| {
+                ctx.with_stencil(st)
+                    .map_err(|e| anyhow::anyhow!("--gpu-stencil {}: {e}", st.name()))
+            })
+            .collect::<Result<_>>()?,
+    };
+    // Each workload on each backend, the GPU in each form and stencil
+    // precision asked for (the index into `gpus`).
+    let runs: Vec<(usize, BackendKind, Option<strands::gpu::Form>, usize)> = plan
         .iter()
         .enumerate()
         .flat_map(|(i, _)| {
@@ -636,8 +691,11 @@ fn bench(args: BenchArgs) -> Result<()> {
                 .iter()
                 .filter(|b| **b == BackendKind::Cpu || gpu.is_some())
                 .flat_map(|&b| match b {
-                    BackendKind::Cpu => vec![(i, b, None)],
-                    BackendKind::Gpu => gpu_forms.iter().map(|&f| (i, b, f)).collect(),
+                    BackendKind::Cpu => vec![(i, b, None, 0)],
+                    BackendKind::Gpu => gpu_forms
+                        .iter()
+                        .flat_map(|&f| (0..gpus.len()).map(move |g| (i, b, f, g)))
+                        .collect(),
                 })
                 .collect::<Vec<_>>()
         })
@@ -674,7 +732,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     let mut built: Option<(usize, Workload)> = None;
     // (workload, backend, form that ran) of every row.
     let mut measured = Vec::new();
-    for (i, backend, gpu_form) in runs {
+    for (i, backend, gpu_form, g) in runs {
         let settings = Settings {
             gpu_form,
             ..settings
@@ -691,6 +749,11 @@ fn bench(args: BenchArgs) -> Result<()> {
             Some(f) => format!("{backend:?} ({f})"),
             None => format!("{backend:?}"),
         };
+        let on = if backend == BackendKind::Gpu && !args.gpu_stencils.is_empty() {
+            format!("{on}, stencil in {}", gpus[g].stencil().name())
+        } else {
+            on
+        };
         bar.set_message(format!("{} {strands} strands on {on}", p.name()));
         if built.as_ref().is_none_or(|(j, _)| *j != i) {
             // Free the last scene before building the next.
@@ -698,12 +761,12 @@ fn bench(args: BenchArgs) -> Result<()> {
             built = Some((i, p.workload()?));
         }
         let w = &built.as_ref().unwrap().1;
-        let mut m = bench::measure(w, backend, gpu.as_ref(), settings, &mut || bar.inc(1));
+        let mut m = bench::measure(w, backend, gpus.get(g), settings, &mut || bar.inc(1));
         m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
         bar.set_position(done);
         // Two forms asked for can run as one (a fused form with Jacobi
         // runs its staged twin): one row for it.
-        let row = (i, backend, m.gpu_form.clone());
+        let row = (i, backend, m.gpu_form.clone(), m.gpu_stencil.clone());
         if m.error.is_none() && measured.contains(&row) {
             // `suspend`, not `println`, which prints nothing where the bar
             // is hidden (stderr not a terminal).
@@ -728,7 +791,8 @@ fn bench(args: BenchArgs) -> Result<()> {
     }
     bar.finish_and_clear();
     if args.grow {
-        let Some(ctx) = gpu.as_ref() else {
+        // With the first stencil precision asked for.
+        let Some(ctx) = gpus.first() else {
             anyhow::bail!("--grow needs a GPU adapter");
         };
         let largest = sizes.last().copied().unwrap_or(1000);

@@ -274,3 +274,89 @@ fn bench_times_each_gpu_form_asked_for() {
         "{err}"
     );
 }
+
+/// `--gpu-stencil`: `strands bench` times one GPU row per precision asked
+/// for, each recorded in the JSON and the f32 one labelled so in the table;
+/// both rows run the same steps (same twist and projection iterations).
+/// `strands run` says which precision it uses, and refuses the flag with
+/// `--backend cpu`. (lavapipe has f64 in shaders; on a device without it,
+/// f64 is refused by `GpuContext::with_stencil`.)
+#[test]
+fn gpu_stencil_precision_is_chosen_and_reported() {
+    let dir = std::env::temp_dir().join(format!("strands-gpu-stencil-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("stencil.json");
+    let out = strands()
+        .args([
+            "bench",
+            "--backend",
+            "gpu",
+            "--warmup",
+            "0",
+            "--repeats",
+            "1",
+        ])
+        .args(["--workload", "hair", "--strands", "16", "--vertices", "8"])
+        .args([
+            "--substeps",
+            "2",
+            "--gpu-form",
+            "walked",
+            "--gpu-stencil",
+            "f64,f32",
+        ])
+        .arg("--out")
+        .arg(&json)
+        .arg("--plot")
+        .arg(dir.join("stencil.svg"))
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("gpu:walked ") && stdout.contains("gpu:walked:f32 "),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = report["results"].as_array().unwrap();
+    let stencils: Vec<&str> = rows
+        .iter()
+        .map(|r| r["gpu_stencil"].as_str().unwrap())
+        .collect();
+    assert_eq!(stencils, ["f64", "f32"]);
+    for r in rows {
+        assert!(r["error"].is_null(), "{r}");
+        assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
+        assert_eq!(r["projection_iterations"], rows[0]["projection_iterations"]);
+    }
+    let run = |args: &[&str]| {
+        strands()
+            .args(["run", "scenes/cantilever.toml", "--steps", "1"])
+            .args(args)
+            .arg("--out")
+            .arg(dir.join("run.json"))
+            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+            .output()
+            .unwrap()
+    };
+    let f32_run = run(&["--gpu-stencil", "f32"]);
+    let err = String::from_utf8_lossy(&f32_run.stderr);
+    assert!(f32_run.status.success(), "{err}");
+    assert!(
+        err.contains("backend: gpu on") && err.contains("bending stencil in f32"),
+        "{err}"
+    );
+    let cpu = run(&["--backend", "cpu", "--gpu-stencil", "f64"]);
+    let err = String::from_utf8_lossy(&cpu.stderr);
+    assert!(!cpu.status.success());
+    assert!(
+        err.contains("--gpu-stencil") && err.contains("--backend cpu"),
+        "{err}"
+    );
+}

@@ -179,6 +179,26 @@ pub enum GpuError {
     },
 }
 
+/// The precision of the GPU's bending stencil (`GpuContext::stencil_f64`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Stencil {
+    /// f64: a settled rod comes to rest (needs `wgpu::Features::SHADER_F64`).
+    F64,
+    /// f32: faster where f64 is slow; a settled rod trembles at ~3e-6 m/s.
+    F32,
+}
+
+impl Stencil {
+    /// "f64" or "f32".
+    pub fn name(self) -> &'static str {
+        match self {
+            Stencil::F64 => "f64",
+            Stencil::F32 => "f32",
+        }
+    }
+}
+
 /// A wgpu device and queue to simulate on, and the simulator's kernels
 /// compiled for that device (made on first use, shared by its clones).
 #[derive(Clone, Debug)]
@@ -243,6 +263,33 @@ impl GpuContext {
     /// Whether the kernels compute the bending stencil in f64.
     pub fn stencil_f64(&self) -> bool {
         self.stencil_f64
+    }
+
+    /// The precision of the bending stencil.
+    pub fn stencil(&self) -> Stencil {
+        if self.stencil_f64 {
+            Stencil::F64
+        } else {
+            Stencil::F32
+        }
+    }
+
+    /// This device with the bending stencil in `stencil`. Errors: f64 on a
+    /// device without f64 in shaders.
+    pub fn with_stencil(&self, stencil: Stencil) -> Result<Self, String> {
+        match stencil {
+            Stencil::F32 => Ok(self.with_f32_stencil()),
+            Stencil::F64 if self.stencil_f64 => Ok(self.clone()),
+            Stencil::F64 => Err(format!(
+                "the bending stencil in f64 needs f64 in shaders (wgpu::Features::SHADER_F64{}), which {} lacks",
+                if self.info.backend == wgpu::Backend::Vulkan {
+                    ""
+                } else {
+                    ", asked for on Vulkan only"
+                },
+                self.info.name
+            )),
+        }
     }
 
     /// The simulator's kernels for this device, for every collider kind:
