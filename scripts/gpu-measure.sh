@@ -212,6 +212,12 @@ step bench-cpu "$strands" bench --backend cpu --workload hair,grass --strands 10
 step bench-forms "$strands" bench --backend gpu --workload hair,grass --strands "$timing_strands" \
     --gpu-form walked,walked-fused,packed,fused \
     --out "$OUT/bench-forms.json" --plot "$OUT/bench-forms.svg"
+# The bending stencil in f64 (the default where the GPU has f64 in shaders)
+# against f32, same run (README, "Precision"): what resting below 1e-6 m/s
+# costs on this GPU. At 1 M vertices (1000 strands when quick).
+step bench-stencil "$strands" bench --backend gpu --workload hair --strands "$timing_strands" \
+    --gpu-stencil f64,f32 \
+    --out "$OUT/bench-stencil.json" --plot "$OUT/bench-stencil.svg"
 
 if [ ${#failed[@]} -eq 0 ]; then
     say "all steps passed; results in $OUT"
