@@ -10,6 +10,12 @@ use strands::gpu::{Form, GpuContext, GpuError, GpuSimulator, choose_adapter};
 use strands::params::SimParams;
 
 fn caller_device(limits: wgpu::Limits) -> GpuContext {
+    caller_device_with(limits, wgpu::Features::empty())
+}
+
+/// A device the caller made with `limits` and those of `features` the
+/// adapter has.
+fn caller_device_with(limits: wgpu::Limits, features: wgpu::Features) -> GpuContext {
     pollster::block_on(async {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
@@ -19,6 +25,7 @@ fn caller_device(limits: wgpu::Limits) -> GpuContext {
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("caller's device"),
+                required_features: adapter.features() & features,
                 required_limits: limits,
                 ..Default::default()
             })
@@ -36,12 +43,23 @@ fn rods(count: usize, n: usize) -> Vec<strands::build::RodSpec> {
 }
 
 /// Same scene on the caller's default-limits device and on the library's
-/// own device: bit-identical states after 10 steps.
+/// own device with the same kernels (the bending stencil in f32: the
+/// caller asked for no f64): bit-identical states after 10 steps. A caller
+/// that asks for `SHADER_F64` gets the f64 stencil where the adapter has it.
 #[test]
 fn runs_on_a_callers_default_device() {
     let specs = rods(8, 12);
     let params = SimParams::default();
     let theirs_ctx = caller_device(wgpu::Limits::default());
+    assert!(!theirs_ctx.stencil_f64());
+    let with_f64 = caller_device_with(wgpu::Limits::default(), wgpu::Features::SHADER_F64);
+    assert_eq!(
+        with_f64.stencil_f64(),
+        with_f64
+            .device
+            .features()
+            .contains(wgpu::Features::SHADER_F64)
+    );
     // The same kernels on both: the caller's default limits rule out the
     // fused form, which a GPU would run by default on the library's device.
     let form = GpuSimulator::default_form(&theirs_ctx);
@@ -56,7 +74,7 @@ fn runs_on_a_callers_default_device() {
         sim.read_state()
     };
     let theirs = run(&theirs_ctx);
-    let ours = run(&gpu());
+    let ours = run(&gpu().with_f32_stencil());
     assert!(max_diff(&theirs.pos, &ours.pos) == 0.0);
     assert_eq!(theirs.theta, ours.theta);
     assert!(theirs.pos.iter().all(|p| p.is_finite()));
@@ -121,7 +139,8 @@ fn too_large_for_a_binding_is_refused_by_name() {
 /// More workgroups than one dispatch dimension allows are spread over a
 /// second dimension: on a device limited to 4 workgroups per dimension, 300
 /// rods of 3 vertices (5 workgroups of rods, 15 of vertices) give
-/// bit-identical results; a scene needing more than 4 × 4 is refused.
+/// bit-identical results (both with the f32 stencil, as the small device
+/// asked for no f64); a scene needing more than 4 × 4 is refused.
 #[test]
 fn dispatches_beyond_one_dimension_cover_every_rod() {
     let small = caller_device(wgpu::Limits {
@@ -138,7 +157,7 @@ fn dispatches_beyond_one_dimension_cover_every_rod() {
         sim.read_state()
     };
     let split = run(&small);
-    let whole = run(&gpu());
+    let whole = run(&gpu().with_f32_stencil());
     assert_eq!(split.pos, whole.pos);
     assert_eq!(split.theta, whole.theta);
     // Every rod moved (a rod no invocation reached would stay put).
