@@ -292,6 +292,31 @@ fn make_contact(n: vec3<f32>, depth: f32, stuck: bool, surface_velocity: vec3<f3
 // stage writes what it reads before it reads it, behind a barrier.
 var<workgroup> pack_rows_a: array<vec4<f32>, PACK_ROWS>;
 var<workgroup> pack_rows_b: array<vec4<f32>, PACK_ROWS>;
+// One vector per rod of a pack, shared the same way by `frames` (each rod's
+// u⁰) and `twist` (its Levenberg shift, step, energy and tolerance).
+var<workgroup> pack_rods_a: array<vec4<f32>, PACK_RODS>;
+
+// Positions, read and written by every stage through `pos_get` and
+// `pos_set` (grid.wgsl and world.wgsl, never in a fused kernel, index `pos`
+// itself). In this module they are the buffer, and `resident_load` and
+// `resident_store` do nothing. The packed fused kernels are built from a
+// variant of the module (src/gpu/layout.rs `shader_variant`, resident) in
+// which shaders/resident.wgsl replaces the lines from here to the END
+// marker: there a pack's positions live in workgroup memory from
+// `resident_load` at the start of the dispatch to `resident_store` at its end.
+// BEGIN positions in the buffer
+fn pos_get(v: u32) -> Position {
+    return pos[v];
+}
+
+fn pos_set(v: u32, p: Position) {
+    pos[v] = p;
+}
+
+fn resident_load(w: u32, lid: u32) {}
+
+fn resident_store(w: u32, lid: u32) {}
+// END positions in the buffer
 
 // The contact or projection pass running (0: plain projection, contact
 // with friction; 1: filtered projection, contact without). Each entry point

@@ -238,7 +238,7 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     if (rest[v].inv_mass == 0.0) {
         return;
     }
-    let p = pos[v];
+    let p = pos_get(v);
     let x = position_f32(p);
     // The path of the substep, for phase 0's friction and tunnelling test
     // only (phase 1 does not read it).
@@ -251,7 +251,7 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     let x_new = contact_vertex(v, rho, origin, x, x_start, x_unc);
     // Moved by what contact changed: nothing at all without contact.
     if (any(x_new != x)) {
-        pos[v] = moved(p, x_new - x);
+        pos_set(v, moved(p, x_new - x));
     }
 }
 
@@ -290,8 +290,8 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
     let h = params.h;
     let wa = rest[j].inv_mass;
     let wb = rest[j + 1u].inv_mass;
-    var pa = pos[j];
-    var pb = pos[j + 1u];
+    var pa = pos_get(j);
+    var pb = pos_get(j + 1u);
     var changed = false;
     for (var k = 0u; k < colliders.count; k++) {
         let c = colliders.items[k];
@@ -345,8 +345,8 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
         }
     }
     if (changed) {
-        pos[j] = pa;
-        pos[j + 1u] = pb;
+        pos_set(j, pa);
+        pos_set(j + 1u, pb);
     }
 }
 

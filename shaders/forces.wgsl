@@ -47,7 +47,7 @@ fn rot_j_real(w: vec2<real>) -> vec2<real> {
 
 fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: MaterialFrame) -> Stencil {
     let b = vec3<real>(bending);
-    let kb = curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u]);
+    let kb = curvature_binormal_at(pos_get(v - 1u), pos_get(v), pos_get(v + 1u));
     let l = real(rest[v].voronoi);
     let w0 = material_curvature_real(kb, prev);
     let w1 = material_curvature_real(kb, next);
@@ -58,8 +58,8 @@ fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: Materi
     let g0 = bd0 / l;
     let g1 = bd1 / l;
     let dk = vec3<real>(prev.m2) * g0.x - vec3<real>(prev.m1) * g0.y + vec3<real>(next.m2) * g1.x - vec3<real>(next.m1) * g1.y;
-    let e0 = edge_between(pos[v - 1u], pos[v]);
-    let e1 = edge_between(pos[v], pos[v + 1u]);
+    let e0 = edge_between(pos_get(v - 1u), pos_get(v));
+    let e1 = edge_between(pos_get(v), pos_get(v + 1u));
     return Stencil(curvature_binormal_gradient_t(e0, e1, kb, dk), kb, vec2<real>(length(e0), length(e1)), c);
 }
 
@@ -126,7 +126,7 @@ fn external_force(r: u32, i: u32) -> vec3<f32> {
     len *= 0.5;
     var f = params.gravity.xyz * rest[v].mass;
     if (c > 0.0) {
-        f -= (vel[v].xyz - wind_at(rods[r].origin.xyz + position_f32(pos[v]))) * (c * len);
+        f -= (vel[v].xyz - wind_at(rods[r].origin.xyz + position_f32(pos_get(v)))) * (c * len);
     }
     return f;
 }

@@ -14,7 +14,7 @@ fn transport_rod(r: u32) {
     let o = rods[r].vertex_offset;
     let n_edges = rods[r].vertex_count - 1u;
     // Time-parallel transport of u⁰ to the new first tangent.
-    let t0 = normalize(displacement(pos[o], pos[o + 1u]));
+    let t0 = normalize(displacement(pos_get(o), pos_get(o + 1u)));
     let u0 = parallel_transport(frame[o].ref_u.xyz, frame[o].tangent.xyz, t0);
     // Re-orthonormalise against round-off drift over many steps.
     frame[o].ref_u = vec4<f32>(normalize(u0 - t0 * dot(u0, t0)), 0.0);
@@ -22,7 +22,7 @@ fn transport_rod(r: u32) {
     // Space-parallel transport along the rod.
     for (var j = 1u; j < n_edges; j++) {
         let e = o + j;
-        let t = normalize(displacement(pos[e], pos[e + 1u]));
+        let t = normalize(displacement(pos_get(e), pos_get(e + 1u)));
         let u = parallel_transport(frame[e - 1u].ref_u.xyz, frame[e - 1u].tangent.xyz, t);
         frame[e].ref_u = vec4<f32>(normalize(u - t * dot(u, t)), 0.0);
         frame[e].tangent = vec4<f32>(t, frame[e].tangent.w);
@@ -71,8 +71,7 @@ fn quaternion_product(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
 // .xyz. Per edge row j, in `pack_rows_b`: the transport from edge j−1 (the
 // identity for a rod's first edge), then after the scan Qⱼ, the transport
 // from the first edge.
-// Per rod of the pack: u⁰ carried in time.
-var<workgroup> frames_u0: array<vec3<f32>, PACK_RODS>;
+// Per rod of the pack: u⁰ carried in time, in `pack_rods_a` as .xyz.
 
 fn frames_pack(w: u32, lid: u32) {
     let rods_of = pack_rods(w);
@@ -96,12 +95,12 @@ fn frames_pack(w: u32, lid: u32) {
             let r = rest[v].rod;
             let j = v - rods[r].vertex_offset;
             if (j + 1u < rods[r].vertex_count) {
-                let t = normalize(displacement(pos[v], pos[v + 1u]));
+                let t = normalize(displacement(pos_get(v), pos_get(v + 1u)));
                 pack_rows_a[i] = vec4<f32>(t, 0.0);
                 if (j == 0u) {
                     let u0 = parallel_transport(frame[v].ref_u.xyz, frame[v].tangent.xyz, t);
                     // Re-orthonormalise against round-off drift over many steps.
-                    frames_u0[r - first] = normalize(u0 - t * dot(u0, t));
+                    pack_rods_a[r - first] = vec4<f32>(normalize(u0 - t * dot(u0, t)), 0.0);
                 }
             }
         }
@@ -159,7 +158,7 @@ fn frames_pack(w: u32, lid: u32) {
             let ne = rods[r].vertex_count - 1u;
             if (j < ne) {
                 let t = pack_rows_a[i].xyz;
-                var u = frames_u0[r - first];
+                var u = pack_rods_a[r - first].xyz;
                 if (j > 0u) {
                     u = rotate(normalize(pack_rows_b[i]), u);
                     u = normalize(u - t * dot(u, t));

@@ -16,7 +16,7 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 
 fn integrate_vertex(v: u32) {
     let h = params.h;
-    let old = pos[v];
+    let old = pos_get(v);
     let chatter = vel[v].w; // the count of `project_velocity`, kept
     var u = vel[v].xyz + scratch[v].force.xyz * (h * rest[v].inv_mass);
     var x = moved(old, u * h);
@@ -30,6 +30,6 @@ fn integrate_vertex(v: u32) {
         u = displacement(old, x) / h;
     }
     vel[v] = vec4<f32>(u, chatter);
-    pos[v] = x;
+    pos_set(v, x);
     pos_unc[v] = x;
 }

@@ -82,7 +82,7 @@ fn project_jacobi(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
 }
 
 fn edge_vector(e: u32) -> vec3<f32> {
-    return displacement(pos[e], pos[e + 1u]);
+    return displacement(pos_get(e), pos_get(e + 1u));
 }
 
 fn edge_strain(e: u32) -> f32 {
@@ -186,7 +186,7 @@ fn newton_projection(r: u32, shake: bool) {
             // s.w marks a row of the system (1) or a fixed edge (0).
             if (edge_active(e) && diag > 1e-12 * scale) {
                 scratch[e].g.z = diag;
-                scratch[e].s.x = squared_length_error(pos[e], pos[e + 1u], rest[e].rest_len);
+                scratch[e].s.x = squared_length_error(pos_get(e), pos_get(e + 1u), rest[e].rest_len);
                 scratch[e].s.w = 1.0;
             } else {
                 scratch[e].g.z = 1.0;
@@ -212,8 +212,8 @@ fn newton_projection(r: u32, shake: bool) {
         }
         for (var e = o; e < o + ne; e++) {
             let g = 2.0 * scratch[e].kb.xyz * scratch[e].s.x;
-            pos[e] = moved(pos[e], apply_inv_mass(e, g));
-            pos[e + 1u] = moved(pos[e + 1u], -apply_inv_mass(e + 1u, g));
+            pos_set(e, moved(pos_get(e), apply_inv_mass(e, g)));
+            pos_set(e + 1u, moved(pos_get(e + 1u), -apply_inv_mass(e + 1u, g)));
         }
         iterations++;
     }
@@ -287,7 +287,7 @@ fn save_start(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if (v >= params.vertex_count) {
         return;
     }
-    pos_start[v] = pos[v];
+    pos_start[v] = pos_get(v);
 }
 
 
@@ -308,7 +308,7 @@ fn project_velocity_vertex(v: u32) {
     let before = vel[v].xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
     // The projection's correction as one small difference (`displacement`),
     // not two f32 positions' difference with its noise of ε|x|/h.
-    var u = vel[v].xyz + displacement(pos_unc[v], pos[v]) / params.h;
+    var u = vel[v].xyz + displacement(pos_unc[v], pos_get(v)) / params.h;
     let c = contacts[v];
     if (contact_depth(c) > 0.0) {
         // Inelastic contact (src/cpu/project.rs `project_velocity`).

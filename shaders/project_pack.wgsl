@@ -234,7 +234,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                     if (dg > 1e-12 * scale) {
                         flag = 1u;
                         diag = dg;
-                        rhs = squared_length_error(pos[v], pos[v + 1u], rest[v].rest_len);
+                        rhs = squared_length_error(pos_get(v), pos_get(v + 1u), rest[v].rest_len);
                     }
                 }
                 row_edge[i] = flag;
@@ -295,7 +295,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                     if (i > 0u && row_edge[i - 1u] == 1u) {
                         g -= 2.0 * scratch[v - 1u].kb.xyz * pcr_rhs[i - 1u];
                     }
-                    pos[v] = moved(pos[v], apply_inv_mass(v, g));
+                    pos_set(v, moved(pos_get(v), apply_inv_mass(v, g)));
                 }
             }
         }

@@ -12,8 +12,11 @@
 // The Jacobi projection, whose passes ping-pong between buffers, keeps the
 // staged form (`schedule::substep_schedule`).
 //
-// The state goes through global memory between stages; a pack's rows were
-// just written by the same workgroup, so on a GPU they are read from its
+// Positions, which every stage reads and most write, are resident in
+// workgroup memory for the whole dispatch in the module these kernels are
+// built from (shaders/resident.wgsl: loaded once at the start, stored once
+// at the end); the rest of the state goes through global memory between
+// stages, rows the same workgroup just wrote, so on a GPU read from its
 // caches. Workgroup memory is the union of the stages' arrays, the largest
 // part shared (`pack_rows_a`, `pack_rows_b`): `FUSED_WORKGROUP_BYTES` in
 // src/gpu/layout.rs, which tests/gpu_layout.rs checks.
@@ -48,7 +51,7 @@ fn substep_start_pack(w: u32, lid: u32) {
     for (var i = lid; i < range.y; i += WORKGROUP) {
         let v = range.x + i;
         if (shake) {
-            pos_start[v] = pos[v];
+            pos_start[v] = pos_get(v);
         }
         integrate_vertex(v);
     }
@@ -91,7 +94,11 @@ fn substep_start(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
         return;
     }
+    resident_load(w, lid);
+    stage_barrier();
     substep_start_pack(w, lid);
+    stage_barrier();
+    resident_store(w, lid);
 }
 
 @compute @workgroup_size(64)
@@ -100,7 +107,11 @@ fn substep_finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
         return;
     }
+    resident_load(w, lid);
+    stage_barrier();
     substep_finish_pack(w, lid);
+    stage_barrier();
+    resident_store(w, lid);
 }
 
 @compute @workgroup_size(64)
@@ -109,9 +120,13 @@ fn substep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
         return;
     }
+    resident_load(w, lid);
+    stage_barrier();
     substep_start_pack(w, lid);
     stage_barrier();
     substep_finish_pack(w, lid);
+    stage_barrier();
+    resident_store(w, lid);
 }
 
 // --- The walked form: one invocation takes its rod through the same stages
@@ -130,7 +145,7 @@ fn substep_start_walk(r: u32) {
     let shake = params.projection == PROJECTION_SHAKE;
     for (var v = o; v < o + rods[r].vertex_count; v++) {
         if (shake) {
-            pos_start[v] = pos[v];
+            pos_start[v] = pos_get(v);
         }
         integrate_vertex(v);
     }

@@ -19,7 +19,7 @@ fn curvature_binormals(r: u32) {
     scratch[o + n - 1u].kb = vec4<f32>(0.0);
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
-        scratch[v].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u])), 0.0);
+        scratch[v].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(pos_get(v - 1u), pos_get(v), pos_get(v + 1u))), 0.0);
     }
 }
 
@@ -262,9 +262,9 @@ fn twist_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 // (5) the backtracking line search, the energies summed the same way.
 // A rod longer than a pack is a pack of its own, walked by one invocation.
 
-// Per rod of the pack: the Levenberg shift μ, the step fraction α, the
-// energy at the current angles and the stopping tolerance (rad).
-var<workgroup> twist_f: array<vec4<f32>, PACK_RODS>;
+// Per rod of the pack, in `pack_rods_a` (shaders/common.wgsl): the
+// Levenberg shift μ, the step fraction α, the energy at the current angles
+// and the stopping tolerance (rad).
 // Per rod: the slope Σ sⱼgⱼ, the largest step, the largest |Hⱼⱼ|.
 var<workgroup> twist_g: array<vec4<f32>, PACK_RODS>;
 // Per rod: TWIST_* flags.
@@ -272,7 +272,7 @@ var<workgroup> twist_state: array<u32, PACK_RODS>;
 // Per row: a value to sum over its rod; the rod's sum lands on its first row.
 var<workgroup> twist_sum: array<f32, PACK_ROWS>;
 
-const TWIST_HAVE_E0: u32 = 1u;   // twist_f.z holds the energy at the current angles
+const TWIST_HAVE_E0: u32 = 1u;   // pack_rods_a.z holds the energy at the current angles
 const TWIST_SOLVED: u32 = 2u;    // this iteration's Newton step is in scratch.s.x
 const TWIST_SEARCH: u32 = 4u;    // in the line search
 
@@ -434,7 +434,7 @@ fn twist_pack(w: u32, lid: u32) {
             let nv = rods[r].vertex_count;
             var kb = vec3<f32>(0.0);
             if (k > 0u && k + 1u < nv) {
-                kb = vec3<f32>(curvature_binormal_at(pos[v - 1u], pos[v], pos[v + 1u]));
+                kb = vec3<f32>(curvature_binormal_at(pos_get(v - 1u), pos_get(v), pos_get(v + 1u)));
             }
             scratch[v].kb = vec4<f32>(kb, 0.0);
             if (k + 1u < nv) {
@@ -446,7 +446,7 @@ fn twist_pack(w: u32, lid: u32) {
     workgroupBarrier();
     for (var k = lid; k < nr; k += WORKGROUP) {
         let theta_max = bitcast<f32>(atomicLoad(&rod_over_exact[k]));
-        twist_f[k].w = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * theta_max);
+        pack_rods_a[k].w = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * theta_max);
     }
     storageBarrier();
     workgroupBarrier();
@@ -484,7 +484,7 @@ fn twist_pack(w: u32, lid: u32) {
                     rod_active[k] = 0u;
                 } else {
                     twist_g[k].z = bitcast<f32>(atomicLoad(&rod_over_exact[k]));
-                    twist_f[k].x = 0.0;
+                    pack_rods_a[k].x = 0.0;
                     atomicStore(&pack_busy, 1u);
                 }
             }
@@ -510,7 +510,7 @@ fn twist_pack(w: u32, lid: u32) {
                         if (v > twist_free(r).x) {
                             c = scratch[v - 1u].g.w;
                         }
-                        m = vec4<f32>(scratch[v].g.z + twist_f[r - first].x, -c * c, 1.0, 0.0);
+                        m = vec4<f32>(scratch[v].g.z + pack_rods_a[r - first].x, -c * c, 1.0, 0.0);
                     }
                     pcr_lower[i] = m.x;
                     pcr_diag[i] = m.y;
@@ -570,7 +570,7 @@ fn twist_pack(w: u32, lid: u32) {
                     var rhs = 0.0;
                     if (twist_row_in(v, first, 0u) && (twist_state[k] & TWIST_SOLVED) == 0u && atomicLoad(&rod_singular[k]) == 0u) {
                         let f = twist_free(r);
-                        diag = scratch[v].g.z + twist_f[k].x;
+                        diag = scratch[v].g.z + pack_rods_a[k].x;
                         rhs = -(scratch[v].g.x + scratch[v].g.y);
                         if (v > f.x) {
                             lower = scratch[v - 1u].g.w;
@@ -603,8 +603,8 @@ fn twist_pack(w: u32, lid: u32) {
                     if (atomicLoad(&rod_singular[k]) == 0u) {
                         twist_state[k] |= TWIST_SOLVED;
                     } else {
-                        let mu = twist_f[k].x;
-                        twist_f[k].x = select(mu * 10.0, 1e-8 * max(twist_g[k].z, 1e-30), mu == 0.0);
+                        let mu = pack_rods_a[k].x;
+                        pack_rods_a[k].x = select(mu * 10.0, 1e-8 * max(twist_g[k].z, 1e-30), mu == 0.0);
                         atomicStore(&pack_busy, 1u);
                     }
                 }
@@ -652,7 +652,7 @@ fn twist_pack(w: u32, lid: u32) {
             if (i < n) {
                 let v = v0 + i;
                 let k = rest[v].rod - first;
-                if (twist_row_in(v, first, 0u) && twist_g[k].y < twist_f[k].w) {
+                if (twist_row_in(v, first, 0u) && twist_g[k].y < pack_rods_a[k].w) {
                     frame[v].tangent.w += scratch[v].s.x;
                 }
             }
@@ -660,12 +660,12 @@ fn twist_pack(w: u32, lid: u32) {
         workgroupBarrier();
         for (var k = lid; k < nr; k += WORKGROUP) {
             if (rod_active[k] == 1u) {
-                if (twist_g[k].y < twist_f[k].w) {
+                if (twist_g[k].y < pack_rods_a[k].w) {
                     rod_iterations[k] = it + 1u;
                     rod_active[k] = 0u;
                 } else {
                     twist_state[k] |= TWIST_SEARCH;
-                    twist_f[k].y = 1.0;
+                    pack_rods_a[k].y = 1.0;
                     atomicStore(&pack_busy, 1u);
                 }
             }
@@ -692,7 +692,7 @@ fn twist_pack(w: u32, lid: u32) {
         twist_rod_sums(lid, v0, n, most);
         for (var k = lid; k < nr; k += WORKGROUP) {
             if (rod_active[k] == 1u && (twist_state[k] & TWIST_HAVE_E0) == 0u) {
-                twist_f[k].z = twist_sum[rods[first + k].vertex_offset - v0];
+                pack_rods_a[k].z = twist_sum[rods[first + k].vertex_offset - v0];
                 twist_state[k] |= TWIST_HAVE_E0;
             }
         }
@@ -706,7 +706,7 @@ fn twist_pack(w: u32, lid: u32) {
                     let v = v0 + i;
                     if (twist_row_in(v, first, TWIST_SEARCH)) {
                         let k = rest[v].rod - first;
-                        scratch[v].s.z = frame[v].tangent.w + twist_f[k].y * scratch[v].s.x;
+                        scratch[v].s.z = frame[v].tangent.w + pack_rods_a[k].y * scratch[v].s.x;
                     }
                 }
             }
@@ -729,17 +729,17 @@ fn twist_pack(w: u32, lid: u32) {
             for (var k = lid; k < nr; k += WORKGROUP) {
                 if (rod_active[k] == 1u && (twist_state[k] & TWIST_SEARCH) != 0u) {
                     let e1 = twist_sum[rods[first + k].vertex_offset - v0];
-                    let e0 = twist_f[k].z;
-                    let alpha = twist_f[k].y;
-                    let tolerance = twist_f[k].w;
+                    let e0 = pack_rods_a[k].z;
+                    let alpha = pack_rods_a[k].y;
+                    let tolerance = pack_rods_a[k].w;
                     let max_step = twist_g[k].y;
                     if (e1 <= e0 + 1e-4 * alpha * twist_g[k].x + ENERGY_SLACK_F32 * abs(e0) || alpha * max_step < tolerance) {
                         // Accepted: the angles move below; stop after if the step was small.
-                        twist_f[k].z = e1;
+                        pack_rods_a[k].z = e1;
                         twist_state[k] &= ~TWIST_SEARCH;
                         rod_iterations[k] = it + 1u;
                     } else {
-                        twist_f[k].y = alpha * 0.5;
+                        pack_rods_a[k].y = alpha * 0.5;
                         if (alpha * 0.5 < 1e-10) {
                             twist_state[k] &= ~(TWIST_SEARCH | TWIST_SOLVED);
                             rod_active[k] = 0u;
@@ -767,7 +767,7 @@ fn twist_pack(w: u32, lid: u32) {
         workgroupBarrier();
         for (var k = lid; k < nr; k += WORKGROUP) {
             if (rod_active[k] == 1u) {
-                if (twist_f[k].y * twist_g[k].y < twist_f[k].w) {
+                if (pack_rods_a[k].y * twist_g[k].y < pack_rods_a[k].w) {
                     rod_active[k] = 0u;
                 } else {
                     atomicStore(&pack_busy, 1u);

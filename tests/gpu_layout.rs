@@ -4,7 +4,9 @@
 
 use strands::demo::render::SHADER_SOURCE as RENDER_SOURCE;
 use strands::gpu::Kernel;
-use strands::gpu::layout::{REAL_F32, SHADER_SOURCE, shader_source, shared_structs};
+use strands::gpu::layout::{
+    REAL_F32, SHADER_SOURCE, shader_source, shader_variant, shared_structs,
+};
 
 fn parse(source: &str) -> naga::Module {
     naga::front::wgsl::parse_str(source)
@@ -183,34 +185,47 @@ fn kernel_bindings_match_what_each_entry_point_uses() {
     }
 }
 
-/// Every kernel's workgroup memory (the packed kernels' per-pack arrays)
-/// fits WebGPU's default `maxComputeWorkgroupStorageSize` of 16 KiB, and the
-/// packed kernels use some (one workgroup per pack: `Kernel::per_pack`).
-#[test]
-fn workgroup_memory_fits_the_default_limit() {
-    let m = module();
+/// Bytes of workgroup memory that entry point `name` of `m` uses (the
+/// workgroup variables it reaches).
+fn workgroup_bytes(m: &naga::Module, name: &str) -> usize {
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
         naga::valid::Capabilities::empty(),
     )
-    .validate(&m)
+    .validate(m)
     .unwrap();
+    let (i, _) = m
+        .entry_points
+        .iter()
+        .enumerate()
+        .find(|(_, ep)| ep.name == name)
+        .unwrap_or_else(|| panic!("no entry point `{name}`"));
+    let ep = info.get_entry_point(i);
+    m.global_variables
+        .iter()
+        .filter(|(h, var)| var.space == naga::AddressSpace::WorkGroup && !ep[*h].is_empty())
+        .map(|(_, var)| m.types[var.ty].inner.size(m.to_ctx()) as usize)
+        .sum()
+}
+
+/// Every kernel's workgroup memory (the packed kernels' per-pack arrays),
+/// each from the module it is built from (`Kernel::is_resident`: the packed
+/// fused kernels from the variant with resident positions), fits WebGPU's
+/// default `maxComputeWorkgroupStorageSize` of 16 KiB, but for the fused
+/// kernels, which fit `FUSED_WORKGROUP_BYTES`; and the packed kernels use
+/// some (one workgroup per pack: `Kernel::per_pack`).
+#[test]
+fn workgroup_memory_fits_the_default_limit() {
+    let m = module();
+    let resident_source = shader_variant(false, true);
+    let resident = parse(&resident_source);
     let limit = wgpu::Limits::default().max_compute_workgroup_storage_size as usize;
     assert_eq!(limit, 16384);
     for k in Kernel::ALL {
-        let (i, _) = m
-            .entry_points
-            .iter()
-            .enumerate()
-            .find(|(_, ep)| ep.name == k.entry_point())
-            .unwrap();
-        let ep = info.get_entry_point(i);
-        let bytes: usize = m
-            .global_variables
-            .iter()
-            .filter(|(h, var)| var.space == naga::AddressSpace::WorkGroup && !ep[*h].is_empty())
-            .map(|(_, var)| m.types[var.ty].inner.size(m.to_ctx()) as usize)
-            .sum();
+        let bytes = workgroup_bytes(
+            if k.is_resident() { &resident } else { &m },
+            k.entry_point(),
+        );
         eprintln!("{}: {bytes} bytes of workgroup memory", k.entry_point());
         if k.is_fused() {
             // What `fused_supported` asks of the device: the whole substep's,
@@ -243,6 +258,57 @@ fn workgroup_memory_fits_the_default_limit() {
                 k.entry_point()
             );
         }
+    }
+    // lavapipe, which runs the tests, allows 32 KiB: the fused form has to
+    // fit it to be tested there.
+    assert!(strands::gpu::layout::FUSED_WORKGROUP_BYTES <= 32768);
+}
+
+/// The packed fused kernels' module (`shader_variant(_, true)`) is the
+/// buffer module with the block between the markers replaced by
+/// shaders/resident.wgsl and nothing else; it validates (also with the f64
+/// stencil); its packed fused kernels hold a pack's positions in workgroup
+/// memory, 24 bytes a row (6 KiB more than the same kernels in the buffer
+/// module). (Its other kernels reach the arrays too, through `pos_get`;
+/// only the packed fused ones are built from it, `Kernel::is_resident`.)
+#[test]
+fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
+    use strands::gpu::layout::{RESIDENT_MARKERS, RESIDENT_SOURCE};
+    for marker in RESIDENT_MARKERS {
+        assert_eq!(SHADER_SOURCE.matches(marker).count(), 1, "{marker}");
+    }
+    let source = shader_variant(false, true);
+    let start = SHADER_SOURCE.find(RESIDENT_MARKERS[0]).unwrap();
+    let end = SHADER_SOURCE.find(RESIDENT_MARKERS[1]).unwrap() + RESIDENT_MARKERS[1].len();
+    assert_eq!(&source[..start], &SHADER_SOURCE[..start]);
+    assert_eq!(
+        &source[start..start + RESIDENT_SOURCE.len()],
+        RESIDENT_SOURCE
+    );
+    assert_eq!(
+        &source[start + RESIDENT_SOURCE.len()..],
+        &SHADER_SOURCE[end..]
+    );
+    let resident = parse(&source);
+    validate(&resident, &source);
+    let both = shader_variant(true, true);
+    validate_with(&parse(&both), &both, naga::valid::Capabilities::FLOAT64);
+    assert!(both.contains("alias real = f64;") && both.contains(RESIDENT_SOURCE));
+
+    let buffer = module();
+    let rows = strands::gpu::pack::PACK_ROWS;
+    let kernels: Vec<Kernel> = Kernel::ALL
+        .into_iter()
+        .filter(|k| k.is_resident())
+        .collect();
+    assert_eq!(
+        kernels,
+        [Kernel::SubstepStart, Kernel::SubstepFinish, Kernel::Substep]
+    );
+    for k in kernels {
+        let name = k.entry_point();
+        let grown = workgroup_bytes(&resident, name) - workgroup_bytes(&buffer, name);
+        assert_eq!(grown, 24 * rows, "{name}");
     }
 }
 

@@ -73,10 +73,12 @@ pub const PROJECTION_JACOBI: u32 = 3;
 /// it also allows `FUSED_WORKGROUP_BYTES` (`fused_supported`).
 pub const FUSED_STORAGE_BUFFERS: u32 = 12;
 
-/// Workgroup memory of the fused substep kernels (the union of their
-/// stages' arrays; tests/gpu_layout.rs checks it against naga), above
-/// WebGPU's default 16 KiB; lavapipe allows 32 KiB, recent GPUs 48 KiB or more.
-pub const FUSED_WORKGROUP_BYTES: u32 = 28168;
+/// Workgroup memory of the packed fused substep kernels (the union of their
+/// stages' arrays, 26,120 B, and the pack's positions resident for the
+/// whole dispatch, 6,144 B: shaders/resident.wgsl; tests/gpu_layout.rs
+/// checks it against naga), above WebGPU's default 16 KiB; lavapipe allows
+/// 32 KiB, recent GPUs 48 KiB or more.
+pub const FUSED_WORKGROUP_BYTES: u32 = 32264;
 
 /// Whether a device with `limits` can run the packed fused substep
 /// kernels (`Form::Fused`): storage buffers and workgroup memory.
@@ -486,13 +488,38 @@ pub const REAL_F32: &str = "alias real = f32;";
 /// `SHADER_SOURCE` with the bending stencil (`real`, shaders/common.wgsl) in
 /// f64 when `f64` is set (a device with `wgpu::Features::SHADER_F64`).
 pub fn shader_source(f64: bool) -> std::borrow::Cow<'static, str> {
-    if f64 {
-        SHADER_SOURCE
-            .replacen(REAL_F32, "alias real = f64;", 1)
-            .into()
-    } else {
-        SHADER_SOURCE.into()
+    shader_variant(f64, false)
+}
+
+/// shaders/resident.wgsl: the position accessors of the packed fused
+/// kernels' module, which keep a pack's positions in workgroup memory.
+pub const RESIDENT_SOURCE: &str = include_str!("../../shaders/resident.wgsl");
+
+/// The first and last lines of the block of shaders/common.wgsl that
+/// `RESIDENT_SOURCE` replaces (`shader_variant`).
+pub const RESIDENT_MARKERS: [&str; 2] = [
+    "// BEGIN positions in the buffer\n",
+    "// END positions in the buffer\n",
+];
+
+/// The module source: `SHADER_SOURCE`, with the bending stencil in f64 when
+/// `f64` is set and, when `resident` is, the position accessors of
+/// shaders/resident.wgsl in place of the buffer's (the module of the packed
+/// fused kernels, `Kernel::is_resident`).
+pub fn shader_variant(f64: bool, resident: bool) -> std::borrow::Cow<'static, str> {
+    if !f64 && !resident {
+        return SHADER_SOURCE.into();
     }
+    let mut source = String::from(SHADER_SOURCE);
+    if f64 {
+        source = source.replacen(REAL_F32, "alias real = f64;", 1);
+    }
+    if resident {
+        let start = source.find(RESIDENT_MARKERS[0]).expect("BEGIN marker");
+        let end = source.find(RESIDENT_MARKERS[1]).expect("END marker") + RESIDENT_MARKERS[1].len();
+        source.replace_range(start..end, RESIDENT_SOURCE);
+    }
+    source.into()
 }
 
 /// What a kernel's dispatch covers (`Kernel::domain`).
@@ -766,6 +793,13 @@ impl Kernel {
                 | Kernel::SubstepFinishRod
                 | Kernel::SubstepRod
         )
+    }
+
+    /// True for the packed fused substep kernels, built from the module in
+    /// which a pack's positions are resident in workgroup memory for the
+    /// whole dispatch (`shader_variant` with `resident`).
+    pub fn is_resident(self) -> bool {
+        self.is_fused() && self.per_pack()
     }
 
     /// True when one workgroup handles a pack of rods (`super::pack`).

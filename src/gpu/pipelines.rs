@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::layout::{BindingKind, GpuStep, Kernel, binding_kind, shader_source};
+use super::layout::{BindingKind, GpuStep, Kernel, binding_kind, shader_variant};
 
 /// The collider kinds a set of pipelines handles: a bit per
 /// `contact::kind` value. Contact code for a kind the scene lacks is
@@ -108,8 +108,20 @@ impl Pipelines {
         let constants = kinds.constants();
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("strands"),
-            source: wgpu::ShaderSource::Wgsl(shader_source(stencil_f64)),
+            source: wgpu::ShaderSource::Wgsl(shader_variant(stencil_f64, false)),
         });
+        let limits = device.limits();
+        // The packed fused kernels' module, positions resident in workgroup
+        // memory (shaders/resident.wgsl), only where they are built.
+        let resident = Kernel::ALL
+            .into_iter()
+            .any(|k| k.is_resident() && k.supported(&limits))
+            .then(|| {
+                device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("strands (resident positions)"),
+                    source: wgpu::ShaderSource::Wgsl(shader_variant(stencil_f64, true)),
+                })
+            });
         let world_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("world"),
             entries: &[
@@ -130,7 +142,6 @@ impl Pipelines {
         });
         let mut layouts = HashMap::new();
         let mut pipelines = HashMap::new();
-        let limits = device.limits();
         for kernel in Kernel::ALL.into_iter().filter(|k| k.supported(&limits)) {
             let name = kernel.entry_point();
             let entries: Vec<_> = kernel.bindings().iter().map(|&b| layout_entry(b)).collect();
@@ -148,7 +159,10 @@ impl Pipelines {
                 device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(name),
                     layout: Some(&pipeline_layout),
-                    module: &module,
+                    module: match &resident {
+                        Some(resident) if kernel.is_resident() => resident,
+                        _ => &module,
+                    },
                     entry_point: Some(name),
                     compilation_options: wgpu::PipelineCompilationOptions {
                         constants: &constants,
