@@ -5,8 +5,9 @@
 // pack's positions once, coalesced, every stage of the dispatch reads and
 // writes them here (the projection's Newton iterations, contact, frames and
 // twist read each edge many times), and the kernel stores them once at the
-// end. The arithmetic is the buffer variant's, value for value: only where
-// a position is kept changes.
+// end. The arithmetic is the buffer variant's, operation for operation: only
+// where a position is kept changes (a shader compiler may still contract or
+// order the inlined code differently, a few ulps: tests/gpu_fused.rs).
 //
 // Six scalar arrays rather than a `Position` per row: 24 bytes a row, not
 // 32 (the w components are unused), 6 KiB for a pack's 256 rows, which

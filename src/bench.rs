@@ -553,7 +553,8 @@ fn measure_with(
                 m.error = Some(e.to_string());
                 return m;
             }
-            let traffic = traffic_model().substep_bytes(sim.rods(), sim.params());
+            let traffic =
+                traffic_model().substep_bytes_in(sim.rods(), sim.params(), sim.running_form());
             m.model_bytes_per_vertex_step = Some(traffic.total() as f64 / m.vertices as f64);
             let d = diagnostics_of(sim.rods(), &state, sim.params());
             m.max_strain = Some(d.max_strain);

@@ -123,6 +123,41 @@ fn hair_substep_dispatches_and_moves_bytes() {
     );
 }
 
+/// The fused form (`substep_start`, the grid, `substep_finish`) moves less
+/// per substep than the same stages as separate dispatches: each of its two
+/// kernels reads and writes a vertex's state once, where the packed stages
+/// each read the positions again (the projection's two passes, contact's
+/// two, frames, twist, forces).
+#[test]
+fn fused_substep_models_fewer_bytes_than_its_stages() {
+    use strands::gpu::Form;
+    use strands::gpu::traffic::substep_kernels_in;
+    let w = Workload::standard("hair", 20, 16).unwrap();
+    let (rods, _) = w.scene.build();
+    let params = strands::bench::bench_params(&rods, &w.scene.params, 2);
+    assert_eq!(
+        substep_kernels_in(&rods, &params, Form::Fused),
+        [
+            Kernel::SubstepStart,
+            Kernel::GridClear,
+            Kernel::GridSplat,
+            Kernel::GridVelocity,
+            Kernel::GridBlend,
+            Kernel::SubstepFinish
+        ]
+    );
+    let model = TrafficModel::from_shaders();
+    let bytes = |form| model.substep_bytes_in(&rods, &params, form).total();
+    let (packed, fused) = (bytes(Form::Packed), bytes(Form::Fused));
+    eprintln!(
+        "hair: packed {} B, fused {} B per vertex-step",
+        packed / rods.vertex_count() as u64,
+        fused / rods.vertex_count() as u64
+    );
+    assert!(fused < packed, "fused {fused} B, packed {packed} B");
+    assert_eq!(model.substep_bytes(&rods, &params).total(), packed);
+}
+
 #[test]
 fn bandwidth_probe_validates() {
     let src = strands::gpu::bandwidth::SHADER_SOURCE;

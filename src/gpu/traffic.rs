@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 use naga::{Expression, Function, Handle, Module, Statement, TypeInner};
 
 use super::layout::{GRID_COUNTERS, GRID_WORDS_PER_NODE, Kernel, SHADER_SOURCE, binding};
+use super::schedule::Form;
 use crate::params::SimParams;
 use crate::rods::{EndCondition, RodSet};
 
@@ -194,12 +195,22 @@ impl TrafficModel {
         total
     }
 
-    /// Bytes one substep of `rods` under `params` moves: the sum over its
-    /// dispatches (`substep_kernels`).
+    /// Bytes one substep of `rods` under `params` moves in the packed form:
+    /// the sum over its dispatches (`substep_kernels`).
     pub fn substep_bytes(&self, rods: &RodSet, params: &SimParams) -> Bytes {
+        self.substep_bytes_in(rods, params, Form::Packed)
+    }
+
+    /// Bytes one substep moves with its per-rod stages in `form`: the sum
+    /// over the dispatches that form runs (`substep_kernels_in`). A fused
+    /// form's kernel counts each element it touches once, which its
+    /// positions meet exactly (resident in workgroup memory for the
+    /// dispatch, shaders/resident.wgsl) and the rest of its state through
+    /// the caches at best.
+    pub fn substep_bytes_in(&self, rods: &RodSet, params: &SimParams, form: Form) -> Bytes {
         let c = Counts::of(rods);
         let mut total = Bytes::default();
-        for k in substep_kernels(rods, params) {
+        for k in substep_kernels_in(rods, params, form) {
             total += self.kernel_bytes(k, &c);
         }
         total
@@ -208,14 +219,18 @@ impl TrafficModel {
 
 /// The kernels one substep dispatches, in order (`schedule::substep_schedule`,
 /// packed forms: the bench's figures are for real GPUs). Each Jacobi
-/// iteration is one `ProjectJacobi`. The fused form (`Form::Fused`) runs
-/// the same stages on the same global buffers in one dispatch, so it moves
-/// these bytes too; what it saves is that a stage's reads of what the
-/// stage before it wrote, in the same workgroup, can come from the caches
-/// rather than device memory, which this model (a count of what each stage
-/// reads and writes) does not credit.
+/// iteration is one `ProjectJacobi`. The fused form's own figure is
+/// `substep_kernels_in(.., Form::Fused)`.
 pub fn substep_kernels(rods: &RodSet, params: &SimParams) -> Vec<Kernel> {
-    super::schedule::substep_schedule(rods, params, super::schedule::Form::Packed)
+    substep_kernels_in(rods, params, Form::Packed)
+}
+
+/// The kernels one substep dispatches with its per-rod stages in `form`
+/// (`schedule::substep_schedule`): for `Form::Fused` the two halves
+/// around the grid (or one `substep`), each a kernel that reads and writes
+/// what all its stages touch, which this model counts once per dispatch.
+pub fn substep_kernels_in(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Kernel> {
+    super::schedule::substep_schedule(rods, params, form)
         .into_iter()
         .map(|d| d.kernel)
         .collect()
