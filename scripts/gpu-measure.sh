@@ -207,10 +207,11 @@ step bench-gpu "$strands" bench --backend gpu --workload hair,grass --strands "$
     --out "$OUT/bench.json" --plot "$OUT/bench.svg"
 step bench-cpu "$strands" bench --backend cpu --workload hair,grass --strands 1000,4000 \
     --out "$OUT/bench-cpu.json" --plot "$OUT/bench-cpu.svg"
-# The four GPU forms side by side (README, "On the GPU"): which to make the
-# default on this GPU. At 1 M vertices (32000 hair strands; 1000 when quick).
+# The five GPU forms side by side (README, "On the GPU"): which to make the
+# default on this GPU, and what resident positions gain (fused against
+# fused-buffer). At 1 M vertices (32000 hair strands; 1000 when quick).
 step bench-forms "$strands" bench --backend gpu --workload hair,grass --strands "$timing_strands" \
-    --gpu-form walked,walked-fused,packed,fused \
+    --gpu-form walked,walked-fused,packed,fused,fused-buffer \
     --out "$OUT/bench-forms.json" --plot "$OUT/bench-forms.svg"
 # The bending stencil in f64 (the default where the GPU has f64 in shaders)
 # against f32, same run (README, "Precision"): what resting below 1e-6 m/s

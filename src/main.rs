@@ -129,8 +129,8 @@ struct BenchArgs {
     /// would choose it, a hardware adapter; with --gpu-form, any adapter).
     #[arg(long = "backend", value_enum, value_delimiter = ',')]
     backends: Vec<BackendKind>,
-    /// GPU forms to time, each a row (walked, walked-fused, packed, fused:
-    /// how the per-rod stages run, README "On the GPU"); default: the
+    /// GPU forms to time, each a row (walked, walked-fused, packed, fused,
+    /// fused-buffer: how the per-rod stages run, README "On the GPU"); default: the
     /// adapter's own (walked-fused on a CPU adapter, fused on a GPU whose
     /// limits allow it, else packed). Asks for the GPU, even a software
     /// adapter; refused with --backend cpu.

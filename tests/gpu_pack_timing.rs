@@ -53,7 +53,13 @@ fn packed_and_walked_kernel_times() {
             median(times)
         );
     }
-    for form in [Form::Fused, Form::Packed, Form::WalkedFused, Form::Walked] {
+    for form in [
+        Form::Fused,
+        Form::FusedBuffer,
+        Form::Packed,
+        Form::WalkedFused,
+        Form::Walked,
+    ] {
         if let Err(e) = sim.set_form(form) {
             eprintln!("{strands} strands, whole substeps, {form:?}: not on this device ({e})");
             continue;

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use super::layout::{BindingKind, GpuStep, Kernel, binding_kind, shader_variant};
+use super::schedule::Form;
 
 /// The collider kinds a set of pipelines handles: a bit per
 /// `contact::kind` value. Contact code for a kind the scene lacks is
@@ -52,7 +53,13 @@ pub struct Pipelines {
     /// Each kernel's pipeline, of those the device can run
     /// (`Kernel::supported`): the fused substep kernels are missing on a
     /// device with WebGPU's default limits (`Pipelines::has`).
+    /// The packed fused kernels (`Kernel::is_resident`) keep a pack's
+    /// positions in workgroup memory (shaders/resident.wgsl).
     pub pipelines: HashMap<Kernel, wgpu::ComputePipeline>,
+    /// The same packed fused kernels built from the buffer module, their
+    /// positions read and written in the position buffer by every stage
+    /// (`Form::FusedBuffer`: what residency gains, measured).
+    pub buffer_fused: HashMap<Kernel, wgpu::ComputePipeline>,
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
     /// Whether the bending stencil runs in f64 (`layout::shader_source`).
@@ -142,6 +149,7 @@ impl Pipelines {
         });
         let mut layouts = HashMap::new();
         let mut pipelines = HashMap::new();
+        let mut buffer_fused = HashMap::new();
         for kernel in Kernel::ALL.into_iter().filter(|k| k.supported(&limits)) {
             let name = kernel.entry_point();
             let entries: Vec<_> = kernel.bindings().iter().map(|&b| layout_entry(b)).collect();
@@ -154,32 +162,57 @@ impl Pipelines {
                 bind_group_layouts: &[Some(&world_layout), Some(&layout)],
                 immediate_size: 0,
             });
-            pipelines.insert(
-                kernel,
+            let build = |module: &wgpu::ShaderModule| {
                 device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(name),
                     layout: Some(&pipeline_layout),
-                    module: match &resident {
-                        Some(resident) if kernel.is_resident() => resident,
-                        _ => &module,
-                    },
+                    module,
                     entry_point: Some(name),
                     compilation_options: wgpu::PipelineCompilationOptions {
                         constants: &constants,
                         ..Default::default()
                     },
                     cache: None,
-                }),
-            );
+                })
+            };
+            match &resident {
+                Some(resident) if kernel.is_resident() => {
+                    pipelines.insert(kernel, build(resident));
+                    buffer_fused.insert(kernel, build(&module));
+                }
+                _ => {
+                    pipelines.insert(kernel, build(&module));
+                }
+            }
             layouts.insert(kernel, layout);
         }
         Pipelines {
             world_layout,
             layouts,
             pipelines,
+            buffer_fused,
             kinds,
             stencil_f64,
         }
+    }
+
+    /// The pipeline of `kernel` in `form`: the buffer module's build of a
+    /// packed fused kernel for `Form::FusedBuffer`, else the kernel's own.
+    ///
+    /// # Panics
+    /// Where the device does not run `kernel` (`has`).
+    pub fn pipeline(&self, kernel: Kernel, form: Form) -> &wgpu::ComputePipeline {
+        let map = if form == Form::FusedBuffer && kernel.is_resident() {
+            &self.buffer_fused
+        } else {
+            &self.pipelines
+        };
+        map.get(&kernel).unwrap_or_else(|| {
+            panic!(
+                "kernel `{}` was not built for this device (Kernel::supported)",
+                kernel.entry_point()
+            )
+        })
     }
 
     /// Whether `kernel` was built (`Kernel::supported` on this device).

@@ -51,11 +51,22 @@ pub enum Form {
     /// takes its rod through every stage of a half. With Jacobi, the walked
     /// schedule.
     WalkedFused,
+    /// `Form::Fused` built from the buffer module: the same kernels, their
+    /// stages reading and writing positions in the position buffer rather
+    /// than in workgroup memory (shaders/resident.wgsl), to measure what
+    /// residency gains on a device. Same limits and schedule as `Fused`.
+    FusedBuffer,
 }
 
 impl Form {
     /// Every form, in the order `strands bench --gpu-form` lists them.
-    pub const ALL: [Form; 4] = [Form::Walked, Form::WalkedFused, Form::Packed, Form::Fused];
+    pub const ALL: [Form; 5] = [
+        Form::Walked,
+        Form::WalkedFused,
+        Form::Packed,
+        Form::Fused,
+        Form::FusedBuffer,
+    ];
 
     /// The form's name on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -64,6 +75,7 @@ impl Form {
             Form::WalkedFused => "walked-fused",
             Form::Packed => "packed",
             Form::Fused => "fused",
+            Form::FusedBuffer => "fused-buffer",
         }
     }
 
@@ -82,7 +94,7 @@ impl Form {
     /// itself.
     pub fn staged(self) -> Form {
         match self {
-            Form::Fused | Form::Packed => Form::Packed,
+            Form::Fused | Form::FusedBuffer | Form::Packed => Form::Packed,
             Form::WalkedFused | Form::Walked => Form::Walked,
         }
     }
@@ -153,7 +165,9 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Di
         Kernel::GridBlend,
     ];
     let fused = match form.effective(params) {
-        Form::Fused => Some([Kernel::SubstepStart, Kernel::SubstepFinish, Kernel::Substep]),
+        Form::Fused | Form::FusedBuffer => {
+            Some([Kernel::SubstepStart, Kernel::SubstepFinish, Kernel::Substep])
+        }
         Form::WalkedFused => Some([
             Kernel::SubstepStartRod,
             Kernel::SubstepFinishRod,
@@ -172,7 +186,7 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Di
             vec![Dispatch::of(whole, 0)]
         };
     }
-    let packed = matches!(form, Form::Packed | Form::Fused);
+    let packed = matches!(form, Form::Packed | Form::Fused | Form::FusedBuffer);
     let project = |phase: u32| -> Vec<Dispatch> {
         let one = |kernel| vec![Dispatch::of(kernel, phase)];
         match (params.projection, packed) {
@@ -332,8 +346,14 @@ mod tests {
                 SubstepFinishRod
             ]
         );
+        // The buffer-positions build of the fused kernels runs the same.
+        assert_eq!(
+            kernels(&rods, &params, Form::FusedBuffer),
+            kernels(&rods, &params, Form::Fused)
+        );
         rods.interaction.groups.clear();
         assert_eq!(kernels(&rods, &params, Form::Fused), [Substep]);
+        assert_eq!(kernels(&rods, &params, Form::FusedBuffer), [Substep]);
         assert_eq!(kernels(&rods, &params, Form::WalkedFused), [SubstepRod]);
         params.projection = Projection::Jacobi {
             iterations: 4,
@@ -349,6 +369,7 @@ mod tests {
         );
         // What the bench labels such a run with.
         assert_eq!(Form::Fused.effective(&params), Form::Packed);
+        assert_eq!(Form::FusedBuffer.effective(&params), Form::Packed);
         assert_eq!(Form::WalkedFused.effective(&params), Form::Walked);
         assert_eq!(Form::Walked.effective(&params), Form::Walked);
         params.projection = SimParams::default().projection;

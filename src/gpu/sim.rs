@@ -518,7 +518,7 @@ impl GpuSimulator {
         } else {
             (max, groups.div_ceil(max))
         };
-        pass.set_pipeline(&self.pipelines.pipelines[&kernel]);
+        pass.set_pipeline(self.pipelines.pipeline(kernel, self.form));
         pass.set_bind_group(
             0,
             &self.buffers.world,
@@ -536,7 +536,7 @@ impl GpuSimulator {
     /// (`Form::Walked`, `Form::WalkedFused`: the Thomas algorithm, work
     /// O(n)). Which is faster depends on the device: docs/BENCHMARKS.md.
     pub fn packed(&self) -> bool {
-        matches!(self.form, Form::Packed | Form::Fused)
+        matches!(self.form, Form::Packed | Form::Fused | Form::FusedBuffer)
     }
 
     /// Choose walked or packed (`set_form`); both give the same result to
@@ -584,7 +584,7 @@ impl GpuSimulator {
     pub fn set_form(&mut self, form: Form) -> Result<(), GpuError> {
         // With Jacobi a fused form runs staged, which every device can.
         let kernel = match form.effective(&self.params) {
-            Form::Fused => Kernel::Substep,
+            Form::Fused | Form::FusedBuffer => Kernel::Substep,
             Form::WalkedFused => Kernel::SubstepRod,
             Form::Walked | Form::Packed => {
                 self.form = form;

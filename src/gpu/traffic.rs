@@ -205,8 +205,9 @@ impl TrafficModel {
     /// over the dispatches that form runs (`substep_kernels_in`). A fused
     /// form's kernel counts each element it touches once, which its
     /// positions meet exactly (resident in workgroup memory for the
-    /// dispatch, shaders/resident.wgsl) and the rest of its state through
-    /// the caches at best.
+    /// dispatch, shaders/resident.wgsl; `Form::FusedBuffer`, the same
+    /// kernels with positions in the buffer, is given the same floor) and
+    /// the rest of its state through the caches at best.
     pub fn substep_bytes_in(&self, rods: &RodSet, params: &SimParams, form: Form) -> Bytes {
         let c = Counts::of(rods);
         let mut total = Bytes::default();
