@@ -298,7 +298,7 @@ var<workgroup> pack_rods_a: array<vec4<f32>, PACK_RODS>;
 
 // Positions, read and written by every stage through `pos_get` and
 // `pos_set` (grid.wgsl and world.wgsl, never in a fused kernel, index `pos`
-// itself, as do `resident_load` and `resident_store`). In this module they are the buffer, and `resident_load` and
+// itself). In this module they are the buffer, and `resident_load` and
 // `resident_store` do nothing. The packed fused kernels are built from a
 // variant of the module (src/gpu/layout.rs `shader_variant`, resident) in
 // which shaders/resident.wgsl replaces the lines from here to the END

@@ -28,15 +28,28 @@ var<workgroup> resident_rem_z: array<f32, PACK_ROWS>;
 // same in every invocation of a workgroup.
 var<private> resident_first: u32 = NONE;
 
-fn pos_get(v: u32) -> Position {
-    if (resident_first == NONE) {
-        return pos[v];
-    }
-    let i = v - resident_first;
+// Row i of the resident arrays as a `Position`, and back.
+fn resident_row(i: u32) -> Position {
     return Position(
         vec4<i32>(resident_cell_x[i], resident_cell_y[i], resident_cell_z[i], 0),
         vec4<f32>(resident_rem_x[i], resident_rem_y[i], resident_rem_z[i], 0.0),
     );
+}
+
+fn resident_put(i: u32, p: Position) {
+    resident_cell_x[i] = p.cell.x;
+    resident_cell_y[i] = p.cell.y;
+    resident_cell_z[i] = p.cell.z;
+    resident_rem_x[i] = p.rem.x;
+    resident_rem_y[i] = p.rem.y;
+    resident_rem_z[i] = p.rem.z;
+}
+
+fn pos_get(v: u32) -> Position {
+    if (resident_first == NONE) {
+        return pos[v];
+    }
+    return resident_row(v - resident_first);
 }
 
 fn pos_set(v: u32, p: Position) {
@@ -44,13 +57,7 @@ fn pos_set(v: u32, p: Position) {
         pos[v] = p;
         return;
     }
-    let i = v - resident_first;
-    resident_cell_x[i] = p.cell.x;
-    resident_cell_y[i] = p.cell.y;
-    resident_cell_z[i] = p.cell.z;
-    resident_rem_x[i] = p.rem.x;
-    resident_rem_y[i] = p.rem.y;
-    resident_rem_z[i] = p.rem.z;
+    resident_put(v - resident_first, p);
 }
 
 // Pack w's positions into workgroup memory (the caller's barrier follows,
@@ -61,13 +68,7 @@ fn resident_load(w: u32, lid: u32) {
         return;
     }
     for (var i = lid; i < range.y; i += WORKGROUP) {
-        let p = pos[range.x + i];
-        resident_cell_x[i] = p.cell.x;
-        resident_cell_y[i] = p.cell.y;
-        resident_cell_z[i] = p.cell.z;
-        resident_rem_x[i] = p.rem.x;
-        resident_rem_y[i] = p.rem.y;
-        resident_rem_z[i] = p.rem.z;
+        resident_put(i, pos[range.x + i]);
     }
     resident_first = range.x;
 }
@@ -79,10 +80,7 @@ fn resident_store(w: u32, lid: u32) {
     }
     let range = pack_vertex_range(w);
     for (var i = lid; i < range.y; i += WORKGROUP) {
-        pos[range.x + i] = Position(
-            vec4<i32>(resident_cell_x[i], resident_cell_y[i], resident_cell_z[i], 0),
-            vec4<f32>(resident_rem_x[i], resident_rem_y[i], resident_rem_z[i], 0.0),
-        );
+        pos[range.x + i] = resident_row(i);
     }
     resident_first = NONE;
 }

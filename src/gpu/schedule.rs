@@ -89,6 +89,13 @@ impl Form {
         }
     }
 
+    /// Whether the per-rod stages run one workgroup per pack of rods
+    /// (`Packed` and the fused packed forms) rather than one invocation
+    /// walking each rod.
+    pub fn packed(self) -> bool {
+        matches!(self, Form::Packed | Form::Fused | Form::FusedBuffer)
+    }
+
     /// The form's stages as separate dispatches: `Form::Packed` for
     /// `Form::Fused`, `Form::Walked` for `Form::WalkedFused`, a staged form
     /// itself.
@@ -186,7 +193,7 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Di
             vec![Dispatch::of(whole, 0)]
         };
     }
-    let packed = matches!(form, Form::Packed | Form::Fused | Form::FusedBuffer);
+    let packed = form.packed();
     let project = |phase: u32| -> Vec<Dispatch> {
         let one = |kernel| vec![Dispatch::of(kernel, phase)];
         match (params.projection, packed) {

@@ -536,7 +536,7 @@ impl GpuSimulator {
     /// (`Form::Walked`, `Form::WalkedFused`: the Thomas algorithm, work
     /// O(n)). Which is faster depends on the device: docs/BENCHMARKS.md.
     pub fn packed(&self) -> bool {
-        matches!(self.form, Form::Packed | Form::Fused | Form::FusedBuffer)
+        self.form.packed()
     }
 
     /// Choose walked or packed (`set_form`); both give the same result to
