@@ -47,6 +47,12 @@ struct Step {
     group_count: u32,       // interaction groups (grid_groups entries per substep)
     node_count: u32,        // grid nodes of all groups
     projection: u32,        // PROJECTION_* (shaders/substep.wgsl)
+    // Pose of collider k's anchor at `time` and at `time + h` (the pose
+    // slots above, per collider rather than per anchor): every vertex reads
+    // them, so they are uniform, where a software adapter reads a value
+    // once for all lanes rather than lane by lane as from `poses`.
+    collider_start: array<Pose, MAX_COLLIDERS>,
+    collider_end: array<Pose, MAX_COLLIDERS>,
 }
 
 struct Rod {

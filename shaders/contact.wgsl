@@ -188,8 +188,8 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
     var best = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
     for (var k = 0u; k < colliders.count; k++) {
         let c = colliders.items[k];
-        let p_start = anchor_pose(c.anchor, params.slot_start);
-        let p_end = anchor_pose(c.anchor, params.slot_end);
+        let p_start = params.collider_start[k];
+        let p_end = params.collider_end[k];
         let reach = rho + c.margin;
         if (stage_phase == 0u) {
             let q0 = to_local(p_start, x_start, origin);
@@ -295,7 +295,7 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
     var changed = false;
     for (var k = 0u; k < colliders.count; k++) {
         let c = colliders.items[k];
-        let p = anchor_pose(c.anchor, params.slot_end);
+        let p = params.collider_end[k];
         let x_a = position_f32(pa);
         let x_b = position_f32(pb);
         let qa = to_local(p, x_a, origin);
@@ -318,7 +318,7 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
                 let pt = xa * (1.0 - s) + xb * s;
                 let p_start = (position_f32(pos_unc[j]) - vel[j].xyz * h) * (1.0 - s)
                     + (position_f32(pos_unc[j + 1u]) - vel[j + 1u].xyz * h) * s;
-                let p0 = anchor_pose(c.anchor, params.slot_start);
+                let p0 = params.collider_start[k];
                 let slip = pose_point(p0, to_local(p, pt, origin), origin) - p_start;
                 let slip_t = slip - nrm * dot(nrm, slip);
                 let len = length(slip_t);
@@ -335,7 +335,7 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
             pb = moved(pb, xb - x_b);
             changed = true;
             // Recorded like a vertex contact (src/cpu/contact.rs).
-            let p0 = anchor_pose(c.anchor, params.slot_start);
+            let p0 = params.collider_start[k];
             if (ka * d > contact_depth(contacts[j])) {
                 contacts[j] = make_contact(nrm, ka * d, stuck, surface_velocity(p0, p, xa, origin));
             }

@@ -53,10 +53,15 @@ pub struct GpuStep {
     pub node_count: u32,
     /// The projection method (`PROJECTION_*`), for the fused substep.
     pub projection: u32,
-    /// Padding to WGSL's 16-byte struct alignment.
+    /// Padding to WGSL's 16-byte alignment of the arrays that follow.
     pub _pad: [u32; 3],
+    /// Pose of collider k's anchor at `time` (uniform: read by every
+    /// vertex, see shaders/common.wgsl).
+    pub collider_start: [GpuPose; crate::contact::MAX_COLLIDERS],
+    /// Pose of collider k's anchor at `time + h`.
+    pub collider_end: [GpuPose; crate::contact::MAX_COLLIDERS],
 }
-const _: () = assert!(size_of::<GpuStep>() == 128);
+const _: () = assert!(size_of::<GpuStep>() == 128 + 2 * 32 * crate::contact::MAX_COLLIDERS);
 
 /// `Step.projection`: no projection (shaders/substep.wgsl).
 pub const PROJECTION_NONE: u32 = 0;
@@ -396,7 +401,9 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 phase,
                 group_count,
                 node_count,
-                projection
+                projection,
+                collider_start,
+                collider_end
             ]
         ),
         layout!(
