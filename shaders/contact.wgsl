@@ -283,42 +283,75 @@ fn contact_edge_of(j: u32, parity: u32) {
     contact_edge(j, rods[r].origin.xyz, rods[r].radius);
 }
 
+// How collider c, at pose p, pushes the edge from x_a to x_b (inverse masses
+// wa, wb) out (src/cpu/contact.rs `edge_push`): `hit` when it reaches the
+// edge's interior and can move it; then the closest point's parameter s, the
+// depth d and the world normal.
+struct EdgePush {
+    hit: bool,
+    s: f32,
+    d: f32,
+    normal: vec3<f32>,
+}
+
+fn edge_push(c: Collider, p: Pose, x_a: vec3<f32>, x_b: vec3<f32>, wa: f32, wb: f32, rho: f32, origin: vec3<f32>) -> EdgePush {
+    let e = edge_distance(c, to_local(p, x_a, origin), to_local(p, x_b, origin));
+    let d = rho + c.margin - e.phi;
+    let s = e.s;
+    let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
+    let hit = e.found && d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0;
+    return EdgePush(hit, s, d, rotate(p.rotation, e.normal));
+}
+
 // Edge j (vertices j, j + 1) of a rod at `origin` with section radius `rho`.
-// Its two positions are read once and written once, whatever the colliders
-// did between (each collider sees the last one's result, as on the CPU).
+// First whether any collider reaches the edge as it is: if none does, none
+// moves it, and the edge is done having read only its two positions. Else
+// its positions, start points and contacts are read once and written once,
+// whatever the colliders did between (each collider sees the last one's
+// result, as on the CPU).
 fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
     let h = params.h;
     let wa = rest[j].inv_mass;
     let wb = rest[j + 1u].inv_mass;
     var pa = pos_get(j);
     var pb = pos_get(j + 1u);
-    var changed = false;
+    var any = false;
+    for (var k = 0u; k < colliders.count; k++) {
+        let push = edge_push(colliders.items[k], params.collider_end[k], position_f32(pa), position_f32(pb), wa, wb, rho, origin);
+        any = any || push.hit;
+    }
+    if (!any) {
+        return;
+    }
+    // The edge's end points at the start of the substep (phase 0's friction).
+    var start_a = vec3<f32>(0.0);
+    var start_b = vec3<f32>(0.0);
+    if (stage_phase == 0u) {
+        start_a = position_f32(pos_unc[j]) - vel[j].xyz * h;
+        start_b = position_f32(pos_unc[j + 1u]) - vel[j + 1u].xyz * h;
+    }
+    var contact_a = contacts[j];
+    var contact_b = contacts[j + 1u];
     for (var k = 0u; k < colliders.count; k++) {
         let c = colliders.items[k];
         let p = params.collider_end[k];
         let x_a = position_f32(pa);
         let x_b = position_f32(pb);
-        let qa = to_local(p, x_a, origin);
-        let qb = to_local(p, x_b, origin);
-        let e = edge_distance(c, qa, qb);
-        if (!e.found) {
-            continue;
-        }
-        let d = rho + c.margin - e.phi;
-        let s = e.s;
-        let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
-        if (d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0) {
-            let nrm = rotate(p.rotation, e.normal);
+        let push = edge_push(c, p, x_a, x_b, wa, wb, rho, origin);
+        if (push.hit) {
+            let s = push.s;
+            let d = push.d;
+            let nrm = push.normal;
+            let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
             let ka = (1.0 - s) * wa / den;
             let kb = s * wb / den;
             var xa = x_a + nrm * (ka * d);
             var xb = x_b + nrm * (kb * d);
             var stuck = false;
+            let p0 = params.collider_start[k];
             if (stage_phase == 0u) {
                 let pt = xa * (1.0 - s) + xb * s;
-                let p_start = (position_f32(pos_unc[j]) - vel[j].xyz * h) * (1.0 - s)
-                    + (position_f32(pos_unc[j + 1u]) - vel[j + 1u].xyz * h) * s;
-                let p0 = params.collider_start[k];
+                let p_start = start_a * (1.0 - s) + start_b * s;
                 let slip = pose_point(p0, to_local(p, pt, origin), origin) - p_start;
                 let slip_t = slip - nrm * dot(nrm, slip);
                 let len = length(slip_t);
@@ -333,21 +366,19 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
             }
             pa = moved(pa, xa - x_a);
             pb = moved(pb, xb - x_b);
-            changed = true;
             // Recorded like a vertex contact (src/cpu/contact.rs).
-            let p0 = params.collider_start[k];
-            if (ka * d > contact_depth(contacts[j])) {
-                contacts[j] = make_contact(nrm, ka * d, stuck, surface_velocity(p0, p, xa, origin));
+            if (ka * d > contact_depth(contact_a)) {
+                contact_a = make_contact(nrm, ka * d, stuck, surface_velocity(p0, p, xa, origin));
             }
-            if (kb * d > contact_depth(contacts[j + 1u])) {
-                contacts[j + 1u] = make_contact(nrm, kb * d, stuck, surface_velocity(p0, p, xb, origin));
+            if (kb * d > contact_depth(contact_b)) {
+                contact_b = make_contact(nrm, kb * d, stuck, surface_velocity(p0, p, xb, origin));
             }
         }
     }
-    if (changed) {
-        pos_set(j, pa);
-        pos_set(j + 1u, pb);
-    }
+    pos_set(j, pa);
+    pos_set(j + 1u, pb);
+    contacts[j] = contact_a;
+    contacts[j + 1u] = contact_b;
 }
 
 @compute @workgroup_size(64)
