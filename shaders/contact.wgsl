@@ -284,9 +284,10 @@ fn contact_edge_of(j: u32, parity: u32) {
 }
 
 // How collider c, at pose p, pushes the edge from x_a to x_b (inverse masses
-// wa, wb) out (src/cpu/contact.rs `edge_push`): `hit` when it reaches the
-// edge's interior and can move it; then the closest point's parameter s, the
-// depth d and the world normal.
+// wa, wb) out (the test and values at the top of src/cpu/contact.rs
+// `contact_edge`'s collider loop): `hit` when it reaches the edge's interior
+// and can move it; then the closest point's parameter s, the depth d and the
+// world normal.
 struct EdgePush {
     hit: bool,
     s: f32,
@@ -304,8 +305,10 @@ fn edge_push(c: Collider, p: Pose, x_a: vec3<f32>, x_b: vec3<f32>, wa: f32, wb: 
 }
 
 // Edge j (vertices j, j + 1) of a rod at `origin` with section radius `rho`.
-// First whether any collider reaches the edge as it is: if none does, none
-// moves it, and the edge is done having read only its two positions. Else
+// First the first collider that reaches the edge as it is: those before it
+// do not, and if none does, none moves it, and the edge is done having read
+// only its two positions (a GPU-only shortcut, exact: the CPU twin's loop
+// finds the same colliders without it, where reads cost nothing). Else
 // its positions, start points and contacts are read once and written once,
 // whatever the colliders did between (each collider sees the last one's
 // result, as on the CPU).
@@ -315,12 +318,13 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
     let wb = rest[j + 1u].inv_mass;
     var pa = pos_get(j);
     var pb = pos_get(j + 1u);
-    var any = false;
-    for (var k = 0u; k < colliders.count; k++) {
-        let push = edge_push(colliders.items[k], params.collider_end[k], position_f32(pa), position_f32(pb), wa, wb, rho, origin);
-        any = any || push.hit;
+    var first = 0u;
+    for (; first < colliders.count; first++) {
+        if (edge_push(colliders.items[first], params.collider_end[first], position_f32(pa), position_f32(pb), wa, wb, rho, origin).hit) {
+            break;
+        }
     }
-    if (!any) {
+    if (first == colliders.count) {
         return;
     }
     // The edge's end points at the start of the substep (phase 0's friction).
@@ -332,7 +336,7 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
     }
     var contact_a = contacts[j];
     var contact_b = contacts[j + 1u];
-    for (var k = 0u; k < colliders.count; k++) {
+    for (var k = first; k < colliders.count; k++) {
         let c = colliders.items[k];
         let p = params.collider_end[k];
         let x_a = position_f32(pa);

@@ -377,29 +377,10 @@ pub fn contact_edges(
     }
 }
 
-/// How collider `c` at `pose` pushes the edge `xa`–`xb` (inverse masses
-/// `wa`, `wb`, section radius `radius`) out: `Some((s, d, n))` when it
-/// reaches the edge's interior and can move it, with the closest point's
-/// parameter s, the depth d and the world normal n.
-fn edge_push(
-    c: &Collider,
-    pose: &Pose,
-    (xa, xb): (DVec3, DVec3),
-    (wa, wb): (f64, f64),
-    radius: f64,
-) -> Option<(f64, f64, DVec3)> {
-    let (s, phi, n_local) = edge_distance(c, to_local(pose, xa), to_local(pose, xb))?;
-    let d = radius + c.margin - phi;
-    let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
-    (d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0).then(|| (s, d, pose.rotation * n_local))
-}
-
 /// Edge `j` (vertices `j`, `j + 1`) against the shapes that may be smaller
 /// than an edge, spheres and capsules: the closest point
 /// p = (1 − s) xa + s xb moves by exactly d along the normal, and in phase
-/// 0 friction acts on p's slip as on a vertex's. First whether any collider
-/// reaches the edge as it is: if none does, none moves it (the GPU twin then
-/// reads nothing more of the edge).
+/// 0 friction acts on p's slip as on a vertex's.
 #[allow(clippy::too_many_arguments)] // the WGSL twin's arguments
 fn contact_edge(
     colliders: &[Collider],
@@ -415,49 +396,48 @@ fn contact_edge(
     contact: &mut [Contact],
 ) {
     let (wa, wb) = (inv_mass[j], inv_mass[j + 1]);
-    let any = colliders.iter().enumerate().any(|(k, c)| {
-        edge_push(c, &poses[k].end, (pos[j], pos[j + 1]), (wa, wb), radius).is_some()
-    });
-    if !any {
-        return;
-    }
-    // The edge's end points at the start of the substep (phase 0's friction).
-    let (start_a, start_b) = (pos_unc[j] - vel[j] * h, pos_unc[j + 1] - vel[j + 1] * h);
     for (k, c) in colliders.iter().enumerate() {
         let pose = &poses[k].end;
-        let Some((s, d, n)) = edge_push(c, pose, (pos[j], pos[j + 1]), (wa, wb), radius) else {
+        let qa = to_local(pose, pos[j]);
+        let qb = to_local(pose, pos[j + 1]);
+        let Some((s, phi, n_local)) = edge_distance(c, qa, qb) else {
             continue;
         };
+        let d = radius + c.margin - phi;
         let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
-        let (ka, kb) = ((1.0 - s) * wa / den, s * wb / den);
-        pos[j] += n * (ka * d);
-        pos[j + 1] += n * (kb * d);
-        let mut stuck = false;
-        if phase == 0 {
-            let p = pos[j] * (1.0 - s) + pos[j + 1] * s;
-            let p_start = start_a * (1.0 - s) + start_b * s;
-            let slip = to_world(&poses[k].start, to_local(pose, p)) - p_start;
-            let slip_t = slip - n * n.dot(slip);
-            let len = slip_t.length();
-            let undo = if len <= c.static_friction * d {
-                stuck = true;
-                slip_t
-            } else {
-                slip_t * (c.friction * d / len)
-            };
-            pos[j] -= undo * ka;
-            pos[j + 1] -= undo * kb;
-        }
-        // Recorded like a vertex contact, so the filtered projection
-        // keeps both ends on the tangent plane (or in place).
-        for (i, depth) in [(j, ka * d), (j + 1, kb * d)] {
-            if depth > contact[i].depth {
-                contact[i] = Contact {
-                    normal: n,
-                    depth,
-                    stuck,
-                    surface_velocity: surface_velocity(&poses[k], pos[i], h),
+        if d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0 {
+            let n = pose.rotation * n_local;
+            let (ka, kb) = ((1.0 - s) * wa / den, s * wb / den);
+            pos[j] += n * (ka * d);
+            pos[j + 1] += n * (kb * d);
+            let mut stuck = false;
+            if phase == 0 {
+                let p = pos[j] * (1.0 - s) + pos[j + 1] * s;
+                let p_start =
+                    (pos_unc[j] - vel[j] * h) * (1.0 - s) + (pos_unc[j + 1] - vel[j + 1] * h) * s;
+                let slip = to_world(&poses[k].start, to_local(pose, p)) - p_start;
+                let slip_t = slip - n * n.dot(slip);
+                let len = slip_t.length();
+                let undo = if len <= c.static_friction * d {
+                    stuck = true;
+                    slip_t
+                } else {
+                    slip_t * (c.friction * d / len)
                 };
+                pos[j] -= undo * ka;
+                pos[j + 1] -= undo * kb;
+            }
+            // Recorded like a vertex contact, so the filtered projection
+            // keeps both ends on the tangent plane (or in place).
+            for (i, depth) in [(j, ka * d), (j + 1, kb * d)] {
+                if depth > contact[i].depth {
+                    contact[i] = Contact {
+                        normal: n,
+                        depth,
+                        stuck,
+                        surface_velocity: surface_velocity(&poses[k], pos[i], h),
+                    };
+                }
             }
         }
     }
