@@ -182,10 +182,14 @@ fn path_distance(c: Collider, q0: vec3<f32>, q1: vec3<f32>) -> f32 {
 
 // Contact of one vertex with every collider in turn (src/cpu/contact.rs
 // `contact_vertex`): returns the new position; records the deepest contact
-// and any tunnelling.
+// (phase 0: the vertex's contact anew) and any tunnelling, the tunnels of
+// all colliders in one set of atomics.
 fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start: vec3<f32>, x_unc: vec3<f32>) -> vec3<f32> {
     var x = x_in;
     var best = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
+    var tunnels = 0u;
+    var tunnel_code = 0u;
+    var tunnel_moved = 0u;
     for (var k = 0u; k < colliders.count; k++) {
         let c = colliders.items[k];
         let p_start = params.collider_start[k];
@@ -196,9 +200,10 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
             let q1 = to_local(p_end, x_unc, origin);
             let moved = length(q1 - q0);
             if (moved > c.thickness && path_distance(c, q0, q1) < reach) {
-                atomicAdd(&stats[2], 1u);
-                atomicMax(&stats[3], v * MAX_COLLIDERS + k + 1u);
-                atomicMax(&stats[4], bitcast<u32>(moved));
+                tunnels += 1u;
+                tunnel_code = max(tunnel_code, v * MAX_COLLIDERS + k + 1u);
+                // moved > 0: its bits order as its values.
+                tunnel_moved = max(tunnel_moved, bitcast<u32>(moved));
             }
         }
         let dist = collider_distance(c, to_local(p_end, x, origin));
@@ -223,7 +228,12 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
             }
         }
     }
-    if (contact_depth(best) > contact_depth(contacts[v])) {
+    if (tunnels > 0u) {
+        atomicAdd(&stats[2], tunnels);
+        atomicMax(&stats[3], tunnel_code);
+        atomicMax(&stats[4], tunnel_moved);
+    }
+    if (stage_phase == 0u || contact_depth(best) > contact_depth(contacts[v])) {
         contacts[v] = best;
     }
     return x;
@@ -232,10 +242,10 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
 // Stage 1, vertices: each vertex's contacts are its own (the rod loop of
 // the CPU twin run in parallel, one invocation per vertex).
 fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
-    if (stage_phase == 0u) {
-        contacts[v] = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
-    }
     if (rest[v].inv_mass == 0.0) {
+        if (stage_phase == 0u) {
+            contacts[v] = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
+        }
         return;
     }
     let p = pos_get(v);

@@ -325,10 +325,10 @@ pub fn contact(
     let n = pos.len();
     let mut report = ContactReport::default();
     for i in 0..n {
-        if phase == 0 {
-            contact[i] = Contact::default();
-        }
         if inv_mass[i] == 0.0 {
+            if phase == 0 {
+                contact[i] = Contact::default();
+            }
             continue;
         }
         let x_start = pos_unc[i] - vel[i] * h;
@@ -336,7 +336,8 @@ pub fn contact(
             colliders, poses, radius, phase, h, pos[i], x_start, pos_unc[i],
         );
         pos[i] = x;
-        if c.depth > contact[i].depth {
+        // Phase 0: the vertex's contact anew.
+        if phase == 0 || c.depth > contact[i].depth {
             contact[i] = c;
         }
         if let (Some((k, distance, limit)), None) = (tunnel, report.tunnel) {
