@@ -296,12 +296,13 @@ fn contact_edge_of(j: u32, parity: u32) {
 // How collider c, at pose p, pushes the edge from x_a to x_b (inverse masses
 // wa, wb) out (the test and values at the top of src/cpu/contact.rs
 // `contact_edge`'s collider loop): `hit` when it reaches the edge's interior
-// and can move it; then the closest point's parameter s, the depth d and the
-// world normal.
+// and can move it; then the closest point's parameter s, the depth d, the
+// mass-weighted denominator (1 − s)² wa + s² wb and the world normal.
 struct EdgePush {
     hit: bool,
     s: f32,
     d: f32,
+    den: f32,
     normal: vec3<f32>,
 }
 
@@ -311,7 +312,7 @@ fn edge_push(c: Collider, p: Pose, x_a: vec3<f32>, x_b: vec3<f32>, wa: f32, wb: 
     let s = e.s;
     let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
     let hit = e.found && d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0;
-    return EdgePush(hit, s, d, rotate(p.rotation, e.normal));
+    return EdgePush(hit, s, d, den, rotate(p.rotation, e.normal));
 }
 
 // Edge j (vertices j, j + 1) of a rod at `origin` with section radius `rho`.
@@ -356,9 +357,8 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
             let s = push.s;
             let d = push.d;
             let nrm = push.normal;
-            let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
-            let ka = (1.0 - s) * wa / den;
-            let kb = s * wb / den;
+            let ka = (1.0 - s) * wa / push.den;
+            let kb = s * wb / push.den;
             var xa = x_a + nrm * (ka * d);
             var xb = x_b + nrm * (kb * d);
             var stuck = false;

@@ -388,20 +388,25 @@ impl GpuSimulator {
     }
 
     /// The `Step` of the substep from `t` to `t + h` in `phase`, its anchors
-    /// in pose slots `slot_start` and `slot_end`, whose poses are
-    /// `pose_start` and `pose_end` (per anchor).
+    /// in pose slots `slot_start` and `slot_end` of `poses` (every anchor's
+    /// pose, slot by slot, as the `poses` buffer holds them).
     fn step_values(
         &self,
-        (t, h, phase): (f64, f64, u32),
-        (slot_start, slot_end): (u32, u32),
-        (pose_start, pose_end): (&[GpuPose], &[GpuPose]),
+        t: f64,
+        h: f64,
+        slot_start: u32,
+        slot_end: u32,
+        phase: u32,
+        poses: &[GpuPose],
     ) -> GpuStep {
         let p = &self.params;
+        let anchors = self.rods.anchors.len();
+        let pose = |slot: u32, anchor: usize| poses[slot as usize * anchors + anchor];
         let mut collider_start = [GpuPose::default(); MAX_COLLIDERS];
         let mut collider_end = [GpuPose::default(); MAX_COLLIDERS];
         for (k, c) in self.rods.colliders.iter().enumerate() {
-            collider_start[k] = pose_start[c.anchor];
-            collider_end[k] = pose_end[c.anchor];
+            collider_start[k] = pose(slot_start, c.anchor);
+            collider_end[k] = pose(slot_end, c.anchor);
         }
         let w = &p.wind;
         let gust = w.velocity.try_normalize().unwrap_or(DVec3::X);
@@ -459,8 +464,6 @@ impl GpuSimulator {
         for k in 0..=substeps {
             poses.extend(poses_at(&self.rods, t0 + k as f64 * h));
         }
-        let anchors = self.rods.anchors.len();
-        let slot = |k: u32| &poses[k as usize * anchors..(k as usize + 1) * anchors];
         if !poses.is_empty() {
             q.write_buffer(&self.buffers.poses, 0, bytemuck::cast_slice(&poses));
         }
@@ -468,11 +471,7 @@ impl GpuSimulator {
         let mut bytes = vec![0u8; (self.buffers.step_stride * 2 * substeps.max(1) as u64) as usize];
         for k in 0..substeps {
             for phase in 0..2 {
-                let s = self.step_values(
-                    (t0 + k as f64 * h, h, phase),
-                    (k, k + 1),
-                    (slot(k), slot(k + 1)),
-                );
+                let s = self.step_values(t0 + k as f64 * h, h, k, k + 1, phase, &poses);
                 let at = (entry(k, phase) as u64 * self.buffers.step_stride) as usize;
                 bytes[at..at + size_of::<GpuStep>()].copy_from_slice(bytemuck::bytes_of(&s));
             }
