@@ -267,12 +267,32 @@ pub struct Measurement {
     /// state fits in the GPU's cache and kernels find it there.
     #[serde(default)]
     pub bandwidth_fraction: Option<f64>,
+    /// GPU with timestamps only: one more frame after the timed ones, each
+    /// dispatch of a substep in a compute pass of its own between two
+    /// timestamps (`GpuSimulator::step_profiled`), in schedule order: where
+    /// the step's time goes. Their sum exceeds `ms_per_step` by what a pass
+    /// per dispatch adds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_profile: Option<Vec<KernelTime>>,
     /// Why there are no timings, when the run could not be measured.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
     /// The device cannot hold this size (larger ones are not tried).
     #[serde(skip)]
     pub out_of_capacity: bool,
+}
+
+/// One dispatch of a substep in `Measurement::gpu_profile`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KernelTime {
+    /// The kernel's entry point (shaders/*.wgsl).
+    pub kernel: String,
+    /// Its step values: 0, or 1 for the second contact pass and the
+    /// projection filtered by the contacts.
+    pub phase: u32,
+    /// GPU time per integrator step (ms), summed over the frame's substeps
+    /// and divided by them.
+    pub ms_per_step: f64,
 }
 
 /// What the machine and the build are.
@@ -467,6 +487,7 @@ fn measure_with(
         model_bytes_per_vertex_step: None,
         achieved_gb_per_s: None,
         bandwidth_fraction: None,
+        gpu_profile: None,
         error: None,
         out_of_capacity: false,
     };
@@ -539,6 +560,15 @@ fn measure_with(
             if sim.has_timestamps() {
                 m.timing = "gpu timestamps".into();
                 m.wall_ms_per_step = Some(Spread::of(walls));
+                m.gpu_profile = sim.step_profiled().map(|p| {
+                    p.into_iter()
+                        .map(|(d, s)| KernelTime {
+                            kernel: d.kernel.entry_point().into(),
+                            phase: d.phase,
+                            ms_per_step: s * 1e3 / per_frame,
+                        })
+                        .collect()
+                });
             }
             let state = sim.read_state();
             if let Some((r, bad)) = check_state(sim.rods(), sim.params(), &state) {
@@ -637,6 +667,32 @@ pub fn bandwidth_note(env: &Environment) -> String {
         ),
         None => format!("{model}\n"),
     }
+}
+
+/// Under the table: for each row with a GPU profile, where its step's time
+/// goes, each dispatch of a substep in ms per step (phase 1 marked `/1`) and
+/// their sum; empty when no row has one.
+pub fn profiles(results: &[Measurement]) -> String {
+    let mut out = String::new();
+    for m in results {
+        let Some(p) = &m.gpu_profile else { continue };
+        let sum: f64 = p.iter().map(|k| k.ms_per_step).sum();
+        let kernels: Vec<String> = p
+            .iter()
+            .map(|k| {
+                let phase = if k.phase == 0 { "" } else { "/1" };
+                format!("{}{phase} {:.3}", k.kernel, k.ms_per_step)
+            })
+            .collect();
+        out += &format!(
+            "profile {} {} {} strands, ms/step by dispatch (a pass each, sum {sum:.3}): {}\n",
+            m.workload,
+            m.label(),
+            m.strands,
+            kernels.join(", ")
+        );
+    }
+    out
 }
 
 /// Frames `measure` times for a workload: warm-up and repeats, twice when it

@@ -664,6 +664,76 @@ impl GpuSimulator {
         Some(t[1].saturating_sub(t[0]) as f64 * period * 1e-9)
     }
 
+    /// `step`, with every dispatch in a compute pass of its own between two
+    /// timestamps: the GPU time of each dispatch of the substep schedule
+    /// (`schedule::substep_schedule`, in its order), summed over the frame's
+    /// substeps (s). A profile, not the frame's time: a pass per dispatch may
+    /// add work that one pass does not (`step_timed` is the frame's time).
+    /// The state advances exactly as by `step`. `None` when the device has
+    /// no `TIMESTAMP_QUERY`.
+    pub fn step_profiled(&mut self) -> Option<Vec<(super::schedule::Dispatch, f64)>> {
+        if !self.has_timestamps() {
+            return None;
+        }
+        let h = self.params.h();
+        let n = self.params.substeps;
+        let schedule = substep_schedule(&self.rods, &self.params, self.form);
+        let queries = 2 * schedule.len() as u32;
+        self.write_inputs(self.time, h, n);
+        let device = &self.ctx.device;
+        // One substep per submission, so each reuses the same queries.
+        let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("profile timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: queries,
+        });
+        let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("profile resolve"),
+            size: queries as u64 * 8,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let period = self.ctx.queue.get_timestamp_period() as f64 * 1e-9;
+        let mut seconds = vec![0.0; schedule.len()];
+        for k in 0..n {
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("profiled substep"),
+            });
+            if k == 0 {
+                encoder.clear_buffer(&self.buffers.stats, 0, None);
+                self.clear_grid_counters(&mut encoder);
+            }
+            for (i, d) in schedule.iter().enumerate() {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(d.kernel.entry_point()),
+                    timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                        query_set: &set,
+                        beginning_of_pass_write_index: Some(2 * i as u32),
+                        end_of_pass_write_index: Some(2 * i as u32 + 1),
+                    }),
+                });
+                let group = match d.jacobi {
+                    Some(p) => &self.buffers.jacobi_groups[&p],
+                    None => &self.buffers.state_groups[&d.kernel],
+                };
+                self.dispatch_with(&mut pass, d.kernel, group, entry(k, d.phase));
+            }
+            if k + 1 == n && self.world_positions {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                self.dispatch(&mut pass, Kernel::WorldPositions, entry(0, 0));
+            }
+            encoder.resolve_query_set(&set, 0..queries, &resolve, 0);
+            self.ctx.queue.submit([encoder.finish()]);
+            let t: Vec<u64> = self.read(&resolve, queries as usize);
+            for (s, pair) in seconds.iter_mut().zip(t.chunks(2)) {
+                *s += pair[1].saturating_sub(pair[0]) as f64 * period;
+            }
+        }
+        self.time += h * n as f64;
+        self.step_count += 1;
+        Some(schedule.into_iter().zip(seconds).collect())
+    }
+
     /// Whether `step_timed` measures GPU time.
     pub fn has_timestamps(&self) -> bool {
         self.buffers.timestamps.is_some()
