@@ -262,19 +262,20 @@ struct GridGroup {
 @group(1) @binding(12) var<storage, read> grid_vertex: array<GridVertex>;
 // `group_count` entries per substep of the frame.
 @group(1) @binding(13) var<storage, read> grid_groups: array<GridGroup>;
-// 8 words per node (mass, momentum x, y, z as 64-bit (low, high) pairs),
-// then the counters GRID_VMAX (fastest |v_q| of the substep), GRID_OVERFLOW
-// (largest node + 1 that could overflow, this frame) and GRID_OUTSIDE
-// (vertices outside their grid, this frame).
-@group(1) @binding(14) var<storage, read_write> grid: array<atomic<u32>>;
+// `grid` (binding 14, declared in shaders/grid.wgsl's accumulator block):
+// 8 words per node (mass, momentum x, y, z as signed 64-bit integers, low
+// word first), then the counters, each the low word of a 64-bit slot:
+// GRID_VMAX (fastest |v_q| of the substep), GRID_OVERFLOW (largest node + 1
+// that could overflow, this frame) and GRID_OUTSIDE (vertices outside their
+// grid, this frame); the word offsets after the nodes are these constants.
 @group(1) @binding(15) var<storage, read_write> grid_fields: array<vec4<f32>>;
 // Positions at the start of the substep (`save_start`, read by `project_shake`).
 @group(1) @binding(16) var<storage, read_write> pos_start: array<Position>;
 // World positions for a renderer (`world_positions`): xyz in m, w the rod's radius.
 @group(1) @binding(17) var<storage, read_write> world_pos: array<vec4<f32>>;
 const GRID_VMAX: u32 = 0u;
-const GRID_OVERFLOW: u32 = 1u;
-const GRID_OUTSIDE: u32 = 2u;
+const GRID_OVERFLOW: u32 = 2u;
+const GRID_OUTSIDE: u32 = 4u;
 
 fn contact_depth(c: Contact) -> f32 {
     return abs(c.normal_depth.w);

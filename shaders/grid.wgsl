@@ -53,6 +53,13 @@ fn quantise_velocity(v: vec3<f32>) -> vec3<i32> {
     return vec3<i32>(clamp(floor(v * VELOCITY_SCALE), vec3<f32>(-VELOCITY_LIMIT), vec3<f32>(VELOCITY_LIMIT)));
 }
 
+// BEGIN grid accumulators as u32 pairs
+// The node accumulators and counters of `grid` (shaders/common.wgsl has the
+// layout): this block reads and adds them as pairs of 32-bit atomics; on a
+// device with 64-bit atomics shaders/grid_i64.wgsl replaces it
+// (`layout::shader_variant`), one atomic per value.
+@group(1) @binding(14) var<storage, read_write> grid: array<atomic<u32>>;
+
 // a·b as a 64-bit (low, high) pair.
 fn mul_wide(a: u32, b: u32) -> vec2<u32> {
     let a0 = a & 0xffffu;
@@ -100,6 +107,55 @@ fn load_wide(i: u32) -> f32 {
     return sign * (f32(d.y) * 4294967296.0 + f32(d.x));
 }
 
+// Counter c (GRID_VMAX, ...: its low word; the high one stays zero).
+fn grid_counter(c: u32) -> u32 {
+    return atomicLoad(&grid[params.node_count * WORDS_PER_NODE + c]);
+}
+
+fn grid_counter_max(c: u32, x: u32) {
+    atomicMax(&grid[params.node_count * WORDS_PER_NODE + c], x);
+}
+
+fn grid_counter_add(c: u32, x: u32) {
+    atomicAdd(&grid[params.node_count * WORDS_PER_NODE + c], x);
+}
+
+fn grid_counter_zero(c: u32) {
+    atomicStore(&grid[params.node_count * WORDS_PER_NODE + c], 0u);
+}
+
+// Node k's accumulators all zero.
+fn grid_node_zero(k: u32) {
+    for (var w = 0u; w < WORDS_PER_NODE; w++) {
+        atomicStore(&grid[k * WORDS_PER_NODE + w], 0u);
+    }
+}
+
+// Add mass wm and momentum wm·v_q to node k.
+fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
+    let base = k * WORDS_PER_NODE;
+    atomic_add_wide(base, vec2<u32>(wm, 0u));
+    let speed = vec3<u32>(abs(vq));
+    for (var a = 0u; a < 3u; a++) {
+        var d = mul_wide(wm, speed[a]);
+        if (vq[a] < 0) {
+            d = negate_wide(d);
+        }
+        atomic_add_wide(base + 2u + 2u * a, d);
+    }
+}
+
+// Node k's accumulator i (0: mass, 1 + a: momentum along a) as f32.
+fn grid_node_value(k: u32, i: u32) -> f32 {
+    return load_wide(k * WORDS_PER_NODE + 2u * i);
+}
+
+// ⌊mass/2³²⌋ of node k (`could_overflow`).
+fn grid_node_mass_high(k: u32) -> u32 {
+    return atomicLoad(&grid[k * WORDS_PER_NODE + 1u]);
+}
+// END grid accumulators
+
 fn grid_group_now(group: u32) -> GridGroup {
     return grid_groups[params.slot_start * params.group_count + group];
 }
@@ -112,11 +168,9 @@ fn grid_clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if (k >= params.node_count) {
         return;
     }
-    for (var w = 0u; w < WORDS_PER_NODE; w++) {
-        atomicStore(&grid[k * WORDS_PER_NODE + w], 0u);
-    }
+    grid_node_zero(k);
     if (k == 0u) {
-        atomicStore(&grid[params.node_count * WORDS_PER_NODE + GRID_VMAX], 0u);
+        grid_counter_zero(GRID_VMAX);
     }
 }
 
@@ -133,9 +187,8 @@ fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     }
     let g = grid_group_now(gv.group);
     let q = grid_position(g, rods[rest[v].rod].origin.xyz + position_f32(pos[v]));
-    let tail = params.node_count * WORDS_PER_NODE;
     if (q.w == 0) {
-        atomicAdd(&grid[tail + GRID_OUTSIDE], 1u);
+        grid_counter_add(GRID_OUTSIDE, 1u);
         return;
     }
     let vq = quantise_velocity(vel[v].xyz);
@@ -143,21 +196,12 @@ fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     // Every vertex would race for this one word: one that cannot raise it
     // leaves it alone (the same maximum).
     let vmax = max(speed.x, max(speed.y, speed.z));
-    if (vmax > atomicLoad(&grid[tail + GRID_VMAX])) {
-        atomicMax(&grid[tail + GRID_VMAX], vmax);
+    if (vmax > grid_counter(GRID_VMAX)) {
+        grid_counter_max(GRID_VMAX, vmax);
     }
     for (var c = 0u; c < 8u; c++) {
         let kw = corner(g, q.xyz, c);
-        let wm = kw.y * gv.mass_q;
-        let base = kw.x * WORDS_PER_NODE;
-        atomic_add_wide(base, vec2<u32>(wm, 0u));
-        for (var a = 0u; a < 3u; a++) {
-            var d = mul_wide(wm, speed[a]);
-            if (vq[a] < 0) {
-                d = negate_wide(d);
-            }
-            atomic_add_wide(base + 2u + 2u * a, d);
-        }
+        grid_node_add(kw.x, kw.y * gv.mass_q, vq);
     }
 }
 
@@ -186,18 +230,15 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
             g = next;
         }
     }
-    let base = k * WORDS_PER_NODE;
-    let mass_hi = atomicLoad(&grid[base + 1u]);
-    let mass = load_wide(base);
+    let mass = grid_node_value(k, 0u);
     if (mass == 0.0) {
         grid_fields[k] = vec4<f32>(0.0);
         return;
     }
-    let tail = params.node_count * WORDS_PER_NODE;
-    if (could_overflow(mass_hi, atomicLoad(&grid[tail + GRID_VMAX]))) {
-        atomicMax(&grid[tail + GRID_OVERFLOW], k + 1u);
+    if (could_overflow(grid_node_mass_high(k), grid_counter(GRID_VMAX))) {
+        grid_counter_max(GRID_OVERFLOW, k + 1u);
     }
-    let p = vec3<f32>(load_wide(base + 2u), load_wide(base + 4u), load_wide(base + 6u));
+    let p = vec3<f32>(grid_node_value(k, 1u), grid_node_value(k, 2u), grid_node_value(k, 3u));
     let velocity = p / (mass * VELOCITY_SCALE);
     grid_fields[k] = vec4<f32>(velocity, max(0.0, mass * g.pressure_scale - 1.0));
 }

@@ -1,12 +1,14 @@
 //! Hair–hair interaction on the GPU (shaders/grid.wgsl) against the CPU
 //! reference (src/cpu/grid.rs), kernel by kernel and over whole steps:
 //! * `grid_splat` builds the CPU's grid bit for bit (integer fixed point,
-//!   64-bit sums with carries; the same f32 positions in), so the fastest
-//!   velocity and the outside count agree exactly too;
+//!   64-bit sums, as 64-bit atomics and as pairs of 32-bit ones with
+//!   carries; the same f32 positions in), so the fastest velocity and the
+//!   outside count agree exactly too;
 //! * `grid_velocity` and `grid_blend` compute in f32 what the CPU computes
 //!   in f64: they agree to f32 rounding (bounds at each assertion);
 //! * a uniform velocity field is unchanged by the blend on the GPU as well;
-//! * an overflowing node is reported, the same node as the CPU's;
+//! * an overflowing node is reported, the same node as the CPU's (both
+//!   accumulator forms);
 //! * whole steps of the bundle scene stay with the CPU.
 
 mod common;
@@ -18,7 +20,7 @@ use glam::DVec3;
 use strands::backend::Simulator;
 use strands::cpu::grid::{self, Blend, GridNodes};
 use strands::gpu::layout::{GRID_OUTSIDE, GRID_OVERFLOW, GRID_VMAX};
-use strands::gpu::{GpuSimulator, Kernel, VertexBuffer};
+use strands::gpu::{GpuContext, GpuSimulator, Kernel, VertexBuffer};
 use strands::rods::{RodSet, State};
 use strands::scene::Scene;
 
@@ -70,7 +72,7 @@ fn scene(set: &[&str]) -> (RodSet, State, strands::params::SimParams) {
 
 /// A GPU simulator whose state has moving, bent hair: the CPU's after a
 /// few frames, with every velocity given a random extra part.
-fn moving_gpu() -> GpuSimulator {
+fn moving_gpu(ctx: &GpuContext) -> GpuSimulator {
     let (rods, state, params) = scene(&[]);
     let mut cpu = strands::cpu::CpuSimulator::new(rods.clone(), state, params);
     for _ in 0..6 {
@@ -81,9 +83,23 @@ fn moving_gpu() -> GpuSimulator {
     for v in state.vel.iter_mut() {
         *v += unit(&mut r) * 0.3;
     }
-    let mut g = GpuSimulator::new(&gpu(), rods, state.clone(), params).unwrap();
+    let mut g = GpuSimulator::new(ctx, rods, state.clone(), params).unwrap();
     g.write_state(&state);
     g
+}
+
+/// The default context, checked to add the grid with 64-bit atomics (the
+/// device has `GRID_I64_FEATURES`, as lavapipe and Vulkan GPUs do), so that
+/// the tests below cover both accumulator forms.
+fn gpu_i64() -> GpuContext {
+    let ctx = gpu();
+    assert!(
+        ctx.grid_i64(),
+        "{} lacks 64-bit atomics ({:?}): this test is of the grid that uses them",
+        ctx.describe(),
+        strands::gpu::GRID_I64_FEATURES
+    );
+    ctx
 }
 
 /// The CPU's splat of the GPU's own f32 state, at the substep the kernels ran.
@@ -101,7 +117,18 @@ fn cpu_grid(g: &GpuSimulator, t_end: f64) -> (grid::GridGeometry, GridNodes, gri
 
 #[test]
 fn grid_is_identical_and_each_kernel_matches() {
-    let mut g = moving_gpu();
+    grid_matches_the_cpu(&gpu_i64());
+}
+
+/// The same with the accumulators as pairs of 32-bit atomics with a carry
+/// (devices without 64-bit atomics): the same integers.
+#[test]
+fn grid_as_u32_pairs_is_identical_and_each_kernel_matches() {
+    grid_matches_the_cpu(&gpu_i64().with_u32_grid());
+}
+
+fn grid_matches_the_cpu(ctx: &GpuContext) {
+    let mut g = moving_gpu(ctx);
     let (t, h) = (g.time(), g.params().h());
     let (geometry, nodes, s) = cpu_grid(&g, t + h);
     g.run_kernel(Kernel::GridClear, t, h);
@@ -199,6 +226,12 @@ fn uniform_field_is_unchanged_by_the_gpu_blend() {
 /// CPU's, and `step_checked` stops naming the group.
 #[test]
 fn overflow_is_reported_like_the_cpu() {
+    let ctx = gpu_i64();
+    overflow_matches_the_cpu(&ctx);
+    overflow_matches_the_cpu(&ctx.with_u32_grid());
+}
+
+fn overflow_matches_the_cpu(ctx: &GpuContext) {
     let (rods, mut state, mut params) = scene(&[]);
     params.max_speed = 1e9;
     // Substeps short enough that the vertices stay inside the grid.
@@ -206,7 +239,7 @@ fn overflow_is_reported_like_the_cpu() {
     for v in state.vel.iter_mut() {
         *v = DVec3::new(5e4, 0.0, 0.0);
     }
-    let mut g = GpuSimulator::new(&gpu(), rods, state.clone(), params).unwrap();
+    let mut g = GpuSimulator::new(ctx, rods, state.clone(), params).unwrap();
     g.write_state(&state);
     let (t, h) = (g.time(), g.params().h());
     let (_, nodes, s) = cpu_grid(&g, t + h);
@@ -279,12 +312,12 @@ fn too_large_grid_is_refused_with_size_and_limit() {
     let e = strands::gpu::check_grid_size(40_000, &limits)
         .unwrap_err()
         .to_string();
-    for part in [
-        "40000 nodes",
-        "1280016 bytes",
-        "1048576 bytes",
-        "interaction.cell",
-    ] {
+    // 32 bytes a node, then the counters.
+    let bytes = format!(
+        "{} bytes",
+        40_000 * 32 + strands::gpu::layout::GRID_COUNTERS * 4
+    );
+    for part in ["40000 nodes", &bytes, "1048576 bytes", "interaction.cell"] {
         assert!(e.contains(part), "{e} lacks {part}");
     }
 }

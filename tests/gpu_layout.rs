@@ -5,7 +5,7 @@
 use strands::demo::render::SHADER_SOURCE as RENDER_SOURCE;
 use strands::gpu::Kernel;
 use strands::gpu::layout::{
-    REAL_F32, SHADER_SOURCE, shader_source, shader_variant, shared_structs,
+    REAL_F32, SHADER_SOURCE, Variant, shader_source, shader_variant, shared_structs,
 };
 
 fn parse(source: &str) -> naga::Module {
@@ -72,6 +72,67 @@ fn f64_stencil_variant_validates_where_f64_is() {
         .is_err(),
         "the f64 variant validated without the FLOAT64 capability"
     );
+}
+
+/// The grid's 64-bit accumulators (`Variant::grid_i64`): the block between
+/// shaders/grid.wgsl's markers replaced by shaders/grid_i64.wgsl and nothing
+/// else; it validates with the 64-bit integer and atomic capabilities (also
+/// with the f64 stencil and resident positions) and is refused without them
+/// (so the atomics really are 64-bit), and `grid` is an array of 64-bit
+/// atomics in it and of 32-bit ones in the default module.
+#[test]
+fn grid_i64_variant_validates_where_64_bit_atomics_are() {
+    use naga::valid::Capabilities as Caps;
+    use strands::gpu::layout::{GRID_I64_MARKERS, GRID_I64_SOURCE};
+    for marker in GRID_I64_MARKERS {
+        assert_eq!(SHADER_SOURCE.matches(marker).count(), 1, "{marker}");
+    }
+    let source = shader_variant(Variant {
+        grid_i64: true,
+        ..Variant::default()
+    });
+    let start = SHADER_SOURCE.find(GRID_I64_MARKERS[0]).unwrap();
+    let end = SHADER_SOURCE.find(GRID_I64_MARKERS[1]).unwrap() + GRID_I64_MARKERS[1].len();
+    assert_eq!(&source[..start], &SHADER_SOURCE[..start]);
+    assert_eq!(
+        &source[start..start + GRID_I64_SOURCE.len()],
+        GRID_I64_SOURCE
+    );
+    assert_eq!(
+        &source[start + GRID_I64_SOURCE.len()..],
+        &SHADER_SOURCE[end..]
+    );
+    let m = parse(&source);
+    let caps = Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_ALL_OPS;
+    validate_with(&m, &source, caps);
+    assert!(
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), Caps::SHADER_INT64)
+            .validate(&m)
+            .is_err(),
+        "the i64 grid validated without 64-bit atomics"
+    );
+    let all = shader_variant(Variant {
+        stencil_f64: true,
+        resident: true,
+        grid_i64: true,
+    });
+    validate_with(&parse(&all), &all, caps | Caps::FLOAT64);
+    let grid_scalar = |m: &naga::Module| {
+        let (_, var) = m
+            .global_variables
+            .iter()
+            .find(|(_, v)| v.name.as_deref() == Some("grid"))
+            .expect("a global `grid`");
+        let naga::TypeInner::Array { base, .. } = m.types[var.ty].inner else {
+            panic!("`grid` is not an array");
+        };
+        match m.types[base].inner {
+            naga::TypeInner::Atomic(s) => s,
+            ref other => panic!("`grid` holds {other:?}, not atomics"),
+        }
+    };
+    assert_eq!(grid_scalar(&m).width, 8);
+    assert_eq!(grid_scalar(&module()).width, 4);
 }
 
 #[test]
@@ -217,7 +278,10 @@ fn workgroup_bytes(m: &naga::Module, name: &str) -> usize {
 #[test]
 fn workgroup_memory_fits_the_default_limit() {
     let m = module();
-    let resident_source = shader_variant(false, true);
+    let resident_source = shader_variant(Variant {
+        resident: true,
+        ..Variant::default()
+    });
     let resident = parse(&resident_source);
     let limit = wgpu::Limits::default().max_compute_workgroup_storage_size as usize;
     assert_eq!(limit, 16384);
@@ -261,7 +325,7 @@ fn workgroup_memory_fits_the_default_limit() {
     }
 }
 
-/// The packed fused kernels' module (`shader_variant(_, true)`) is the
+/// The packed fused kernels' module (`shader_variant` with `resident`) is the
 /// buffer module with the block between the markers replaced by
 /// shaders/resident.wgsl and nothing else; it validates (also with the f64
 /// stencil); its packed fused kernels hold a pack's positions in workgroup
@@ -274,7 +338,10 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
     for marker in RESIDENT_MARKERS {
         assert_eq!(SHADER_SOURCE.matches(marker).count(), 1, "{marker}");
     }
-    let source = shader_variant(false, true);
+    let source = shader_variant(Variant {
+        resident: true,
+        ..Variant::default()
+    });
     let start = SHADER_SOURCE.find(RESIDENT_MARKERS[0]).unwrap();
     let end = SHADER_SOURCE.find(RESIDENT_MARKERS[1]).unwrap() + RESIDENT_MARKERS[1].len();
     assert_eq!(&source[..start], &SHADER_SOURCE[..start]);
@@ -288,7 +355,11 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
     );
     let resident = parse(&source);
     validate(&resident, &source);
-    let both = shader_variant(true, true);
+    let both = shader_variant(Variant {
+        stencil_f64: true,
+        resident: true,
+        grid_i64: false,
+    });
     validate_with(&parse(&both), &both, naga::valid::Capabilities::FLOAT64);
     assert!(both.contains("alias real = f64;") && both.contains(RESIDENT_SOURCE));
 

@@ -358,14 +358,16 @@ const _: () = assert!(size_of::<GpuGridGroup>() == 48);
 
 /// Words per grid node in the `grid` buffer, and the counters after the nodes.
 pub const GRID_WORDS_PER_NODE: usize = 8;
-/// Counter word after the grid nodes: fastest |v_q| of the substep.
+/// Counter word after the grid nodes: fastest |v_q| of the substep. Each
+/// counter is the low word of a 64-bit slot (the high one stays zero), so
+/// that a device with 64-bit atomics reaches it as one (shaders/grid_i64.wgsl).
 pub const GRID_VMAX: usize = 0;
 /// Counter word: largest node + 1 that could overflow, this frame.
-pub const GRID_OVERFLOW: usize = 1;
+pub const GRID_OVERFLOW: usize = 2;
 /// Counter word: vertices outside their grid, this frame.
-pub const GRID_OUTSIDE: usize = 2;
+pub const GRID_OUTSIDE: usize = 4;
 /// Counter words after the grid nodes.
-pub const GRID_COUNTERS: usize = 4;
+pub const GRID_COUNTERS: usize = 6;
 
 /// A struct shared with WGSL: its WGSL name, size, and `(member, offset)`s.
 pub type StructLayout = (&'static str, usize, Vec<(&'static str, usize)>);
@@ -498,7 +500,10 @@ pub const REAL_F32: &str = "alias real = f32;";
 /// `SHADER_SOURCE` with the bending stencil (`real`, shaders/common.wgsl) in
 /// f64 when `f64` is set (a device with `wgpu::Features::SHADER_F64`).
 pub fn shader_source(f64: bool) -> std::borrow::Cow<'static, str> {
-    shader_variant(f64, false)
+    shader_variant(Variant {
+        stencil_f64: f64,
+        ..Variant::default()
+    })
 }
 
 /// shaders/resident.wgsl: the position accessors of the packed fused
@@ -512,22 +517,51 @@ pub const RESIDENT_MARKERS: [&str; 2] = [
     "// END positions in the buffer\n",
 ];
 
-/// The module source: `SHADER_SOURCE`, with the bending stencil in f64 when
-/// `f64` is set and, when `resident` is, the position accessors of
-/// shaders/resident.wgsl in place of the buffer's (the module of the packed
-/// fused kernels, `Kernel::is_resident`).
-pub fn shader_variant(f64: bool, resident: bool) -> std::borrow::Cow<'static, str> {
-    if !f64 && !resident {
+/// shaders/grid_i64.wgsl: the grid's accumulators as 64-bit atomics, for
+/// devices with `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`.
+pub const GRID_I64_SOURCE: &str = include_str!("../../shaders/grid_i64.wgsl");
+
+/// The first and last lines of the block of shaders/grid.wgsl (the grid's
+/// accumulators as u32 pairs) that `GRID_I64_SOURCE` replaces.
+pub const GRID_I64_MARKERS: [&str; 2] = [
+    "// BEGIN grid accumulators as u32 pairs\n",
+    "// END grid accumulators\n",
+];
+
+/// Which module `shader_variant` writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Variant {
+    /// The bending stencil in f64 (a device with `wgpu::Features::SHADER_F64`).
+    pub stencil_f64: bool,
+    /// The position accessors of shaders/resident.wgsl in place of the
+    /// buffer's (the module of the packed fused kernels, `Kernel::is_resident`).
+    pub resident: bool,
+    /// The grid's accumulators as 64-bit atomics (shaders/grid_i64.wgsl; a
+    /// device with `wgpu::Features::SHADER_INT64` and
+    /// `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`).
+    pub grid_i64: bool,
+}
+
+/// The module source: `SHADER_SOURCE` with the blocks `variant` asks for
+/// replaced (`SHADER_SOURCE` itself for the default variant).
+pub fn shader_variant(variant: Variant) -> std::borrow::Cow<'static, str> {
+    if variant == Variant::default() {
         return SHADER_SOURCE.into();
     }
     let mut source = String::from(SHADER_SOURCE);
-    if f64 {
+    if variant.stencil_f64 {
         source = source.replacen(REAL_F32, "alias real = f64;", 1);
     }
-    if resident {
-        let start = source.find(RESIDENT_MARKERS[0]).expect("BEGIN marker");
-        let end = source.find(RESIDENT_MARKERS[1]).expect("END marker") + RESIDENT_MARKERS[1].len();
-        source.replace_range(start..end, RESIDENT_SOURCE);
+    let mut replace = |markers: [&str; 2], by: &str| {
+        let start = source.find(markers[0]).expect("BEGIN marker");
+        let end = source.find(markers[1]).expect("END marker") + markers[1].len();
+        source.replace_range(start..end, by);
+    };
+    if variant.resident {
+        replace(RESIDENT_MARKERS, RESIDENT_SOURCE);
+    }
+    if variant.grid_i64 {
+        replace(GRID_I64_MARKERS, GRID_I64_SOURCE);
     }
     source.into()
 }

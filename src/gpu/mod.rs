@@ -212,8 +212,15 @@ pub struct GpuContext {
     /// Whether the kernels compute the bending stencil in f64 (see
     /// `with_f32_stencil`).
     stencil_f64: bool,
+    /// Whether the grid's accumulators are 64-bit atomics (see
+    /// `with_u32_grid`).
+    grid_i64: bool,
     pipelines: PipelineCache,
 }
+
+/// The features the grid's 64-bit accumulators need (`GpuContext::from_device`).
+pub const GRID_I64_FEATURES: wgpu::Features =
+    wgpu::Features::SHADER_INT64.union(wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS);
 
 /// `GpuContext`'s kernels, built once per device and set of collider kinds.
 type PipelineMap =
@@ -238,9 +245,16 @@ impl GpuContext {
     /// sum to, and in f32 their rounding keeps a settled rod trembling at
     /// ~3e-6 m/s (tests/gpu_settling.rs), where f64 lets it come to rest
     /// below 1e-6 m/s. `GpuContext::open` asks for the feature on Vulkan.
+    ///
+    /// The hair–hair grid adds each node's mass and momentum with 64-bit
+    /// atomics where the device has `GRID_I64_FEATURES` (4 atomics a node
+    /// and vertex, not 7 to 8 as pairs of 32-bit ones with a carry; the same
+    /// integer sums). `GpuContext::open` asks for them where the adapter has
+    /// them.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         GpuContext {
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
+            grid_i64: device.features().contains(GRID_I64_FEATURES),
             device,
             queue,
             info,
@@ -258,6 +272,23 @@ impl GpuContext {
             pipelines: PipelineCache::default(),
             ..self.clone()
         }
+    }
+
+    /// This device with the grid's accumulators as pairs of 32-bit atomics
+    /// even where it has 64-bit ones: what devices without
+    /// `GRID_I64_FEATURES` run (tests compare the two). Kernels are compiled
+    /// anew for it.
+    pub fn with_u32_grid(&self) -> Self {
+        GpuContext {
+            grid_i64: false,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the grid's accumulators are 64-bit atomics (`from_device`).
+    pub fn grid_i64(&self) -> bool {
+        self.grid_i64
     }
 
     /// Whether the kernels compute the bending stencil in f64.
@@ -316,7 +347,11 @@ impl GpuContext {
                 std::sync::Arc::new(pipelines::Pipelines::new(
                     &self.device,
                     kinds,
-                    self.stencil_f64,
+                    layout::Variant {
+                        stencil_f64: self.stencil_f64,
+                        resident: false,
+                        grid_i64: self.grid_i64,
+                    },
                 ))
             })
             .clone()
@@ -343,6 +378,9 @@ impl GpuContext {
         if info.backend == wgpu::Backend::Vulkan {
             wanted |= wgpu::Features::SHADER_F64;
         }
+        if adapter.features().contains(GRID_I64_FEATURES) {
+            wanted |= GRID_I64_FEATURES;
+        }
         let features = adapter.features() & wanted;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
@@ -359,7 +397,8 @@ impl GpuContext {
         Ok(GpuContext::from_device(device, queue, info))
     }
 
-    /// "name (backend, type, driver)" of the adapter in use.
+    /// "name (backend, type, driver; the stencil's precision and the grid's
+    /// atomics)" of the adapter in use.
     pub fn describe(&self) -> String {
         let info = &self.info;
         let driver = [info.driver.as_str(), info.driver_info.as_str()]
@@ -369,7 +408,7 @@ impl GpuContext {
             .collect::<Vec<_>>()
             .join(" ");
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {})",
             info.name,
             info.backend,
             info.device_type,
@@ -378,7 +417,12 @@ impl GpuContext {
             } else {
                 format!(", {driver}")
             },
-            if self.stencil_f64 { "f64" } else { "f32" }
+            if self.stencil_f64 { "f64" } else { "f32" },
+            if self.grid_i64 {
+                "64-bit atomics"
+            } else {
+                "32-bit atomic pairs"
+            }
         )
     }
 }

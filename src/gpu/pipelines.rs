@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::layout::{BindingKind, GpuStep, Kernel, binding_kind, shader_variant};
+use super::layout::{BindingKind, GpuStep, Kernel, Variant, binding_kind, shader_variant};
 use super::schedule::Form;
 
 /// The collider kinds a set of pipelines handles: a bit per
@@ -62,8 +62,9 @@ pub struct Pipelines {
     pub buffer_fused: HashMap<Kernel, wgpu::ComputePipeline>,
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
-    /// Whether the bending stencil runs in f64 (`layout::shader_source`).
-    pub stencil_f64: bool,
+    /// The module's variant (`resident` unset: the packed fused kernels'
+    /// module sets it for them).
+    pub variant: Variant,
 }
 
 /// A compute-visible storage buffer entry.
@@ -109,13 +110,17 @@ fn layout_entry(b: u32) -> wgpu::BindGroupLayoutEntry {
 
 impl Pipelines {
     /// Compile every kernel of shaders/ for `device`, the contact code for
-    /// the collider `kinds` only, the bending stencil in f64 if
-    /// `stencil_f64` (the device must have `wgpu::Features::SHADER_F64`).
-    pub fn new(device: &wgpu::Device, kinds: ColliderKinds, stencil_f64: bool) -> Pipelines {
+    /// the collider `kinds` only, from the module `variant` (the device must
+    /// have the features it needs, `layout::Variant`).
+    pub fn new(device: &wgpu::Device, kinds: ColliderKinds, variant: Variant) -> Pipelines {
         let constants = kinds.constants();
+        let variant = Variant {
+            resident: false,
+            ..variant
+        };
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("strands"),
-            source: wgpu::ShaderSource::Wgsl(shader_variant(stencil_f64, false)),
+            source: wgpu::ShaderSource::Wgsl(shader_variant(variant)),
         });
         let limits = device.limits();
         // The packed fused kernels' module, positions resident in workgroup
@@ -126,7 +131,10 @@ impl Pipelines {
             .then(|| {
                 device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("strands (resident positions)"),
-                    source: wgpu::ShaderSource::Wgsl(shader_variant(stencil_f64, true)),
+                    source: wgpu::ShaderSource::Wgsl(shader_variant(Variant {
+                        resident: true,
+                        ..variant
+                    })),
                 })
             });
         let world_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -192,7 +200,7 @@ impl Pipelines {
             pipelines,
             buffer_fused,
             kinds,
-            stencil_f64,
+            variant,
         }
     }
 
