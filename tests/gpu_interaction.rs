@@ -321,3 +321,63 @@ fn too_large_grid_is_refused_with_size_and_limit() {
         assert!(e.contains(part), "{e} lacks {part}");
     }
 }
+
+/// Two interaction groups: each group's grid on the GPU is the CPU's bit for
+/// bit and its velocities agree, so every kernel finds its vertices' and its
+/// nodes' group (`grid_group_now`, the node search in `grid_velocity`).
+#[test]
+fn each_of_two_groups_is_the_cpus() {
+    let second = SCENE.replace(
+        "[interaction]\ngroups = [\"hair\"]",
+        "[[rods]]\nkind = \"scalp\"\ngroup = \"beard\"\nmaterial = \"hair\"\ncenter = [0.0, -0.05, 0.05]\nradius = 0.1\ncount = 30\nlength = 0.15\nsegments = 8\ncap_angle = 40.0\nup = [0.0, -1.0, 1.0]\n\n[interaction]\ngroups = [\"hair\", \"beard\"]",
+    );
+    assert_ne!(second, SCENE);
+    let s = Scene::parse(&second, Path::new("two.toml"), &[]).unwrap();
+    let (rods, mut state) = s.build();
+    let mut r = rng(3);
+    for v in state.vel.iter_mut() {
+        *v += unit(&mut r) * 0.3;
+    }
+    let mut g = GpuSimulator::new(&gpu_i64(), rods, state.clone(), s.params).unwrap();
+    g.write_state(&state);
+    let (t, h) = (g.time(), g.params().h());
+    for k in [Kernel::GridClear, Kernel::GridSplat, Kernel::GridVelocity] {
+        g.run_kernel(k, t, h);
+    }
+    let inter = g.rods().interaction.clone();
+    assert_eq!(inter.groups.len(), 2);
+    let pos = g.read_grid_positions();
+    let vel = g.read_velocities_f32();
+    for (gi, group) in inter.groups.iter().enumerate() {
+        let geometry = group.geometry_at(&g.rods().anchors, t + h);
+        let members: Vec<usize> = group
+            .rods
+            .iter()
+            .flat_map(|&r| g.rods().vertices(r))
+            .collect();
+        let mut nodes = GridNodes::default();
+        nodes.clear(&geometry);
+        let p: Vec<[f32; 3]> = members.iter().map(|&v| pos[v]).collect();
+        let u: Vec<[f32; 3]> = members.iter().map(|&v| vel[v]).collect();
+        let m: Vec<u32> = members.iter().map(|&v| inter.vertex[v].mass_q).collect();
+        let splat = grid::grid_splat(&geometry, &mut nodes, &p, &u, &m).unwrap();
+        let filled = nodes.mass.iter().filter(|&&m| m > 0).count();
+        assert!(filled > 20, "group {gi}: only {filled} nodes filled");
+        assert_eq!(g.read_grid(gi), nodes, "group {gi}'s grid");
+        let mut fields = Vec::new();
+        grid::grid_velocity(&nodes, group.pressure_scale(), splat.vmax, &mut fields).unwrap();
+        let vmax = fields
+            .iter()
+            .map(|f| DVec3::new(f[0], f[1], f[2]).length())
+            .fold(0.0, f64::max);
+        let gpu_fields = g.read_grid_fields(gi);
+        for (k, (a, b)) in fields.iter().zip(&gpu_fields).enumerate() {
+            for c in 0..3 {
+                assert!(
+                    (a[c] - b[c]).abs() <= 4e-7 * vmax,
+                    "group {gi} node {k}: {a:?} vs {b:?}"
+                );
+            }
+        }
+    }
+}
