@@ -144,7 +144,9 @@ fn solve_tridiagonal_lu(a: u32, b: u32) -> bool {
 // them to the iterate's edges at every iteration, `project_shake` to the
 // edges at the start of the substep once (src/cpu/project.rs
 // `newton_projection`).
-fn newton_projection(r: u32, shake: bool) {
+// Returns the Newton iterations it took (0: the rod was within tolerance
+// and did not move).
+fn newton_projection(r: u32, shake: bool) -> u32 {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     let tolerance = max(params.fast_tolerance, FAST_TOLERANCE_F32);
@@ -228,6 +230,7 @@ fn newton_projection(r: u32, shake: bool) {
             atomicMax(&stats[7], bitcast<u32>(over + fail));
         }
     }
+    return iterations;
 }
 
 // Length vertex v stands for in the chatter test (`chatter_length`): the

@@ -133,11 +133,24 @@ fn substep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
 // --- The walked form: one invocation takes its rod through the same stages
 // (the `*_rod` kernels' walks), for adapters that are CPUs. ---
 
-fn project_walk(r: u32, shake: bool) {
+// Returns the Newton iterations (0: the rod did not move).
+fn project_walk(r: u32, shake: bool) -> u32 {
     if (shake) {
         save_start_edges(r);
     }
-    newton_projection(r, shake);
+    return newton_projection(r, shake);
+}
+
+// Whether any vertex of rod r holds a contact (`contacts`, after phase 0:
+// whether phase 0 moved any of them; src/cpu/mod.rs `in_contact`).
+fn rod_in_contact(r: u32) -> bool {
+    let o = rods[r].vertex_offset;
+    for (var v = o; v < o + rods[r].vertex_count; v++) {
+        if (contacts[v].normal_depth.w != 0.0) {
+            return true;
+        }
+    }
+    return false;
 }
 
 fn substep_start_walk(r: u32) {
@@ -162,10 +175,18 @@ fn substep_finish_walk(r: u32) {
     if (colliders.count > 0u) {
         contact_walk(r);
         stage_phase = 1u;
+        var moved = false;
         if (project) {
-            project_walk(r, shake);
+            moved = project_walk(r, shake) > 0u;
         }
-        contact_walk(r);
+        // The second contact pass only where it can change something, as on
+        // the CPU (src/cpu/mod.rs `substep_finish`): a rod that phase 0 left
+        // out of contact and the filtered projection did not move is where
+        // phase 0 found nothing, so the pass would find nothing and change
+        // nothing (exact).
+        if (moved || rod_in_contact(r)) {
+            contact_walk(r);
+        }
     }
     let o = rods[r].vertex_offset;
     for (var v = o; v < o + rods[r].vertex_count; v++) {

@@ -1077,6 +1077,13 @@ pub struct ProjectionOutcome {
     pub failed: Option<project::FastProjection>,
 }
 
+/// Whether any vertex of a rod holds a contact (after contact's phase 0:
+/// whether it moved any; a vertex or edge it pushes records a nonzero
+/// depth). The GPU's twin is `rod_in_contact` (shaders/substep.wgsl).
+fn in_contact(contact: &[Contact]) -> bool {
+    contact.iter().any(|c| c.depth != 0.0)
+}
+
 /// Stage `project` (phase 0: plain; phase 1: filtered by the contacts) of
 /// one rod.
 fn project_rod(
@@ -1341,6 +1348,15 @@ pub fn substep_finish(
                 let p = project_rod(rods, params, r, w, 1);
                 report.projection_iterations += p.iterations;
                 report.projection_converged &= p.converged;
+                // The second contact pass only where it can change
+                // something: a rod that phase 0 left out of contact (so
+                // moved nowhere) and the filtered projection did not move
+                // is where phase 0 found nothing, so the pass would find
+                // nothing and change nothing. Exact; the GPU's walked
+                // substep does the same (shaders/substep.wgsl).
+                if p.iterations == 0 && !in_contact(w.contact) {
+                    break;
+                }
             }
         }
     }
