@@ -12,14 +12,24 @@
 const TWIST_TOLERANCE_F32: f32 = 1e-6;
 const ENERGY_SLACK_F32: f32 = 1e-6;
 
+// The walk carries the last two positions, so each is read once (a
+// software adapter reads storage lane by lane: docs/BENCHMARKS.md).
 fn curvature_binormals(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     scratch[o].kb = vec4<f32>(0.0);
     scratch[o + n - 1u].kb = vec4<f32>(0.0);
+    if (n < 3u) {
+        return;
+    }
+    var x0 = pos_get(o);
+    var x1 = pos_get(o + 1u);
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
-        scratch[v].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(pos_get(v - 1u), pos_get(v), pos_get(v + 1u))), 0.0);
+        let x2 = pos_get(v + 1u);
+        scratch[v].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(x0, x1, x2)), 0.0);
+        x0 = x1;
+        x1 = x2;
     }
 }
 
@@ -61,15 +71,23 @@ fn elastic_energy(r: u32, trial: bool) -> vec2<f32> {
 
 // ∂E/∂θʲ split into bending (g.x) and twisting (g.y) parts (eq. 7), and with
 // `hessian` the tridiagonal Hessian (g.z diagonal, g.w coupling to edge j+1).
+//
+// The walk keeps the sums of edges v − 1 and v in registers and writes each
+// edge's once, when no vertex adds to it any more: the same additions in the
+// same order as adding into `scratch` (so the same bits), without reading
+// it back per term (a software adapter reads storage lane by lane).
 fn twist_gradient(r: u32, hessian: bool) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
+    if (n < 2u) {
+        return;
+    }
     let b = rods[r].bending.xyz;
     let beta = rods[r].bending.w;
-    for (var j = 0u; j + 1u < n; j++) {
-        scratch[o + j].g = vec4<f32>(0.0);
-    }
     var prev = edge_material_frame(o, false);
+    var theta_prev = frame[o].tangent.w;
+    // g of edge v − 1 (the first edge before the walk).
+    var g_prev = vec4<f32>(0.0);
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
         let next = edge_material_frame(v, false);
@@ -77,25 +95,39 @@ fn twist_gradient(r: u32, hessian: bool) {
         let l = rest[v].voronoi;
         let w = array<vec2<f32>, 2>(material_curvature(kb, prev), material_curvature(kb, next));
         let wbar = array<vec2<f32>, 2>(rest[v].rest_kappa.xy, rest[v].rest_kappa.zw);
+        // g of edge v, which this vertex is the first to add to.
+        var g_next = vec4<f32>(0.0);
         for (var k = 0u; k < 2u; k++) {
-            let j = v - 1u + k;
             let bd = apply_bending(b, w[k] - wbar[k]);
             let jw = rot_j(w[k]);
-            scratch[j].g.x -= dot(jw, bd) / l;
+            let gx = dot(jw, bd) / l;
+            var gz = 0.0;
             if (hessian) {
-                scratch[j].g.z += (dot(jw, apply_bending(b, jw)) - dot(w[k], bd)) / l;
+                gz = (dot(jw, apply_bending(b, jw)) - dot(w[k], bd)) / l;
+            }
+            if (k == 0u) {
+                g_prev.x -= gx;
+                g_prev.z += gz;
+            } else {
+                g_next.x -= gx;
+                g_next.z += gz;
             }
         }
-        let m = frame[v].tangent.w - frame[v - 1u].tangent.w;
-        scratch[v].g.y += 2.0 * beta * m / l;
-        scratch[v - 1u].g.y -= 2.0 * beta * m / l;
+        let theta = frame[v].tangent.w;
+        let m = theta - theta_prev;
+        g_next.y += 2.0 * beta * m / l;
+        g_prev.y -= 2.0 * beta * m / l;
         if (hessian) {
-            scratch[v].g.z += 2.0 * beta / l;
-            scratch[v - 1u].g.z += 2.0 * beta / l;
-            scratch[v - 1u].g.w -= 2.0 * beta / l;
+            g_next.z += 2.0 * beta / l;
+            g_prev.z += 2.0 * beta / l;
+            g_prev.w -= 2.0 * beta / l;
         }
+        scratch[v - 1u].g = g_prev;
+        g_prev = g_next;
         prev = next;
+        theta_prev = theta;
     }
+    scratch[o + n - 2u].g = g_prev;
 }
 
 // Solve (diag g.z + mu, off g.w) x = s.x in place over edges a..b (Thomas
