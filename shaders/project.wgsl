@@ -96,14 +96,24 @@ fn edge_active(e: u32) -> bool {
 // Largest strain of a movable edge of rod r above what is asked and
 // `ulps` × what f32 resolves (ε: the edge is one rounded difference of
 // `Position`s); positive while the projection has work to do.
+// The walk carries an edge's far end and inverse mass to the next edge, so
+// each position is read once (`strain_above`'s value, from the same two
+// positions).
 fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     var m = -1.0;
+    var xa = pos_get(o);
+    var wa = rest[o].inv_mass;
     for (var e = o; e < o + ne; e++) {
-        if (edge_active(e)) {
-            m = max(m, strain_above(e, tolerance, ulps));
+        let xb = pos_get(e + 1u);
+        let wb = rest[e + 1u].inv_mass;
+        if (wa + wb > 0.0) {
+            let strain = abs(length(displacement(xa, xb)) / rest[e].rest_len - 1.0);
+            m = max(m, strain - tolerance - ulps * F32_EPSILON);
         }
+        xa = xb;
+        wa = wb;
     }
     return m;
 }
@@ -147,6 +157,9 @@ fn solve_tridiagonal_lu(a: u32, b: u32) -> bool {
 // Returns the Newton iterations it took (0: the rod was within tolerance
 // and did not move).
 fn newton_projection(r: u32, shake: bool) -> u32 {
+    if (rods[r].vertex_count < 2u) {
+        return 0u; // no edge
+    }
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     let tolerance = max(params.fast_tolerance, FAST_TOLERANCE_F32);
@@ -167,56 +180,76 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
             }
             polish = false;
         }
-        if (!shake) {
-            // This iteration's edge vectors, saved before any vertex moves (in the
-            // kb slot, which the next kernel to need it recomputes).
-            for (var e = o; e < o + ne; e++) {
-                scratch[e].kb = vec4<f32>(edge_vector(e), 0.0);
-            }
-        }
         // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C(x) M⁻¹ ∇C(y)ᵀ) δλ = C(x), y the
         // iterate (fast) or the start (SHAKE). An edge whose vertices are
         // both anchored gets the row δλ = 0 and no coupling.
         // In phase 1 vertices in contact move in their tangent plane only
         // (`apply_inv_mass`); an edge that then cannot change its length
         // gets the row δλ = 0 too.
+        // One walk along the rod builds row e and the coupling of rows e − 1
+        // and e, carrying edge e − 1's vector, direction and whether it is a
+        // row, so that each position is read once (a software adapter reads
+        // storage lane by lane); the same values as a loop per part.
+        var xa = pos_get(o);
+        var d_prev = vec3<f32>(0.0);
+        var dir_prev = vec3<f32>(0.0);
+        var row_prev = false;
         for (var e = o; e < o + ne; e++) {
-            let d = edge_vector(e);
-            let dir = scratch[e].kb.xyz;
+            let xb = pos_get(e + 1u);
+            let d = displacement(xa, xb);
+            // This iteration's edge vectors (fast), saved before any vertex
+            // moves (in the kb slot, which the next kernel to need it
+            // recomputes), or the start's (SHAKE, `save_start_edges`).
+            var dir = d;
+            if (shake) {
+                dir = scratch[e].kb.xyz;
+            } else {
+                scratch[e].kb = vec4<f32>(d, 0.0);
+            }
             let diag = 4.0 * dot(d, apply_inv_mass(e, dir) + apply_inv_mass(e + 1u, dir));
             let scale = 4.0 * length(d) * length(dir) * (rest[e].inv_mass + rest[e + 1u].inv_mass);
             // s.w marks a row of the system (1) or a fixed edge (0).
-            if (edge_active(e) && diag > 1e-12 * scale) {
+            let row = edge_active(e) && diag > 1e-12 * scale;
+            if (row) {
                 scratch[e].g.z = diag;
-                scratch[e].s.x = squared_length_error(pos_get(e), pos_get(e + 1u), rest[e].rest_len);
+                scratch[e].s.x = squared_length_error(xa, xb, rest[e].rest_len);
                 scratch[e].s.w = 1.0;
             } else {
                 scratch[e].g.z = 1.0;
                 scratch[e].s.x = 0.0;
                 scratch[e].s.w = 0.0;
             }
-            scratch[e].g.w = 0.0;
-            scratch[e].s.z = 0.0;
-        }
-        for (var e = o; e + 1u < o + ne; e++) {
-            if (scratch[e].s.w == 1.0 && scratch[e + 1u].s.w == 1.0) {
-                let d = edge_vector(e);
-                let d1 = edge_vector(e + 1u);
-                let upper = -4.0 * dot(d, apply_inv_mass(e + 1u, scratch[e + 1u].kb.xyz));
-                scratch[e].g.w = upper;
-                // Symmetric for fast projection (W is).
-                scratch[e].s.z = select(upper, -4.0 * dot(d1, apply_inv_mass(e + 1u, scratch[e].kb.xyz)), shake);
+            if (e > o) {
+                var upper = 0.0;
+                var lower = 0.0;
+                if (row_prev && row) {
+                    upper = -4.0 * dot(d_prev, apply_inv_mass(e, dir));
+                    // Symmetric for fast projection (W is).
+                    lower = select(upper, -4.0 * dot(d, apply_inv_mass(e, dir_prev)), shake);
+                }
+                scratch[e - 1u].g.w = upper;
+                scratch[e - 1u].s.z = lower;
             }
+            xa = xb;
+            d_prev = d;
+            dir_prev = dir;
+            row_prev = row;
         }
+        scratch[o + ne - 1u].g.w = 0.0;
+        scratch[o + ne - 1u].s.z = 0.0;
         if (!solve_tridiagonal_lu(o, o + ne)) {
             singular = 1u;
             break;
         }
+        // Each vertex moved by its two edges in turn, carried between them
+        // (read and written once, the same moves in the same order).
+        var x = pos_get(o);
         for (var e = o; e < o + ne; e++) {
             let g = 2.0 * scratch[e].kb.xyz * scratch[e].s.x;
-            pos_set(e, moved(pos_get(e), apply_inv_mass(e, g)));
-            pos_set(e + 1u, moved(pos_get(e + 1u), -apply_inv_mass(e + 1u, g)));
+            pos_set(e, moved(x, apply_inv_mass(e, g)));
+            x = moved(pos_get(e + 1u), -apply_inv_mass(e + 1u, g));
         }
+        pos_set(o + ne, x);
         iterations++;
     }
     atomicMax(&stats[1], iterations);
