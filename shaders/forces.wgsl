@@ -45,9 +45,10 @@ fn rot_j_real(w: vec2<real>) -> vec2<real> {
     return vec2<real>(-w.y, w.x);
 }
 
-fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: MaterialFrame) -> Stencil {
+// x0, x1, x2: the positions of v − 1, v, v + 1 (the walk carries them).
+fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: MaterialFrame, x0: Position, x1: Position, x2: Position) -> Stencil {
     let b = vec3<real>(bending);
-    let kb = curvature_binormal_at(pos_get(v - 1u), pos_get(v), pos_get(v + 1u));
+    let kb = curvature_binormal_at(x0, x1, x2);
     let l = real(rest[v].voronoi);
     let w0 = material_curvature_real(kb, prev);
     let w1 = material_curvature_real(kb, next);
@@ -58,8 +59,8 @@ fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: Materi
     let g0 = bd0 / l;
     let g1 = bd1 / l;
     let dk = vec3<real>(prev.m2) * g0.x - vec3<real>(prev.m1) * g0.y + vec3<real>(next.m2) * g1.x - vec3<real>(next.m1) * g1.y;
-    let e0 = edge_between(pos_get(v - 1u), pos_get(v));
-    let e1 = edge_between(pos_get(v), pos_get(v + 1u));
+    let e0 = edge_between(x0, x1);
+    let e1 = edge_between(x1, x2);
     return Stencil(curvature_binormal_gradient_t(e0, e1, kb, dk), kb, vec2<real>(length(e0), length(e1)), c);
 }
 
@@ -68,6 +69,8 @@ fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: Materi
 // the holonomy term Sₖ∇ψₖ (Sₖ = Σ_{j≥k} Cⱼ) both act on k−1, k, k+1, so vertex
 // k+1 is complete once k is done: three running sums in registers, and every
 // vertex's force is written once, gravity and drag added as it is written.
+// The sweep carries the positions of k and k+1 down, so each is read once
+// (a software adapter reads storage lane by lane).
 fn elastic_forces(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
@@ -83,11 +86,15 @@ fn elastic_forces(r: u32) {
     var f_next = vec3<real>(0.0);
     var f_cur = vec3<real>(0.0);
     var next = edge_material_frame(o + ne - 1u, false);
+    // Positions of vertices k+1 and k.
+    var x_next = pos_get(o + n - 1u);
+    var x_cur = pos_get(o + n - 2u);
     for (var k = n - 2u; k >= 1u; k--) {
         // Here s = Σ_{j≥k} Cⱼ.
         let v = o + k;
         let prev = edge_material_frame(v - 1u, false);
-        let st = bending_stencil(v, b, prev, next);
+        let x_prev = pos_get(v - 1u);
+        let st = bending_stencil(v, b, prev, next, x_prev, x_cur, x_next);
         let g = st.grad;
         let hg = holonomy_gradient(st.kb, st.lens.x, st.lens.y);
         let sr = real(s);
@@ -95,14 +102,16 @@ fn elastic_forces(r: u32) {
         f_cur -= g.mid + hg.mid * sr;
         let f_prev = -(g.prev + hg.prev * sr);
         // Vertex k+1 is complete.
-        write_force(r, k + 1u, vec3<f32>(f_next));
+        write_force(r, k + 1u, vec3<f32>(f_next), x_next);
         f_next = f_cur;
         f_cur = f_prev;
         s += scratch[v - 1u].g.x;
         next = prev;
+        x_next = x_cur;
+        x_cur = x_prev;
     }
-    write_force(r, 1u, vec3<f32>(f_next));
-    write_force(r, 0u, vec3<f32>(f_cur));
+    write_force(r, 1u, vec3<f32>(f_next), x_next);
+    write_force(r, 0u, vec3<f32>(f_cur), x_cur);
 }
 
 // Air velocity at x: U + g d̂ sin(2π(f t − d̂·x/λ)) (src/params.rs `Wind::at`).
@@ -115,8 +124,8 @@ fn wind_at(x: vec3<f32>) -> vec3<f32> {
 }
 
 // Gravity and linear drag −c L (v − w(x, t)) on local vertex i of rod r, L its
-// Voronoi length (src/cpu/forces.rs `external_forces`).
-fn external_force(r: u32, i: u32) -> vec3<f32> {
+// Voronoi length (src/cpu/forces.rs `external_forces`); x its position.
+fn external_force(r: u32, i: u32, x: Position) -> vec3<f32> {
     let v = rods[r].vertex_offset + i;
     let c = rods[r].drag;
     var len = rest[v].rest_len;
@@ -126,13 +135,14 @@ fn external_force(r: u32, i: u32) -> vec3<f32> {
     len *= 0.5;
     var f = params.gravity.xyz * rest[v].mass;
     if (c > 0.0) {
-        f -= (vel[v].xyz - wind_at(rods[r].origin.xyz + position_f32(pos_get(v)))) * (c * len);
+        f -= (vel[v].xyz - wind_at(rods[r].origin.xyz + position_f32(x))) * (c * len);
     }
     return f;
 }
 
-fn write_force(r: u32, i: u32, elastic: vec3<f32>) {
-    scratch[rods[r].vertex_offset + i].force = vec4<f32>(elastic + external_force(r, i), 0.0);
+// x: the vertex's position.
+fn write_force(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
+    scratch[rods[r].vertex_offset + i].force = vec4<f32>(elastic + external_force(r, i, x), 0.0);
 }
 
 fn forces_walk(r: u32) {
@@ -188,7 +198,7 @@ fn forces_pack(w: u32, lid: u32) {
             var c_prev = 0.0;
             var c_next = 0.0;
             if (k > 0u && k + 1u < rods[r].vertex_count) {
-                let st = bending_stencil(v, rods[r].bending.xyz, edge_material_frame(v - 1u, false), edge_material_frame(v, false));
+                let st = bending_stencil(v, rods[r].bending.xyz, edge_material_frame(v - 1u, false), edge_material_frame(v, false), pos_get(v - 1u), pos_get(v), pos_get(v + 1u));
                 c_prev = st.c.x;
                 c_next = st.c.y;
                 bend[q] = st.grad;
@@ -311,7 +321,7 @@ fn forces_pack(w: u32, lid: u32) {
             if (k > 0u) {
                 f[q] -= pack_rows_joined(i - 1u);
             }
-            write_force(r, k, vec3<f32>(f[q]));
+            write_force(r, k, vec3<f32>(f[q]), pos_get(v));
         }
     }
 }
