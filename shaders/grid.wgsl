@@ -1,7 +1,8 @@
 // Hair–hair interaction through a grid (src/cpu/grid.rs, the CPU reference
 // of every function here; docs/INTERACTION.md for the design). Per
-// substep, after `integrate`: grid_clear (per node), grid_splat (per
-// vertex), grid_velocity (per node), grid_blend (per vertex).
+// substep, after `integrate`: grid_clear (one invocation), grid_splat (per
+// vertex), grid_velocity (per node, leaving the nodes zero), grid_blend
+// (per vertex).
 //
 // Fixed point, as on the CPU: grid position q = ⌊(x − origin)·scale⌋ in
 // f32, integer trilinear weights summing to 2^15, quantised masses and
@@ -160,18 +161,15 @@ fn grid_group_now(group: u32) -> GridGroup {
     return grid_groups[params.slot_start * params.group_count + group];
 }
 
-// Kernel `grid_clear` (`GridNodes::clear`): one invocation per node of all
-// groups; the first also resets the substep's fastest velocity.
-@compute @workgroup_size(64)
-fn grid_clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let k = invocation(gid, groups);
-    if (k >= params.node_count) {
-        return;
-    }
-    grid_node_zero(k);
-    if (k == 0u) {
-        grid_counter_zero(GRID_VMAX);
-    }
+// Kernel `grid_clear` (`GridNodes::clear`): one invocation. The nodes are
+// zero already: a new grid is, and `grid_velocity` zeroes each node it read
+// mass from, the only ones a splat touched (as the CPU's clear visits only
+// those). What is left is the substep's fastest velocity, which every
+// `grid_velocity` invocation reads, so it is reset here, before the splat
+// that raises it.
+@compute @workgroup_size(1)
+fn grid_clear() {
+    grid_counter_zero(GRID_VMAX);
 }
 
 // Kernel `grid_splat` (`grid_splat`): one invocation per vertex.
@@ -214,8 +212,11 @@ fn could_overflow(mass_hi: u32, vmax: u32) -> bool {
 }
 
 // Kernel `grid_velocity`: one invocation per node; velocity (m/s) and
-// pressure max(0, ρ/ρ₀ − 1) into `grid_fields`. A node that could overflow
-// records itself (largest node + 1) for the host to stop the run.
+// pressure max(0, ρ/ρ₀ − 1) into `grid_fields`, and the node's accumulators
+// zeroed for the next splat once read (the pass over the nodes that
+// `grid_clear` would otherwise make; a node without mass holds nothing). A
+// node that could overflow records itself (largest node + 1) for the host to
+// stop the run.
 @compute @workgroup_size(64)
 fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let k = invocation(gid, groups);
@@ -239,6 +240,7 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         grid_counter_max(GRID_OVERFLOW, k + 1u);
     }
     let p = vec3<f32>(grid_node_value(k, 1u), grid_node_value(k, 2u), grid_node_value(k, 3u));
+    grid_node_zero(k);
     let velocity = p / (mass * VELOCITY_SCALE);
     grid_fields[k] = vec4<f32>(velocity, max(0.0, mass * g.pressure_scale - 1.0));
 }

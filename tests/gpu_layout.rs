@@ -392,7 +392,8 @@ fn wgsl_fn<'a>(source: &'a str, name: &str) -> &'a str {
 }
 
 /// What an entry point's invocation stands for, read from its WGSL: a
-/// workgroup per pack when it takes `workgroup_id`, else the count its
+/// workgroup per pack when it takes `workgroup_id`, a single invocation when
+/// its workgroup is one (`@workgroup_size(1)`), else the count its
 /// invocation index is first tested against, following the first call of a
 /// function of the module when the entry point tests none itself.
 fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
@@ -400,6 +401,10 @@ fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
     let body = wgsl_fn(source, name);
     if body.lines().next().unwrap().contains("workgroup_id") {
         return Domain::Pack;
+    }
+    let at = source.find(&format!("\nfn {name}(")).unwrap();
+    if source[..at].ends_with("@workgroup_size(1)") {
+        return Domain::Single;
     }
     let bounds = [
         ("params.vertex_count", Domain::Vertex),

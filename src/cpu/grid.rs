@@ -205,7 +205,8 @@ impl PartialEq for GridNodes {
 
 impl GridNodes {
     /// Kernel `grid_clear`: every node zero (on the CPU, only the nodes the
-    /// last splat touched need it).
+    /// last splat touched need it; on the GPU `grid_velocity` zeroes each
+    /// node it read, and `grid_clear` resets only the fastest velocity).
     pub fn clear(&mut self, g: &GridGeometry) {
         let n = g.node_count();
         if self.mass.len() == n && self.momentum.len() == n {

@@ -575,6 +575,8 @@ pub enum Domain {
     Rod,
     /// One invocation per node of the hair–hair grid.
     Node,
+    /// A single invocation (`@workgroup_size(1)`, one workgroup).
+    Single,
     /// One workgroup per pack of rods (`super::pack`).
     Pack,
 }
@@ -627,7 +629,8 @@ pub enum Kernel {
     /// The three contact stages in one dispatch, one workgroup per pack of
     /// rods, barriers between the stages.
     ContactPacked,
-    /// Clears the hair–hair interaction grid.
+    /// Readies the hair–hair interaction grid for a splat: resets the
+    /// substep's fastest velocity (`GridVelocity` leaves the nodes zero).
     GridClear,
     /// Splats vertex mass and momentum onto the grid.
     GridSplat,
@@ -805,7 +808,8 @@ impl Kernel {
             | SubstepFinish | Substep => Domain::Pack,
             FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod
             | SubstepStartRod | SubstepFinishRod | SubstepRod => Domain::Rod,
-            GridClear | GridVelocity => Domain::Node,
+            GridVelocity => Domain::Node,
+            GridClear => Domain::Single,
             Integrate | ProjectJacobi | SaveStart | ProjectVelocity | Contact
             | ContactEdgesEven | ContactEdgesOdd | GridSplat | GridBlend | WorldPositions => {
                 Domain::Vertex

@@ -528,6 +528,7 @@ impl GpuSimulator {
             Domain::Rod => count(self.rods.rod_count()),
             Domain::Node => count(*self.packing.node_offset.last().unwrap()),
             Domain::Vertex => count(self.rods.vertex_count()),
+            Domain::Single => 1,
         };
         let max = self
             .ctx

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use naga::{Expression, Function, Handle, Module, Statement, TypeInner};
 
-use super::layout::{GRID_COUNTERS, GRID_WORDS_PER_NODE, Kernel, SHADER_SOURCE, binding};
+use super::layout::{Domain, GRID_COUNTERS, GRID_WORDS_PER_NODE, Kernel, SHADER_SOURCE, binding};
 use super::schedule::Form;
 use crate::params::SimParams;
 use crate::rods::{EndCondition, RodSet};
@@ -186,6 +186,12 @@ impl TrafficModel {
         let mut total = Bytes::default();
         for u in self.uses(kernel) {
             if let Some(n) = elements(u.group, u.binding, c) {
+                // A single invocation (`grid_clear`) reaches one element.
+                let n = if kernel.domain() == Domain::Single {
+                    n.min(1)
+                } else {
+                    n
+                };
                 total += Bytes {
                     read: u.read * n,
                     written: u.written * n,
