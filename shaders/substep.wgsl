@@ -43,6 +43,48 @@ fn pack_vertex_range(w: u32) -> vec2<u32> {
     return vec2<u32>(v0, rods[last].vertex_offset + rods[last].vertex_count - v0);
 }
 
+// Whether contact's second pass can change anything in pack w: some vertex
+// of the pack holds a contact after phase 0, or the filtered projection
+// (`projected`) moved a rod of it (a Newton iteration, `rod_iterations`; a
+// rod longer than a pack, walked by one invocation, counts as moved). Else
+// every rod of the pack is where phase 0 found nothing, and the pass would
+// find nothing and change nothing (`rod_in_contact`, src/cpu/mod.rs
+// `substep_finish`). The same in every invocation (a barrier follows): the
+// flag goes through `pack_busy`, free once `project_pack` is done.
+fn pack_needs_contact_again(w: u32, lid: u32, projected: bool) -> bool {
+    if (lid == 0u) {
+        atomicStore(&pack_busy, 0u);
+    }
+    workgroupBarrier();
+    let rods_of = pack_rods(w);
+    let range = pack_vertex_range(w);
+    var found = false;
+    for (var i = lid; i < range.y; i += WORKGROUP) {
+        if (contacts[range.x + i].normal_depth.w != 0.0) {
+            found = true;
+        }
+    }
+    if (projected) {
+        if (range.y > PACK_ROWS) {
+            found = true;
+        } else {
+            for (var k = lid; k < rods_of.y - rods_of.x; k += WORKGROUP) {
+                if (rod_iterations[k] > 0u) {
+                    found = true;
+                }
+            }
+        }
+    }
+    if (found) {
+        atomicStore(&pack_busy, 1u);
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        pack_busy_plain = atomicLoad(&pack_busy);
+    }
+    return workgroupUniformLoad(&pack_busy_plain) != 0u;
+}
+
 // forces, save_start (SHAKE), integrate.
 fn substep_start_pack(w: u32, lid: u32) {
     forces_pack(w, lid);
@@ -76,8 +118,12 @@ fn substep_finish_pack(w: u32, lid: u32) {
             project_pack(w, lid, shake);
             stage_barrier();
         }
-        contact_pack(w, lid);
-        stage_barrier();
+        // The second pass only where it can change something, as in the
+        // walked form, here per pack (`pack_needs_contact_again`).
+        if (pack_needs_contact_again(w, lid, project)) {
+            contact_pack(w, lid);
+            stage_barrier();
+        }
     }
     let range = pack_vertex_range(w);
     for (var i = lid; i < range.y; i += WORKGROUP) {
