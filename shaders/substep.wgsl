@@ -188,7 +188,7 @@ fn project_walk(r: u32, shake: bool) -> u32 {
 }
 
 // Whether any vertex of rod r holds a contact (`contacts`, after phase 0:
-// whether phase 0 moved any of them; src/cpu/mod.rs `in_contact`).
+// whether phase 0 moved any of them; src/cpu/mod.rs `rod_in_contact`).
 fn rod_in_contact(r: u32) -> bool {
     let o = rods[r].vertex_offset;
     for (var v = o; v < o + rods[r].vertex_count; v++) {

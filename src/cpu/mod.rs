@@ -1080,7 +1080,7 @@ pub struct ProjectionOutcome {
 /// Whether any vertex of a rod holds a contact (after contact's phase 0:
 /// whether it moved any; a vertex or edge it pushes records a nonzero
 /// depth). The GPU's twin is `rod_in_contact` (shaders/substep.wgsl).
-fn in_contact(contact: &[Contact]) -> bool {
+fn rod_in_contact(contact: &[Contact]) -> bool {
     contact.iter().any(|c| c.depth != 0.0)
 }
 
@@ -1354,7 +1354,7 @@ pub fn substep_finish(
                 // is where phase 0 found nothing, so the pass would find
                 // nothing and change nothing. Exact; the GPU's walked
                 // substep does the same (shaders/substep.wgsl).
-                if p.iterations == 0 && !in_contact(w.contact) {
+                if p.iterations == 0 && !rod_in_contact(w.contact) {
                     break;
                 }
             }

@@ -17,7 +17,7 @@ use super::layout::{
 };
 use super::packing::{Packing, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
-use super::schedule::{Form, substep_schedule};
+use super::schedule::{Dispatch, Form, substep_schedule};
 use super::{GpuContext, GpuError};
 use crate::contact::MAX_COLLIDERS;
 use crate::cpu::contact::Contact;
@@ -639,12 +639,18 @@ impl GpuSimulator {
     /// `cpu::substep`.
     fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
         for d in substep_schedule(&self.rods, &self.params, self.form) {
-            let group = match d.jacobi {
-                Some(p) => &self.buffers.jacobi_groups[&p],
-                None => &self.buffers.state_groups[&d.kernel],
-            };
-            self.dispatch_with(pass, d.kernel, group, entry(k, d.phase));
+            self.dispatch_in_substep(pass, &d, k);
         }
+    }
+
+    /// Dispatch `d` of substep `k`'s schedule (its state bind group, or a
+    /// Jacobi pass's).
+    fn dispatch_in_substep(&self, pass: &mut wgpu::ComputePass, d: &Dispatch, k: u32) {
+        let group = match d.jacobi {
+            Some(p) => &self.buffers.jacobi_groups[&p],
+            None => &self.buffers.state_groups[&d.kernel],
+        };
+        self.dispatch_with(pass, d.kernel, group, entry(k, d.phase));
     }
 
     /// Advance one frame of `params.dt` in `params.substeps` substeps, all
@@ -672,7 +678,7 @@ impl GpuSimulator {
     /// add work that one pass does not (`step_timed` is the frame's time).
     /// The state advances exactly as by `step`. `None` when the device has
     /// no `TIMESTAMP_QUERY`.
-    pub fn step_profiled(&mut self) -> Option<Vec<(super::schedule::Dispatch, f64)>> {
+    pub fn step_profiled(&mut self) -> Option<Vec<(Dispatch, f64)>> {
         if !self.has_timestamps() {
             return None;
         }
@@ -713,11 +719,7 @@ impl GpuSimulator {
                         end_of_pass_write_index: Some(2 * i as u32 + 1),
                     }),
                 });
-                let group = match d.jacobi {
-                    Some(p) => &self.buffers.jacobi_groups[&p],
-                    None => &self.buffers.state_groups[&d.kernel],
-                };
-                self.dispatch_with(&mut pass, d.kernel, group, entry(k, d.phase));
+                self.dispatch_in_substep(&mut pass, d, k);
             }
             if k + 1 == n && self.world_positions {
                 let mut pass = encoder.begin_compute_pass(&Default::default());
