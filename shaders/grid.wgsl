@@ -49,6 +49,12 @@ fn corner(g: GridGroup, q: vec3<i32>, c: u32) -> vec2<u32> {
 
 const VELOCITY_LIMIT: f32 = 1073741824.0; // 2^30
 
+// A node's mass (`grid_node_mass`).
+struct NodeMass {
+    value: f32,             // as f32
+    high: u32,              // ⌊mass/2³²⌋
+}
+
 // `quantise_velocity`: ⌊v·2^16⌋ clamped to ±2^30 before the conversion.
 fn quantise_velocity(v: vec3<f32>) -> vec3<i32> {
     return vec3<i32>(clamp(floor(v * VELOCITY_SCALE), vec3<f32>(-VELOCITY_LIMIT), vec3<f32>(VELOCITY_LIMIT)));
@@ -97,9 +103,9 @@ fn atomic_add_wide(i: u32, d: vec2<u32>) {
     }
 }
 
-// The signed 64-bit accumulator at word i as f32.
-fn load_wide(i: u32) -> f32 {
-    var d = vec2<u32>(atomicLoad(&grid[i]), atomicLoad(&grid[i + 1u]));
+// The signed 64-bit (low, high) value d as f32.
+fn wide_f32(d_in: vec2<u32>) -> f32 {
+    var d = d_in;
     var sign = 1.0;
     if ((d.y & 0x80000000u) != 0u) {
         d = negate_wide(d);
@@ -125,13 +131,6 @@ fn grid_counter_zero(c: u32) {
     atomicStore(&grid[params.node_count * WORDS_PER_NODE + c], 0u);
 }
 
-// Node k's accumulators all zero.
-fn grid_node_zero(k: u32) {
-    for (var w = 0u; w < WORDS_PER_NODE; w++) {
-        atomicStore(&grid[k * WORDS_PER_NODE + w], 0u);
-    }
-}
-
 // Add mass wm and momentum wm·v_q to node k.
 fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
     let base = k * WORDS_PER_NODE;
@@ -146,14 +145,25 @@ fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
     }
 }
 
-// Node k's accumulator i (0: mass, 1 + a: momentum along a) as f32.
-fn grid_node_value(k: u32, i: u32) -> f32 {
-    return load_wide(k * WORDS_PER_NODE + 2u * i);
+// Node k's mass as f32 and ⌊mass/2³²⌋ (`could_overflow`), read once.
+fn grid_node_mass(k: u32) -> NodeMass {
+    let i = k * WORDS_PER_NODE;
+    let d = vec2<u32>(atomicLoad(&grid[i]), atomicLoad(&grid[i + 1u]));
+    return NodeMass(wide_f32(d), d.y);
 }
 
-// ⌊mass/2³²⌋ of node k (`could_overflow`).
-fn grid_node_mass_high(k: u32) -> u32 {
-    return atomicLoad(&grid[k * WORDS_PER_NODE + 1u]);
+// Node k's momentum as f32, its mass and momentum left zero for the next
+// splat: each word read and zeroed in one exchange.
+fn grid_node_take_momentum(k: u32) -> vec3<f32> {
+    let base = k * WORDS_PER_NODE;
+    atomicStore(&grid[base], 0u);
+    atomicStore(&grid[base + 1u], 0u);
+    var p = vec3<f32>(0.0);
+    for (var a = 0u; a < 3u; a++) {
+        let i = base + 2u + 2u * a;
+        p[a] = wide_f32(vec2<u32>(atomicExchange(&grid[i], 0u), atomicExchange(&grid[i + 1u], 0u)));
+    }
+    return p;
 }
 // END grid accumulators
 
@@ -231,18 +241,19 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
             g = next;
         }
     }
-    let mass = grid_node_value(k, 0u);
-    if (mass == 0.0) {
-        grid_fields[k] = vec4<f32>(0.0);
-        return;
+    // Every access a lane makes is paid for by all lanes on a software
+    // adapter, taken or not: one store of the fields, and an empty node's
+    // words neither re-read nor written.
+    let mass = grid_node_mass(k);
+    var field = vec4<f32>(0.0);
+    if (mass.value != 0.0) {
+        if (could_overflow(mass.high, grid_counter(GRID_VMAX))) {
+            grid_counter_max(GRID_OVERFLOW, k + 1u);
+        }
+        let p = grid_node_take_momentum(k);
+        field = vec4<f32>(p / (mass.value * VELOCITY_SCALE), max(0.0, mass.value * g.pressure_scale - 1.0));
     }
-    if (could_overflow(grid_node_mass_high(k), grid_counter(GRID_VMAX))) {
-        grid_counter_max(GRID_OVERFLOW, k + 1u);
-    }
-    let p = vec3<f32>(grid_node_value(k, 1u), grid_node_value(k, 2u), grid_node_value(k, 3u));
-    grid_node_zero(k);
-    let velocity = p / (mass * VELOCITY_SCALE);
-    grid_fields[k] = vec4<f32>(velocity, max(0.0, mass * g.pressure_scale - 1.0));
+    grid_fields[k] = field;
 }
 
 // Kernel `grid_blend`: one invocation per vertex; friction toward the grid

@@ -24,13 +24,6 @@ fn grid_counter_zero(c: u32) {
     atomicStore(&grid[(params.node_count * WORDS_PER_NODE + c) / 2u], 0li);
 }
 
-// Node k's accumulators all zero.
-fn grid_node_zero(k: u32) {
-    for (var i = 0u; i < 4u; i++) {
-        atomicStore(&grid[k * 4u + i], 0li);
-    }
-}
-
 // Add mass wm and momentum wm·v_q to node k; a zero mass or momentum
 // component is not added (the same sum with fewer atomics).
 fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
@@ -46,13 +39,20 @@ fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
     }
 }
 
-// Node k's accumulator i (0: mass, 1 + a: momentum along a) as f32.
-fn grid_node_value(k: u32, i: u32) -> f32 {
-    return f32(atomicLoad(&grid[k * 4u + i]));
+// Node k's mass as f32 and ⌊mass/2³²⌋ (`could_overflow`), read once.
+fn grid_node_mass(k: u32) -> NodeMass {
+    let m = atomicLoad(&grid[k * 4u]);
+    return NodeMass(f32(m), u32(m >> 32u));
 }
 
-// ⌊mass/2³²⌋ of node k (`could_overflow`).
-fn grid_node_mass_high(k: u32) -> u32 {
-    return u32(atomicLoad(&grid[k * 4u]) >> 32u);
+// Node k's momentum as f32, its mass and momentum left zero for the next
+// splat: each momentum read and zeroed in one exchange.
+fn grid_node_take_momentum(k: u32) -> vec3<f32> {
+    atomicStore(&grid[k * 4u], 0li);
+    var p = vec3<f32>(0.0);
+    for (var a = 0u; a < 3u; a++) {
+        p[a] = f32(atomicExchange(&grid[k * 4u + 1u + a], 0li));
+    }
+    return p;
 }
 // END grid accumulators
