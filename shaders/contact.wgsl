@@ -180,16 +180,23 @@ fn path_distance(c: Collider, q0: vec3<f32>, q1: vec3<f32>) -> f32 {
     return m;
 }
 
+// What contact did to one vertex (`contact_vertex`): its new position, its
+// deepest contact, and its tunnelling (count, largest code, largest
+// motion's bits; `record_tunnels`).
+struct VertexContact {
+    x: vec3<f32>,
+    best: Contact,
+    tunnels: vec3<u32>,
+}
+
 // Contact of one vertex with every collider in turn (src/cpu/contact.rs
-// `contact_vertex`): returns the new position; records the deepest contact
-// (phase 0: the vertex's contact anew) and any tunnelling, the tunnels of
-// all colliders in one set of atomics.
-fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start: vec3<f32>, x_unc: vec3<f32>) -> vec3<f32> {
+// `contact_vertex`): the new position, the deepest contact (phase 0: the
+// vertex's contact anew) and any tunnelling, in registers; the callers
+// store them.
+fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start: vec3<f32>, x_unc: vec3<f32>) -> VertexContact {
     var x = x_in;
     var best = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
-    var tunnels = 0u;
-    var tunnel_code = 0u;
-    var tunnel_moved = 0u;
+    var tunnels = vec3<u32>(0u);
     for (var k = 0u; k < colliders.count; k++) {
         let c = colliders.items[k];
         let p_start = params.collider_start[k];
@@ -200,10 +207,8 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
             let q1 = to_local(p_end, x_unc, origin);
             let moved = length(q1 - q0);
             if (moved > c.thickness && path_distance(c, q0, q1) < reach) {
-                tunnels += 1u;
-                tunnel_code = max(tunnel_code, v * MAX_COLLIDERS + k + 1u);
                 // moved > 0: its bits order as its values.
-                tunnel_moved = max(tunnel_moved, bitcast<u32>(moved));
+                tunnels = vec3<u32>(tunnels.x + 1u, max(tunnels.y, v * MAX_COLLIDERS + k + 1u), max(tunnels.z, bitcast<u32>(moved)));
             }
         }
         let dist = collider_distance(c, to_local(p_end, x, origin));
@@ -228,15 +233,26 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
             }
         }
     }
-    if (tunnels > 0u) {
-        atomicAdd(&stats[2], tunnels);
-        atomicMax(&stats[3], tunnel_code);
-        atomicMax(&stats[4], tunnel_moved);
+    return VertexContact(x, best, tunnels);
+}
+
+// Add tunnelling found (`VertexContact.tunnels`, or a rod's sum of them) to
+// the step's statistics: one set of atomics for all of it.
+fn record_tunnels(t: vec3<u32>) {
+    if (t.x > 0u) {
+        atomicAdd(&stats[2], t.x);
+        atomicMax(&stats[3], t.y);
+        atomicMax(&stats[4], t.z);
     }
-    if (stage_phase == 0u || contact_depth(best) > contact_depth(contacts[v])) {
-        contacts[v] = best;
+}
+
+// The contact a vertex keeps: phase 0 records this pass's anew; phase 1
+// keeps the deeper of the two passes'.
+fn kept_contact(old: Contact, found: Contact) -> Contact {
+    if (stage_phase == 0u || contact_depth(found) > contact_depth(old)) {
+        return found;
     }
-    return x;
+    return old;
 }
 
 // Stage 1, vertices: each vertex's contacts are its own (the rod loop of
@@ -258,10 +274,15 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
         x_unc = position_f32(pos_unc[v]);
         x_start = x_unc - vel[v].xyz * params.h;
     }
-    let x_new = contact_vertex(v, rho, origin, x, x_start, x_unc);
+    let r = contact_vertex(v, rho, origin, x, x_start, x_unc);
+    record_tunnels(r.tunnels);
+    // Phase 1 reads the old contact only where this pass found one.
+    if (stage_phase == 0u || contact_depth(r.best) > contact_depth(contacts[v])) {
+        contacts[v] = r.best;
+    }
     // Moved by what contact changed: nothing at all without contact.
-    if (any(x_new != x)) {
-        pos_set(v, moved(p, x_new - x));
+    if (any(r.x != x)) {
+        pos_set(v, moved(p, r.x - x));
     }
 }
 
@@ -315,38 +336,23 @@ fn edge_push(c: Collider, p: Pose, x_a: vec3<f32>, x_b: vec3<f32>, wa: f32, wb: 
     return EdgePush(hit, s, d, den, rotate(p.rotation, e.normal));
 }
 
-// Edge j (vertices j, j + 1) of a rod at `origin` with section radius `rho`.
-// First the first collider that reaches the edge as it is: those before it
-// do not, and if none does, none moves it, and the edge is done having read
-// only its two positions (a GPU-only shortcut, exact: the CPU twin's loop
-// finds the same colliders without it, where reads cost nothing). Else
-// its positions, start points and contacts are read once and written once,
-// whatever the colliders did between (each collider sees the last one's
-// result, as on the CPU).
-fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
-    let h = params.h;
-    let wa = rest[j].inv_mass;
-    let wb = rest[j + 1u].inv_mass;
-    var pa = pos_get(j);
-    var pb = pos_get(j + 1u);
-    var first = 0u;
-    for (; first < colliders.count; first++) {
-        if (edge_push(colliders.items[first], params.collider_end[first], position_f32(pa), position_f32(pb), wa, wb, rho, origin).hit) {
-            break;
-        }
-    }
-    if (first == colliders.count) {
-        return;
-    }
-    // The edge's end points at the start of the substep (phase 0's friction).
-    var start_a = vec3<f32>(0.0);
-    var start_b = vec3<f32>(0.0);
-    if (stage_phase == 0u) {
-        start_a = position_f32(pos_unc[j]) - vel[j].xyz * h;
-        start_b = position_f32(pos_unc[j + 1u]) - vel[j + 1u].xyz * h;
-    }
-    var contact_a = contacts[j];
-    var contact_b = contacts[j + 1u];
+// An edge's two ends while contact works on them: positions and contacts.
+struct EdgeEnds {
+    pa: Position,
+    pb: Position,
+    ca: Contact,
+    cb: Contact,
+}
+
+// The colliders from `first` on pushing the edge with ends `e` (inverse
+// masses wa, wb; start points of the substep start_a, start_b, read in
+// phase 0 only) out, each seeing the last one's result (src/cpu/contact.rs
+// `contact_edge`, its collider loop), in registers: returns the ends.
+fn contact_edge_ends(e: EdgeEnds, first: u32, wa: f32, wb: f32, start_a: vec3<f32>, start_b: vec3<f32>, origin: vec3<f32>, rho: f32) -> EdgeEnds {
+    var pa = e.pa;
+    var pb = e.pb;
+    var contact_a = e.ca;
+    var contact_b = e.cb;
     for (var k = first; k < colliders.count; k++) {
         let c = colliders.items[k];
         let p = params.collider_end[k];
@@ -389,10 +395,59 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
             }
         }
     }
-    pos_set(j, pa);
-    pos_set(j + 1u, pb);
-    contacts[j] = contact_a;
-    contacts[j + 1u] = contact_b;
+    return EdgeEnds(pa, pb, contact_a, contact_b);
+}
+
+// Edge j (vertices j, j + 1) of a rod at `origin` with section radius `rho`,
+// in memory. First the first collider that reaches the edge as it is: those
+// before it do not, and if none does, none moves it, and the edge is done
+// having read only its two positions (a GPU-only shortcut, exact: the CPU
+// twin's loop finds the same colliders without it, where reads cost
+// nothing). Else its start points and contacts are read once, the colliders
+// from that one on act in registers (`contact_edge_ends`), and the ends are
+// written once.
+fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
+    let wa = rest[j].inv_mass;
+    let wb = rest[j + 1u].inv_mass;
+    let pa = pos_get(j);
+    let pb = pos_get(j + 1u);
+    let first = first_edge_push(pa, pb, wa, wb, origin, rho);
+    if (first == colliders.count) {
+        return;
+    }
+    // The edge's end points at the start of the substep (phase 0's friction).
+    var start_a = vec3<f32>(0.0);
+    var start_b = vec3<f32>(0.0);
+    if (stage_phase == 0u) {
+        start_a = start_point(j);
+        start_b = start_point(j + 1u);
+    }
+    let e = contact_edge_ends(EdgeEnds(pa, pb, contacts[j], contacts[j + 1u]), first, wa, wb, start_a, start_b, origin, rho);
+    pos_set(j, e.pa);
+    pos_set(j + 1u, e.pb);
+    contacts[j] = e.ca;
+    contacts[j + 1u] = e.cb;
+}
+
+// The first collider that reaches the edge from pa to pb as it is
+// (`EdgePush.hit`), or `colliders.count` if none does. Those before it
+// leave the edge alone, so `contact_edge_ends` may start from it with the
+// same result; and on a software adapter, which runs a loop until no lane
+// is left in it, the colliders' pushes then cost nothing where no lane's
+// edge is reached.
+fn first_edge_push(pa: Position, pb: Position, wa: f32, wb: f32, origin: vec3<f32>, rho: f32) -> u32 {
+    var first = 0u;
+    for (; first < colliders.count; first++) {
+        if (edge_push(colliders.items[first], params.collider_end[first], position_f32(pa), position_f32(pb), wa, wb, rho, origin).hit) {
+            break;
+        }
+    }
+    return first;
+}
+
+// Vertex v's position at the start of the substep, x_unc − v·h (phase 0).
+fn start_point(v: u32) -> vec3<f32> {
+    return position_f32(pos_unc[v]) - vel[v].xyz * params.h;
 }
 
 @compute @workgroup_size(64)
@@ -409,7 +464,7 @@ fn contact_edges_odd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
 
 // The three stages walked by one invocation per rod, for adapters that are
 // CPUs (`GpuSimulator::packed` false), where a dispatch per stage costs
-// more than the parallelism gives: the same order, so the same result.
+// more than the parallelism gives.
 @compute @workgroup_size(64)
 fn contact_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     stage_phase = params.phase;
@@ -419,20 +474,96 @@ fn contact_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     }
 }
 
+// A vertex of the walk (`contact_walk`), in registers from its vertex stage
+// until its last edge is done: position, inverse mass, start point of the
+// substep (phase 0), contact.
+struct WalkVertex {
+    p: Position,
+    w: f32,
+    start: vec3<f32>,
+    c: Contact,
+}
+
+// Vertex v's stage (`contact_at`, the same computation) on its way into the
+// walk: read once, its tunnelling added to `tunnels`.
+fn contact_walk_vertex(v: u32, origin: vec3<f32>, rho: f32, tunnels: ptr<function, vec3<u32>>) -> WalkVertex {
+    let w = rest[v].inv_mass;
+    var p = pos_get(v);
+    let x = position_f32(p);
+    var x_unc = x;
+    var start = vec3<f32>(0.0);
+    // Phase 0: the contact anew (zero for a clamped vertex); phase 1: the
+    // old one, kept unless this pass goes deeper.
+    var c = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
+    if (stage_phase == 0u) {
+        x_unc = position_f32(pos_unc[v]);
+        start = x_unc - vel[v].xyz * params.h;
+    } else {
+        c = contacts[v];
+    }
+    if (w != 0.0) {
+        let r = contact_vertex(v, rho, origin, x, start, x_unc);
+        *tunnels = vec3<u32>((*tunnels).x + r.tunnels.x, max((*tunnels).yz, r.tunnels.yz));
+        c = kept_contact(c, r.best);
+        if (any(r.x != x)) {
+            p = moved(p, r.x - x);
+        }
+    }
+    return WalkVertex(p, w, start, c);
+}
+
+// Edge (a, b) of the walk, in registers (`contact_edge`'s computation).
+fn contact_walk_edge(a: ptr<function, WalkVertex>, b: ptr<function, WalkVertex>, origin: vec3<f32>, rho: f32) {
+    let first = first_edge_push((*a).p, (*b).p, (*a).w, (*b).w, origin, rho);
+    let e = contact_edge_ends(EdgeEnds((*a).p, (*b).p, (*a).c, (*b).c), first, (*a).w, (*b).w, (*a).start, (*b).start, origin, rho);
+    (*a).p = e.pa;
+    (*a).c = e.ca;
+    (*b).p = e.pb;
+    (*b).c = e.cb;
+}
+
+fn contact_walk_store(v: u32, s: WalkVertex) {
+    pos_set(v, s.p);
+    contacts[v] = s.c;
+}
+
+// The vertex stage, the even edges and the odd edges of rod r, interleaved
+// so that each vertex is read once and written once: vertices 2m and 2m + 1,
+// then the even edge between them, then the odd edge (2m − 1, 2m), after
+// which vertex 2m − 1 and 2m are done. The same computations as the three
+// stages in turn (`contact_at`, then `contact_edge` of each parity), with
+// the same result: each stage of a vertex or an edge reads only its own
+// vertices, and each comes after the stages it reads from (a vertex's
+// stage before its edges, the odd edge (2m − 1, 2m) after the even edges
+// (2m − 2, 2m − 1) and (2m, 2m + 1)); tunnelling is sums and maxima. On a
+// software adapter every memory access costs a loop over the lanes, so the
+// walk reads and writes each vertex once, not three times.
 fn contact_walk(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     let origin = rods[r].origin.xyz;
     let rho = rods[r].radius;
-    for (var v = o; v < o + n; v++) {
-        contact_at(v, origin, rho);
+    var tunnels = vec3<u32>(0u);
+    // Vertex i − 1, waiting for its odd edge.
+    var carried = WalkVertex(Position(vec4<i32>(0), vec4<f32>(0.0)), 0.0, vec3<f32>(0.0), Contact(vec4<f32>(0.0), vec4<f32>(0.0)));
+    for (var i = 0u; i < n; i += 2u) {
+        var a = contact_walk_vertex(o + i, origin, rho, &tunnels);
+        var b = carried;
+        if (i + 1u < n) {
+            b = contact_walk_vertex(o + i + 1u, origin, rho, &tunnels);
+            contact_walk_edge(&a, &b, origin, rho);
+        }
+        if (i > 0u) {
+            contact_walk_edge(&carried, &a, origin, rho);
+            contact_walk_store(o + i - 1u, carried);
+        }
+        contact_walk_store(o + i, a);
+        carried = b;
     }
-    for (var j = o; j + 1u < o + n; j += 2u) {
-        contact_edge(j, origin, rho);
+    if (n % 2u == 0u) {
+        contact_walk_store(o + n - 1u, carried);
     }
-    for (var j = o + 1u; j + 1u < o + n; j += 2u) {
-        contact_edge(j, origin, rho);
-    }
+    record_tunnels(tunnels);
 }
 
 // The three stages in one dispatch, one workgroup per pack of rods

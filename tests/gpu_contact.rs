@@ -251,10 +251,10 @@ fn contact_rod_and_packed_kernels_match_cpu() {
     }
 }
 
-fn contact_form_matches_cpu(kernel: Kernel) {
-    // The scene's strands, then one longer than a pack (300 vertices, a pack
-    // of its own) lying through the capsule and the sphere, then the
-    // strands again, so the kernel sees three packs.
+/// The scene's strands, then one longer than a pack (300 vertices, a pack
+/// of its own, edges of 1.7 mm) lying through the capsule and the sphere,
+/// then the strands again, so a packed kernel sees three packs.
+fn scene_with_long_rod() -> (RodSet, strands::rods::State) {
     let (mut specs, anchors, colliders) = scene();
     let n = specs.len();
     let points: Vec<DVec3> = (0..300)
@@ -273,9 +273,14 @@ fn contact_form_matches_cpu(kernel: Kernel) {
     long.start = EndSpec::Free;
     specs.push(long);
     specs.extend_from_within(..n);
-    let (mut rods, mut state) = build(&specs, anchors);
+    let (mut rods, state) = build(&specs, anchors);
     rods.colliders = colliders;
     assert!(strands::gpu::pack::pack_ends(specs.iter().map(|s| s.points.len())).len() >= 3);
+    (rods, state)
+}
+
+fn contact_form_matches_cpu(kernel: Kernel) {
+    let (rods, mut state) = scene_with_long_rod();
     let mut rng = rng(3);
     for v in state.vel.iter_mut() {
         *v = unit(&mut rng) * 0.3;
@@ -335,6 +340,50 @@ fn contact_form_matches_cpu(kernel: Kernel) {
         }
     }
     assert!(contacts.iter().filter(|c| c.depth > 0.0).count() >= 20);
+}
+
+/// `contact_rod` walks each rod through the vertex stage and both edge
+/// parities interleaved, keeping a vertex in registers from its stage to
+/// its last edge (shaders/contact.wgsl `contact_walk`). The claim is that
+/// this is the three stages in turn, computation for computation: the walk
+/// must give the staged kernels' positions and contacts bit for bit, in
+/// both phases, on rods of odd and even vertex counts. The long rod lies
+/// along the capsule, so after the vertex stage nearly every one of its
+/// edges sags into it and both edges of a vertex push it: an edge out of
+/// order changes bits there.
+#[test]
+fn contact_walk_is_the_three_stages_bit_for_bit() {
+    let (rods, mut state) = scene_with_long_rod();
+    let mut rng = rng(3);
+    for v in state.vel.iter_mut() {
+        *v = unit(&mut rng) * 0.3;
+    }
+    let counts: Vec<usize> = (0..rods.rod_count())
+        .map(|r| rods.vertices(r).len())
+        .collect();
+    assert!(counts.iter().any(|n| n % 2 == 0) && counts.iter().any(|n| n % 2 == 1));
+    let p = params();
+    let ctx = gpu_ctx();
+    let mut walked = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
+    let mut staged = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
+    let (t, h) = (0.3, p.h());
+    for phase in 0..2 {
+        walked.run_kernel_in_phase(Kernel::ContactRod, phase, t, h);
+        for kernel in [
+            Kernel::Contact,
+            Kernel::ContactEdgesEven,
+            Kernel::ContactEdgesOdd,
+        ] {
+            staged.run_kernel_in_phase(kernel, phase, t, h);
+        }
+        let (a, b) = (walked.read_state(), staged.read_state());
+        for (i, (x, y)) in a.pos.iter().zip(&b.pos).enumerate() {
+            assert_eq!(x, y, "phase {phase}, vertex {i}");
+        }
+        let (ca, cb) = (walked.read_contacts(), staged.read_contacts());
+        assert_eq!(ca, cb, "phase {phase}: contacts");
+        assert!(ca.iter().filter(|c| c.depth > 0.0).count() >= 20);
+    }
 }
 
 /// The filtered projections (fast, SHAKE and Jacobi, phase 1) with contacts
