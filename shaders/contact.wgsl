@@ -276,7 +276,7 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     }
     let r = contact_vertex(v, rho, origin, x, x_start, x_unc);
     record_tunnels(r.tunnels);
-    // Phase 1 reads the old contact only where this pass found one.
+    // `kept_contact`'s rule, with the old contact read in phase 1 only.
     if (stage_phase == 0u || contact_depth(r.best) > contact_depth(contacts[v])) {
         contacts[v] = r.best;
     }
