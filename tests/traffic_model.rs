@@ -174,3 +174,48 @@ fn bandwidth_probe_validates() {
         [strands::gpu::bandwidth::COPY_WORKGROUP, 1, 1]
     );
 }
+
+/// Only SHAKE touches the positions at the start of the substep
+/// (`pos_start`): with the workload's fast projection the fused substep is
+/// charged 64 B per vertex less than its kernels' static count, the 32 B
+/// (a `Position`) that `substep_start` would write there and the 32 B that
+/// `substep_finish` would read, both behind `params.projection ==
+/// PROJECTION_SHAKE`; under SHAKE, exactly the static count. Counted by
+/// hand from shaders/substep.wgsl.
+#[test]
+fn only_shake_is_charged_for_the_start_positions() {
+    use strands::gpu::Form;
+    use strands::gpu::traffic::substep_kernels_in;
+    use strands::params::Projection;
+    let w = Workload::standard("hair", 20, 16).unwrap();
+    let (rods, _) = w.scene.build();
+    let fast = strands::bench::bench_params(&rods, &w.scene.params, 2);
+    let Projection::Fast {
+        tolerance,
+        max_iterations,
+    } = fast.projection
+    else {
+        panic!("the hair workload projects with the fast projection");
+    };
+    let shake = strands::params::SimParams {
+        projection: Projection::Shake {
+            tolerance,
+            max_iterations,
+        },
+        ..fast
+    };
+    let model = TrafficModel::from_shaders();
+    let c = Counts::of(&rods);
+    let v = rods.vertex_count() as u64;
+    for form in [Form::Fused, Form::WalkedFused] {
+        let kernels = substep_kernels_in(&rods, &fast, form);
+        let static_count: u64 = kernels
+            .iter()
+            .map(|&k| model.kernel_bytes(k, &c).total())
+            .sum();
+        let under_fast = model.substep_bytes_in(&rods, &fast, form).total();
+        assert_eq!(static_count - under_fast, 64 * v, "{form}");
+        let under_shake = model.substep_bytes_in(&rods, &shake, form).total();
+        assert_eq!(under_shake, static_count, "{form}");
+    }
+}

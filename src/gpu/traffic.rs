@@ -22,7 +22,7 @@ use naga::{Expression, Function, Handle, Module, Statement, TypeInner};
 
 use super::layout::{Domain, GRID_COUNTERS, GRID_WORDS_PER_NODE, Kernel, SHADER_SOURCE, binding};
 use super::schedule::Form;
-use crate::params::SimParams;
+use crate::params::{Projection, SimParams};
 use crate::rods::{EndCondition, RodSet};
 
 /// The sizes that decide how many elements each buffer holds.
@@ -181,10 +181,35 @@ impl TrafficModel {
         &self.uses[&kernel]
     }
 
-    /// Bytes one dispatch of `kernel` moves.
+    /// Bytes one dispatch of `kernel` moves: every element of every buffer
+    /// its code touches, whatever the settings.
     pub fn kernel_bytes(&self, kernel: Kernel, c: &Counts) -> Bytes {
+        self.kernel_bytes_where(kernel, c, |_| true)
+    }
+
+    /// Bytes one dispatch of `kernel` moves in a substep under `params`:
+    /// `kernel_bytes`, less the positions at the start of the substep
+    /// (`pos_start`) unless the projection is SHAKE. Only SHAKE touches
+    /// them: the kernels that bind them and run for other projections (the
+    /// packed fast projection, which shares SHAKE's function, and the fused
+    /// substeps) reach them only behind a branch on `params.projection`,
+    /// the same in every invocation, and the rest (`save_start`,
+    /// `project_shake*`) are dispatched only for SHAKE.
+    pub fn kernel_bytes_under(&self, kernel: Kernel, c: &Counts, params: &SimParams) -> Bytes {
+        let shake = matches!(params.projection, Projection::Shake { .. });
+        self.kernel_bytes_where(kernel, c, |u| {
+            shake || !(u.group == 1 && u.binding == binding::POS_START)
+        })
+    }
+
+    fn kernel_bytes_where(
+        &self,
+        kernel: Kernel,
+        c: &Counts,
+        counted: impl Fn(&Use) -> bool,
+    ) -> Bytes {
         let mut total = Bytes::default();
-        for u in self.uses(kernel) {
+        for u in self.uses(kernel).iter().filter(|u| counted(u)) {
             if let Some(n) = elements(u.group, u.binding, c) {
                 // A single invocation (`grid_clear`) reaches one element.
                 let n = if kernel.domain() == Domain::Single {
@@ -213,12 +238,13 @@ impl TrafficModel {
     /// positions meet exactly (resident in workgroup memory for the
     /// dispatch, shaders/resident.wgsl; `Form::FusedBuffer`, the same
     /// kernels with positions in the buffer, is given the same floor) and
-    /// the rest of its state through the caches at best.
+    /// the rest of its state through the caches at best. What `params`
+    /// leaves untouched is not counted (`kernel_bytes_under`).
     pub fn substep_bytes_in(&self, rods: &RodSet, params: &SimParams, form: Form) -> Bytes {
         let c = Counts::of(rods);
         let mut total = Bytes::default();
         for k in substep_kernels_in(rods, params, form) {
-            total += self.kernel_bytes(k, &c);
+            total += self.kernel_bytes_under(k, &c, params);
         }
         total
     }
