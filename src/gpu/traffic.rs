@@ -194,7 +194,10 @@ impl TrafficModel {
     /// packed fast projection, which shares SHAKE's function, and the fused
     /// substeps) reach them only behind a branch on `params.projection`,
     /// the same in every invocation, and the rest (`save_start`,
-    /// `project_shake*`) are dispatched only for SHAKE.
+    /// `project_shake*`) are dispatched only for SHAKE. So this is the cost
+    /// of a dispatch the substep's schedule makes under `params`
+    /// (`substep_kernels_in`), not of a kernel run on its own whatever the
+    /// settings (`GpuSimulator::run_kernel`): that is `kernel_bytes`.
     pub fn kernel_bytes_under(&self, kernel: Kernel, c: &Counts, params: &SimParams) -> Bytes {
         let shake = matches!(params.projection, Projection::Shake { .. });
         self.kernel_bytes_where(kernel, c, |u| {
