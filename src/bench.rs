@@ -258,6 +258,10 @@ pub struct Measurement {
     /// once per kernel. A floor for today's kernels, not a counter.
     #[serde(default)]
     pub model_bytes_per_vertex_step: Option<f64>,
+    /// GPU only: `model_bytes_per_vertex_step` by buffer, most first: where
+    /// the modelled traffic comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_bytes_by_buffer: Option<Vec<BufferTraffic>>,
     /// GPU only: the model's bytes per step over the median time per step
     /// (GB/s, 10⁹ B/s).
     #[serde(default)]
@@ -280,6 +284,17 @@ pub struct Measurement {
     /// The device cannot hold this size (larger ones are not tried).
     #[serde(skip)]
     pub out_of_capacity: bool,
+}
+
+/// One buffer's share of `Measurement::model_bytes_per_vertex_step`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BufferTraffic {
+    /// The buffer's WGSL global (shaders/common.wgsl).
+    pub buffer: String,
+    /// Bytes read from it per vertex-step, summed over the substep's kernels.
+    pub read: f64,
+    /// Bytes written to it per vertex-step.
+    pub written: f64,
 }
 
 /// One dispatch of a substep in `Measurement::gpu_profile`.
@@ -485,6 +500,7 @@ fn measure_with(
         ms_per_step_without_grid: None,
         grid_share: None,
         model_bytes_per_vertex_step: None,
+        model_bytes_by_buffer: None,
         achieved_gb_per_s: None,
         bandwidth_fraction: None,
         gpu_profile: None,
@@ -586,6 +602,18 @@ fn measure_with(
             let traffic =
                 traffic_model().substep_bytes_in(sim.rods(), sim.params(), sim.running_form());
             m.model_bytes_per_vertex_step = Some(traffic.total() as f64 / m.vertices as f64);
+            let per_vertex = |b: u64| b as f64 / m.vertices as f64;
+            m.model_bytes_by_buffer = Some(
+                traffic_model()
+                    .substep_bytes_by_buffer(sim.rods(), sim.params(), sim.running_form())
+                    .into_iter()
+                    .map(|(buffer, b)| BufferTraffic {
+                        buffer,
+                        read: per_vertex(b.read),
+                        written: per_vertex(b.written),
+                    })
+                    .collect(),
+            );
             let d = diagnostics_of(sim.rods(), &state, sim.params());
             m.max_strain = Some(d.max_strain);
             m.simulated_time = state.time;
@@ -690,6 +718,41 @@ pub fn profiles(results: &[Measurement]) -> String {
             m.label(),
             m.strands,
             kernels.join(", ")
+        );
+    }
+    out
+}
+
+/// Under the table: for each GPU row, its modelled traffic per vertex-step
+/// by buffer, read + written; empty when no row has it.
+pub fn traffic_by_buffer(results: &[Measurement]) -> String {
+    let mut out = String::new();
+    for m in results {
+        let (Some(total), Some(by)) = (m.model_bytes_per_vertex_step, &m.model_bytes_by_buffer)
+        else {
+            continue;
+        };
+        // Buffers that round to no bytes (a rod's or a step's values per
+        // vertex) are left out of the line; the JSON has them all.
+        let parts: Vec<String> = by
+            .iter()
+            .filter(|b| b.read + b.written >= 0.5)
+            .map(|b| {
+                format!(
+                    "{} {:.0} ({:.0} + {:.0})",
+                    b.buffer,
+                    b.read + b.written,
+                    b.read,
+                    b.written
+                )
+            })
+            .collect();
+        out += &format!(
+            "traffic {} {} {} strands, modelled B/vert-step by buffer, read + written (total {total:.0}): {}\n",
+            m.workload,
+            m.label(),
+            m.strands,
+            parts.join(", ")
         );
     }
     out

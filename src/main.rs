@@ -864,6 +864,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     {
         print!("{}", bench::bandwidth_note(&report.environment));
     }
+    print!("{}", bench::traffic_by_buffer(&report.results));
     print!("{}", bench::profiles(&report.results));
     if let Some(old) = &old {
         println!();

@@ -93,12 +93,21 @@ fn bench_writes_report_plot_and_compares() {
             // bandwidth of the same run.
             let b = m["model_bytes_per_vertex_step"].as_f64().unwrap();
             assert!(b > 100.0, "{m}");
+            // The same bytes by buffer.
+            let by_buffer: f64 = m["model_bytes_by_buffer"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x["read"].as_f64().unwrap() + x["written"].as_f64().unwrap())
+                .sum();
+            assert!((by_buffer - b).abs() < 1e-9 * b, "{m}");
             let gbs = m["achieved_gb_per_s"].as_f64().unwrap();
             assert!((gbs - b * v / (med * 1e-3) / 1e9).abs() < 1e-9 * gbs, "{m}");
             let f = m["bandwidth_fraction"].as_f64().unwrap();
             assert!((f - gbs / copy).abs() < 1e-9 * f, "{m}");
         } else {
             assert!(m["model_bytes_per_vertex_step"].is_null(), "{m}");
+            assert!(m["model_bytes_by_buffer"].is_null(), "{m}");
             assert!(m["bandwidth_fraction"].is_null(), "{m}");
         }
     }
@@ -107,7 +116,8 @@ fn bench_writes_report_plot_and_compares() {
         stdout.contains("ms/step median")
             && stdout.contains("contact")
             && stdout.contains("B/vert-step")
-            && stdout.contains("not a counter"),
+            && stdout.contains("not a counter")
+            && stdout.contains("B/vert-step by buffer, read + written"),
         "{stdout}"
     );
     let plot = std::fs::read_to_string(&svg).unwrap();

@@ -219,3 +219,51 @@ fn only_shake_is_charged_for_the_start_positions() {
         assert_eq!(under_shake, static_count, "{form}");
     }
 }
+
+/// The by-buffer breakdown the bench prints is the substep's traffic split
+/// up, not a second count: in every form and under SHAKE as under the fast
+/// projection its parts add up to `substep_bytes_in`, read and written
+/// apart, each buffer once, most first, none empty.
+#[test]
+fn traffic_by_buffer_adds_up_to_the_substep() {
+    use strands::gpu::Form;
+    use strands::params::Projection;
+    let w = Workload::standard("hair", 20, 16).unwrap();
+    let (rods, _) = w.scene.build();
+    let fast = strands::bench::bench_params(&rods, &w.scene.params, 2);
+    let shake = strands::params::SimParams {
+        projection: Projection::Shake {
+            tolerance: 1e-6,
+            max_iterations: 20,
+        },
+        ..fast
+    };
+    let model = TrafficModel::from_shaders();
+    for params in [fast, shake] {
+        for form in [Form::Packed, Form::Walked, Form::Fused, Form::WalkedFused] {
+            let by = model.substep_bytes_by_buffer(&rods, &params, form);
+            let mut sum = Bytes::default();
+            for (_, b) in &by {
+                assert!(b.total() > 0);
+                sum += *b;
+            }
+            assert_eq!(sum, model.substep_bytes_in(&rods, &params, form), "{form}");
+            let mut names: Vec<&str> = by.iter().map(|(n, _)| n.as_str()).collect();
+            assert!(
+                by.windows(2).all(|p| p[0].1.total() >= p[1].1.total()),
+                "{by:?}"
+            );
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), by.len(), "{by:?}");
+            // Positions move under every form; `pos_start` only under SHAKE.
+            assert!(names.contains(&"pos"));
+            let shake_only = matches!(params.projection, Projection::Shake { .. });
+            assert_eq!(
+                names.contains(&"pos_start"),
+                shake_only,
+                "{form}: {names:?}"
+            );
+        }
+    }
+}

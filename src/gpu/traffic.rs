@@ -199,10 +199,7 @@ impl TrafficModel {
     /// (`substep_kernels_in`), not of a kernel run on its own whatever the
     /// settings (`GpuSimulator::run_kernel`): that is `kernel_bytes`.
     pub fn kernel_bytes_under(&self, kernel: Kernel, c: &Counts, params: &SimParams) -> Bytes {
-        let shake = matches!(params.projection, Projection::Shake { .. });
-        self.kernel_bytes_where(kernel, c, |u| {
-            shake || !(u.group == 1 && u.binding == binding::POS_START)
-        })
+        self.kernel_bytes_where(kernel, c, |u| counted_under(u, params))
     }
 
     fn kernel_bytes_where(
@@ -213,18 +210,7 @@ impl TrafficModel {
     ) -> Bytes {
         let mut total = Bytes::default();
         for u in self.uses(kernel).iter().filter(|u| counted(u)) {
-            if let Some(n) = elements(u.group, u.binding, c) {
-                // A single invocation (`grid_clear`) reaches one element.
-                let n = if kernel.domain() == Domain::Single {
-                    n.min(1)
-                } else {
-                    n
-                };
-                total += Bytes {
-                    read: u.read * n,
-                    written: u.written * n,
-                };
-            }
+            total += use_bytes(kernel, u, c);
         }
         total
     }
@@ -250,6 +236,53 @@ impl TrafficModel {
             total += self.kernel_bytes_under(k, &c, params);
         }
         total
+    }
+
+    /// `substep_bytes_in` by buffer (the WGSL global's name), summed over the
+    /// substep's dispatches: the buffers that move anything, most first.
+    pub fn substep_bytes_by_buffer(
+        &self,
+        rods: &RodSet,
+        params: &SimParams,
+        form: Form,
+    ) -> Vec<(String, Bytes)> {
+        let c = Counts::of(rods);
+        let mut by: BTreeMap<&str, Bytes> = BTreeMap::new();
+        for k in substep_kernels_in(rods, params, form) {
+            for u in self.uses(k).iter().filter(|u| counted_under(u, params)) {
+                *by.entry(&u.name).or_default() += use_bytes(k, u, &c);
+            }
+        }
+        let mut out: Vec<(String, Bytes)> = by
+            .into_iter()
+            .filter(|(_, b)| b.total() > 0)
+            .map(|(name, b)| (name.to_string(), b))
+            .collect();
+        out.sort_by(|a, b| b.1.total().cmp(&a.1.total()).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+}
+
+/// Whether a dispatch under `params` moves `u`'s bytes (`kernel_bytes_under`).
+fn counted_under(u: &Use, params: &SimParams) -> bool {
+    matches!(params.projection, Projection::Shake { .. })
+        || !(u.group == 1 && u.binding == binding::POS_START)
+}
+
+/// Bytes one dispatch of `kernel` moves through the binding of `u`.
+fn use_bytes(kernel: Kernel, u: &Use, c: &Counts) -> Bytes {
+    let Some(n) = elements(u.group, u.binding, c) else {
+        return Bytes::default();
+    };
+    // A single invocation (`grid_clear`) reaches one element.
+    let n = if kernel.domain() == Domain::Single {
+        n.min(1)
+    } else {
+        n
+    };
+    Bytes {
+        read: u.read * n,
+        written: u.written * n,
     }
 }
 
