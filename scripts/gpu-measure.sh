@@ -11,6 +11,13 @@
 #                                    packages in .gl/ and the crates Cargo.lock
 #                                    names in .cargo-registry/, to carry to a
 #                                    machine without internet
+#   scripts/gpu-measure.sh bundle    build here, for a machine without Rust
+#                                    (the lent GPU machines have none): the
+#                                    release binary and the GPU test
+#                                    executables, stripped, in
+#                                    .gpu-bundle/bundle.tar.xz (~32 MB), which
+#                                    the measurement runs where there is no
+#                                    cargo
 #
 # Settings (environment):
 #   OUT                        where logs and results go (./gpu-measure-out)
@@ -20,6 +27,11 @@
 #                              "none" for none)
 #   STRANDS_MEASURE_ALLOW_CPU=1  go on when the adapter is a CPU (lavapipe);
 #                              implied by STRANDS_MEASURE_QUICK
+#   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
+#                              kernel-times bench-gpu bench-cpu bench-forms
+#                              bench-stencil (default: all). To split the
+#                              measurement over several calls of a tool with
+#                              a time limit per command
 
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -74,12 +86,55 @@ prepare() {
     echo "prepare: .gl/ $(du -sh .gl | cut -f1), $to/ $(du -sh "$to" | cut -f1) ($entries index entries, $crates crates)"
 }
 
-if [ "${1:-}" = prepare ]; then
+# The release binary and the GPU tests' executables, built here, stripped,
+# for a machine without Rust; with the commit and the path they were built at
+# (the tests find the binary and the scenes through that path, baked in by
+# cargo: the measurement links it to its own checkout).
+bundle() {
+    local tests=()
+    for f in tests/gpu_*.rs tests/stability.rs; do tests+=(--test "$(basename "$f" .rs)"); done
+    cargo build --release --locked || return 1
+    local built
+    built=$(cargo test --release --locked --no-run "${tests[@]}" 2>&1) || {
+        echo "$built" >&2
+        return 1
+    }
+    rm -rf .gpu-bundle
+    mkdir -p .gpu-bundle/stage/tests
+    cp "${CARGO_TARGET_DIR:-target}/release/strands" .gpu-bundle/stage/strands
+    # cargo names each test executable: "Executable tests/NAME.rs (PATH)".
+    local n=0
+    while read -r name path; do
+        cp "$path" ".gpu-bundle/stage/tests/$name"
+        n=$((n + 1))
+    done < <(echo "$built" | sed -n 's|.*Executable tests/\(.*\)\.rs (\(.*\))$|\1 \2|p')
+    if [ "$n" -ne $((${#tests[@]} / 2)) ]; then
+        echo "bundle: found $n test executables in cargo's output, expected $((${#tests[@]} / 2))" >&2
+        return 1
+    fi
+    strip .gpu-bundle/stage/strands .gpu-bundle/stage/tests/*
+    {
+        echo "commit $(git rev-parse HEAD) $(git status --short --untracked-files=no | wc -l) changed files"
+        echo "built_at $PWD"
+        echo "rustc $(rustc --version)"
+    } >.gpu-bundle/stage/manifest
+    tar cJf .gpu-bundle/bundle.tar.xz -C .gpu-bundle/stage .
+    rm -rf .gpu-bundle/stage
+    echo "bundle: .gpu-bundle/bundle.tar.xz $(du -h .gpu-bundle/bundle.tar.xz | cut -f1) ($n test executables and strands)"
+}
+
+case "${1:-}" in
+prepare)
     prepare
     exit
-fi
+    ;;
+bundle)
+    bundle
+    exit
+    ;;
+esac
 if [ $# -gt 0 ]; then
-    echo "usage: $0 [prepare]" >&2
+    echo "usage: $0 [prepare | bundle]" >&2
     exit 2
 fi
 
@@ -101,6 +156,20 @@ step() {
     fi
     return "$rc"
 }
+
+# Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
+wanted() {
+    [ -z "${STRANDS_MEASURE_STEPS:-}" ] || [[ " $STRANDS_MEASURE_STEPS " == *" $1 "* ]]
+}
+for s in ${STRANDS_MEASURE_STEPS:-}; do
+    case $s in
+    tests | kernel-times | bench-gpu | bench-cpu | bench-forms | bench-stencil) ;;
+    *)
+        echo "STRANDS_MEASURE_STEPS: no step '$s' (tests kernel-times bench-gpu bench-cpu bench-forms bench-stencil)" >&2
+        exit 2
+        ;;
+    esac
+done
 
 quick=${STRANDS_MEASURE_QUICK:-}
 timing_strands=32000
@@ -145,7 +214,7 @@ fi
     echo "commit: $(git rev-parse HEAD 2>/dev/null) $(git status --short 2>/dev/null | wc -l) changed files"
     echo "kernel: $(uname -srm)"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) ($(nproc) threads)"
-    echo "rust: $(rustc --version) / $(cargo --version)"
+    echo "rust: $(rustc --version 2>/dev/null || echo "none (running .gpu-bundle)") / $(cargo --version 2>/dev/null || echo none)"
     echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-} VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-} WGPU_ADAPTER_NAME=${WGPU_ADAPTER_NAME:-} WGPU_BACKEND=${WGPU_BACKEND:-}"
 } | tee "$OUT/machine.txt"
 if command -v nvidia-smi >/dev/null; then
@@ -160,18 +229,59 @@ else
     echo "no vulkaninfo" | tee "$OUT/vulkaninfo.txt"
 fi
 
-# Build: offline first (carried or cached crates), else from the network.
+# Build: offline first (carried or cached crates), else from the network;
+# where there is no cargo, the executables of .gpu-bundle/ (`bundle`).
 offline=--offline
-cargo build --release --locked --offline >"$OUT/build.log" 2>&1 || offline=
-if [ -z "$offline" ]; then
-    step build cargo build --release --locked || {
-        say "cannot build; stopping"
+runner=cargo
+if command -v cargo >/dev/null; then
+    cargo build --release --locked --offline >"$OUT/build.log" 2>&1 || offline=
+    if [ -z "$offline" ]; then
+        step build cargo build --release --locked || {
+            say "cannot build; stopping"
+            exit 1
+        }
+    else
+        say "build: cargo build --release --locked --offline (ok)"
+    fi
+elif [ -f .gpu-bundle/bundle.tar.xz ]; then
+    runner=bundle
+    rm -rf .gpu-bundle/run
+    mkdir -p .gpu-bundle/run target/release
+    tar xJf .gpu-bundle/bundle.tar.xz -C .gpu-bundle/run || {
+        say "cannot unpack .gpu-bundle/bundle.tar.xz; stopping"
         exit 1
     }
+    cp .gpu-bundle/run/strands target/release/strands
+    say "no cargo here: running the executables of .gpu-bundle ($(head -1 .gpu-bundle/run/manifest))"
+    here=$(git rev-parse HEAD 2>/dev/null) || here=
+    if [ -z "$here" ]; then
+        say "note: no git repository here to check the bundle's commit against"
+    elif [[ $(head -1 .gpu-bundle/run/manifest) != "commit $here "* ]]; then
+        say "warning: the bundle was built at another commit than this checkout's ($here)"
+    fi
+    # The tests reach the binary and the scenes through the path they were
+    # built at.
+    built_at=$(sed -n 's/^built_at //p' .gpu-bundle/run/manifest)
+    if [ -n "$built_at" ] && [ "$built_at" != "$PWD" ] && [ ! -e "$built_at" ]; then
+        mkdir -p "$(dirname "$built_at")" && ln -s "$PWD" "$built_at" &&
+            say "linked $built_at to $PWD (where the bundle was built)"
+    fi
 else
-    say "build: cargo build --release --locked --offline (ok)"
+    say "no cargo here and no .gpu-bundle/bundle.tar.xz: run 'scripts/gpu-measure.sh bundle' where Rust is, and carry .gpu-bundle; stopping"
+    exit 1
 fi
 strands=./target/release/strands
+
+# Test binary $1 with the arguments after it, through cargo or the bundle.
+run_test() {
+    local name=$1
+    shift
+    if [ "$runner" = cargo ]; then
+        cargo test --release --locked $offline --test "$name" -- "$@"
+    else
+        ".gpu-bundle/run/tests/$name" "$@"
+    fi
+}
 
 # The adapter wgpu picks, as the bench sees it.
 step adapter "$strands" bench --backend gpu --workload hair --strands 1 --vertices 3 \
@@ -191,32 +301,32 @@ else
     tests=()
     for f in tests/gpu_*.rs tests/stability.rs; do tests+=("$(basename "$f" .rs)"); done
 fi
-for t in "${tests[@]}"; do
+wanted tests && for t in "${tests[@]}"; do
     [ "$t" = none ] && continue
-    step "test-$t" cargo test --release --locked $offline --test "$t"
+    step "test-$t" run_test "$t"
 done
 
 # Each kernel alone, packed against walked, and every dispatch of a substep,
 # at 1 M vertices (32000 hair strands × 32; 1000 when quick): where a
 # substep's time goes.
-step kernel-times env STRANDS_TIMING_STRANDS=$timing_strands cargo test --release --locked $offline \
-    --test gpu_pack_timing -- --ignored --nocapture --test-threads 1
+export STRANDS_TIMING_STRANDS=$timing_strands
+wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --nocapture --test-threads 1
 
 # The benchmark: GPU up to 4 M vertices, CPU at the small sizes.
-step bench-gpu "$strands" bench --backend gpu --workload hair,grass --strands "$sizes" \
+wanted bench-gpu && step bench-gpu "$strands" bench --backend gpu --workload hair,grass --strands "$sizes" \
     --out "$OUT/bench.json" --plot "$OUT/bench.svg"
-step bench-cpu "$strands" bench --backend cpu --workload hair,grass --strands 1000,4000 \
+wanted bench-cpu && step bench-cpu "$strands" bench --backend cpu --workload hair,grass --strands 1000,4000 \
     --out "$OUT/bench-cpu.json" --plot "$OUT/bench-cpu.svg"
 # The five GPU forms side by side (README, "On the GPU"): which to make the
 # default on this GPU, and what resident positions gain (fused against
 # fused-buffer). At 1 M vertices (32000 hair strands; 1000 when quick).
-step bench-forms "$strands" bench --backend gpu --workload hair,grass --strands "$timing_strands" \
+wanted bench-forms && step bench-forms "$strands" bench --backend gpu --workload hair,grass --strands "$timing_strands" \
     --gpu-form walked,walked-fused,packed,fused,fused-buffer \
     --out "$OUT/bench-forms.json" --plot "$OUT/bench-forms.svg"
 # The bending stencil in f64 (the default where the GPU has f64 in shaders)
 # against f32, same run (README, "Precision"): what resting below 1e-6 m/s
 # costs on this GPU. At 1 M vertices (1000 strands when quick).
-step bench-stencil "$strands" bench --backend gpu --workload hair --strands "$timing_strands" \
+wanted bench-stencil && step bench-stencil "$strands" bench --backend gpu --workload hair --strands "$timing_strands" \
     --gpu-stencil f64,f32 \
     --out "$OUT/bench-stencil.json" --plot "$OUT/bench-stencil.svg"
 
