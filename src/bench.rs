@@ -13,7 +13,7 @@ use crate::backend::BackendKind;
 
 use crate::cpu::{CpuSimulator, check_state, diagnostics_of};
 use crate::gpu::bandwidth::CopyBandwidth;
-use crate::gpu::traffic::TrafficModel;
+use crate::gpu::traffic::{Counts, TrafficModel};
 use crate::gpu::{GpuContext, GpuError, GpuSimulator};
 use crate::params::{Projection, SimParams};
 use crate::rods::RodSet;
@@ -308,6 +308,10 @@ pub struct KernelTime {
     /// GPU time per integrator step (ms), summed over the frame's substeps
     /// and divided by them.
     pub ms_per_step: f64,
+    /// Bytes per vertex-step this dispatch moves by the traffic model (its
+    /// share of `Measurement::model_bytes_per_vertex_step`).
+    #[serde(default)]
+    pub model_bytes: f64,
 }
 
 /// What the machine and the build are.
@@ -576,12 +580,18 @@ fn measure_with(
             if sim.has_timestamps() {
                 m.timing = "gpu timestamps".into();
                 m.wall_ms_per_step = Some(Spread::of(walls));
+                let counts = Counts::of(sim.rods());
+                let params = *sim.params();
                 m.gpu_profile = sim.step_profiled().map(|p| {
                     p.into_iter()
                         .map(|(d, s)| KernelTime {
                             kernel: d.kernel.entry_point().into(),
                             phase: d.phase,
                             ms_per_step: s * 1e3 / per_frame,
+                            model_bytes: traffic_model()
+                                .kernel_bytes_under(d.kernel, &counts, &params)
+                                .total() as f64
+                                / m.vertices as f64,
                         })
                         .collect()
                 });
@@ -698,8 +708,9 @@ pub fn bandwidth_note(env: &Environment) -> String {
 }
 
 /// Under the table: for each row with a GPU profile, where its step's time
-/// goes, each dispatch of a substep in ms per step (phase 1 marked `/1`) and
-/// their sum; empty when no row has one.
+/// goes, each dispatch of a substep in ms per step (phase 1 marked `/1`),
+/// with its modelled traffic over that time in GB/s in brackets, and their
+/// sum; empty when no row has one.
 pub fn profiles(results: &[Measurement]) -> String {
     let mut out = String::new();
     for m in results {
@@ -709,11 +720,12 @@ pub fn profiles(results: &[Measurement]) -> String {
             .iter()
             .map(|k| {
                 let phase = if k.phase == 0 { "" } else { "/1" };
-                format!("{}{phase} {:.3}", k.kernel, k.ms_per_step)
+                let gb_per_s = k.model_bytes * m.vertices as f64 / (k.ms_per_step * 1e-3) / 1e9;
+                format!("{}{phase} {:.3} [{gb_per_s:.1}]", k.kernel, k.ms_per_step)
             })
             .collect();
         out += &format!(
-            "profile {} {} {} strands, ms/step by dispatch (a pass each, sum {sum:.3}): {}\n",
+            "profile {} {} {} strands, ms/step by dispatch (a pass each, sum {sum:.3}) [modelled GB/s]: {}\n",
             m.workload,
             m.label(),
             m.strands,

@@ -101,6 +101,17 @@ fn bench_writes_report_plot_and_compares() {
                 .map(|x| x["read"].as_f64().unwrap() + x["written"].as_f64().unwrap())
                 .sum();
             assert!((by_buffer - b).abs() < 1e-9 * b, "{m}");
+            // With timestamps, a profile of the same dispatches: their
+            // modelled bytes add up to the row's.
+            if m["timing"] == "gpu timestamps" {
+                let p = m["gpu_profile"].as_array().unwrap();
+                assert!(
+                    p.iter().all(|k| k["ms_per_step"].as_f64().unwrap() > 0.0),
+                    "{m}"
+                );
+                let bytes: f64 = p.iter().map(|k| k["model_bytes"].as_f64().unwrap()).sum();
+                assert!((bytes - b).abs() < 1e-9 * b, "{bytes} against {b}: {m}");
+            }
             let gbs = m["achieved_gb_per_s"].as_f64().unwrap();
             assert!((gbs - b * v / (med * 1e-3) / 1e9).abs() < 1e-9 * gbs, "{m}");
             let f = m["bandwidth_fraction"].as_f64().unwrap();
@@ -117,7 +128,8 @@ fn bench_writes_report_plot_and_compares() {
             && stdout.contains("contact")
             && stdout.contains("B/vert-step")
             && stdout.contains("not a counter")
-            && stdout.contains("B/vert-step by buffer, read + written"),
+            && stdout.contains("B/vert-step by buffer, read + written")
+            && stdout.contains("[modelled GB/s]"),
         "{stdout}"
     );
     let plot = std::fs::read_to_string(&svg).unwrap();
