@@ -35,6 +35,8 @@
 
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# ldconfig and dpkg, for the Vulkan loader below, live in sbin.
+PATH=$PATH:/usr/sbin:/sbin
 
 prepare() {
     # Vulkan loader and GL dispatch libraries (amd64 packages of this
@@ -86,6 +88,14 @@ prepare() {
     echo "prepare: .gl/ $(du -sh .gl | cut -f1), $to/ $(du -sh "$to" | cut -f1) ($entries index entries, $crates crates)"
 }
 
+# One hash of the files the executables are built from and read (the
+# bundle's manifest records it; the measurement compares it with its own
+# checkout's, which may have no git).
+sources_hash() {
+    find src tests shaders scenes Cargo.toml Cargo.lock -type f -print0 | sort -z |
+        xargs -0 sha256sum | sha256sum | cut -d' ' -f1
+}
+
 # The release binary and the GPU tests' executables, built here, stripped,
 # for a machine without Rust; with the commit and the path they were built at
 # (the tests find the binary and the scenes through that path, baked in by
@@ -93,32 +103,37 @@ prepare() {
 bundle() {
     local tests=()
     for f in tests/gpu_*.rs tests/stability.rs; do tests+=(--test "$(basename "$f" .rs)"); done
+    # The target folder in the checkout, so that the path cargo bakes into
+    # the tests for `strands` is under the one the manifest records.
+    export CARGO_TARGET_DIR
+    CARGO_TARGET_DIR="$(pwd -P)/target"
     cargo build --release --locked || return 1
     local built
-    built=$(cargo test --release --locked --no-run "${tests[@]}" 2>&1) || {
+    built=$(cargo test --release --locked --no-run --color never "${tests[@]}" 2>&1) || {
         echo "$built" >&2
         return 1
     }
     rm -rf .gpu-bundle
     mkdir -p .gpu-bundle/stage/tests
-    cp "${CARGO_TARGET_DIR:-target}/release/strands" .gpu-bundle/stage/strands
+    cp "$CARGO_TARGET_DIR/release/strands" .gpu-bundle/stage/strands || return 1
     # cargo names each test executable: "Executable tests/NAME.rs (PATH)".
     local n=0
     while read -r name path; do
-        cp "$path" ".gpu-bundle/stage/tests/$name"
+        cp "$path" ".gpu-bundle/stage/tests/$name" || return 1
         n=$((n + 1))
     done < <(echo "$built" | sed -n 's|.*Executable tests/\(.*\)\.rs (\(.*\))$|\1 \2|p')
     if [ "$n" -ne $((${#tests[@]} / 2)) ]; then
         echo "bundle: found $n test executables in cargo's output, expected $((${#tests[@]} / 2))" >&2
         return 1
     fi
-    strip .gpu-bundle/stage/strands .gpu-bundle/stage/tests/*
+    strip .gpu-bundle/stage/strands .gpu-bundle/stage/tests/* || return 1
     {
         echo "commit $(git rev-parse HEAD) $(git status --short --untracked-files=no | wc -l) changed files"
-        echo "built_at $PWD"
+        echo "sources $(sources_hash)"
+        echo "built_at $(pwd -P)"
         echo "rustc $(rustc --version)"
     } >.gpu-bundle/stage/manifest
-    tar cJf .gpu-bundle/bundle.tar.xz -C .gpu-bundle/stage .
+    tar cJf .gpu-bundle/bundle.tar.xz -C .gpu-bundle/stage . || return 1
     rm -rf .gpu-bundle/stage
     echo "bundle: .gpu-bundle/bundle.tar.xz $(du -h .gpu-bundle/bundle.tar.xz | cut -f1) ($n test executables and strands)"
 }
@@ -159,7 +174,9 @@ step() {
 
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
-    [ -z "${STRANDS_MEASURE_STEPS:-}" ] || [[ " $STRANDS_MEASURE_STEPS " == *" $1 "* ]]
+    # shellcheck disable=SC2206 # split on any whitespace, as the check below
+    local steps=(${STRANDS_MEASURE_STEPS:-})
+    [ ${#steps[@]} -eq 0 ] || [[ " ${steps[*]} " == *" $1 "* ]]
 }
 for s in ${STRANDS_MEASURE_STEPS:-}; do
     case $s in
@@ -186,7 +203,7 @@ if compgen -G ".gl/*.deb" >/dev/null; then
     for f in .gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
 fi
-if ! ldconfig -p | grep -q libvulkan; then
+if ! grep -q libvulkan < <(ldconfig -p); then
     say "warning: no libvulkan on this machine; see docs/BENCHMARKS.md for preparing .gl/"
 fi
 # The NVIDIA driver's ICD where the loader's usual places have none (else
@@ -247,24 +264,28 @@ elif [ -f .gpu-bundle/bundle.tar.xz ]; then
     runner=bundle
     rm -rf .gpu-bundle/run
     mkdir -p .gpu-bundle/run target/release
-    tar xJf .gpu-bundle/bundle.tar.xz -C .gpu-bundle/run || {
-        say "cannot unpack .gpu-bundle/bundle.tar.xz; stopping"
+    # tar needs the xz program for this; Python's tarfile does not.
+    tar xJf .gpu-bundle/bundle.tar.xz -C .gpu-bundle/run 2>/dev/null ||
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+            .gpu-bundle/bundle.tar.xz .gpu-bundle/run || {
+        say "cannot unpack .gpu-bundle/bundle.tar.xz (with tar or python3); stopping"
         exit 1
     }
     cp .gpu-bundle/run/strands target/release/strands
     say "no cargo here: running the executables of .gpu-bundle ($(head -1 .gpu-bundle/run/manifest))"
-    here=$(git rev-parse HEAD 2>/dev/null) || here=
-    if [ -z "$here" ]; then
-        say "note: no git repository here to check the bundle's commit against"
-    elif [[ $(head -1 .gpu-bundle/run/manifest) != "commit $here "* ]]; then
-        say "warning: the bundle was built at another commit than this checkout's ($here)"
+    if [ "$(sed -n 's/^sources //p' .gpu-bundle/run/manifest)" != "$(sources_hash)" ]; then
+        say "warning: the bundle was built from other sources than this checkout's (src, tests, shaders, scenes, Cargo.*): build it again ('scripts/gpu-measure.sh bundle') before carrying it"
     fi
     # The tests reach the binary and the scenes through the path they were
     # built at.
     built_at=$(sed -n 's/^built_at //p' .gpu-bundle/run/manifest)
-    if [ -n "$built_at" ] && [ "$built_at" != "$PWD" ] && [ ! -e "$built_at" ]; then
-        mkdir -p "$(dirname "$built_at")" && ln -s "$PWD" "$built_at" &&
+    if [ -z "$built_at" ] || [ "$built_at" -ef "$PWD" ]; then
+        :
+    elif [ -L "$built_at" ] || [ ! -e "$built_at" ]; then
+        mkdir -p "$(dirname "$built_at")" && ln -sfn "$PWD" "$built_at" &&
             say "linked $built_at to $PWD (where the bundle was built)"
+    else
+        say "warning: $built_at, where the bundle was built, exists and is not this checkout: the tests read their scenes and strands binary there"
     fi
 else
     say "no cargo here and no .gpu-bundle/bundle.tar.xz: run 'scripts/gpu-measure.sh bundle' where Rust is, and carry .gpu-bundle; stopping"
