@@ -15,7 +15,7 @@
 #                                    (the lent GPU machines have none): the
 #                                    release binary and the GPU test
 #                                    executables, stripped, in
-#                                    .gpu-bundle/bundle.tar.xz (~32 MB), which
+#                                    .gpu-bundle/bundle.tar.xz (~30 MB), which
 #                                    the measurement runs where there is no
 #                                    cargo
 #
@@ -92,7 +92,7 @@ prepare() {
 # bundle's manifest records it; the measurement compares it with its own
 # checkout's, which may have no git).
 sources_hash() {
-    find src tests shaders scenes Cargo.toml Cargo.lock -type f -print0 | sort -z |
+    find src tests shaders scenes Cargo.toml Cargo.lock -type f -print0 | LC_ALL=C sort -z |
         xargs -0 sha256sum | sha256sum | cut -d' ' -f1
 }
 
