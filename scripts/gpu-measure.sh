@@ -27,6 +27,8 @@
 #                              "none" for none)
 #   STRANDS_MEASURE_ALLOW_CPU=1  go on when the adapter is a CPU (lavapipe);
 #                              implied by STRANDS_MEASURE_QUICK
+#   STRANDS_MEASURE_ALLOW_STALE=1  run a bundle built from other sources
+#                              than the checkout's (else the run stops)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-times bench-gpu bench-cpu bench-forms
 #                              bench-stencil (default: all). To split the
@@ -273,8 +275,11 @@ elif [ -f .gpu-bundle/bundle.tar.xz ]; then
     }
     cp .gpu-bundle/run/strands target/release/strands
     say "no cargo here: running the executables of .gpu-bundle ($(head -1 .gpu-bundle/run/manifest))"
+    # Measuring other code than the checkout's would be measuring the wrong
+    # thing: stop, unless told to go on.
     if [ "$(sed -n 's/^sources //p' .gpu-bundle/run/manifest)" != "$(sources_hash)" ]; then
-        say "warning: the bundle was built from other sources than this checkout's (src, tests, shaders, scenes, Cargo.*): build it again ('scripts/gpu-measure.sh bundle') before carrying it"
+        say "the bundle was built from other sources than this checkout's (src, tests, shaders, scenes, Cargo.*): build it again ('scripts/gpu-measure.sh bundle') and carry it, or set STRANDS_MEASURE_ALLOW_STALE=1 to measure it anyway"
+        [ -n "${STRANDS_MEASURE_ALLOW_STALE:-}" ] || exit 1
     fi
     # The tests reach the binary and the scenes through the path they were
     # built at.
@@ -285,7 +290,8 @@ elif [ -f .gpu-bundle/bundle.tar.xz ]; then
         mkdir -p "$(dirname "$built_at")" && ln -sfn "$PWD" "$built_at" &&
             say "linked $built_at to $PWD (where the bundle was built)"
     else
-        say "warning: $built_at, where the bundle was built, exists and is not this checkout: the tests read their scenes and strands binary there"
+        say "$built_at, where the bundle was built, exists and is not this checkout: the tests would read their scenes and strands binary there; stopping"
+        exit 1
     fi
 else
     say "no cargo here and no .gpu-bundle/bundle.tar.xz: run 'scripts/gpu-measure.sh bundle' where Rust is, and carry .gpu-bundle; stopping"
