@@ -90,6 +90,11 @@ prepare() {
     echo "prepare: .gl/ $(du -sh .gl | cut -f1), $to/ $(du -sh "$to" | cut -f1) ($entries index entries, $crates crates)"
 }
 
+# The GPU test binaries (and the stability tests), by name.
+gpu_tests() {
+    for f in tests/gpu_*.rs tests/stability.rs; do basename "$f" .rs; done
+}
+
 # One hash of the files the executables are built from and read (the
 # bundle's manifest records it; the measurement compares it with its own
 # checkout's, which may have no git).
@@ -104,7 +109,7 @@ sources_hash() {
 # cargo: the measurement links it to its own checkout).
 bundle() {
     local tests=()
-    for f in tests/gpu_*.rs tests/stability.rs; do tests+=(--test "$(basename "$f" .rs)"); done
+    for t in $(gpu_tests); do tests+=(--test "$t"); done
     # The target folder in the checkout, so that the path cargo bakes into
     # the tests for `strands` is under the one the manifest records.
     export CARGO_TARGET_DIR
@@ -174,6 +179,8 @@ step() {
     return "$rc"
 }
 
+# The steps STRANDS_MEASURE_STEPS may name.
+all_steps="tests kernel-times bench-gpu bench-cpu bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -181,13 +188,10 @@ wanted() {
     [ ${#steps[@]} -eq 0 ] || [[ " ${steps[*]} " == *" $1 "* ]]
 }
 for s in ${STRANDS_MEASURE_STEPS:-}; do
-    case $s in
-    tests | kernel-times | bench-gpu | bench-cpu | bench-forms | bench-stencil) ;;
-    *)
-        echo "STRANDS_MEASURE_STEPS: no step '$s' (tests kernel-times bench-gpu bench-cpu bench-forms bench-stencil)" >&2
+    if [[ " $all_steps " != *" $s "* ]]; then
+        echo "STRANDS_MEASURE_STEPS: no step '$s' ($all_steps)" >&2
         exit 2
-        ;;
-    esac
+    fi
 done
 
 quick=${STRANDS_MEASURE_QUICK:-}
@@ -325,8 +329,7 @@ fi
 if [ -n "${STRANDS_MEASURE_TESTS:-}" ]; then
     read -ra tests <<<"$STRANDS_MEASURE_TESTS"
 else
-    tests=()
-    for f in tests/gpu_*.rs tests/stability.rs; do tests+=("$(basename "$f" .rs)"); done
+    read -ra tests <<<"$(gpu_tests | xargs)"
 fi
 wanted tests && for t in "${tests[@]}"; do
     [ "$t" = none ] && continue
