@@ -53,6 +53,15 @@ struct Step {
     // once for all lanes rather than lane by lane as from `poses`.
     collider_start: array<Pose, MAX_COLLIDERS>,
     collider_end: array<Pose, MAX_COLLIDERS>,
+    collider_now: array<ColliderNow, MAX_COLLIDERS>,
+}
+
+// A collider over one substep in the world frame (src/gpu/layout.rs
+// `GpuColliderNow`; shaders/contact.wgsl `collider_now`, `back`, `forward`).
+struct ColliderNow {
+    motion: vec4<f32>,      // R_start·R_end⁻¹, unit quaternion
+    p0: vec4<f32>,          // R_end·p0 (m): sphere centre, capsule end a, plane point
+    p1: vec4<f32>,          // R_end·p1: capsule end b (m), plane unit normal
 }
 
 struct Rod {

@@ -8,7 +8,11 @@
 // the collider's surface and each vertex's deepest contact is recorded in
 // `contacts` for the filtered projection; edges are pushed out of spheres and
 // capsules that their endpoints miss. Positions are relative to the rod's
-// origin: a collider's local point is R⁻¹((origin − offset) + x).
+// origin, and so are the colliders: a sphere, capsule or plane where its
+// pose at the end of the substep puts it (`collider_now`), so no vertex is
+// turned into a collider's frame but an SDF's (`to_local`:
+// R⁻¹((origin − offset) + x)), and the collider's motion over the substep
+// is one rotation (`back`, `forward`).
 
 // Whether the scene has colliders of each kind, set per pipeline
 // (src/gpu/pipelines.rs `ColliderKinds`): the code of a kind the scene lacks
@@ -27,10 +31,47 @@ fn to_local(p: Pose, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
     return rotate_inverse(p.rotation, (origin - p.offset.xyz) + x);
 }
 
-// Velocity over the substep of the collider surface point at x at its end
+// Collider k's motion over the substep, in the world frame relative to the
+// rod's origin (src/cpu/contact.rs `ColliderPoses::back`, `forward`): `back`
+// takes a point fixed to the collider from where it is at the end of the
+// substep to where it was at the start, `forward` the other way, each one
+// rotation (`ColliderNow.motion`) rather than one into the collider's frame
+// and one out of it.
+fn back(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
+    let s = params.collider_start[k].offset.xyz;
+    let e = params.collider_end[k].offset.xyz;
+    return (s - origin) + rotate(params.collider_now[k].motion, (origin - e) + x);
+}
+
+fn forward(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
+    let s = params.collider_start[k].offset.xyz;
+    let e = params.collider_end[k].offset.xyz;
+    return (e - origin) + rotate_inverse(params.collider_now[k].motion, (origin - s) + x);
+}
+
+// Velocity over the substep of collider k's surface point at x at its end
 // (src/cpu/contact.rs `surface_velocity`).
-fn surface_velocity(p_start: Pose, p_end: Pose, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
-    return (x - pose_point(p_start, to_local(p_end, x, origin), origin)) / params.h;
+fn surface_velocity(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
+    return (x - back(k, x, origin)) / params.h;
+}
+
+// Collider c (number k) at the end of the substep in the world frame,
+// relative to the rod's origin: a sphere's, capsule's or plane's points
+// where the end pose puts them (`ColliderNow`), so the distances of a
+// vertex or an edge to it need no rotation (src/cpu/contact.rs
+// `ColliderPoses::shape`). An SDF stays in its own frame
+// (`distance_now`, `path_distance_now`).
+fn collider_now(c: Collider, k: u32, origin: vec3<f32>) -> Collider {
+    var w = c;
+    let pivot = params.collider_end[k].offset.xyz - origin;
+    let s = params.collider_now[k];
+    w.p0 = vec4<f32>(pivot + s.p0.xyz, 0.0);
+    if (c.kind == PLANE) {
+        w.p1 = vec4<f32>(s.p1.xyz, 0.0);
+    } else {
+        w.p1 = vec4<f32>(pivot + s.p1.xyz, 0.0);
+    }
+    return w;
 }
 
 fn direction(d: vec3<f32>) -> vec3<f32> {
@@ -180,6 +221,29 @@ fn path_distance(c: Collider, q0: vec3<f32>, q1: vec3<f32>) -> f32 {
     return m;
 }
 
+// Signed distance and world normal of collider c (number k, `cw` its
+// `collider_now`) at x, relative to the rod's origin, at the end of the
+// substep (src/cpu/contact.rs `distance_now`): an SDF sampled in its frame,
+// every other shape where it is.
+fn distance_now(c: Collider, cw: Collider, k: u32, x: vec3<f32>, origin: vec3<f32>) -> Distance {
+    if (HAS_SDF && c.kind == SDF) {
+        let p = params.collider_end[k];
+        let d = sdf_sample(c, to_local(p, x, origin));
+        return Distance(d.phi, rotate(p.rotation, d.normal));
+    }
+    return collider_distance(cw, x);
+}
+
+// `path_distance` along the path x0–x1 relative to collider k at the end of
+// the substep (src/cpu/contact.rs `path_distance_now`).
+fn path_distance_now(c: Collider, cw: Collider, k: u32, x0: vec3<f32>, x1: vec3<f32>, origin: vec3<f32>) -> f32 {
+    if (HAS_SDF && c.kind == SDF) {
+        let p = params.collider_end[k];
+        return path_distance(c, to_local(p, x0, origin), to_local(p, x1, origin));
+    }
+    return path_distance(cw, x0, x1);
+}
+
 // What contact did to one vertex (`contact_vertex`): its new position, its
 // deepest contact, and its tunnelling (count, largest code, largest
 // motion's bits; `record_tunnels`).
@@ -199,26 +263,26 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
     var tunnels = vec3<u32>(0u);
     for (var k = 0u; k < colliders.count; k++) {
         let c = colliders.items[k];
-        let p_start = params.collider_start[k];
-        let p_end = params.collider_end[k];
+        let cw = collider_now(c, k, origin);
         let reach = rho + c.margin;
         if (stage_phase == 0u) {
-            let q0 = to_local(p_start, x_start, origin);
-            let q1 = to_local(p_end, x_unc, origin);
-            let moved = length(q1 - q0);
-            if (moved > c.thickness && path_distance(c, q0, q1) < reach) {
+            // The path relative to the collider, in its end pose: from the
+            // start point carried along with it to the unconstrained end.
+            let x0 = forward(k, x_start, origin);
+            let moved = length(x_unc - x0);
+            if (moved > c.thickness && path_distance_now(c, cw, k, x0, x_unc, origin) < reach) {
                 // moved > 0: its bits order as its values.
                 tunnels = vec3<u32>(tunnels.x + 1u, max(tunnels.y, v * MAX_COLLIDERS + k + 1u), max(tunnels.z, bitcast<u32>(moved)));
             }
         }
-        let dist = collider_distance(c, to_local(p_end, x, origin));
+        let dist = distance_now(c, cw, k, x, origin);
         let d = reach - dist.phi;
         if (d > 0.0) {
-            let n = rotate(p_end.rotation, dist.normal);
+            let n = dist.normal;
             x += n * d;
             var stuck = false;
             if (stage_phase == 0u) {
-                let slip = pose_point(p_start, to_local(p_end, x, origin), origin) - x_start;
+                let slip = back(k, x, origin) - x_start;
                 let slip_t = slip - n * dot(n, slip);
                 let len = length(slip_t);
                 if (len <= c.static_friction * d) {
@@ -229,7 +293,7 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
                 }
             }
             if (d > contact_depth(best)) {
-                best = make_contact(n, d, stuck, surface_velocity(p_start, p_end, x, origin));
+                best = make_contact(n, d, stuck, surface_velocity(k, x, origin));
             }
         }
     }
@@ -314,7 +378,7 @@ fn contact_edge_of(j: u32, parity: u32) {
     contact_edge(j, rods[r].origin.xyz, rods[r].radius);
 }
 
-// How collider c, at pose p, pushes the edge from x_a to x_b (inverse masses
+// How collider c (`cw`: its `collider_now`) pushes the edge from x_a to x_b (inverse masses
 // wa, wb) out (the test and values at the top of src/cpu/contact.rs
 // `contact_edge`'s collider loop): `hit` when it reaches the edge's interior
 // and can move it; then the closest point's parameter s, the depth d, the
@@ -327,13 +391,13 @@ struct EdgePush {
     normal: vec3<f32>,
 }
 
-fn edge_push(c: Collider, p: Pose, x_a: vec3<f32>, x_b: vec3<f32>, wa: f32, wb: f32, rho: f32, origin: vec3<f32>) -> EdgePush {
-    let e = edge_distance(c, to_local(p, x_a, origin), to_local(p, x_b, origin));
+fn edge_push(c: Collider, cw: Collider, x_a: vec3<f32>, x_b: vec3<f32>, wa: f32, wb: f32, rho: f32) -> EdgePush {
+    let e = edge_distance(cw, x_a, x_b);
     let d = rho + c.margin - e.phi;
     let s = e.s;
     let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
     let hit = e.found && d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0;
-    return EdgePush(hit, s, d, den, rotate(p.rotation, e.normal));
+    return EdgePush(hit, s, d, den, e.normal);
 }
 
 // An edge's two ends while contact works on them: positions and contacts.
@@ -355,10 +419,9 @@ fn contact_edge_ends(e: EdgeEnds, first: u32, wa: f32, wb: f32, start_a: vec3<f3
     var contact_b = e.cb;
     for (var k = first; k < colliders.count; k++) {
         let c = colliders.items[k];
-        let p = params.collider_end[k];
         let x_a = position_f32(pa);
         let x_b = position_f32(pb);
-        let push = edge_push(c, p, x_a, x_b, wa, wb, rho, origin);
+        let push = edge_push(c, collider_now(c, k, origin), x_a, x_b, wa, wb, rho);
         if (push.hit) {
             let s = push.s;
             let d = push.d;
@@ -368,11 +431,10 @@ fn contact_edge_ends(e: EdgeEnds, first: u32, wa: f32, wb: f32, start_a: vec3<f3
             var xa = x_a + nrm * (ka * d);
             var xb = x_b + nrm * (kb * d);
             var stuck = false;
-            let p0 = params.collider_start[k];
             if (stage_phase == 0u) {
                 let pt = xa * (1.0 - s) + xb * s;
                 let p_start = start_a * (1.0 - s) + start_b * s;
-                let slip = pose_point(p0, to_local(p, pt, origin), origin) - p_start;
+                let slip = back(k, pt, origin) - p_start;
                 let slip_t = slip - nrm * dot(nrm, slip);
                 let len = length(slip_t);
                 var undo = slip_t;
@@ -388,10 +450,10 @@ fn contact_edge_ends(e: EdgeEnds, first: u32, wa: f32, wb: f32, start_a: vec3<f3
             pb = moved(pb, xb - x_b);
             // Recorded like a vertex contact (src/cpu/contact.rs).
             if (ka * d > contact_depth(contact_a)) {
-                contact_a = make_contact(nrm, ka * d, stuck, surface_velocity(p0, p, xa, origin));
+                contact_a = make_contact(nrm, ka * d, stuck, surface_velocity(k, xa, origin));
             }
             if (kb * d > contact_depth(contact_b)) {
-                contact_b = make_contact(nrm, kb * d, stuck, surface_velocity(p0, p, xb, origin));
+                contact_b = make_contact(nrm, kb * d, stuck, surface_velocity(k, xb, origin));
             }
         }
     }
@@ -438,7 +500,8 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
 fn first_edge_push(pa: Position, pb: Position, wa: f32, wb: f32, origin: vec3<f32>, rho: f32) -> u32 {
     var first = 0u;
     for (; first < colliders.count; first++) {
-        if (edge_push(colliders.items[first], params.collider_end[first], position_f32(pa), position_f32(pb), wa, wb, rho, origin).hit) {
+        let c = colliders.items[first];
+        if (edge_push(c, collider_now(c, first, origin), position_f32(pa), position_f32(pb), wa, wb, rho).hit) {
             break;
         }
     }

@@ -234,11 +234,11 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         return;
     }
     // The node's group: the last whose first node is at or before k.
-    var g = grid_group_now(0u);
+    let first = params.slot_start * params.group_count;
+    var g = first;
     for (var i = 1u; i < params.group_count; i++) {
-        let next = grid_group_now(i);
-        if (next.dims.w <= k) {
-            g = next;
+        if (grid_groups[first + i].dims.w <= k) {
+            g = first + i;
         }
     }
     // Every access a lane makes is paid for by all lanes on a software
@@ -251,7 +251,7 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
             grid_counter_max(GRID_OVERFLOW, k + 1u);
         }
         let p = grid_node_take_momentum(k);
-        field = vec4<f32>(p / (mass.value * VELOCITY_SCALE), max(0.0, mass.value * g.pressure_scale - 1.0));
+        field = vec4<f32>(p / (mass.value * VELOCITY_SCALE), max(0.0, mass.value * grid_groups[g].pressure_scale - 1.0));
     }
     grid_fields[k] = field;
 }

@@ -34,7 +34,10 @@ fn collider(name: &str, shape: Shape, anchor: usize) -> Collider {
 }
 
 /// Strands hanging through a sphere, a capsule, a plane and an SDF ball, some
-/// on a moving, turning anchor.
+/// on a moving, turning anchor. After t = 0.2 s its axis of rotation turns
+/// too, so that the rotations at the start and end of a substep do not
+/// commute (the collider's motion, `GpuColliderNow.motion`, composed in the
+/// wrong order would show).
 fn scene() -> (Vec<RodSpec>, Vec<Anchor>, Vec<Collider>) {
     let mut rng = rng(11);
     let body = Anchor {
@@ -42,7 +45,8 @@ fn scene() -> (Vec<RodSpec>, Vec<Anchor>, Vec<Collider>) {
         pivot: DVec3::new(0.0, 0.1, 0.0),
         keyframes: vec![
             Keyframe::new(0.0, DVec3::ZERO, DVec3::ZERO),
-            Keyframe::new(1.0, DVec3::new(0.05, 0.0, 0.0), DVec3::new(0.0, 0.6, 0.0)),
+            Keyframe::new(0.2, DVec3::new(0.01, 0.0, 0.0), DVec3::new(0.0, 0.12, 0.0)),
+            Keyframe::new(1.0, DVec3::new(0.05, 0.0, 0.0), DVec3::new(0.5, 0.6, 0.0)),
         ],
     };
     let mut specs = Vec::new();

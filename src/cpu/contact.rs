@@ -30,7 +30,7 @@
 //! 1. after that second, filtered projection: push out whatever it moved in,
 //!    no friction.
 
-use glam::DVec3;
+use glam::{DQuat, DVec3};
 
 use crate::anchor::Pose;
 use crate::contact::{Collider, SdfGrid, Shape};
@@ -67,13 +67,67 @@ pub struct Tunnel {
     pub limit: f64,
 }
 
-/// Poses of a collider's anchor at the start and end of the substep.
-#[derive(Clone, Copy, Debug)]
+/// A collider over one substep: its anchor's poses at the start and end,
+/// and what contact needs of them in the world frame, worked out once per
+/// substep so that a vertex's distance to a sphere, capsule or plane needs
+/// no rotation, and its motion relative to the collider one (the GPU's
+/// `ColliderNow`).
+#[derive(Clone, Debug)]
 pub struct ColliderPoses {
     /// At the start of the substep.
     pub start: Pose,
     /// At its end.
     pub end: Pose,
+    /// R_start·R_end⁻¹: the rotation that `back` applies.
+    pub motion: DQuat,
+    /// The collider's shape at the end pose, in the world frame; an SDF's
+    /// grid stays in the collider's frame (`distance_now`).
+    pub shape: Shape,
+}
+
+impl ColliderPoses {
+    /// Collider `c` moving from pose `start` to pose `end`.
+    pub fn new(c: &Collider, start: Pose, end: Pose) -> ColliderPoses {
+        let shape = match &c.shape {
+            Shape::Sphere { center, radius } => Shape::Sphere {
+                center: to_world(&end, *center),
+                radius: *radius,
+            },
+            Shape::Capsule { a, b, radius } => Shape::Capsule {
+                a: to_world(&end, *a),
+                b: to_world(&end, *b),
+                radius: *radius,
+            },
+            Shape::Plane { point, normal } => Shape::Plane {
+                point: to_world(&end, *point),
+                normal: end.rotation * *normal,
+            },
+            Shape::Sdf(g) => Shape::Sdf(g.clone()),
+        };
+        ColliderPoses {
+            start,
+            end,
+            motion: start.rotation * end.rotation.inverse(),
+            shape,
+        }
+    }
+
+    /// Where the point fixed to the collider that is at world point `x` at
+    /// the end of the substep was at its start: `P_start(P_end⁻¹ x)`, one
+    /// rotation.
+    #[inline]
+    pub fn back(&self, x: DVec3) -> DVec3 {
+        (self.start.pivot + self.start.translation)
+            + self.motion * (x - (self.end.pivot + self.end.translation))
+    }
+
+    /// Where the point fixed to the collider that is at world point `x` at
+    /// the start of the substep is at its end: `P_end(P_start⁻¹ x)`.
+    #[inline]
+    pub fn forward(&self, x: DVec3) -> DVec3 {
+        (self.end.pivot + self.end.translation)
+            + self.motion.inverse() * (x - (self.start.pivot + self.start.translation))
+    }
 }
 
 /// Local point (relative to the pivot, anchor rest frame) of world point `x`.
@@ -147,10 +201,10 @@ fn segment_parameter(p: DVec3, a: DVec3, b: DVec3) -> f64 {
     }
 }
 
-/// Signed distance from local point `q` to the collider's surface and the
-/// outward unit normal there (local frame).
-pub fn collider_distance(c: &Collider, q: DVec3) -> (f64, DVec3) {
-    match &c.shape {
+/// Signed distance from point `q` to the surface of `shape` and the
+/// outward unit normal there, both in the frame the shape is given in.
+pub fn collider_distance(shape: &Shape, q: DVec3) -> (f64, DVec3) {
+    match shape {
         Shape::Sphere { center, radius } => {
             let d = q - *center;
             (d.length() - radius, direction(d))
@@ -197,13 +251,13 @@ pub fn segment_segment(p0: DVec3, p1: DVec3, q0: DVec3, q1: DVec3) -> (f64, f64)
     (s, t)
 }
 
-/// For an edge `qa`–`qb` (local frame) and a sphere or capsule: the edge
-/// parameter s of the point closest to the shape's core, that point's
+/// For an edge `qa`–`qb` and a sphere or capsule (in the same frame): the
+/// edge parameter s of the point closest to the shape's core, that point's
 /// signed distance to the surface and the outward normal. `None` for other
 /// shapes (a vertex test suffices for a half-space, and an SDF is sampled at
 /// vertices only).
-pub fn edge_distance(c: &Collider, qa: DVec3, qb: DVec3) -> Option<(f64, f64, DVec3)> {
-    let (s, core, radius) = match &c.shape {
+pub fn edge_distance(shape: &Shape, qa: DVec3, qb: DVec3) -> Option<(f64, f64, DVec3)> {
+    let (s, core, radius) = match shape {
         Shape::Sphere { center, radius } => (segment_parameter(*center, qa, qb), *center, *radius),
         Shape::Capsule { a, b, radius } => {
             let (s, t) = segment_segment(qa, qb, *a, *b);
@@ -215,18 +269,42 @@ pub fn edge_distance(c: &Collider, qa: DVec3, qb: DVec3) -> Option<(f64, f64, DV
     Some((s, d.length() - radius, direction(d)))
 }
 
-/// Smallest signed distance to collider `c` along the local path `q0`–`q1`
-/// (the tunnelling test): exact for spheres, capsules and planes, sampled at
+/// Smallest signed distance to `shape` along the path `q0`–`q1` (the
+/// tunnelling test): exact for spheres, capsules and planes, sampled at
 /// nine points for an SDF.
-pub fn path_distance(c: &Collider, q0: DVec3, q1: DVec3) -> f64 {
-    match &c.shape {
+pub fn path_distance(shape: &Shape, q0: DVec3, q1: DVec3) -> f64 {
+    match shape {
         Shape::Sphere { .. } | Shape::Capsule { .. } => {
-            edge_distance(c, q0, q1).map_or(f64::INFINITY, |(_, phi, _)| phi)
+            edge_distance(shape, q0, q1).map_or(f64::INFINITY, |(_, phi, _)| phi)
         }
-        Shape::Plane { .. } => collider_distance(c, q0).0.min(collider_distance(c, q1).0),
+        Shape::Plane { .. } => collider_distance(shape, q0)
+            .0
+            .min(collider_distance(shape, q1).0),
         Shape::Sdf(_) => (0..=8)
-            .map(|k| collider_distance(c, q0 + (q1 - q0) * (k as f64 / 8.0)).0)
+            .map(|k| collider_distance(shape, q0 + (q1 - q0) * (k as f64 / 8.0)).0)
             .fold(f64::INFINITY, f64::min),
+    }
+}
+
+/// Signed distance and outward unit normal (world) of collider `p` at world
+/// point `x`, at the end of the substep: a sphere, capsule or plane where
+/// the end pose puts it, an SDF sampled in its own frame.
+pub fn distance_now(p: &ColliderPoses, x: DVec3) -> (f64, DVec3) {
+    match &p.shape {
+        Shape::Sdf(g) => {
+            let (phi, n) = sdf_sample(g, to_local(&p.end, x));
+            (phi, p.end.rotation * n)
+        }
+        shape => collider_distance(shape, x),
+    }
+}
+
+/// `path_distance` along the world path `x0`–`x1` to collider `p` at the
+/// end of the substep.
+pub fn path_distance_now(p: &ColliderPoses, x0: DVec3, x1: DVec3) -> f64 {
+    match &p.shape {
+        Shape::Sdf(_) => path_distance(&p.shape, to_local(&p.end, x0), to_local(&p.end, x1)),
+        shape => path_distance(shape, x0, x1),
     }
 }
 
@@ -234,7 +312,7 @@ pub fn path_distance(c: &Collider, q0: DVec3, q1: DVec3) -> f64 {
 /// is at world point `x` at the end of it.
 #[inline]
 fn surface_velocity(p: &ColliderPoses, x: DVec3, h: f64) -> DVec3 {
-    (x - to_world(&p.start, to_local(&p.end, x))) / h
+    (x - p.back(x)) / h
 }
 
 /// Contact of one vertex with every collider in turn: push out, friction
@@ -257,23 +335,22 @@ pub fn contact_vertex(
         let p = &poses[k];
         let reach = rho + c.margin;
         if phase == 0 {
-            let q0 = to_local(&p.start, x_start);
-            let q1 = to_local(&p.end, x_unc);
-            let moved = (q1 - q0).length();
+            // The path relative to the collider, in its end pose: from the
+            // start point carried along with it to the unconstrained end.
+            let x0 = p.forward(x_start);
+            let moved = (x_unc - x0).length();
             let limit = c.shape.thickness();
-            if moved > limit && path_distance(c, q0, q1) < reach {
+            if moved > limit && path_distance_now(p, x0, x_unc) < reach {
                 tunnel = Some((k, moved, limit));
             }
         }
-        let q = to_local(&p.end, x);
-        let (phi, n_local) = collider_distance(c, q);
+        let (phi, n) = distance_now(p, x);
         let d = reach - phi;
         if d > 0.0 {
-            let n = p.end.rotation * n_local;
             x += n * d;
             let mut stuck = false;
             if phase == 0 {
-                let slip = to_world(&p.start, to_local(&p.end, x)) - x_start;
+                let slip = p.back(x) - x_start;
                 let slip_t = slip - n * n.dot(slip);
                 let len = slip_t.length();
                 if len <= c.static_friction * d {
@@ -398,16 +475,12 @@ fn contact_edge(
 ) {
     let (wa, wb) = (inv_mass[j], inv_mass[j + 1]);
     for (k, c) in colliders.iter().enumerate() {
-        let pose = &poses[k].end;
-        let qa = to_local(pose, pos[j]);
-        let qb = to_local(pose, pos[j + 1]);
-        let Some((s, phi, n_local)) = edge_distance(c, qa, qb) else {
+        let Some((s, phi, n)) = edge_distance(&poses[k].shape, pos[j], pos[j + 1]) else {
             continue;
         };
         let d = radius + c.margin - phi;
         let den = (1.0 - s) * (1.0 - s) * wa + s * s * wb;
         if d > 0.0 && s > 0.0 && s < 1.0 && den > 0.0 {
-            let n = pose.rotation * n_local;
             let (ka, kb) = ((1.0 - s) * wa / den, s * wb / den);
             pos[j] += n * (ka * d);
             pos[j + 1] += n * (kb * d);
@@ -416,7 +489,7 @@ fn contact_edge(
                 let p = pos[j] * (1.0 - s) + pos[j + 1] * s;
                 let p_start =
                     (pos_unc[j] - vel[j] * h) * (1.0 - s) + (pos_unc[j + 1] - vel[j + 1] * h) * s;
-                let slip = to_world(&poses[k].start, to_local(pose, p)) - p_start;
+                let slip = poses[k].back(p) - p_start;
                 let slip_t = slip - n * n.dot(slip);
                 let len = slip_t.length();
                 let undo = if len <= c.static_friction * d {
@@ -461,7 +534,7 @@ pub fn max_penetration(
             continue;
         }
         for (c, p) in colliders.iter().zip(poses) {
-            let (phi, _) = collider_distance(c, to_local(p, *x));
+            let (phi, _) = collider_distance(&c.shape, to_local(p, *x));
             worst = worst.max(radius - phi);
         }
     }
@@ -472,7 +545,7 @@ pub fn max_penetration(
         for (c, p) in colliders.iter().zip(poses) {
             // Interior points only, as the kernel: a root edge touches the
             // scalp at its anchored end by construction.
-            let e = edge_distance(c, to_local(p, pos[j]), to_local(p, pos[j + 1]));
+            let e = edge_distance(&c.shape, to_local(p, pos[j]), to_local(p, pos[j + 1]));
             if let Some((_, phi, _)) = e.filter(|&(s, _, _)| s > 0.0 && s < 1.0) {
                 worst = worst.max(radius - phi);
             }

@@ -1057,9 +1057,9 @@ pub struct RodReport {
 pub fn collider_poses(rods: &RodSet, t: f64, h: f64) -> Vec<ColliderPoses> {
     rods.colliders
         .iter()
-        .map(|c| ColliderPoses {
-            start: rods.anchors[c.anchor].pose(t),
-            end: rods.anchors[c.anchor].pose(t + h),
+        .map(|c| {
+            let anchor = &rods.anchors[c.anchor];
+            ColliderPoses::new(c, anchor.pose(t), anchor.pose(t + h))
         })
         .collect()
 }

@@ -60,8 +60,31 @@ pub struct GpuStep {
     pub collider_start: [GpuPose; crate::contact::MAX_COLLIDERS],
     /// Pose of collider k's anchor at `time + h`.
     pub collider_end: [GpuPose; crate::contact::MAX_COLLIDERS],
+    /// Collider k's shape and motion in the world frame (`GpuColliderNow`).
+    pub collider_now: [GpuColliderNow; crate::contact::MAX_COLLIDERS],
 }
-const _: () = assert!(size_of::<GpuStep>() == 128 + 2 * 32 * crate::contact::MAX_COLLIDERS);
+const _: () = assert!(size_of::<GpuStep>() == 128 + (2 * 32 + 48) * crate::contact::MAX_COLLIDERS);
+
+/// WGSL `ColliderNow`: a collider over one substep in the world frame
+/// (`crate::cpu::contact::ColliderPoses`), so that contact measures
+/// distances to spheres, capsules and planes without turning each vertex
+/// into the collider's frame: the rotation from the end pose to the start
+/// pose, and the shape's points rotated to the end pose.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct GpuColliderNow {
+    /// R_start·R_end⁻¹, a unit quaternion (x, y, z, w): a point fixed to the
+    /// collider at the end of the substep, relative to the end pivot, turned
+    /// to where it was at the start, relative to the start pivot.
+    pub motion: [f32; 4],
+    /// R_end·p0: the sphere's centre, the capsule's end a or the plane's
+    /// point, from the pivot at the end pose (m); w unused.
+    pub p0: [f32; 4],
+    /// R_end·p1: the capsule's end b from the pivot (m), or the plane's unit
+    /// normal; w unused.
+    pub p1: [f32; 4],
+}
+const _: () = assert!(size_of::<GpuColliderNow>() == 48);
 
 /// `Step.projection`: no projection (shaders/substep.wgsl).
 pub const PROJECTION_NONE: u32 = 0;
@@ -405,9 +428,11 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 node_count,
                 projection,
                 collider_start,
-                collider_end
+                collider_end,
+                collider_now
             ]
         ),
+        layout!("ColliderNow", GpuColliderNow, [motion, p0, p1]),
         layout!(
             "Rod",
             GpuRod,

@@ -6,14 +6,14 @@
 
 use std::sync::Arc;
 
-use glam::DVec3;
+use glam::{DQuat, DVec3};
 
 use super::buffers::{Buffers, JacobiPass, VertexBuffer, check_limits};
 use super::layout::{
     Domain, FUSED_STORAGE_BUFFERS, FUSED_WORKGROUP_BYTES, GRID_COUNTERS, GRID_OUTSIDE,
-    GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuContact, GpuEdgeFrame, GpuGridGroup, GpuPose,
-    GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST, PROJECTION_JACOBI, PROJECTION_NONE,
-    PROJECTION_SHAKE,
+    GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuCollider, GpuColliderNow, GpuContact, GpuEdgeFrame,
+    GpuGridGroup, GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST,
+    PROJECTION_JACOBI, PROJECTION_NONE, PROJECTION_SHAKE,
 };
 use super::packing::{Packing, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
@@ -73,6 +73,26 @@ fn poses_at(rods: &RodSet, t: f64) -> Vec<GpuPose> {
             }
         })
         .collect()
+}
+
+/// Collider `c` over the substep from pose `start` to pose `end` in the
+/// world frame (`GpuColliderNow`), composed in f64 from the f32 poses the
+/// kernels read, so that it is the same motion as theirs, rounded once.
+fn collider_now_of(c: &GpuCollider, start: &GpuPose, end: &GpuPose) -> GpuColliderNow {
+    let quat = |q: [f32; 4]| DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
+    let r_end = quat(end.rotation);
+    let motion = (quat(start.rotation) * r_end.inverse()).as_quat();
+    let turned = |p: [f32; 4]| {
+        vec4(
+            r_end * DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64),
+            0.0,
+        )
+    };
+    GpuColliderNow {
+        motion: [motion.x, motion.y, motion.z, motion.w],
+        p0: turned(c.p0),
+        p1: turned(c.p1),
+    }
 }
 
 impl GpuSimulator {
@@ -404,9 +424,15 @@ impl GpuSimulator {
         let pose = |slot: u32, anchor: usize| poses[slot as usize * anchors + anchor];
         let mut collider_start = [GpuPose::default(); MAX_COLLIDERS];
         let mut collider_end = [GpuPose::default(); MAX_COLLIDERS];
+        let mut collider_now = [GpuColliderNow::default(); MAX_COLLIDERS];
         for (k, c) in self.rods.colliders.iter().enumerate() {
             collider_start[k] = pose(slot_start, c.anchor);
             collider_end[k] = pose(slot_end, c.anchor);
+            collider_now[k] = collider_now_of(
+                &self.packing.colliders.items[k],
+                &collider_start[k],
+                &collider_end[k],
+            );
         }
         let w = &p.wind;
         let gust = w.velocity.try_normalize().unwrap_or(DVec3::X);
@@ -452,6 +478,7 @@ impl GpuSimulator {
             _pad: [0; 3],
             collider_start,
             collider_end,
+            collider_now,
         }
     }
 
