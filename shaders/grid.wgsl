@@ -270,7 +270,9 @@ fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         return;
     }
     let g = grid_group_now(gv.group);
-    let q = grid_position(g, rods[rest[v].rod].origin.xyz + position_f32(pos[v]));
+    // Read once: a read-write buffer's loads are not merged by the compiler.
+    let p = pos[v];
+    let q = grid_position(g, rods[rest[v].rod].origin.xyz + position_f32(p));
     if (q.w == 0) {
         return;
     }
@@ -299,5 +301,5 @@ fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if (len > g.max_push) {
         push *= g.max_push / len;
     }
-    pos[v] = moved(pos[v], (grid_v - own) * (gv.friction * params.h) + push);
+    pos[v] = moved(p, (grid_v - own) * (gv.friction * params.h) + push);
 }

@@ -15,21 +15,60 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 }
 
 fn integrate_vertex(v: u32) {
+    let c = rest[v].clamp;
+    if (c == NONE) {
+        integrate_free_vertex(v);
+    } else {
+        integrate_anchored_vertex(v, c, rest[v].clamp_slot);
+    }
+}
+
+// The symplectic Euler update of vertex v (the CPU's first loop).
+fn integrate_free_vertex(v: u32) {
     let h = params.h;
     let old = pos_get(v);
-    let chatter = vel[v].w; // the count of `project_velocity`, kept
-    var u = vel[v].xyz + scratch[v].force.xyz * (h * rest[v].inv_mass);
-    var x = moved(old, u * h);
-    let c = rest[v].clamp;
-    if (c != NONE) {
-        var local = clamps[c].local_pos0.xyz;
-        if (rest[v].clamp_slot == 1u) {
-            local = clamps[c].local_pos1.xyz;
-        }
-        x = position_at(pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[v].rod].origin.xyz));
-        u = displacement(old, x) / h;
-    }
-    vel[v] = vec4<f32>(u, chatter);
+    let u_old = vel[v];     // w: the count of `project_velocity`, kept
+    let u = u_old.xyz + scratch[v].force.xyz * (h * rest[v].inv_mass);
+    let x = moved(old, u * h);
+    vel[v] = vec4<f32>(u, u_old.w);
     pos_set(v, x);
     pos_unc[v] = x;
+}
+
+// Vertex v, held by clamp c (its first vertex for `slot` 0, its second for
+// 1), where the anchor is at the end of the substep, with the velocity that
+// takes it there (the CPU's `anchored_positions` loop).
+fn integrate_anchored_vertex(v: u32, c: u32, slot: u32) {
+    let old = pos_get(v);
+    var local = clamps[c].local_pos0.xyz;
+    if (slot == 1u) {
+        local = clamps[c].local_pos1.xyz;
+    }
+    let x = position_at(pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[v].rod].origin.xyz));
+    vel[v] = vec4<f32>(displacement(old, x) / params.h, vel[v].w);
+    pos_set(v, x);
+    pos_unc[v] = x;
+}
+
+// `integrate` along rod r as the CPU runs it: every free vertex, then the
+// clamped ends' vertices, two per clamp. A walk over the rod (the walked
+// substep, one invocation per rod) thus reads a clamp and an anchor's pose
+// per clamped vertex only; in a per-vertex branch, a software adapter
+// would read them at every vertex, under a lane mask.
+fn integrate_rod(r: u32) {
+    let o = rods[r].vertex_offset;
+    let n = rods[r].vertex_count;
+    for (var v = o; v < o + n; v++) {
+        if (rest[v].clamp == NONE) {
+            integrate_free_vertex(v);
+        }
+    }
+    let ends = vec2<u32>(rods[r].start_clamp, rods[r].end_clamp);
+    for (var e = 0u; e < 2u; e++) {
+        if (ends[e] != NONE) {
+            let first = select(o, o + n - 2u, e == 1u);
+            integrate_anchored_vertex(first, ends[e], 0u);
+            integrate_anchored_vertex(first + 1u, ends[e], 1u);
+        }
+    }
 }

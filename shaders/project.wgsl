@@ -341,10 +341,12 @@ fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
 }
 
 fn project_velocity_vertex(v: u32) {
-    let before = vel[v].xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
+    // Read once: a read-write buffer's loads are not merged by the compiler.
+    let u_unc = vel[v];
+    let before = u_unc.xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
     // The projection's correction as one small difference (`displacement`),
     // not two f32 positions' difference with its noise of ε|x|/h.
-    var u = vel[v].xyz + displacement(pos_unc[v], pos_get(v)) / params.h;
+    var u = u_unc.xyz + displacement(pos_unc[v], pos_get(v)) / params.h;
     let c = contacts[v];
     if (contact_depth(c) > 0.0) {
         // Inelastic contact (src/cpu/project.rs `project_velocity`).
@@ -354,10 +356,10 @@ fn project_velocity_vertex(v: u32) {
             u -= n * out;
         }
     }
-    var count = vel[v].w;
+    var count = u_unc.w;
     if (count < CHATTER_SUBSTEPS) {
         let free = rest[v].inv_mass > 0.0;
-        let forced = dot(before, vel[v].xyz) < 0.0;
+        let forced = dot(before, u_unc.xyz) < 0.0;
         if (free && forced && reverses(before, u, params.h, CHATTER_FRACTION * chatter_length(v))) {
             count += 1.0;
         } else {

@@ -201,14 +201,13 @@ fn rod_in_contact(r: u32) -> bool {
 
 fn substep_start_walk(r: u32) {
     forces_walk(r);
-    let o = rods[r].vertex_offset;
-    let shake = params.projection == PROJECTION_SHAKE;
-    for (var v = o; v < o + rods[r].vertex_count; v++) {
-        if (shake) {
+    if (params.projection == PROJECTION_SHAKE) {
+        let o = rods[r].vertex_offset;
+        for (var v = o; v < o + rods[r].vertex_count; v++) {
             pos_start[v] = pos_get(v);
         }
-        integrate_vertex(v);
     }
+    integrate_rod(r);
 }
 
 fn substep_finish_walk(r: u32) {

@@ -54,7 +54,9 @@ cap_angle = 80.0
 up = [0.0, -1.0, 0.0]
 
 # A strand longer than a pack (300 vertices > 256): a pack of its own, which
-# the packed stages walk on one invocation or run strided.
+# the packed stages walk on one invocation or run strided. Clamped at its
+# end (the hair at its start), so that an end clamp's vertices are
+# integrated too.
 [materials.soft]
 density = 1300.0
 radius = 5e-5
@@ -67,7 +69,7 @@ material = "soft"
 from = [0.12, -0.05, 0.0]
 to = [0.42, -0.05, 0.0]
 segments = 299
-start = "clamped"
+end = "clamped"
 
 [interaction]
 groups = ["hair"]
