@@ -60,7 +60,7 @@ struct Step {
 // `GpuColliderNow`; shaders/contact.wgsl `collider_now`, `back`, `forward`).
 struct ColliderNow {
     motion: vec4<f32>,      // R_start·R_end⁻¹, unit quaternion
-    p0: vec4<f32>,          // R_end·p0 (m): sphere centre, capsule end a, plane point
+    p0: vec4<f32>,          // R_end·p0 (m): sphere centre, capsule end a, plane point (unused for an SDF)
     p1: vec4<f32>,          // R_end·p1: capsule end b (m), plane unit normal
 }
 

@@ -62,6 +62,9 @@ fn surface_velocity(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
 // `ColliderPoses::shape`). An SDF stays in its own frame
 // (`distance_now`, `path_distance_now`).
 fn collider_now(c: Collider, k: u32, origin: vec3<f32>) -> Collider {
+    if (HAS_SDF && c.kind == SDF) {
+        return c;
+    }
     var w = c;
     let pivot = params.collider_end[k].offset.xyz - origin;
     let s = params.collider_now[k];
@@ -84,7 +87,7 @@ fn direction(d: vec3<f32>) -> vec3<f32> {
 
 struct Distance {
     phi: f32,               // signed distance to the surface (m)
-    normal: vec3<f32>,      // outward unit normal, local frame
+    normal: vec3<f32>,      // outward unit normal, in the frame the shape is given in
 }
 
 fn sdf_at(c: Collider, x: u32, y: u32, z: u32) -> f32 {
@@ -235,7 +238,10 @@ fn distance_now(c: Collider, cw: Collider, k: u32, x: vec3<f32>, origin: vec3<f3
 }
 
 // `path_distance` along the path x0–x1 relative to collider k at the end of
-// the substep (src/cpu/contact.rs `path_distance_now`).
+// the substep (src/cpu/contact.rs `path_distance_now`). For an SDF the path
+// is turned back into its frame: x0, carried there by `forward`, rounds
+// by ~ε|x0 − pivot| more than the old single turn from the start pose, far
+// below a grid cell.
 fn path_distance_now(c: Collider, cw: Collider, k: u32, x0: vec3<f32>, x1: vec3<f32>, origin: vec3<f32>) -> f32 {
     if (HAS_SDF && c.kind == SDF) {
         let p = params.collider_end[k];

@@ -1,5 +1,5 @@
 // Kernel `integrate` (the symplectic Euler loop and anchored vertices of
-// `substep_rod` in src/cpu/mod.rs): one invocation per vertex. Velocity first,
+// `integrate` in src/cpu/mod.rs, `anchored_positions`): one invocation per vertex. Velocity first,
 // then position (§7.2); a vertex driven by an anchor goes where the anchor is
 // at t + h with the velocity that takes it there. The unconstrained position
 // goes to both `pos` and `pos_unc`, the latter kept for the velocity update
@@ -55,6 +55,9 @@ fn integrate_anchored_vertex(v: u32, c: u32, slot: u32) {
 // substep, one invocation per rod) thus reads a clamp and an anchor's pose
 // per clamped vertex only; in a per-vertex branch, a software adapter
 // would read them at every vertex, under a lane mask.
+// Each clamped vertex is integrated once from its own old position: a rod
+// clamped at both ends has at least 4 vertices (src/build.rs), so the two
+// clamps' pairs never share a vertex.
 fn integrate_rod(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;

@@ -10,7 +10,10 @@
 //! composed in the wrong order or a motion applied the wrong way fails.
 
 use glam::{DQuat, DVec3};
+use std::sync::Arc;
 use strands::anchor::Pose;
+
+use strands::contact::mesh::{Mesh, bake_sdf};
 use strands::contact::{Collider, Shape};
 use strands::cpu::contact::{
     ColliderPoses, collider_distance, distance_now, edge_distance, path_distance, path_distance_now,
@@ -59,6 +62,17 @@ fn shapes() -> Vec<Shape> {
             point: DVec3::new(0.0, -0.5, 0.1),
             normal: DVec3::new(0.1, 1.0, -0.2).normalize(),
         },
+        // An SDF stays in the collider's frame: sampled where the vertex
+        // is turned to, its normal turned out.
+        Shape::Sdf(Arc::new(
+            bake_sdf(
+                &Mesh::icosphere(DVec3::new(0.03, -0.05, 0.0), 0.08, 2),
+                0.01,
+                0.03,
+                1 << 20,
+            )
+            .unwrap(),
+        )),
     ]
 }
 
@@ -118,6 +132,12 @@ fn distances_in_the_world_frame_are_those_in_the_colliders_frame() {
     let mut inside = 0;
     for shape in shapes() {
         let p = ColliderPoses::new(&collider(shape.clone()), start, end);
+        let name = match shape {
+            Shape::Sphere { .. } => "sphere",
+            Shape::Capsule { .. } => "capsule",
+            Shape::Plane { .. } => "plane",
+            Shape::Sdf(_) => "SDF",
+        };
         let pts = points();
         for (i, &x) in pts.iter().enumerate() {
             // A vertex: distance and normal.
@@ -125,7 +145,7 @@ fn distances_in_the_world_frame_are_those_in_the_colliders_frame() {
             let (phi_local, n_local) = collider_distance(&shape, to_local(&end, x));
             assert!(
                 (phi - phi_local).abs() < 1e-13,
-                "{shape:?}: φ {phi} against {phi_local}"
+                "{name}: φ {phi} against {phi_local}"
             );
             close(n, end.rotation * n_local, "normal");
             inside += (phi < 0.0) as usize;
@@ -136,17 +156,17 @@ fn distances_in_the_world_frame_are_those_in_the_colliders_frame() {
             let path_local = path_distance(&shape, to_local(&start, x_start), to_local(&end, x));
             assert!(
                 (path - path_local).abs() < 1e-13,
-                "{shape:?}: path {path} against {path_local}"
+                "{name}: path {path} against {path_local}"
             );
             // An edge: its closest point, distance and normal.
             let xb = pts[(i + 1) % pts.len()];
             let world = edge_distance(&p.shape, x, xb);
             let local = edge_distance(&shape, to_local(&end, x), to_local(&end, xb));
-            assert_eq!(world.is_some(), local.is_some(), "{shape:?}: edges");
+            assert_eq!(world.is_some(), local.is_some(), "{name}: edges");
             if let (Some((s, phi, n)), Some((s_l, phi_l, n_l))) = (world, local) {
                 assert!(
                     (s - s_l).abs() < 1e-12 && (phi - phi_l).abs() < 1e-13,
-                    "{shape:?}: edge"
+                    "{name}: edge"
                 );
                 close(n, end.rotation * n_l, "edge normal");
             }
