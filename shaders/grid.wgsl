@@ -167,8 +167,13 @@ fn grid_node_take_momentum(k: u32) -> vec3<f32> {
 }
 // END grid accumulators
 
+// Index in `grid_groups` of a group's grid at this substep.
+fn grid_group_slot(group: u32) -> u32 {
+    return params.slot_start * params.group_count + group;
+}
+
 fn grid_group_now(group: u32) -> GridGroup {
-    return grid_groups[params.slot_start * params.group_count + group];
+    return grid_groups[grid_group_slot(group)];
 }
 
 // Kernel `grid_clear` (`GridNodes::clear`): one invocation. The nodes are
@@ -234,11 +239,11 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         return;
     }
     // The node's group: the last whose first node is at or before k.
-    let first = params.slot_start * params.group_count;
-    var g = first;
+    // Only the fields used are read (on a software adapter, lane by lane).
+    var g = grid_group_slot(0u);
     for (var i = 1u; i < params.group_count; i++) {
-        if (grid_groups[first + i].dims.w <= k) {
-            g = first + i;
+        if (grid_groups[grid_group_slot(i)].dims.w <= k) {
+            g = grid_group_slot(i);
         }
     }
     // Every access a lane makes is paid for by all lanes on a software

@@ -1,10 +1,10 @@
 // Kernel `integrate` (the symplectic Euler loop and anchored vertices of
-// `integrate` in src/cpu/mod.rs, `anchored_positions`): one invocation per vertex. Velocity first,
-// then position (§7.2); a vertex driven by an anchor goes where the anchor is
-// at t + h with the velocity that takes it there. The unconstrained position
-// goes to both `pos` and `pos_unc`, the latter kept for the velocity update
-// after projection. Positions move by u·h in their remainder (`moved`), so
-// a step far below ε|x| still counts.
+// `integrate` in src/cpu/mod.rs, `anchored_positions`): one invocation per
+// vertex. Velocity first, then position (§7.2); a vertex driven by an
+// anchor goes where the anchor is at t + h with the velocity that takes it
+// there. The unconstrained position goes to both `pos` and `pos_unc`, the
+// latter kept for the velocity update after projection. Positions move by
+// u·h in their remainder (`moved`), so a step far below ε|x| still counts.
 
 @compute @workgroup_size(64)
 fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
