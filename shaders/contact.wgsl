@@ -316,15 +316,6 @@ fn record_tunnels(t: vec3<u32>) {
     }
 }
 
-// The contact a vertex keeps: phase 0 records this pass's anew; phase 1
-// keeps the deeper of the two passes'.
-fn kept_contact(old: Contact, found: Contact) -> Contact {
-    if (stage_phase == 0u || contact_depth(found) > contact_depth(old)) {
-        return found;
-    }
-    return old;
-}
-
 // Stage 1, vertices: each vertex's contacts are its own (the rod loop of
 // the CPU twin run in parallel, one invocation per vertex).
 fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
@@ -346,7 +337,8 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     }
     let r = contact_vertex(v, rho, origin, x, x_start, x_unc);
     record_tunnels(r.tunnels);
-    // `kept_contact`'s rule, with the old contact read in phase 1 only.
+    // The contact kept: phase 0 records this pass's anew; phase 1 keeps the
+    // deeper of the two passes' (the old one read in phase 1 only).
     if (stage_phase == 0u || contact_depth(r.best) > contact_depth(contacts[v])) {
         contacts[v] = r.best;
     }
@@ -545,55 +537,86 @@ fn contact_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
 
 // A vertex of the walk (`contact_walk`), in registers from its vertex stage
 // until its last edge is done: position, inverse mass, start point of the
-// substep (phase 0), contact.
+// substep (phase 0), contact, and which of the position and the contact
+// differ from the buffers' (`moved`, `found`), the only ones stored. Until
+// a stage finds a contact for it, `c` holds only the buffer's depth (all a
+// stage compares with; a phase-1 vertex keeps the buffer's contact).
 struct WalkVertex {
     p: Position,
     w: f32,
     start: vec3<f32>,
     c: Contact,
+    moved: bool,
+    found: bool,
 }
 
 // Vertex v's stage (`contact_at`, the same computation) on its way into the
-// walk: read once, its tunnelling added to `tunnels`.
+// walk: read once, its tunnelling added to `tunnels`. Of the vertex's old
+// contact only the depth is read: phase 0 stores its contact anew unless
+// both are none (a contact of zero depth is all zero, `make_contact` only
+// ever makes deeper ones); phase 1 keeps the old one unless a stage goes
+// deeper.
 fn contact_walk_vertex(v: u32, origin: vec3<f32>, rho: f32, tunnels: ptr<function, vec3<u32>>) -> WalkVertex {
     let w = rest[v].inv_mass;
     var p = pos_get(v);
     let x = position_f32(p);
     var x_unc = x;
     var start = vec3<f32>(0.0);
-    // Phase 0: the contact anew (zero for a clamped vertex); phase 1: the
-    // old one, kept unless this pass goes deeper.
-    var c = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
+    let old_depth = contacts[v].normal_depth.w;
+    var c = Contact(vec4<f32>(0.0, 0.0, 0.0, old_depth), vec4<f32>(0.0));
+    var found = false;
     if (stage_phase == 0u) {
         x_unc = position_f32(pos_unc[v]);
         start = x_unc - vel[v].xyz * params.h;
-    } else {
-        c = contacts[v];
+        // Phase 0: the contact anew (zero for a clamped vertex).
+        c = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
+        found = old_depth != 0.0;
     }
+    var shifted = false;
     if (w != 0.0) {
         let r = contact_vertex(v, rho, origin, x, start, x_unc);
         *tunnels = vec3<u32>((*tunnels).x + r.tunnels.x, max((*tunnels).yz, r.tunnels.yz));
-        c = kept_contact(c, r.best);
+        if (stage_phase == 0u || contact_depth(r.best) > contact_depth(c)) {
+            found = found || contact_depth(r.best) != 0.0;
+            c = r.best;
+        }
         if (any(r.x != x)) {
             p = moved(p, r.x - x);
+            shifted = true;
         }
     }
-    return WalkVertex(p, w, start, c);
+    return WalkVertex(p, w, start, c, shifted, found);
 }
 
 // Edge (a, b) of the walk, in registers (`contact_edge`'s computation).
 fn contact_walk_edge(a: ptr<function, WalkVertex>, b: ptr<function, WalkVertex>, origin: vec3<f32>, rho: f32) {
     let first = first_edge_push((*a).p, (*b).p, (*a).w, (*b).w, origin, rho);
     let e = contact_edge_ends(EdgeEnds((*a).p, (*b).p, (*a).c, (*b).c), first, (*a).w, (*b).w, (*a).start, (*b).start, origin, rho);
+    (*a).moved = (*a).moved || !same_position(e.pa, (*a).p);
+    (*a).found = (*a).found || e.ca.normal_depth.w != (*a).c.normal_depth.w;
+    (*b).moved = (*b).moved || !same_position(e.pb, (*b).p);
+    (*b).found = (*b).found || e.cb.normal_depth.w != (*b).c.normal_depth.w;
     (*a).p = e.pa;
     (*a).c = e.ca;
     (*b).p = e.pb;
     (*b).c = e.cb;
 }
 
-fn contact_walk_store(v: u32, s: WalkVertex) {
-    pos_set(v, s.p);
-    contacts[v] = s.c;
+fn same_position(p: Position, q: Position) -> bool {
+    return all(p.cell == q.cell) && all(p.rem == q.rem);
+}
+
+// Store what the walk changed of vertex v (on a software adapter a store
+// no lane makes costs next to nothing, one made costs a loop over the
+// lanes); returns whether the vertex holds a contact.
+fn contact_walk_store(v: u32, s: WalkVertex) -> bool {
+    if (s.moved) {
+        pos_set(v, s.p);
+    }
+    if (s.found) {
+        contacts[v] = s.c;
+    }
+    return s.c.normal_depth.w != 0.0;
 }
 
 // The vertex stage, the even edges and the odd edges of rod r, interleaved
@@ -606,15 +629,19 @@ fn contact_walk_store(v: u32, s: WalkVertex) {
 // stage before its edges, the odd edge (2m − 1, 2m) after the even edges
 // (2m − 2, 2m − 1) and (2m, 2m + 1)); tunnelling is sums and maxima. On a
 // software adapter every memory access costs a loop over the lanes, so the
-// walk reads and writes each vertex once, not three times.
-fn contact_walk(r: u32) {
+// walk reads each vertex once, not three times, and writes its position and
+// contact only where they changed (`contact_walk_store`). Returns whether
+// any vertex of the rod holds a contact afterwards (src/cpu/mod.rs
+// `rod_in_contact`), which the walked substep asks after phase 0.
+fn contact_walk(r: u32) -> bool {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     let origin = rods[r].origin.xyz;
     let rho = rods[r].radius;
     var tunnels = vec3<u32>(0u);
+    var held = false;
     // Vertex i − 1, waiting for its odd edge.
-    var carried = WalkVertex(Position(vec4<i32>(0), vec4<f32>(0.0)), 0.0, vec3<f32>(0.0), Contact(vec4<f32>(0.0), vec4<f32>(0.0)));
+    var carried = WalkVertex(Position(vec4<i32>(0), vec4<f32>(0.0)), 0.0, vec3<f32>(0.0), Contact(vec4<f32>(0.0), vec4<f32>(0.0)), false, false);
     for (var i = 0u; i < n; i += 2u) {
         var a = contact_walk_vertex(o + i, origin, rho, &tunnels);
         var b = carried;
@@ -624,15 +651,16 @@ fn contact_walk(r: u32) {
         }
         if (i > 0u) {
             contact_walk_edge(&carried, &a, origin, rho);
-            contact_walk_store(o + i - 1u, carried);
+            held = contact_walk_store(o + i - 1u, carried) || held;
         }
-        contact_walk_store(o + i, a);
+        held = contact_walk_store(o + i, a) || held;
         carried = b;
     }
     if (n % 2u == 0u) {
-        contact_walk_store(o + n - 1u, carried);
+        held = contact_walk_store(o + n - 1u, carried) || held;
     }
     record_tunnels(tunnels);
+    return held;
 }
 
 // The three stages in one dispatch, one workgroup per pack of rods

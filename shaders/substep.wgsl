@@ -48,7 +48,7 @@ fn pack_vertex_range(w: u32) -> vec2<u32> {
 // (`projected`) moved a rod of it (a Newton iteration, `rod_iterations`; a
 // rod longer than a pack, walked by one invocation, counts as moved). Else
 // every rod of the pack is where phase 0 found nothing, and the pass would
-// find nothing and change nothing (`rod_in_contact`, src/cpu/mod.rs
+// find nothing and change nothing (src/cpu/mod.rs `rod_in_contact`,
 // `substep_finish`). The same in every invocation (a barrier follows): the
 // flag goes through `pack_busy`, free once `project_pack` is done.
 fn pack_needs_contact_again(w: u32, lid: u32, projected: bool) -> bool {
@@ -187,18 +187,6 @@ fn project_walk(r: u32, shake: bool) -> u32 {
     return newton_projection(r, shake);
 }
 
-// Whether any vertex of rod r holds a contact (`contacts`, after phase 0:
-// whether phase 0 moved any of them; src/cpu/mod.rs `rod_in_contact`).
-fn rod_in_contact(r: u32) -> bool {
-    let o = rods[r].vertex_offset;
-    for (var v = o; v < o + rods[r].vertex_count; v++) {
-        if (contacts[v].normal_depth.w != 0.0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 fn substep_start_walk(r: u32) {
     forces_walk(r);
     if (params.projection == PROJECTION_SHAKE) {
@@ -218,7 +206,7 @@ fn substep_finish_walk(r: u32) {
         project_walk(r, shake);
     }
     if (colliders.count > 0u) {
-        contact_walk(r);
+        let held = contact_walk(r);
         stage_phase = 1u;
         var moved = false;
         if (project) {
@@ -226,10 +214,10 @@ fn substep_finish_walk(r: u32) {
         }
         // The second contact pass only where it can change something, as on
         // the CPU (src/cpu/mod.rs `substep_finish`): a rod that phase 0 left
-        // out of contact and the filtered projection did not move is where
-        // phase 0 found nothing, so the pass would find nothing and change
-        // nothing (exact).
-        if (moved || rod_in_contact(r)) {
+        // out of contact (`held`, the walk's answer to `rod_in_contact`) and
+        // the filtered projection did not move is where phase 0 found
+        // nothing, so the pass would find nothing and change nothing (exact).
+        if (moved || held) {
             contact_walk(r);
         }
     }

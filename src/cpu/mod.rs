@@ -1079,7 +1079,9 @@ pub struct ProjectionOutcome {
 
 /// Whether any vertex of a rod holds a contact (after contact's phase 0:
 /// whether it moved any; a vertex or edge it pushes records a nonzero
-/// depth). The GPU's twin is `rod_in_contact` (shaders/substep.wgsl).
+/// depth). The GPU's twins: in the walked form `contact_walk`'s return
+/// value (shaders/contact.wgsl), in the packed form `pack_needs_contact_again`
+/// (shaders/substep.wgsl).
 fn rod_in_contact(contact: &[Contact]) -> bool {
     contact.iter().any(|c| c.depth != 0.0)
 }
