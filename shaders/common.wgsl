@@ -215,7 +215,7 @@ struct Colliders {
 struct Scratch {
     kb: vec4<f32>,          // curvature binormal (κb)ᵢ
     g: vec4<f32>,           // per edge: ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, off-diagonal
-    s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ (twist) or lower coupling (projection), row flag of the projection
+    s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ (twist) or lower coupling (projection), gradient (the twist walk's Newton step)
     force: vec4<f32>,       // total force on the vertex (N), from `forces` to `integrate`
 }
 

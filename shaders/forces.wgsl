@@ -147,7 +147,7 @@ fn write_force(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
 
 fn forces_walk(r: u32) {
     curvature_binormals(r);
-    twist_gradient(r, false);
+    twist_gradient(r, false, vec2<u32>(0u));
     elastic_forces(r);
 }
 

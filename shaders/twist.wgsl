@@ -75,17 +75,22 @@ fn elastic_energy(r: u32, trial: bool) -> vec2<f32> {
 // The walk keeps the sums of edges v − 1 and v in registers and writes each
 // edge's once, when no vertex adds to it any more: the same additions in the
 // same order as adding into `scratch` (so the same bits), without reading
-// it back per term (a software adapter reads storage lane by lane).
-fn twist_gradient(r: u32, hessian: bool) {
+// it back per term (a software adapter reads storage lane by lane). As it
+// writes them it takes the maxima that the Newton iteration asks for next:
+// returns the largest |∂E/∂θᵉ| (x) and |Hₑₑ| (y) over the free edges
+// [free.x, free.y), and the largest |θ| over all edges (z).
+fn twist_gradient(r: u32, hessian: bool, free: vec2<u32>) -> vec3<f32> {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
+    var m = vec3<f32>(0.0);
     if (n < 2u) {
-        return;
+        return m;
     }
     let b = rods[r].bending.xyz;
     let beta = rods[r].bending.w;
     var prev = edge_material_frame(o, false);
     var theta_prev = frame[o].tangent.w;
+    m.z = abs(theta_prev);
     // g of edge v − 1 (the first edge before the walk).
     var g_prev = vec4<f32>(0.0);
     for (var i = 1u; i + 1u < n; i++) {
@@ -114,49 +119,73 @@ fn twist_gradient(r: u32, hessian: bool) {
             }
         }
         let theta = frame[v].tangent.w;
-        let m = theta - theta_prev;
-        g_next.y += 2.0 * beta * m / l;
-        g_prev.y -= 2.0 * beta * m / l;
+        m.z = max(m.z, abs(theta));
+        let dm = theta - theta_prev;
+        g_next.y += 2.0 * beta * dm / l;
+        g_prev.y -= 2.0 * beta * dm / l;
         if (hessian) {
             g_next.z += 2.0 * beta / l;
             g_prev.z += 2.0 * beta / l;
             g_prev.w -= 2.0 * beta / l;
         }
         scratch[v - 1u].g = g_prev;
+        m = free_maxima(m, g_prev, v - 1u, free);
         g_prev = g_next;
         prev = next;
         theta_prev = theta;
     }
     scratch[o + n - 2u].g = g_prev;
+    return free_maxima(m, g_prev, o + n - 2u, free);
 }
 
-// Solve (diag g.z + mu, off g.w) x = s.x in place over edges a..b (Thomas
-// algorithm), s.y holding the elimination factors. False when a pivot is not
-// positive, i.e. the shifted matrix is not positive definite.
-fn solve_tridiagonal(a: u32, b: u32, mu: f32) -> bool {
-    var pivot = scratch[a].g.z + mu;
+// Edge e's part of `twist_gradient`'s maxima: |∂E/∂θᵉ| (x) and |Hₑₑ| (y)
+// over the free edges [free.x, free.y).
+fn free_maxima(m: vec3<f32>, g: vec4<f32>, e: u32, free: vec2<u32>) -> vec3<f32> {
+    if (e >= free.x && e < free.y) {
+        return vec3<f32>(max(m.x, abs(g.x + g.y)), max(m.y, abs(g.z)), m.z);
+    }
+    return m;
+}
+
+// The Newton step over the free edges a..b: solve (diag g.z + mu, off g.w)
+// x = −(g.x + g.y) (Thomas algorithm). The elimination reads each row's g
+// once and writes its s once (x: the eliminated value, y: the factor
+// eliminating the next row, w: the row's ∂E/∂θ); the back substitution
+// reads s once and writes x, summing the slope Σ xₑ ∂E/∂θᵉ from the last
+// edge to the first and the largest |xₑ| as it goes. Returns (1, slope,
+// max |x|), or x = 0 when a pivot is not positive, i.e. the shifted matrix
+// is not positive definite.
+fn newton_step(a: u32, b: u32, mu: f32) -> vec3<f32> {
+    var g = scratch[a].g;
+    var grad = g.x + g.y;
+    var pivot = g.z + mu;
     if (!(pivot > 0.0)) {
-        return false;
+        return vec3<f32>(0.0);
     }
-    scratch[a].s.x /= pivot;
+    var x = -grad / pivot;
     for (var e = a + 1u; e < b; e++) {
-        let off = scratch[e - 1u].g.w;
+        let off = g.w;
         let c = off / pivot;
-        scratch[e - 1u].s.y = c;
-        pivot = scratch[e].g.z + mu - off * c;
+        scratch[e - 1u].s = vec4<f32>(x, c, 0.0, grad);
+        g = scratch[e].g;
+        pivot = g.z + mu - off * c;
         if (!(pivot > 0.0)) {
-            return false;
+            return vec3<f32>(0.0);
         }
-        scratch[e].s.x = (scratch[e].s.x - off * scratch[e - 1u].s.x) / pivot;
+        grad = g.x + g.y;
+        x = (-grad - off * x) / pivot;
     }
+    scratch[b - 1u].s.x = x;
+    var slope = x * grad;
+    var max_step = abs(x);
     for (var e = b - 1u; e > a; e--) {
-        scratch[e - 1u].s.x -= scratch[e - 1u].s.y * scratch[e].s.x;
+        let row = scratch[e - 1u].s;
+        x = row.x - row.y * x;
+        scratch[e - 1u].s.x = x;
+        slope += x * row.w;
+        max_step = max(max_step, abs(x));
     }
-    return true;
-}
-
-fn gradient_at(e: u32) -> f32 {
-    return scratch[e].g.x + scratch[e].g.y;
+    return vec3<f32>(1.0, slope, max_step);
 }
 
 fn total(e: vec2<f32>) -> f32 {
@@ -175,50 +204,43 @@ fn twist_walk(r: u32) {
     if (a == b) {
         return;
     }
-    var theta_max = 0.0;
-    for (var e = o; e < o + ne; e++) {
-        scratch[e].s.z = frame[e].tangent.w;
-        theta_max = max(theta_max, abs(frame[e].tangent.w));
+    // The clamped end edges' angles (before a, from b on), which the line
+    // search's trial angles (`theta_of`) keep.
+    if (a > o) {
+        scratch[o].s.z = frame[o].tangent.w;
     }
-    let tolerance = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * theta_max);
+    if (b < o + ne) {
+        scratch[b].s.z = frame[b].tangent.w;
+    }
+    var tolerance = 0.0;
     // The energy is needed only for a line search: a Newton step below the
     // tolerance is taken without one (warm starts end that way).
     var e0 = 0.0;
     var have_e0 = false;
     var iterations = 0u;
     for (var it = 0u; it < params.twist_max_iterations; it++) {
-        twist_gradient(r, true);
-        var residual = 0.0;
-        var scale = 0.0;
-        for (var e = a; e < b; e++) {
-            residual = max(residual, abs(gradient_at(e)));
-            scale = max(scale, abs(scratch[e].g.z));
+        let maxima = twist_gradient(r, true, vec2<u32>(a, b));
+        if (it == 0u) {
+            tolerance = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * maxima.z);
         }
-        if (residual == 0.0) {
+        if (maxima.x == 0.0) {
             break;
         }
         // Newton direction, Levenberg-shifted where H is not positive definite.
         var mu = 0.0;
-        var solved = false;
+        var step = vec3<f32>(0.0);
         for (var attempt = 0u; attempt < 64u; attempt++) {
-            for (var e = a; e < b; e++) {
-                scratch[e].s.x = -gradient_at(e);
-            }
-            if (solve_tridiagonal(a, b, mu)) {
-                solved = true;
+            step = newton_step(a, b, mu);
+            if (step.x != 0.0) {
                 break;
             }
-            mu = select(mu * 10.0, 1e-8 * max(scale, 1e-30), mu == 0.0);
+            mu = select(mu * 10.0, 1e-8 * max(maxima.y, 1e-30), mu == 0.0);
         }
-        if (!solved) {
+        if (step.x == 0.0) {
             break;
         }
-        var slope = 0.0;
-        var max_step = 0.0;
-        for (var e = a; e < b; e++) {
-            slope += scratch[e].s.x * gradient_at(e);
-            max_step = max(max_step, abs(scratch[e].s.x));
-        }
+        let slope = step.y;
+        let max_step = step.z;
         if (max_step < tolerance) {
             for (var e = a; e < b; e++) {
                 frame[e].tangent.w += scratch[e].s.x;

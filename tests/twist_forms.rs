@@ -12,10 +12,57 @@ use rand::RngExt;
 use strands::build::EndSpec;
 use strands::cpu::project::solve_tridiagonal_pcr;
 use strands::cpu::twist::{
-    TwistForm, curvature_binormals, elastic_energy, leading_minors_positive, solve_tridiagonal,
-    twist_gradient, twist_in, vertex_energies,
+    TwistForm, curvature_binormals, elastic_energy, leading_minors_positive, newton_step,
+    solve_tridiagonal, twist_gradient, twist_in, vertex_energies,
 };
 use strands::cpu::{free_twist_range, rod_rest};
+
+/// The walk's Newton step (`newton_step`, kernel `twist_rod`'s, which forms
+/// the right side −g as it eliminates and sums the slope in the back
+/// substitution) is the Thomas solve of `(diag + μ, off) x = −g` bit for
+/// bit, its slope `Σ xⱼgⱼ` summed from the last row (exactly that sum) and
+/// its step the largest |xⱼ|; on an indefinite matrix it finds no step,
+/// as the Thomas pivots do. Random systems of 1–60 rows, about half of them
+/// indefinite, g split into bending and twisting parts as the kernel reads
+/// them.
+#[test]
+fn newton_step_is_the_thomas_solve_with_its_slope() {
+    let mut rng = rng(43);
+    let (mut solved, mut refused) = (0, 0);
+    for _ in 0..2000 {
+        let n: usize = rng.random_range(1..=60);
+        let diag: Vec<f64> = (0..n).map(|_| rng.random_range(0.3..3.0)).collect();
+        let off: Vec<f64> = (0..n.saturating_sub(1))
+            .map(|_| rng.random_range(-1.0..1.0))
+            .collect();
+        let bend: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let twist: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let mu = if rng.random_range(0..2) == 0 {
+            0.0
+        } else {
+            0.2
+        };
+        let shifted: Vec<f64> = diag.iter().map(|d| d + mu).collect();
+        let g: Vec<f64> = bend.iter().zip(&twist).map(|(b, t)| b + t).collect();
+        let mut thomas: Vec<f64> = g.iter().map(|g| -g).collect();
+        let mut scratch = vec![0.0; n];
+        let definite = solve_tridiagonal(&shifted, &off, &mut thomas, &mut scratch);
+        let mut x = vec![f64::NAN; n];
+        let mut factor = vec![0.0; n];
+        let step = newton_step(&bend, &twist, &diag, &off, mu, &mut x, &mut factor);
+        assert_eq!(step.is_some(), definite, "{diag:?} {off:?} μ = {mu}");
+        let Some((slope, max_step)) = step else {
+            refused += 1;
+            continue;
+        };
+        solved += 1;
+        assert_eq!(x, thomas);
+        let backward = (0..n).rev().fold(0.0, |s, j| s + x[j] * g[j]);
+        assert_eq!(slope, backward);
+        assert_eq!(max_step, x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+    }
+    assert!(solved > 300 && refused > 300, "{solved} / {refused}");
+}
 
 /// Sylvester's criterion by the scan against the Thomas algorithm's pivots
 /// (positive definite iff every pivot is positive) on random symmetric

@@ -202,6 +202,89 @@ pub fn solve_tridiagonal(diag: &[f64], off: &[f64], rhs: &mut [f64], scratch: &m
     super::project::solve_tridiagonal_lu(diag, off, off, rhs, scratch)
 }
 
+/// The packed form's Newton step (kernel `twist`'s stages (3) and (4)):
+/// definiteness by [`leading_minors_positive`], the solve of
+/// `(diag + mu, off) x = −g` by parallel cyclic reduction
+/// (`solve_tridiagonal_pcr`), the slope as suffix sums of the per-row terms
+/// (`suffix_sums`), and the largest `|xⱼ|`; `None` when not definite.
+fn scan_newton_step(
+    diag: &[f64],
+    off: &[f64],
+    mu: f64,
+    x: &mut [f64],
+    d: &mut [f64],
+    g: impl Fn(usize) -> f64,
+) -> Option<(f64, f64)> {
+    for (dk, dj) in d.iter_mut().zip(diag) {
+        *dk = dj + mu;
+    }
+    for (k, s) in x.iter_mut().enumerate() {
+        *s = -g(k);
+    }
+    if !leading_minors_positive(d, off) {
+        return None;
+    }
+    let n = d.len();
+    let mut lower: Vec<f64> = (0..n)
+        .map(|i| if i > 0 { off[i - 1] } else { 0.0 })
+        .collect();
+    let mut upper: Vec<f64> = (0..n)
+        .map(|i| if i + 1 < n { off[i] } else { 0.0 })
+        .collect();
+    let mut dg = d.to_vec();
+    // Its singular-row flag is not a test here: the minors decided
+    // definiteness.
+    super::project::solve_tridiagonal_pcr(&mut lower, &mut dg, &mut upper, x);
+    let mut terms: Vec<f64> = x.iter().enumerate().map(|(k, s)| s * g(k)).collect();
+    super::forces::suffix_sums(&mut terms);
+    let slope = terms.first().copied().unwrap_or(0.0);
+    let max_step = x.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+    Some((slope, max_step))
+}
+
+/// The walk's Newton step (kernel `twist_rod`'s `newton_step`, operation
+/// for operation): solve `(diag + mu, off) x = −(grad_bend + grad_twist)`
+/// by the Thomas algorithm ([`solve_tridiagonal`]'s arithmetic, the right
+/// side formed as each row is eliminated), then in the back substitution
+/// sum the slope `Σ xⱼ ∂E/∂θʲ` from the last row to the first and take the
+/// largest `|xⱼ|`. `None` when a pivot is not positive, i.e. the shifted
+/// matrix is not positive definite; else `(slope, max |x|)`, the step in
+/// `x`. `factor` holds the elimination factors (length n − 1 at least).
+#[allow(clippy::too_many_arguments)] // the rows' parts as the kernel reads them
+pub fn newton_step(
+    grad_bend: &[f64],
+    grad_twist: &[f64],
+    diag: &[f64],
+    off: &[f64],
+    mu: f64,
+    x: &mut [f64],
+    factor: &mut [f64],
+) -> Option<(f64, f64)> {
+    let n = diag.len();
+    let grad = |j: usize| grad_bend[j] + grad_twist[j];
+    let mut pivot = diag[0] + mu;
+    if pivot.is_nan() || pivot <= 0.0 {
+        return None;
+    }
+    x[0] = -grad(0) / pivot;
+    for j in 1..n {
+        factor[j - 1] = off[j - 1] / pivot;
+        pivot = diag[j] + mu - off[j - 1] * factor[j - 1];
+        if pivot.is_nan() || pivot <= 0.0 {
+            return None;
+        }
+        x[j] = (-grad(j) - off[j - 1] * x[j - 1]) / pivot;
+    }
+    let mut slope = x[n - 1] * grad(n - 1);
+    let mut max_step = x[n - 1].abs();
+    for j in (1..n).rev() {
+        x[j - 1] -= factor[j - 1] * x[j];
+        slope += x[j - 1] * grad(j - 1);
+        max_step = max_step.max(x[j - 1].abs());
+    }
+    Some((slope, max_step))
+}
+
 thread_local! {
     /// Working arrays of `twist`, one set per thread (rods run in parallel).
     static WORK: std::cell::RefCell<[Vec<f64>; 8]> = std::cell::RefCell::new(Default::default());
@@ -219,8 +302,9 @@ pub struct TwistSolve {
 /// How [`twist`] finds each Newton direction and sums over the rod.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TwistForm {
-    /// The Thomas algorithm, whose pivots test definiteness, and sums left
-    /// to right: the twin of kernel `twist_rod`.
+    /// The Thomas algorithm, whose pivots test definiteness, with the slope
+    /// summed in its back substitution ([`newton_step`]) and the energy
+    /// left to right: the twin of kernel `twist_rod`.
     Walk,
     /// Definiteness by [`leading_minors_positive`], the solve by parallel
     /// cyclic reduction (`solve_tridiagonal_pcr`), slope and energy as
@@ -314,6 +398,8 @@ pub fn twist_in(
                 Some((&mut diag[..], &mut off[..])),
             );
             let g = |j: usize| gb[j] + gt[j];
+            // The kernels take these maxima as the gradient is written
+            // (`twist_gradient`'s return value in the walk): the same maxima.
             out.residual = free.clone().map(|j| g(j).abs()).fold(0.0, f64::max);
             out.iterations = it;
             if out.residual == 0.0 {
@@ -323,37 +409,26 @@ pub fn twist_in(
             // definite (e.g. the free–free isotropic rod, invariant to a uniform θ shift).
             let scale = free.clone().map(|j| diag[j].abs()).fold(0.0, f64::max);
             let mut mu = 0.0;
-            loop {
-                for (dk, j) in d.iter_mut().zip(free.clone()) {
-                    *dk = diag[j] + mu;
-                }
-                for (s, j) in step.iter_mut().zip(free.clone()) {
-                    *s = -g(j);
-                }
+            let (slope, max_step) = loop {
                 let off = &off[free.start..free.end - 1];
-                let solved = match form {
-                    TwistForm::Walk => solve_tridiagonal(d, off, step, scratch),
+                let step_found = match form {
+                    TwistForm::Walk => newton_step(
+                        &gb[free.clone()],
+                        &gt[free.clone()],
+                        &diag[free.clone()],
+                        off,
+                        mu,
+                        step,
+                        scratch,
+                    ),
                     TwistForm::Scan => {
-                        leading_minors_positive(d, off) && {
-                            let n = d.len();
-                            let mut lower: Vec<f64> = (0..n)
-                                .map(|i| if i > 0 { off[i - 1] } else { 0.0 })
-                                .collect();
-                            let mut upper: Vec<f64> = (0..n)
-                                .map(|i| if i + 1 < n { off[i] } else { 0.0 })
-                                .collect();
-                            let mut dg = d.to_vec();
-                            // Its singular-row flag is not a test here: the
-                            // minors decided definiteness.
-                            super::project::solve_tridiagonal_pcr(
-                                &mut lower, &mut dg, &mut upper, step,
-                            );
-                            true
-                        }
+                        scan_newton_step(&diag[free.clone()], off, mu, step, d, |k| {
+                            g(free.start + k)
+                        })
                     }
                 };
-                if solved {
-                    break;
+                if let Some(found) = step_found {
+                    break found;
                 }
                 mu = if mu == 0.0 {
                     1e-8 * scale.max(1e-300)
@@ -363,20 +438,7 @@ pub fn twist_in(
                 if !mu.is_finite() {
                     return out;
                 }
-            }
-            let slope: f64 = match form {
-                TwistForm::Walk => step.iter().zip(free.clone()).map(|(s, j)| s * g(j)).sum(),
-                TwistForm::Scan => {
-                    let mut terms: Vec<f64> = step
-                        .iter()
-                        .zip(free.clone())
-                        .map(|(s, j)| s * g(j))
-                        .collect();
-                    super::forces::suffix_sums(&mut terms);
-                    terms.first().copied().unwrap_or(0.0)
-                }
             };
-            let max_step = step.iter().fold(0.0f64, |m, s| m.max(s.abs()));
             if max_step < tolerance {
                 for (s, j) in step.iter().zip(free.clone()) {
                     theta[j] += s;

@@ -338,7 +338,7 @@ pub struct GpuScratch {
     pub kb: [f32; 4],
     /// Per edge: ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, coupling to the next edge.
     pub g: [f32; 4],
-    /// Per edge: solution or right-hand side, elimination factor, trial θ (twist) or lower coupling (projection), row flag of the projection.
+    /// Per edge: solution or right-hand side, elimination factor, trial θ (twist) or lower coupling (projection), gradient (the twist walk's Newton step).
     pub s: [f32; 4],
     /// Total force on the vertex (N), from `forces` to `integrate`; w unused.
     pub force: [f32; 4],
