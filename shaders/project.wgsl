@@ -24,13 +24,20 @@ const FAST_TOLERANCE_F32: f32 = 1e-6;
 // stuck one (static friction) not at all
 // (src/cpu/project.rs `apply_inv_mass`).
 fn apply_inv_mass(v: u32, x: vec3<f32>) -> vec3<f32> {
-    let w = rest[v].inv_mass;
-    if (stage_phase == 1u && contact_depth(contacts[v]) > 0.0) {
-        if (contact_stuck(contacts[v])) {
-            return vec3<f32>(0.0);
+    return apply_inv_mass_of(v, rest[v].inv_mass, x);
+}
+
+// `apply_inv_mass` with vertex v's inverse mass w read already (a walk
+// carries it from edge to edge); its contact, in phase 1, read once.
+fn apply_inv_mass_of(v: u32, w: f32, x: vec3<f32>) -> vec3<f32> {
+    if (stage_phase == 1u) {
+        let c = contacts[v].normal_depth;
+        if (c.w != 0.0) {
+            if (c.w < 0.0) {
+                return vec3<f32>(0.0);
+            }
+            return (x - c.xyz * dot(c.xyz, x)) * w;
         }
-        let n = contacts[v].normal_depth.xyz;
-        return (x - n * dot(n, x)) * w;
     }
     return x * w;
 }
@@ -118,6 +125,16 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     return m;
 }
 
+// Edge e's part of `unresolved_strain` (4 ulps) from its two positions and
+// the sum of its ends' inverse masses: −1 for an edge that cannot move.
+fn edge_unresolved(e: u32, xa: Position, xb: Position, w: f32, tolerance: f32) -> f32 {
+    if (w > 0.0) {
+        let strain = abs(length(displacement(xa, xb)) / rest[e].rest_len - 1.0);
+        return strain - tolerance - 4.0 * F32_EPSILON;
+    }
+    return -1.0;
+}
+
 // Strain of edge e above `tolerance` and `ulps` × what f32 resolves.
 fn strain_above(e: u32, tolerance: f32, ulps: f32) -> f32 {
     return edge_strain(e) - tolerance - ulps * F32_EPSILON;
@@ -173,8 +190,11 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
     // step squares it, leaving rounding of either sign. (The CPU stops at
     // its tolerance, 1e-10 by default, and needs no such step.)
     var polish = shake;
+    // What `unresolved_strain` (4 ulps) says of the positions as they are:
+    // measured here, then by each iteration's moving walk as it writes them.
+    var unresolved = unresolved_strain(r, tolerance, 4.0);
     while (iterations < params.fast_max_iterations) {
-        if (unresolved_strain(r, tolerance, 4.0) <= 0.0) {
+        if (unresolved <= 0.0) {
             if (!polish || unresolved_strain(r, tolerance, 0.0) <= 0.0) {
                 break;
             }
@@ -188,14 +208,17 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
         // gets the row δλ = 0 too.
         // One walk along the rod builds row e and the coupling of rows e − 1
         // and e, carrying edge e − 1's vector, direction and whether it is a
-        // row, so that each position is read once (a software adapter reads
+        // row, and the far end's position and inverse mass, so that each
+        // position and inverse mass is read once (a software adapter reads
         // storage lane by lane); the same values as a loop per part.
         var xa = pos_get(o);
+        var wa = rest[o].inv_mass;
         var d_prev = vec3<f32>(0.0);
         var dir_prev = vec3<f32>(0.0);
         var row_prev = false;
         for (var e = o; e < o + ne; e++) {
             let xb = pos_get(e + 1u);
+            let wb = rest[e + 1u].inv_mass;
             let d = displacement(xa, xb);
             // This iteration's edge vectors (fast), saved before any vertex
             // moves (in the kb slot, which the next kernel to need it
@@ -206,31 +229,32 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
             } else {
                 scratch[e].kb = vec4<f32>(d, 0.0);
             }
-            let diag = 4.0 * dot(d, apply_inv_mass(e, dir) + apply_inv_mass(e + 1u, dir));
-            let scale = 4.0 * length(d) * length(dir) * (rest[e].inv_mass + rest[e + 1u].inv_mass);
-            // s.w marks a row of the system (1) or a fixed edge (0).
-            let row = edge_active(e) && diag > 1e-12 * scale;
+            let mb_dir = apply_inv_mass_of(e + 1u, wb, dir);
+            let diag = 4.0 * dot(d, apply_inv_mass_of(e, wa, dir) + mb_dir);
+            let scale = 4.0 * length(d) * length(dir) * (wa + wb);
+            // `edge_active`: a row of the system, or a fixed edge.
+            let row = wa + wb > 0.0 && diag > 1e-12 * scale;
             if (row) {
                 scratch[e].g.z = diag;
                 scratch[e].s.x = squared_length_error(xa, xb, rest[e].rest_len);
-                scratch[e].s.w = 1.0;
             } else {
                 scratch[e].g.z = 1.0;
                 scratch[e].s.x = 0.0;
-                scratch[e].s.w = 0.0;
             }
             if (e > o) {
                 var upper = 0.0;
                 var lower = 0.0;
                 if (row_prev && row) {
-                    upper = -4.0 * dot(d_prev, apply_inv_mass(e, dir));
+                    // W of the shared vertex e: the one read for this edge.
+                    upper = -4.0 * dot(d_prev, apply_inv_mass_of(e, wa, dir));
                     // Symmetric for fast projection (W is).
-                    lower = select(upper, -4.0 * dot(d, apply_inv_mass(e, dir_prev)), shake);
+                    lower = select(upper, -4.0 * dot(d, apply_inv_mass_of(e, wa, dir_prev)), shake);
                 }
                 scratch[e - 1u].g.w = upper;
                 scratch[e - 1u].s.z = lower;
             }
             xa = xb;
+            wa = wb;
             d_prev = d;
             dir_prev = dir;
             row_prev = row;
@@ -242,18 +266,32 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
             break;
         }
         // Each vertex moved by its two edges in turn, carried between them
-        // (read and written once, the same moves in the same order).
+        // (read and written once, the same moves in the same order); as
+        // vertex e + 1 is done, edge e's strain (`unresolved_strain`'s, of
+        // the positions written).
+        unresolved = -1.0;
         var x = pos_get(o);
+        var w = rest[o].inv_mass;
+        var done = Position(vec4<i32>(0), vec4<f32>(0.0));
+        var w_done = 0.0;
         for (var e = o; e < o + ne; e++) {
             let g = 2.0 * scratch[e].kb.xyz * scratch[e].s.x;
-            pos_set(e, moved(x, apply_inv_mass(e, g)));
-            x = moved(pos_get(e + 1u), -apply_inv_mass(e + 1u, g));
+            let xe = moved(x, apply_inv_mass_of(e, w, g));
+            pos_set(e, xe);
+            if (e > o) {
+                unresolved = max(unresolved, edge_unresolved(e - 1u, done, xe, w_done + w, tolerance));
+            }
+            done = xe;
+            w_done = w;
+            w = rest[e + 1u].inv_mass;
+            x = moved(pos_get(e + 1u), -apply_inv_mass_of(e + 1u, w, g));
         }
         pos_set(o + ne, x);
+        unresolved = max(unresolved, edge_unresolved(o + ne - 1u, done, x, w_done + w, tolerance));
         iterations++;
     }
     atomicMax(&stats[1], iterations);
-    if (stage_phase == 0u && unresolved_strain(r, tolerance, 4.0) > 0.0) {
+    if (stage_phase == 0u && unresolved > 0.0) {
         // Failed (src/cpu/project.rs `FastProjection::failed`); only the
         // plain projection can fail the run (src/cpu/mod.rs `substep`).
         let fail = max(tolerance, PROJECTION_FAIL_STRAIN);
