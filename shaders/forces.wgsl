@@ -70,17 +70,24 @@ fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: Materi
 // k+1 is complete once k is done: three running sums in registers, and every
 // vertex's force is written once, gravity and drag added as it is written.
 // The sweep carries the positions of k and k+1 down, so each is read once
-// (a software adapter reads storage lane by lane).
+// (a software adapter reads storage lane by lane). Cⱼ = ∂E_bend/∂θʲ is the
+// sum of the parts of edge j's two vertices, each its stencil's `c`
+// (`twist_gradient`'s terms): vertex k's stencil completes Cₖ before Sₖ is
+// used and starts Cₖ₋₁, so no gradient is read from memory.
 fn elastic_forces(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     let ne = n - 1u;
     let b = rods[r].bending.xyz;
     // Holonomy: Cⱼ = ∂E_bend/∂θʲ, except at a clamped last edge where
-    // Cₙ = −∂E_twist/∂θⁿ.
-    var s = scratch[o + ne - 1u].g.x;
-    if (rods[r].end_clamp != NONE) {
-        s = -scratch[o + ne - 1u].g.y;
+    // Cₙ = −∂E_twist/∂θⁿ = −2β(θⁿ − θⁿ⁻¹)/l̄ₙ (the last interior vertex's
+    // twisting term).
+    let end_clamped = rods[r].end_clamp != NONE;
+    var s = 0.0;
+    if (end_clamped && n >= 3u) {
+        let v = o + ne - 1u;
+        let m = frame[v].tangent.w - frame[v - 1u].tangent.w;
+        s = -(2.0 * rods[r].bending.w * m / rest[v].voronoi);
     }
     // Running sums for vertices k+1 and k.
     var f_next = vec3<real>(0.0);
@@ -90,11 +97,14 @@ fn elastic_forces(r: u32) {
     var x_next = pos_get(o + n - 1u);
     var x_cur = pos_get(o + n - 2u);
     for (var k = n - 2u; k >= 1u; k--) {
-        // Here s = Σ_{j≥k} Cⱼ.
         let v = o + k;
         let prev = edge_material_frame(v - 1u, false);
         let x_prev = pos_get(v - 1u);
         let st = bending_stencil(v, b, prev, next, x_prev, x_cur, x_next);
+        // Cₖ complete (but a clamped last edge's): here s = Σ_{j≥k} Cⱼ.
+        if (k + 2u < n || !end_clamped) {
+            s -= st.c.y;
+        }
         let g = st.grad;
         let hg = holonomy_gradient(st.kb, st.lens.x, st.lens.y);
         let sr = real(s);
@@ -105,7 +115,8 @@ fn elastic_forces(r: u32) {
         write_force(r, k + 1u, vec3<f32>(f_next), x_next);
         f_next = f_cur;
         f_cur = f_prev;
-        s += scratch[v - 1u].g.x;
+        // Vertex k's part of Cₖ₋₁.
+        s -= st.c.x;
         next = prev;
         x_next = x_cur;
         x_cur = x_prev;
@@ -146,8 +157,6 @@ fn write_force(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
 }
 
 fn forces_walk(r: u32) {
-    curvature_binormals(r);
-    twist_gradient(r, false, vec2<u32>(0u));
     elastic_forces(r);
 }
 

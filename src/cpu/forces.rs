@@ -16,7 +16,7 @@
 
 use glam::DVec3;
 
-use super::curvature::{apply_bending, curvature_binormal_gradient_t};
+use super::curvature::{apply_bending, curvature_binormal_gradient_t, rot_j};
 use super::frames::material_frame;
 use super::twist::{RodRest, vertex_curvatures};
 use crate::params::Wind;
@@ -45,7 +45,9 @@ pub fn holonomy_gradient(kb: DVec3, len_prev: f64, len_next: f64) -> [DVec3; 3] 
 /// The bending part of interior vertex `k`'s stencil, `∂E/∂x` on
 /// `xₖ₋₁, xₖ, xₖ₊₁` through `(κb)ₖ`: `(∇κb)ᵀ k` with
 /// `k = ∂E/∂(κb)ₖ = Σⱼ (g₁ m₂ʲ − g₂ m₁ʲ)`, `g = Bʲ(ωʲ − ω̄ʲ)/l̄ₖ`, over the
-/// material frames `prev`, `next` of edges k−1 and k. The GPU's twin
+/// material frames `prev`, `next` of edges k−1 and k; and the vertex's parts
+/// `cₖʲ = (Jωₖʲ)ᵀ Bʲ (ωₖʲ − ω̄ₖʲ)/l̄ₖ` of `Cⱼ = ∂E_bend/∂θʲ` for j = k−1, k
+/// (`Cⱼ = −cⱼʲ − cⱼ₊₁ʲ`, as `twist_gradient` sums them). The GPU's twin
 /// (shaders/forces.wgsl `bending_stencil`) computes it, and the sums of
 /// the terms it returns, in f64 where the device has it: the terms are
 /// ~100× the net force on a vertex.
@@ -56,28 +58,36 @@ pub fn bending_stencil(
     k: usize,
     prev: (DVec3, DVec3),
     next: (DVec3, DVec3),
-) -> [DVec3; 3] {
+) -> ([DVec3; 3], [f64; 2]) {
     let b = rest.material.bending;
     let w = vertex_curvatures(kb[k], prev, next);
     let l = rest.voronoi[k];
     let mut dk = DVec3::ZERO;
-    for ((wj, wbar), (m1, m2)) in w.iter().zip(&rest.rest_kappa[k]).zip([prev, next]) {
-        let g = apply_bending(b, *wj - *wbar) / l;
+    let mut c = [0.0; 2];
+    for (j, ((wj, wbar), (m1, m2))) in w
+        .iter()
+        .zip(&rest.rest_kappa[k])
+        .zip([prev, next])
+        .enumerate()
+    {
+        let bd = apply_bending(b, *wj - *wbar);
+        c[j] = rot_j(*wj).dot(bd) / l;
+        let g = bd / l;
         dk += m2 * g.x - m1 * g.y;
     }
     let e0 = pos[k] - pos[k - 1];
     let e1 = pos[k + 1] - pos[k];
-    curvature_binormal_gradient_t(e0, e1, kb[k], dk)
+    (curvature_binormal_gradient_t(e0, e1, kb[k], dk), c)
 }
 
-/// Elastic forces `−dE/dx` of one rod, added into `force`. `grad_bend` and
-/// `grad_twist` are `∂E/∂θ` split as `twist_gradient` returns them.
-/// The torque on a clamped end is `grad_bend + grad_twist` there (§8.2).
+/// Elastic forces `−dE/dx` of one rod, added into `force`.
 ///
 /// One sweep from the tip: at interior vertex k the bending term through
 /// `(κb)ₖ` and the holonomy term `Sₖ ∇ψₖ` (`Sₖ = Σ_{j≥k} Cⱼ`) both act on
 /// `xₖ₋₁, xₖ, xₖ₊₁`, so vertex k+1 is complete once k is done: three running
 /// sums, each vertex's force written once (the GPU kernel's memory pattern).
+/// `Cⱼ = ∂E_bend/∂θʲ` comes from the stencils themselves ([`bending_stencil`]'s
+/// parts): vertex k's completes `Cₖ` before `Sₖ` is used and starts `Cₖ₋₁`.
 #[allow(clippy::too_many_arguments)]
 pub fn elastic_forces(
     rest: RodRest,
@@ -86,28 +96,30 @@ pub fn elastic_forces(
     tangent: &[DVec3],
     ref_u: &[DVec3],
     theta: &[f64],
-    grad_bend: &[f64],
-    grad_twist: &[f64],
     end_clamped: bool,
     force: &mut [DVec3],
 ) {
     let n = pos.len();
     let ne = n - 1;
     // Holonomy: Cⱼ = ∂E_bend/∂θʲ, except at a clamped last edge where the
-    // total derivative leaves Cₙ = ∂E_bend/∂θⁿ − ∂E/∂θⁿ = −∂E_twist/∂θⁿ.
-    let mut s = if end_clamped {
-        -grad_twist[ne - 1]
-    } else {
-        grad_bend[ne - 1]
-    };
+    // total derivative leaves Cₙ = ∂E_bend/∂θⁿ − ∂E/∂θⁿ = −∂E_twist/∂θⁿ
+    // = −2β(θⁿ − θⁿ⁻¹)/l̄ₙ (the last interior vertex's twisting term).
+    let mut s = 0.0;
+    if end_clamped && n >= 3 {
+        let m = theta[ne - 1] - theta[ne - 2];
+        s = -(2.0 * rest.material.twist * m / rest.voronoi[ne - 1]);
+    }
     // Running sums for vertices k+1 and k.
     let mut f_next = DVec3::ZERO;
     let mut f_cur = DVec3::ZERO;
     let mut next = material_frame(tangent[ne - 1], ref_u[ne - 1], theta[ne - 1]);
     for k in (1..n - 1).rev() {
-        // Here s = Σ_{j≥k} Cⱼ.
         let prev = material_frame(tangent[k - 1], ref_u[k - 1], theta[k - 1]);
-        let g = bending_stencil(rest, pos, kb, k, prev, next);
+        let (g, c) = bending_stencil(rest, pos, kb, k, prev, next);
+        // Cₖ complete (but a clamped last edge's): here s = Σ_{j≥k} Cⱼ.
+        if k + 2 < n || !end_clamped {
+            s -= c[1];
+        }
         let hg = holonomy_gradient(
             kb[k],
             (pos[k] - pos[k - 1]).length(),
@@ -120,7 +132,8 @@ pub fn elastic_forces(
         force[k + 1] += f_next;
         f_next = f_cur;
         f_cur = f_prev;
-        s += grad_bend[k - 1];
+        // Vertex k's part of Cₖ₋₁.
+        s -= c[0];
         next = prev;
     }
     force[1] += f_next;
@@ -162,7 +175,7 @@ fn vertex_stencil(
 ) -> [DVec3; 3] {
     let prev = material_frame(tangent[k - 1], ref_u[k - 1], theta[k - 1]);
     let next = material_frame(tangent[k], ref_u[k], theta[k]);
-    let g = bending_stencil(rest, pos, kb, k, prev, next);
+    let (g, _) = bending_stencil(rest, pos, kb, k, prev, next);
     let hg = holonomy_gradient(
         kb[k],
         (pos[k] - pos[k - 1]).length(),

@@ -513,23 +513,9 @@ pub fn rod_forces(
     let n = pos.len();
     let mut kb = vec![DVec3::ZERO; n];
     curvature_binormals(pos, &mut kb);
-    let mut gb = vec![0.0; n - 1];
-    let mut gt = vec![0.0; n - 1];
-    twist_gradient(rest, &kb, tangent, ref_u, theta, &mut gb, &mut gt, None);
     force.fill(DVec3::ZERO);
     let end_clamped = matches!(rods.end[r], EndCondition::Clamped(_));
-    elastic_forces(
-        rest,
-        pos,
-        &kb,
-        tangent,
-        ref_u,
-        theta,
-        &gb,
-        &gt,
-        end_clamped,
-        force,
-    );
+    elastic_forces(rest, pos, &kb, tangent, ref_u, theta, end_clamped, force);
     let ext = External {
         gravity: params.gravity,
         wind: &params.wind,

@@ -1128,17 +1128,6 @@ impl GpuSimulator {
         s.into_iter().map(|s| dvec3(s.force)).collect()
     }
 
-    /// Per-edge `(∂E_bend/∂θ, ∂E_twist/∂θ)` of the last `forces` kernel, in
-    /// the `RodSet`'s flat edge order.
-    pub fn read_twist_gradient(&self) -> Vec<(f64, f64)> {
-        let s: Vec<GpuScratch> = self.read(&self.buffers.scratch, self.rods.vertex_count());
-        self.packing
-            .edge_index
-            .iter()
-            .map(|&i| (s[i].g[0] as f64, s[i].g[1] as f64))
-            .collect()
-    }
-
     /// Most twist Newton iterations and fast-projection iterations any rod
     /// used in the last submission.
     pub fn read_stats(&self) -> [u32; 2] {
