@@ -75,54 +75,66 @@ fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: Materi
 // (`twist_gradient`'s terms): vertex k's stencil completes Cₖ before Sₖ is
 // used and starts Cₖ₋₁, so no gradient is read from memory.
 fn elastic_forces(r: u32) {
+    var w = sweep_start(r);
+    for (var k = rods[r].vertex_count - 2u; k >= 1u; k--) {
+        let x = w.x_next;
+        write_force(r, k + 1u, sweep_vertex(r, k, &w), x);
+    }
+    write_force(r, 1u, vec3<f32>(w.f_next), w.x_next);
+    write_force(r, 0u, vec3<f32>(w.f_cur), w.x_cur);
+}
+
+// The sweep's state from one vertex to the next (`elastic_forces`): Sₖ (or
+// its part so far), the running sums of vertices k+1 and k, edge k's
+// material frame, the positions of k+1 and k.
+struct Sweep {
+    s: f32,
+    f_next: vec3<real>,
+    f_cur: vec3<real>,
+    next: MaterialFrame,
+    x_next: Position,
+    x_cur: Position,
+}
+
+fn sweep_start(r: u32) -> Sweep {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     let ne = n - 1u;
-    let b = rods[r].bending.xyz;
     // Holonomy: Cⱼ = ∂E_bend/∂θʲ, except at a clamped last edge where
     // Cₙ = −∂E_twist/∂θⁿ = −2β(θⁿ − θⁿ⁻¹)/l̄ₙ (the last interior vertex's
     // twisting term).
-    let end_clamped = rods[r].end_clamp != NONE;
     var s = 0.0;
-    if (end_clamped && n >= 3u) {
+    if (rods[r].end_clamp != NONE && n >= 3u) {
         let v = o + ne - 1u;
         let m = frame[v].tangent.w - frame[v - 1u].tangent.w;
         s = -(2.0 * rods[r].bending.w * m / rest[v].voronoi);
     }
-    // Running sums for vertices k+1 and k.
-    var f_next = vec3<real>(0.0);
-    var f_cur = vec3<real>(0.0);
-    var next = edge_material_frame(o + ne - 1u, false);
-    // Positions of vertices k+1 and k.
-    var x_next = pos_get(o + n - 1u);
-    var x_cur = pos_get(o + n - 2u);
-    for (var k = n - 2u; k >= 1u; k--) {
-        let v = o + k;
-        let prev = edge_material_frame(v - 1u, false);
-        let x_prev = pos_get(v - 1u);
-        let st = bending_stencil(v, b, prev, next, x_prev, x_cur, x_next);
-        // Cₖ complete (but a clamped last edge's): here s = Σ_{j≥k} Cⱼ.
-        if (k + 2u < n || !end_clamped) {
-            s -= st.c.y;
-        }
-        let g = st.grad;
-        let hg = holonomy_gradient(st.kb, st.lens.x, st.lens.y);
-        let sr = real(s);
-        f_next -= g.next + hg.next * sr;
-        f_cur -= g.mid + hg.mid * sr;
-        let f_prev = -(g.prev + hg.prev * sr);
-        // Vertex k+1 is complete.
-        write_force(r, k + 1u, vec3<f32>(f_next), x_next);
-        f_next = f_cur;
-        f_cur = f_prev;
-        // Vertex k's part of Cₖ₋₁.
-        s -= st.c.x;
-        next = prev;
-        x_next = x_cur;
-        x_cur = x_prev;
+    return Sweep(s, vec3<real>(0.0), vec3<real>(0.0), edge_material_frame(o + ne - 1u, false), pos_get(o + n - 1u), pos_get(o + n - 2u));
+}
+
+// Interior vertex k's stencil, in the sweep from the tip: returns vertex
+// k + 1's elastic force, complete, and moves the sweep down one vertex.
+fn sweep_vertex(r: u32, k: u32, w: ptr<function, Sweep>) -> vec3<f32> {
+    let v = rods[r].vertex_offset + k;
+    let prev = edge_material_frame(v - 1u, false);
+    let x_prev = pos_get(v - 1u);
+    let st = bending_stencil(v, rods[r].bending.xyz, prev, (*w).next, x_prev, (*w).x_cur, (*w).x_next);
+    // Cₖ complete (but a clamped last edge's): here s = Σ_{j≥k} Cⱼ.
+    if (k + 2u < rods[r].vertex_count || rods[r].end_clamp == NONE) {
+        (*w).s -= st.c.y;
     }
-    write_force(r, 1u, vec3<f32>(f_next), x_next);
-    write_force(r, 0u, vec3<f32>(f_cur), x_cur);
+    let g = st.grad;
+    let hg = holonomy_gradient(st.kb, st.lens.x, st.lens.y);
+    let sr = real((*w).s);
+    let done = vec3<f32>((*w).f_next - (g.next + hg.next * sr));
+    (*w).f_next = (*w).f_cur - (g.mid + hg.mid * sr);
+    (*w).f_cur = -(g.prev + hg.prev * sr);
+    // Vertex k's part of Cₖ₋₁.
+    (*w).s -= st.c.x;
+    (*w).next = prev;
+    (*w).x_next = (*w).x_cur;
+    (*w).x_cur = x_prev;
+    return done;
 }
 
 // Air velocity at x: U + g d̂ sin(2π(f t − d̂·x/λ)) (src/params.rs `Wind::at`).
@@ -135,8 +147,9 @@ fn wind_at(x: vec3<f32>) -> vec3<f32> {
 }
 
 // Gravity and linear drag −c L (v − w(x, t)) on local vertex i of rod r, L its
-// Voronoi length (src/cpu/forces.rs `external_forces`); x its position.
-fn external_force(r: u32, i: u32, x: Position) -> vec3<f32> {
+// Voronoi length (src/cpu/forces.rs `external_forces`); x its position, u
+// its velocity (used only where there is drag).
+fn external_force(r: u32, i: u32, x: Position, u: vec3<f32>) -> vec3<f32> {
     let v = rods[r].vertex_offset + i;
     let c = rods[r].drag;
     var len = rest[v].rest_len;
@@ -146,14 +159,19 @@ fn external_force(r: u32, i: u32, x: Position) -> vec3<f32> {
     len *= 0.5;
     var f = params.gravity.xyz * rest[v].mass;
     if (c > 0.0) {
-        f -= (vel[v].xyz - wind_at(rods[r].origin.xyz + position_f32(x))) * (c * len);
+        f -= (u - wind_at(rods[r].origin.xyz + position_f32(x))) * (c * len);
     }
     return f;
 }
 
-// x: the vertex's position.
+// x: the vertex's position; its velocity is read only where there is drag.
 fn write_force(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
-    scratch[rods[r].vertex_offset + i].force = vec4<f32>(elastic + external_force(r, i, x), 0.0);
+    let v = rods[r].vertex_offset + i;
+    var u = vec3<f32>(0.0);
+    if (rods[r].drag > 0.0) {
+        u = vel[v].xyz;
+    }
+    scratch[v].force = vec4<f32>(elastic + external_force(r, i, x, u), 0.0);
 }
 
 fn forces_walk(r: u32) {

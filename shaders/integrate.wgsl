@@ -25,10 +25,14 @@ fn integrate_vertex(v: u32) {
 
 // The symplectic Euler update of vertex v (the CPU's first loop).
 fn integrate_free_vertex(v: u32) {
+    integrate_free_vertex_from(v, pos_get(v), vel[v], scratch[v].force.xyz);
+}
+
+// `integrate_free_vertex` from vertex v's position, velocity (w: the count
+// of `project_velocity`, kept) and force as read.
+fn integrate_free_vertex_from(v: u32, old: Position, u_old: vec4<f32>, force: vec3<f32>) {
     let h = params.h;
-    let old = pos_get(v);
-    let u_old = vel[v];     // w: the count of `project_velocity`, kept
-    let u = u_old.xyz + scratch[v].force.xyz * (h * rest[v].inv_mass);
+    let u = u_old.xyz + force * (h * rest[v].inv_mass);
     let x = moved(old, u * h);
     vel[v] = vec4<f32>(u, u_old.w);
     pos_set(v, x);
@@ -50,22 +54,17 @@ fn integrate_anchored_vertex(v: u32, c: u32, slot: u32) {
     pos_unc[v] = x;
 }
 
-// `integrate` along rod r as the CPU runs it: every free vertex, then the
-// clamped ends' vertices, two per clamp. A walk over the rod (the walked
-// substep, one invocation per rod) thus reads a clamp and an anchor's pose
-// per clamped vertex only; in a per-vertex branch, a software adapter
-// would read them at every vertex, under a lane mask.
+// The vertices of rod r's clamps, after its free ones (src/cpu/mod.rs
+// `integrate`: its free loop, then `anchored_positions`), two per clamp, in
+// the walked substep (`substep_start_walk`, whose forces sweep integrates
+// the free ones). A software adapter thus reads a clamp and an anchor's
+// pose per clamped vertex only, not under a lane mask at every vertex.
 // Each clamped vertex is integrated once from its own old position: a rod
 // clamped at both ends has at least 4 vertices (src/build.rs), so the two
 // clamps' pairs never share a vertex.
-fn integrate_rod(r: u32) {
+fn integrate_clamped_ends(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
-    for (var v = o; v < o + n; v++) {
-        if (rest[v].clamp == NONE) {
-            integrate_free_vertex(v);
-        }
-    }
     let ends = vec2<u32>(rods[r].start_clamp, rods[r].end_clamp);
     for (var e = 0u; e < 2u; e++) {
         if (ends[e] != NONE) {

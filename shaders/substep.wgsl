@@ -187,15 +187,39 @@ fn project_walk(r: u32, shake: bool) -> u32 {
     return newton_projection(r, shake);
 }
 
+// forces, save_start (SHAKE) and integrate: the forces sweep
+// (`elastic_forces`'s, step for step), each vertex taken on through the
+// other two stages as its force is done (`start_vertex`), then the clamps'
+// vertices (`integrate_clamped_ends`).
 fn substep_start_walk(r: u32) {
-    forces_walk(r);
-    if (params.projection == PROJECTION_SHAKE) {
-        let o = rods[r].vertex_offset;
-        for (var v = o; v < o + rods[r].vertex_count; v++) {
-            pos_start[v] = pos_get(v);
-        }
+    var w = sweep_start(r);
+    for (var k = rods[r].vertex_count - 2u; k >= 1u; k--) {
+        let x = w.x_next;
+        start_vertex(r, k + 1u, sweep_vertex(r, k, &w), x);
     }
-    integrate_rod(r);
+    start_vertex(r, 1u, vec3<f32>(w.f_next), w.x_next);
+    start_vertex(r, 0u, vec3<f32>(w.f_cur), w.x_cur);
+    integrate_clamped_ends(r);
+}
+
+// Local vertex i of rod r once the sweep has its elastic force and x its
+// position: its force written (`write_force`'s), its position saved as the
+// substep's start (SHAKE), and unless a clamp holds it its symplectic Euler
+// update, from the position and velocity in registers
+// (`integrate_free_vertex_from`). The sweep reads no vertex again once its
+// force is done, and each vertex's update reads only its own values, so
+// this is `forces`, `save_start` and `integrate`'s free loop in turn.
+fn start_vertex(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
+    let v = rods[r].vertex_offset + i;
+    let u = vel[v];
+    let f = elastic + external_force(r, i, x, u.xyz);
+    scratch[v].force = vec4<f32>(f, 0.0);
+    if (params.projection == PROJECTION_SHAKE) {
+        pos_start[v] = x;
+    }
+    if (rest[v].clamp == NONE) {
+        integrate_free_vertex_from(v, x, u, f);
+    }
 }
 
 fn substep_finish_walk(r: u32) {
