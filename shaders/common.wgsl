@@ -255,8 +255,8 @@ struct Contact {
 struct GridVertex {
     group: u32,             // interaction group, or NONE
     mass_q: u32,            // mass in units of the group's mass unit (≤ 4095)
-    friction: f32,          // velocity blend per substep (0–1)
-    _pad0: u32,
+    friction: f32,          // velocity blend per substep (0–1); −1: the blend leaves it alone (inverse mass 0)
+    rod: u32,               // the vertex's rod (so the grid kernels need not read `rest`)
 }
 
 // One group's grid at one substep.

@@ -199,7 +199,7 @@ fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         return;
     }
     let g = grid_group_now(gv.group);
-    let q = grid_position(g, rods[rest[v].rod].origin.xyz + position_f32(pos[v]));
+    let q = grid_position(g, rods[gv.rod].origin.xyz + position_f32(pos[v]));
     if (q.w == 0) {
         grid_counter_add(GRID_OUTSIDE, 1u);
         return;
@@ -271,13 +271,14 @@ fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         return;
     }
     let gv = grid_vertex[v];
-    if (gv.group == NONE || rest[v].inv_mass == 0.0) {
+    // A vertex of inverse mass 0 (`GridVertex.friction` −1) is left alone.
+    if (gv.group == NONE || gv.friction < 0.0) {
         return;
     }
     let g = grid_group_now(gv.group);
     // Read once: a read-write buffer's loads are not merged by the compiler.
     let p = pos[v];
-    let q = grid_position(g, rods[rest[v].rod].origin.xyz + position_f32(p));
+    let q = grid_position(g, rods[gv.rod].origin.xyz + position_f32(p));
     if (q.w == 0) {
         return;
     }

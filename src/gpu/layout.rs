@@ -353,10 +353,13 @@ pub struct GpuGridVertex {
     pub group: u32,
     /// Mass in units of the group's mass unit (≤ 4095).
     pub mass_q: u32,
-    /// Velocity blend towards the grid per substep (0–1).
+    /// Velocity blend towards the grid per substep (0–1); −1 for a vertex
+    /// the blend leaves alone (inverse mass 0: held by a clamp), so that
+    /// `grid_blend` need not read `rest` to know.
     pub friction: f32,
-    /// Padding to the WGSL layout.
-    pub _pad0: u32,
+    /// The vertex's rod (`rest`'s `rod`, here so that the grid kernels read
+    /// one struct per vertex).
+    pub rod: u32,
 }
 const _: () = assert!(size_of::<GpuGridVertex>() == 16);
 
@@ -468,11 +471,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
         layout!("EdgeFrame", GpuEdgeFrame, [tangent, ref_u]),
         layout!("Scratch", GpuScratch, [kb, g, s, force]),
         layout!("Contact", GpuContact, [normal_depth, surface_velocity]),
-        layout!(
-            "GridVertex",
-            GpuGridVertex,
-            [group, mass_q, friction, _pad0]
-        ),
+        layout!("GridVertex", GpuGridVertex, [group, mass_q, friction, rod]),
         layout!(
             "GridGroup",
             GpuGridGroup,

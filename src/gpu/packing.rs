@@ -232,7 +232,8 @@ pub fn world_positions(origin: &[DVec3], pos: &[GpuPosition]) -> Vec<DVec3> {
     pos.iter().zip(origin).map(|(x, o)| *o + x.get()).collect()
 }
 
-/// Per vertex, its interaction group, quantised mass and friction factor.
+/// Per vertex, its interaction group, quantised mass, friction factor (−1
+/// where the blend leaves it alone: inverse mass 0) and rod.
 fn grid_vertices(rods: &RodSet) -> Vec<GpuGridVertex> {
     let inter = &rods.interaction;
     let mut out = vec![
@@ -242,13 +243,22 @@ fn grid_vertices(rods: &RodSet) -> Vec<GpuGridVertex> {
         };
         rods.vertex_count().max(1)
     ];
-    for (o, v) in out.iter_mut().zip(&inter.vertex) {
-        *o = GpuGridVertex {
-            group: v.group,
-            mass_q: v.mass_q,
-            friction: v.friction as f32,
-            _pad0: 0,
-        };
+    for r in 0..rods.rod_count() {
+        for i in rods.vertices(r) {
+            let Some(v) = inter.vertex.get(i) else {
+                break;
+            };
+            out[i] = GpuGridVertex {
+                group: v.group,
+                mass_q: v.mass_q,
+                friction: if rods.inv_mass[i] == 0.0 {
+                    -1.0
+                } else {
+                    v.friction as f32
+                },
+                rod: r as u32,
+            };
+        }
     }
     out
 }
