@@ -166,12 +166,20 @@ fn external_force(r: u32, i: u32, x: Position, u: vec3<f32>) -> vec3<f32> {
 
 // x: the vertex's position; its velocity is read only where there is drag.
 fn write_force(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
-    let v = rods[r].vertex_offset + i;
     var u = vec3<f32>(0.0);
     if (rods[r].drag > 0.0) {
-        u = vel[v].xyz;
+        u = vel[rods[r].vertex_offset + i].xyz;
     }
-    scratch[v].force = vec4<f32>(elastic + external_force(r, i, x, u), 0.0);
+    store_force(r, i, elastic, x, u);
+}
+
+// Local vertex i's total force, its elastic part given, x its position and
+// u its velocity: stored for `integrate` and `project_velocity`, and
+// returned.
+fn store_force(r: u32, i: u32, elastic: vec3<f32>, x: Position, u: vec3<f32>) -> vec3<f32> {
+    let f = elastic + external_force(r, i, x, u);
+    scratch[rods[r].vertex_offset + i].force = vec4<f32>(f, 0.0);
+    return f;
 }
 
 fn forces_walk(r: u32) {

@@ -115,22 +115,19 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     for (var e = o; e < o + ne; e++) {
         let xb = pos_get(e + 1u);
         let wb = rest[e + 1u].inv_mass;
-        if (wa + wb > 0.0) {
-            let strain = abs(length(displacement(xa, xb)) / rest[e].rest_len - 1.0);
-            m = max(m, strain - tolerance - ulps * F32_EPSILON);
-        }
+        m = max(m, edge_unresolved(e, xa, xb, wa + wb, tolerance, ulps));
         xa = xb;
         wa = wb;
     }
     return m;
 }
 
-// Edge e's part of `unresolved_strain` (4 ulps) from its two positions and
-// the sum of its ends' inverse masses: −1 for an edge that cannot move.
-fn edge_unresolved(e: u32, xa: Position, xb: Position, w: f32, tolerance: f32) -> f32 {
+// Edge e's part of `unresolved_strain` from its two positions and the sum
+// of its ends' inverse masses: −1 for an edge that cannot move.
+fn edge_unresolved(e: u32, xa: Position, xb: Position, w: f32, tolerance: f32, ulps: f32) -> f32 {
     if (w > 0.0) {
         let strain = abs(length(displacement(xa, xb)) / rest[e].rest_len - 1.0);
-        return strain - tolerance - 4.0 * F32_EPSILON;
+        return strain - tolerance - ulps * F32_EPSILON;
     }
     return -1.0;
 }
@@ -279,7 +276,7 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
             let xe = moved(x, apply_inv_mass_of(e, w, g));
             pos_set(e, xe);
             if (e > o) {
-                unresolved = max(unresolved, edge_unresolved(e - 1u, done, xe, w_done + w, tolerance));
+                unresolved = max(unresolved, edge_unresolved(e - 1u, done, xe, w_done + w, tolerance, 4.0));
             }
             done = xe;
             w_done = w;
@@ -287,7 +284,7 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
             x = moved(pos_get(e + 1u), -apply_inv_mass_of(e + 1u, w, g));
         }
         pos_set(o + ne, x);
-        unresolved = max(unresolved, edge_unresolved(o + ne - 1u, done, x, w_done + w, tolerance));
+        unresolved = max(unresolved, edge_unresolved(o + ne - 1u, done, x, w_done + w, tolerance, 4.0));
         iterations++;
     }
     atomicMax(&stats[1], iterations);

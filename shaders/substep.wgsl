@@ -190,7 +190,10 @@ fn project_walk(r: u32, shake: bool) -> u32 {
 // forces, save_start (SHAKE) and integrate: the forces sweep
 // (`elastic_forces`'s, step for step), each vertex taken on through the
 // other two stages as its force is done (`start_vertex`), then the clamps'
-// vertices (`integrate_clamped_ends`).
+// vertices (`integrate_clamped_ends`). The loop is `elastic_forces`'s with
+// `start_vertex` for `write_force`, written twice rather than chosen by a
+// flag: a flag would make the forces kernels use `pos_start` and `pos_unc`
+// too, past the 8 storage buffers a WebGPU device allows a staged kernel.
 fn substep_start_walk(r: u32) {
     var w = sweep_start(r);
     for (var k = rods[r].vertex_count - 2u; k >= 1u; k--) {
@@ -203,7 +206,7 @@ fn substep_start_walk(r: u32) {
 }
 
 // Local vertex i of rod r once the sweep has its elastic force and x its
-// position: its force written (`write_force`'s), its position saved as the
+// position: its force stored (`store_force`), its position saved as the
 // substep's start (SHAKE), and unless a clamp holds it its symplectic Euler
 // update, from the position and velocity in registers
 // (`integrate_free_vertex_from`). The sweep reads no vertex again once its
@@ -212,8 +215,7 @@ fn substep_start_walk(r: u32) {
 fn start_vertex(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
     let v = rods[r].vertex_offset + i;
     let u = vel[v];
-    let f = elastic + external_force(r, i, x, u.xyz);
-    scratch[v].force = vec4<f32>(f, 0.0);
+    let f = store_force(r, i, elastic, x, u.xyz);
     if (params.projection == PROJECTION_SHAKE) {
         pos_start[v] = x;
     }

@@ -250,7 +250,6 @@ fn scan_newton_step(
 /// largest `|xⱼ|`. `None` when a pivot is not positive, i.e. the shifted
 /// matrix is not positive definite; else `(slope, max |x|)`, the step in
 /// `x`. `factor` holds the elimination factors (length n − 1 at least).
-#[allow(clippy::too_many_arguments)] // the rows' parts as the kernel reads them
 pub fn newton_step(
     grad_bend: &[f64],
     grad_twist: &[f64],
