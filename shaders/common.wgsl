@@ -213,9 +213,9 @@ struct Colliders {
 
 // Per-vertex working memory of the per-rod kernels.
 struct Scratch {
-    kb: vec4<f32>,          // curvature binormal (κb)ᵢ
-    g: vec4<f32>,           // per edge: ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, off-diagonal
-    s: vec4<f32>,           // per edge: solution / right-hand side, elimination factor, trial θ (twist) or lower coupling (projection), gradient (the twist walk's Newton step)
+    kb: vec4<f32>,          // curvature binormal (κb)ᵢ, or per edge the projection's correction direction
+    g: vec4<f32>,           // per edge (twist): ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, off-diagonal
+    s: vec4<f32>,           // per edge: solution / (reduced) right-hand side, elimination factor (the projection walk's: the previous row's), trial θ (twist), gradient (the twist walk's Newton step)
     force: vec4<f32>,       // total force on the vertex (N), from `forces` to `integrate`
 }
 

@@ -30,14 +30,26 @@ fn apply_inv_mass(v: u32, x: vec3<f32>) -> vec3<f32> {
 // `apply_inv_mass` with vertex v's inverse mass w read already (a walk
 // carries it from edge to edge); its contact, in phase 1, read once.
 fn apply_inv_mass_of(v: u32, w: f32, x: vec3<f32>) -> vec3<f32> {
+    return inv_mass_applied(filter_contact(v), w, x);
+}
+
+// What `apply_inv_mass` needs of vertex v's contact: its normal and depth
+// in the filtered projection (phase 1), none in phase 0.
+fn filter_contact(v: u32) -> vec4<f32> {
     if (stage_phase == 1u) {
-        let c = contacts[v].normal_depth;
-        if (c.w != 0.0) {
-            if (c.w < 0.0) {
-                return vec3<f32>(0.0);
-            }
-            return (x - c.xyz * dot(c.xyz, x)) * w;
+        return contacts[v].normal_depth;
+    }
+    return vec4<f32>(0.0);
+}
+
+// `apply_inv_mass` from the vertex's inverse mass w and its `filter_contact`
+// c, both read already (a walk carries them from edge to edge).
+fn inv_mass_applied(c: vec4<f32>, w: f32, x: vec3<f32>) -> vec3<f32> {
+    if (c.w != 0.0) {
+        if (c.w < 0.0) {
+            return vec3<f32>(0.0);
         }
+        return (x - c.xyz * dot(c.xyz, x)) * w;
     }
     return x * w;
 }
@@ -137,37 +149,11 @@ fn strain_above(e: u32, tolerance: f32, ulps: f32) -> f32 {
     return edge_strain(e) - tolerance - ulps * F32_EPSILON;
 }
 
-// The tridiagonal system of the projection, g.z diagonal, g.w coupling to
-// edge e + 1 above the diagonal, s.z below it, right-hand side s.x (the
-// solution on return), elimination factors in s.y; false at a non-positive
-// pivot (src/cpu/project.rs `solve_tridiagonal_lu`).
-fn solve_tridiagonal_lu(a: u32, b: u32) -> bool {
-    var pivot = scratch[a].g.z;
-    if (!(pivot > 0.0)) {
-        return false;
-    }
-    scratch[a].s.x /= pivot;
-    for (var e = a + 1u; e < b; e++) {
-        let c = scratch[e - 1u].g.w / pivot;
-        let lower = scratch[e - 1u].s.z;
-        scratch[e - 1u].s.y = c;
-        pivot = scratch[e].g.z - lower * c;
-        if (!(pivot > 0.0)) {
-            return false;
-        }
-        scratch[e].s.x = (scratch[e].s.x - lower * scratch[e - 1u].s.x) / pivot;
-    }
-    for (var e = b - 1u; e > a; e--) {
-        scratch[e - 1u].s.x -= scratch[e - 1u].s.y * scratch[e].s.x;
-    }
-    return true;
-}
-
 // Newton's method on the edge-length constraints of rod r, moving the
 // vertices along the edge vectors in `scratch[e].kb`: `project_fast` sets
 // them to the iterate's edges at every iteration, `project_shake` to the
 // edges at the start of the substep once (src/cpu/project.rs
-// `newton_projection`).
+// `newton_projection`, whose two walks per iteration these are).
 // Returns the Newton iterations it took (0: the rod was within tolerance
 // and did not move).
 fn newton_projection(r: u32, shake: bool) -> u32 {
@@ -198,24 +184,35 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
             polish = false;
         }
         // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C(x) M⁻¹ ∇C(y)ᵀ) δλ = C(x), y the
-        // iterate (fast) or the start (SHAKE). An edge whose vertices are
-        // both anchored gets the row δλ = 0 and no coupling.
-        // In phase 1 vertices in contact move in their tangent plane only
-        // (`apply_inv_mass`); an edge that then cannot change its length
-        // gets the row δλ = 0 too.
-        // One walk along the rod builds row e and the coupling of rows e − 1
-        // and e, carrying edge e − 1's vector, direction and whether it is a
-        // row, and the far end's position and inverse mass, so that each
-        // position and inverse mass is read once (a software adapter reads
-        // storage lane by lane); the same values as a loop per part.
+        // iterate (fast) or the start (SHAKE), a tridiagonal system: Aⱼⱼ on
+        // the diagonal, Aⱼ,ⱼ₊₁ (`upper`) and Aⱼ₊₁,ⱼ (`lower`) beside it. An
+        // edge whose vertices are both anchored gets the row δλ = 0 and no
+        // coupling. In phase 1 vertices in contact move in their tangent
+        // plane only (`apply_inv_mass`); an edge that then cannot change its
+        // length gets the row δλ = 0 too.
+        // Two walks per iteration, as src/cpu/project.rs `eliminate_rows`
+        // and `substitute_and_move`. The first, along the rod, builds row e
+        // and the coupling of rows e − 1 and e and eliminates row e at once
+        // (the Thomas algorithm's forward sweep, pivot and reduced right-hand
+        // side carried), storing per row only what the way back needs: the
+        // reduced right-hand side and the previous row's elimination factor
+        // (`scratch[e].s`), and the edge direction (`kb`, fast projection).
+        // It carries edge e − 1's vector, direction and whether it is a row,
+        // and the far end's position, inverse mass and contact, so each is
+        // read once (a software adapter reads storage lane by lane).
         var xa = pos_get(o);
         var wa = rest[o].inv_mass;
+        var ca = filter_contact(o);
         var d_prev = vec3<f32>(0.0);
         var dir_prev = vec3<f32>(0.0);
         var row_prev = false;
+        var pivot = 0.0;
+        var rhs_prev = 0.0;
+        var eliminated = true;
         for (var e = o; e < o + ne; e++) {
             let xb = pos_get(e + 1u);
             let wb = rest[e + 1u].inv_mass;
+            let cb = filter_contact(e + 1u);
             let d = displacement(xa, xb);
             // This iteration's edge vectors (fast), saved before any vertex
             // moves (in the kb slot, which the next kernel to need it
@@ -226,65 +223,87 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
             } else {
                 scratch[e].kb = vec4<f32>(d, 0.0);
             }
-            let mb_dir = apply_inv_mass_of(e + 1u, wb, dir);
-            let diag = 4.0 * dot(d, apply_inv_mass_of(e, wa, dir) + mb_dir);
+            let ma_dir = inv_mass_applied(ca, wa, dir);
+            let diag_e = 4.0 * dot(d, ma_dir + inv_mass_applied(cb, wb, dir));
             let scale = 4.0 * length(d) * length(dir) * (wa + wb);
             // `edge_active`: a row of the system, or a fixed edge.
-            let row = wa + wb > 0.0 && diag > 1e-12 * scale;
+            let row = wa + wb > 0.0 && diag_e > 1e-12 * scale;
+            var diag = 1.0;
+            var rhs = 0.0;
             if (row) {
-                scratch[e].g.z = diag;
-                scratch[e].s.x = squared_length_error(xa, xb, rest[e].rest_len);
-            } else {
-                scratch[e].g.z = 1.0;
-                scratch[e].s.x = 0.0;
+                diag = diag_e;
+                rhs = squared_length_error(xa, xb, rest[e].rest_len);
             }
+            // Elimination factor of row e − 1: Aₑ₋₁,ₑ over its pivot.
+            var factor = 0.0;
             if (e > o) {
                 var upper = 0.0;
                 var lower = 0.0;
                 if (row_prev && row) {
                     // W of the shared vertex e: the one read for this edge.
-                    upper = -4.0 * dot(d_prev, apply_inv_mass_of(e, wa, dir));
+                    upper = -4.0 * dot(d_prev, ma_dir);
                     // Symmetric for fast projection (W is).
-                    lower = select(upper, -4.0 * dot(d, apply_inv_mass_of(e, wa, dir_prev)), shake);
+                    lower = select(upper, -4.0 * dot(d, inv_mass_applied(ca, wa, dir_prev)), shake);
                 }
-                scratch[e - 1u].g.w = upper;
-                scratch[e - 1u].s.z = lower;
+                factor = upper / pivot;
+                pivot = diag - lower * factor;
+                rhs = rhs - lower * rhs_prev;
+            } else {
+                pivot = diag;
             }
+            if (!(pivot > 0.0)) {
+                eliminated = false;
+                break;
+            }
+            rhs_prev = rhs / pivot;
+            scratch[e].s = vec4<f32>(rhs_prev, factor, 0.0, 0.0);
             xa = xb;
             wa = wb;
+            ca = cb;
             d_prev = d;
             dir_prev = dir;
             row_prev = row;
         }
-        scratch[o + ne - 1u].g.w = 0.0;
-        scratch[o + ne - 1u].s.z = 0.0;
-        if (!solve_tridiagonal_lu(o, o + ne)) {
+        if (!eliminated) {
             singular = 1u;
             break;
         }
-        // Each vertex moved by its two edges in turn, carried between them
-        // (read and written once, the same moves in the same order); as
-        // vertex e + 1 is done, edge e's strain (`unresolved_strain`'s, of
-        // the positions written).
+        // The second walk, back from the tip: row e's δλ by back
+        // substitution, then vertex e + 1 moved by its two edges in turn
+        // (edge e, of which it is the far end, then edge e + 1; the same moves
+        // in the same order as a walk from the root) and written once; as
+        // vertex e + 1 is done, edge e + 1's strain (`unresolved_strain`'s,
+        // of the positions written). Carried: edge e + 1's δλ, correction
+        // and elimination factor, and vertex e + 2.
         unresolved = -1.0;
-        var x = pos_get(o);
-        var w = rest[o].inv_mass;
-        var done = Position(vec4<i32>(0), vec4<f32>(0.0));
-        var w_done = 0.0;
-        for (var e = o; e < o + ne; e++) {
-            let g = 2.0 * scratch[e].kb.xyz * scratch[e].s.x;
-            let xe = moved(x, apply_inv_mass_of(e, w, g));
-            pos_set(e, xe);
-            if (e > o) {
-                unresolved = max(unresolved, edge_unresolved(e - 1u, done, xe, w_done + w, tolerance, 4.0));
+        var lambda_next = 0.0;
+        var g_next = vec3<f32>(0.0);
+        var factor_next = 0.0;
+        var x_next = Position(vec4<i32>(0), vec4<f32>(0.0));
+        var w_next = 0.0;
+        for (var k = ne; k > 0u; k--) {
+            let e = o + k - 1u;
+            let row = scratch[e].s;
+            let lambda = row.x - factor_next * lambda_next;
+            let g = 2.0 * scratch[e].kb.xyz * lambda;
+            let wb = rest[e + 1u].inv_mass;
+            let cb = filter_contact(e + 1u);
+            var xb = moved(pos_get(e + 1u), -inv_mass_applied(cb, wb, g));
+            if (k < ne) {
+                xb = moved(xb, inv_mass_applied(cb, wb, g_next));
+                unresolved = max(unresolved, edge_unresolved(e + 1u, xb, x_next, wb + w_next, tolerance, 4.0));
             }
-            done = xe;
-            w_done = w;
-            w = rest[e + 1u].inv_mass;
-            x = moved(pos_get(e + 1u), -apply_inv_mass_of(e + 1u, w, g));
+            pos_set(e + 1u, xb);
+            lambda_next = lambda;
+            g_next = g;
+            factor_next = row.y;
+            x_next = xb;
+            w_next = wb;
         }
-        pos_set(o + ne, x);
-        unresolved = max(unresolved, edge_unresolved(o + ne - 1u, done, x, w_done + w, tolerance, 4.0));
+        let w0 = rest[o].inv_mass;
+        let x0 = moved(pos_get(o), inv_mass_applied(filter_contact(o), w0, g_next));
+        pos_set(o, x0);
+        unresolved = max(unresolved, edge_unresolved(o, x0, x_next, w0 + w_next, tolerance, 4.0));
         iterations++;
     }
     atomicMax(&stats[1], iterations);

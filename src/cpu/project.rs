@@ -336,7 +336,11 @@ pub fn project_shake(
 
 /// Newton's method on the edge-length constraints of one rod, moving the
 /// vertices along the constraint gradients of `start` (SHAKE) or, when
-/// `start` is `None`, of the current iterate (fast projection).
+/// `start` is `None`, of the current iterate (fast projection). Each
+/// iteration is two walks over the rod, as its WGSL twin
+/// (shaders/project.wgsl `newton_projection`) makes them: `eliminate_rows`
+/// builds the tridiagonal system and eliminates it as it goes, then
+/// `substitute_and_move` solves it back from the tip and moves the vertices.
 #[allow(clippy::too_many_arguments)]
 fn newton_projection(
     pos: &mut [DVec3],
@@ -348,79 +352,161 @@ fn newton_projection(
     contact: &[Contact],
     filtered: bool,
 ) -> FastProjection {
-    let w = |k: usize, v: DVec3| apply_inv_mass(inv_mass[k], contact[k], filtered, v);
     let ne = rest_len.len();
     // Indices of the edges that can move.
     let active: Vec<usize> = (0..ne)
         .filter(|&j| inv_mass[j] + inv_mass[j + 1] > 0.0)
         .collect();
-    let m = active.len();
-    // The direction of each active edge's correction: its start edge (SHAKE).
-    let start_edges: Option<Vec<DVec3>> =
-        start.map(|s| active.iter().map(|&j| s[j + 1] - s[j]).collect());
-    let mut diag = vec![0.0; m];
-    let mut upper = vec![0.0; m];
-    let mut lower = vec![0.0; m];
-    let mut lambda = vec![0.0; m];
-    let mut scratch = vec![0.0; m];
+    // The direction of each edge's correction: its start edge (SHAKE).
+    let start_edges: Option<Vec<DVec3>> = start.map(|s| (0..ne).map(|j| s[j + 1] - s[j]).collect());
+    let mut rows = vec![EliminatedRow::default(); ne];
     let mut out = FastProjection {
         iterations: 0,
         max_strain: max_strain_of(pos, rest_len, &active),
         singular: false,
         converged: false,
     };
-    while out.max_strain > tolerance && out.iterations < max_iterations && m > 0 {
-        let e: Vec<DVec3> = active.iter().map(|&j| pos[j + 1] - pos[j]).collect();
-        let d = start_edges.as_deref().unwrap_or(&e);
-        for (a, &j) in active.iter().enumerate() {
-            diag[a] = 4.0 * e[a].dot(w(j, d[a]) + w(j + 1, d[a]));
-            // The GPU splits this at its position quanta
-            // (shaders/common.wgsl `squared_length_error`); the same value.
-            lambda[a] = e[a].length_squared() - rest_len[j] * rest_len[j];
-            // Coupling with the next active edge through their shared vertex
-            // (symmetric when d = e: W is).
-            (upper[a], lower[a]) = match active.get(a + 1) {
-                Some(&k) if k == j + 1 => {
-                    let u = -4.0 * e[a].dot(w(j + 1, d[a + 1]));
-                    let l = match start {
-                        None => u,
-                        Some(_) => -4.0 * e[a + 1].dot(w(j + 1, d[a])),
-                    };
-                    (u, l)
-                }
-                _ => (0.0, 0.0),
-            };
-        }
-        for a in 0..m {
-            let j = active[a];
-            let scale = 4.0 * e[a].length() * d[a].length() * (inv_mass[j] + inv_mass[j + 1]);
-            if diag[a] <= 1e-12 * scale {
-                diag[a] = 1.0;
-                lambda[a] = 0.0;
-                upper[a] = 0.0;
-                lower[a] = 0.0;
-                if a > 0 {
-                    upper[a - 1] = 0.0;
-                    lower[a - 1] = 0.0;
-                }
-            }
-        }
-        // Active edges that are not adjacent are uncoupled (no off-diagonal),
-        // so one tridiagonal solve covers every stretch of free edges.
-        if !solve_tridiagonal_lu(&diag, &upper, &lower, &mut lambda, &mut scratch) {
+    let system = ProjectionSystem {
+        inv_mass,
+        rest_len,
+        contact,
+        filtered,
+    };
+    while out.max_strain > tolerance && out.iterations < max_iterations && !active.is_empty() {
+        if !system.eliminate_rows(pos, start_edges.as_deref(), &mut rows) {
             out.singular = true;
             break;
         }
-        for (a, &j) in active.iter().enumerate() {
-            let g = 2.0 * d[a] * lambda[a];
-            pos[j] += w(j, g);
-            pos[j + 1] -= w(j + 1, g);
-        }
+        system.substitute_and_move(pos, &rows);
         out.iterations += 1;
         out.max_strain = max_strain_of(pos, rest_len, &active);
     }
     out.converged = out.max_strain <= tolerance;
     out
+}
+
+/// Row j of a Newton iteration's system once eliminated
+/// (`ProjectionSystem::eliminate_rows`): what the way back needs of it.
+#[derive(Clone, Copy, Debug, Default)]
+struct EliminatedRow {
+    /// The direction edge j's correction moves its ends along: the iterate's
+    /// edge (fast projection) or the start's (SHAKE).
+    dir: DVec3,
+    /// The reduced right-hand side.
+    rhs: f64,
+    /// Row j − 1's elimination factor `Aⱼ₋₁,ⱼ / pivotⱼ₋₁` (0 for row 0),
+    /// kept with row j as the GPU stores it.
+    factor: f64,
+}
+
+/// What a projection's system is made of besides the positions.
+struct ProjectionSystem<'a> {
+    inv_mass: &'a [f64],
+    rest_len: &'a [f64],
+    contact: &'a [Contact],
+    filtered: bool,
+}
+
+impl ProjectionSystem<'_> {
+    fn w(&self, k: usize, v: DVec3) -> DVec3 {
+        apply_inv_mass(self.inv_mass[k], self.contact[k], self.filtered, v)
+    }
+
+    /// The system `(∇C(x) M⁻¹ ∇C(y)ᵀ) δλ = C(x)` of one Newton iteration,
+    /// y the iterate (fast) or the start (SHAKE), built and eliminated in
+    /// one walk along the rod: row j is `Aⱼⱼ = 4 eʲ·(Wⱼ + Wⱼ₊₁) dʲ`,
+    /// `Cⱼ = |eʲ|² − |ēʲ|²`, coupled to row j − 1 by
+    /// `Aⱼ₋₁,ⱼ = −4 eʲ⁻¹·Wⱼ dʲ` and `Aⱼ,ⱼ₋₁ = −4 eʲ·Wⱼ dʲ⁻¹` (equal for fast
+    /// projection: W is symmetric), and eliminated as soon as it is built
+    /// (the forward sweep of `solve_tridiagonal_lu`, operation for
+    /// operation). An edge with both ends anchored, or one that filtered
+    /// vertices hold at its length (a diagonal ≤ 1e-12 of its scale), gets
+    /// the row δλ = 0 and no coupling, which splits the system into
+    /// independent runs of edges. Returns false at a non-positive pivot.
+    fn eliminate_rows(
+        &self,
+        pos: &[DVec3],
+        start_edges: Option<&[DVec3]>,
+        rows: &mut [EliminatedRow],
+    ) -> bool {
+        let (mut pivot, mut rhs_prev) = (0.0, 0.0);
+        let (mut e_prev, mut dir_prev, mut row_prev) = (DVec3::ZERO, DVec3::ZERO, false);
+        for (j, row_j) in rows.iter_mut().enumerate() {
+            let e = pos[j + 1] - pos[j];
+            let dir = start_edges.map_or(e, |s| s[j]);
+            let w = self.inv_mass[j] + self.inv_mass[j + 1];
+            let wa_dir = self.w(j, dir);
+            let diag_j = 4.0 * e.dot(wa_dir + self.w(j + 1, dir));
+            let scale = 4.0 * e.length() * dir.length() * w;
+            // Not a row only where the diagonal is at most 1e-12 of its
+            // scale: a NaN stays a row, so its pivot reports the system
+            // singular.
+            let row = w > 0.0
+                && !matches!(
+                    diag_j.partial_cmp(&(1e-12 * scale)),
+                    Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                );
+            let (diag, mut rhs) = if row {
+                // The GPU splits this at its position quanta
+                // (shaders/common.wgsl `squared_length_error`); the same value.
+                (
+                    diag_j,
+                    e.length_squared() - self.rest_len[j] * self.rest_len[j],
+                )
+            } else {
+                (1.0, 0.0)
+            };
+            let mut factor = 0.0;
+            if j > 0 {
+                let (upper, lower) = if row_prev && row {
+                    let u = -4.0 * e_prev.dot(wa_dir);
+                    let l = match start_edges {
+                        None => u,
+                        Some(_) => -4.0 * e.dot(self.w(j, dir_prev)),
+                    };
+                    (u, l)
+                } else {
+                    (0.0, 0.0)
+                };
+                factor = upper / pivot;
+                pivot = diag - lower * factor;
+                rhs -= lower * rhs_prev;
+            } else {
+                pivot = diag;
+            }
+            if pivot.is_nan() || pivot <= 0.0 {
+                return false;
+            }
+            rhs_prev = rhs / pivot;
+            *row_j = EliminatedRow {
+                dir,
+                rhs: rhs_prev,
+                factor,
+            };
+            (e_prev, dir_prev, row_prev) = (e, dir, row);
+        }
+        true
+    }
+
+    /// The eliminated system solved back from the tip (the back
+    /// substitution of `solve_tridiagonal_lu`) and each vertex moved by
+    /// `∓Wᵢ 2 dʲ δλⱼ` of its two edges as soon as both are known: vertex
+    /// j + 1 by edge j, of which it is the far end, then by edge j + 1, the
+    /// order of a walk from the root.
+    fn substitute_and_move(&self, pos: &mut [DVec3], rows: &[EliminatedRow]) {
+        let (mut lambda_next, mut g_next, mut factor_next) = (0.0, DVec3::ZERO, 0.0);
+        for (j, row) in rows.iter().enumerate().rev() {
+            let lambda = row.rhs - factor_next * lambda_next;
+            let g = 2.0 * row.dir * lambda;
+            let mut x = pos[j + 1] - self.w(j + 1, g);
+            if j + 1 < rows.len() {
+                x += self.w(j + 1, g_next);
+            }
+            pos[j + 1] = x;
+            (lambda_next, g_next, factor_next) = (lambda, g, row.factor);
+        }
+        pos[0] += self.w(0, g_next);
+    }
 }
 
 /// Solve the tridiagonal system with diagonal `diag`, `upper[i] = A[i][i+1]`

@@ -334,11 +334,14 @@ const _: () = assert!(size_of::<GpuContact>() == 32);
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuScratch {
-    /// Curvature binormal (κb)ᵢ; w unused.
+    /// Curvature binormal (κb)ᵢ, or per edge the projection's correction
+    /// direction; w unused.
     pub kb: [f32; 4],
-    /// Per edge: ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, coupling to the next edge.
+    /// Per edge (twist): ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, coupling to the next edge.
     pub g: [f32; 4],
-    /// Per edge: solution or right-hand side, elimination factor, trial θ (twist) or lower coupling (projection), gradient (the twist walk's Newton step).
+    /// Per edge: solution or (reduced) right-hand side; elimination factor (the
+    /// projection's walk: the previous row's); trial θ (twist); gradient (the
+    /// twist walk's Newton step).
     pub s: [f32; 4],
     /// Total force on the vertex (N), from `forces` to `integrate`; w unused.
     pub force: [f32; 4],
