@@ -13,19 +13,29 @@
 fn transport_rod(r: u32) {
     let o = rods[r].vertex_offset;
     let n_edges = rods[r].vertex_count - 1u;
+    // The walk carries the far end of the last edge and its new frame, so
+    // each position and frame is read once (a software adapter reads
+    // storage lane by lane); the same values as reading them back.
+    var xa = pos_get(o);
+    var xb = pos_get(o + 1u);
     // Time-parallel transport of u⁰ to the new first tangent.
-    let t0 = normalize(displacement(pos_get(o), pos_get(o + 1u)));
-    let u0 = parallel_transport(frame[o].ref_u.xyz, frame[o].tangent.xyz, t0);
+    let t0 = normalize(displacement(xa, xb));
+    let f0 = frame[o];
+    let u0 = parallel_transport(f0.ref_u.xyz, f0.tangent.xyz, t0);
     // Re-orthonormalise against round-off drift over many steps.
-    frame[o].ref_u = vec4<f32>(normalize(u0 - t0 * dot(u0, t0)), 0.0);
-    frame[o].tangent = vec4<f32>(t0, frame[o].tangent.w);
+    var u_prev = normalize(u0 - t0 * dot(u0, t0));
+    var t_prev = t0;
+    frame[o] = EdgeFrame(vec4<f32>(t0, f0.tangent.w), vec4<f32>(u_prev, 0.0));
     // Space-parallel transport along the rod.
     for (var j = 1u; j < n_edges; j++) {
         let e = o + j;
-        let t = normalize(displacement(pos_get(e), pos_get(e + 1u)));
-        let u = parallel_transport(frame[e - 1u].ref_u.xyz, frame[e - 1u].tangent.xyz, t);
-        frame[e].ref_u = vec4<f32>(normalize(u - t * dot(u, t)), 0.0);
-        frame[e].tangent = vec4<f32>(t, frame[e].tangent.w);
+        xa = xb;
+        xb = pos_get(e + 1u);
+        let t = normalize(displacement(xa, xb));
+        let u = parallel_transport(u_prev, t_prev, t);
+        u_prev = normalize(u - t * dot(u, t));
+        t_prev = t;
+        frame[e] = EdgeFrame(vec4<f32>(t, frame[e].tangent.w), vec4<f32>(u_prev, 0.0));
     }
 }
 
