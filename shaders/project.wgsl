@@ -137,8 +137,13 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
 // Edge e's part of `unresolved_strain` from its two positions and the sum
 // of its ends' inverse masses: −1 for an edge that cannot move.
 fn edge_unresolved(e: u32, xa: Position, xb: Position, w: f32, tolerance: f32, ulps: f32) -> f32 {
+    return edge_unresolved_of(rest[e].rest_len, xa, xb, w, tolerance, ulps);
+}
+
+// `edge_unresolved` of an edge of rest length l, read already.
+fn edge_unresolved_of(l: f32, xa: Position, xb: Position, w: f32, tolerance: f32, ulps: f32) -> f32 {
     if (w > 0.0) {
-        let strain = abs(length(displacement(xa, xb)) / rest[e].rest_len - 1.0);
+        let strain = abs(length(displacement(xa, xb)) / l - 1.0);
         return strain - tolerance - ulps * F32_EPSILON;
     }
     return -1.0;
@@ -196,7 +201,9 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
         // (the Thomas algorithm's forward sweep, pivot and reduced right-hand
         // side carried), storing per row only what the way back needs: the
         // reduced right-hand side and the previous row's elimination factor
-        // (`scratch[e].s`), and the edge direction (`kb`, fast projection).
+        // and, in the same store, the far end's inverse mass and the edge's
+        // rest length, which the way back then need not read (`scratch[e].s`);
+        // and the edge direction (`kb`, fast projection).
         // It carries edge e − 1's vector, direction and whether it is a row,
         // and the far end's position, inverse mass and contact, so each is
         // read once (a software adapter reads storage lane by lane).
@@ -228,11 +235,12 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
             let scale = 4.0 * length(d) * length(dir) * (wa + wb);
             // `edge_active`: a row of the system, or a fixed edge.
             let row = wa + wb > 0.0 && diag_e > 1e-12 * scale;
+            let rest_len = rest[e].rest_len;
             var diag = 1.0;
             var rhs = 0.0;
             if (row) {
                 diag = diag_e;
-                rhs = squared_length_error(xa, xb, rest[e].rest_len);
+                rhs = squared_length_error(xa, xb, rest_len);
             }
             // Elimination factor of row e − 1: Aₑ₋₁,ₑ over its pivot.
             var factor = 0.0;
@@ -256,7 +264,7 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
                 break;
             }
             rhs_prev = rhs / pivot;
-            scratch[e].s = vec4<f32>(rhs_prev, factor, 0.0, 0.0);
+            scratch[e].s = vec4<f32>(rhs_prev, factor, wb, rest_len);
             xa = xb;
             wa = wb;
             ca = cb;
@@ -273,12 +281,13 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
         // (edge e, of which it is the far end, then edge e + 1; the same moves
         // in the same order as a walk from the root) and written once; as
         // vertex e + 1 is done, edge e + 1's strain (`unresolved_strain`'s,
-        // of the positions written). Carried: edge e + 1's δλ, correction
-        // and elimination factor, and vertex e + 2.
+        // of the positions written). Carried: edge e + 1's δλ, correction,
+        // elimination factor and rest length, and vertex e + 2.
         unresolved = -1.0;
         var lambda_next = 0.0;
         var g_next = vec3<f32>(0.0);
         var factor_next = 0.0;
+        var len_next = 0.0;
         var x_next = Position(vec4<i32>(0), vec4<f32>(0.0));
         var w_next = 0.0;
         for (var k = ne; k > 0u; k--) {
@@ -286,24 +295,25 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
             let row = scratch[e].s;
             let lambda = row.x - factor_next * lambda_next;
             let g = 2.0 * scratch[e].kb.xyz * lambda;
-            let wb = rest[e + 1u].inv_mass;
+            let wb = row.z;
             let cb = filter_contact(e + 1u);
             var xb = moved(pos_get(e + 1u), -inv_mass_applied(cb, wb, g));
             if (k < ne) {
                 xb = moved(xb, inv_mass_applied(cb, wb, g_next));
-                unresolved = max(unresolved, edge_unresolved(e + 1u, xb, x_next, wb + w_next, tolerance, 4.0));
+                unresolved = max(unresolved, edge_unresolved_of(len_next, xb, x_next, wb + w_next, tolerance, 4.0));
             }
             pos_set(e + 1u, xb);
             lambda_next = lambda;
             g_next = g;
             factor_next = row.y;
+            len_next = row.w;
             x_next = xb;
             w_next = wb;
         }
         let w0 = rest[o].inv_mass;
         let x0 = moved(pos_get(o), inv_mass_applied(filter_contact(o), w0, g_next));
         pos_set(o, x0);
-        unresolved = max(unresolved, edge_unresolved(o, x0, x_next, w0 + w_next, tolerance, 4.0));
+        unresolved = max(unresolved, edge_unresolved_of(len_next, x0, x_next, w0 + w_next, tolerance, 4.0));
         iterations++;
     }
     atomicMax(&stats[1], iterations);

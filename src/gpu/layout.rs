@@ -340,8 +340,9 @@ pub struct GpuScratch {
     /// Per edge (twist): ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, coupling to the next edge.
     pub g: [f32; 4],
     /// Per edge: solution or (reduced) right-hand side; elimination factor (the
-    /// projection's walk: the previous row's); trial θ (twist); gradient (the
-    /// twist walk's Newton step).
+    /// projection's walk: the previous row's); trial θ (twist) or the far
+    /// end's inverse mass (the projection's walk); gradient (the twist walk's
+    /// Newton step) or the edge's rest length (the projection's walk).
     pub s: [f32; 4],
     /// Total force on the vertex (N), from `forces` to `integrate`; w unused.
     pub force: [f32; 4],
