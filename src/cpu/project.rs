@@ -302,7 +302,7 @@ pub fn project_fast(
 /// `x ← x − M⁻¹ ∇C(x₀)ᵀ δλ`. The matrix is tridiagonal along the rod but not
 /// symmetric: with `eʲ` the iterate's edges and `dʲ = e₀ʲ`,
 /// `Aⱼⱼ = 4 eʲ·(Wⱼ + Wⱼ₊₁) dʲ`, `Aⱼ,ⱼ₊₁ = −4 eʲ·Wⱼ₊₁ dʲ⁺¹`,
-/// `Aⱼ₊₁,ⱼ = −4 eʲ⁺¹·Wⱼ₊₁ dʲ` (`solve_tridiagonal_lu`). It is Newton's
+/// `Aⱼ₊₁,ⱼ = −4 eʲ⁺¹·Wⱼ₊₁ dʲ` (`ProjectionSystem::eliminate_rows`). It is Newton's
 /// method, so convergence is quadratic near the solution, as fast
 /// projection's. Anchored and filtered vertices are treated as in
 /// `project_fast` (`W = 0` for an anchored vertex: momentum is then not
@@ -703,6 +703,104 @@ mod tests {
         // (|e| − 1 = 0.01, e·d ≈ 1): strain ≈ s²/2 ≈ 5e-5.
         assert!(r.max_strain < 6e-5 && r.max_strain > 4e-5, "{r:?}");
         assert!(!r.converged);
+    }
+
+    /// One Newton iteration's two walks (`eliminate_rows`,
+    /// `substitute_and_move`) are the assembled system solved by
+    /// `solve_tridiagonal_lu` and applied edge by edge from the root,
+    /// operation for operation: the same positions to the bit. The rod has
+    /// an anchored edge in the middle (both ends w = 0, a row δλ = 0 that
+    /// splits the system), a filtered vertex in contact and one held by
+    /// static friction, and moves along its start edges (SHAKE) and along
+    /// its iterate's (fast).
+    #[test]
+    fn two_walks_are_the_thomas_solve_applied_from_the_root() {
+        let n = 9;
+        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+        let mut unit = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let mut noise = || DVec3::new(unit(), unit(), unit());
+        let rest_len: Vec<f64> = (0..n - 1).map(|j| 0.1 + 0.01 * j as f64).collect();
+        let mut start = vec![DVec3::ZERO; n];
+        for j in 1..n {
+            start[j] = start[j - 1] + DVec3::new(rest_len[j - 1], 0.0, 0.0) + noise() * 0.02;
+        }
+        let pos0: Vec<DVec3> = start.iter().map(|x| *x + noise() * 0.01).collect();
+        let inv_mass = [0.0, 2.0, 1.5, 0.0, 0.0, 1.0, 3.0, 2.5, 1.0];
+        let mut contact = vec![Contact::default(); n];
+        contact[2] = Contact {
+            normal: DVec3::new(0.0, 1.0, 0.0),
+            depth: 1e-3,
+            stuck: false,
+            surface_velocity: DVec3::ZERO,
+        };
+        contact[6] = Contact {
+            normal: DVec3::new(0.6, 0.8, 0.0),
+            depth: 2e-3,
+            stuck: true,
+            surface_velocity: DVec3::ZERO,
+        };
+        let start_edges: Vec<DVec3> = (0..n - 1).map(|j| start[j + 1] - start[j]).collect();
+        for shake in [false, true] {
+            let system = ProjectionSystem {
+                inv_mass: &inv_mass,
+                rest_len: &rest_len,
+                contact: &contact,
+                filtered: true,
+            };
+            let mut walked = pos0.clone();
+            let mut rows = vec![EliminatedRow::default(); n - 1];
+            let edges = shake.then_some(&start_edges[..]);
+            assert!(system.eliminate_rows(&walked, edges, &mut rows));
+            system.substitute_and_move(&mut walked, &rows);
+            // The same iteration assembled: rows, couplings, Thomas, moves.
+            let w = |k: usize, v: DVec3| apply_inv_mass(inv_mass[k], contact[k], true, v);
+            let e: Vec<DVec3> = (0..n - 1).map(|j| pos0[j + 1] - pos0[j]).collect();
+            let d = if shake { &start_edges } else { &e };
+            let mut row = vec![false; n - 1];
+            let (mut diag, mut rhs) = (vec![1.0; n - 1], vec![0.0; n - 1]);
+            for j in 0..n - 1 {
+                let dj = 4.0 * e[j].dot(w(j, d[j]) + w(j + 1, d[j]));
+                let scale = 4.0 * e[j].length() * d[j].length() * (inv_mass[j] + inv_mass[j + 1]);
+                row[j] = inv_mass[j] + inv_mass[j + 1] > 0.0 && dj > 1e-12 * scale;
+                if row[j] {
+                    diag[j] = dj;
+                    rhs[j] = e[j].length_squared() - rest_len[j] * rest_len[j];
+                }
+            }
+            assert!(!row[3], "the anchored edge is not a row");
+            let (mut upper, mut lower) = (vec![0.0; n - 1], vec![0.0; n - 1]);
+            for j in 0..n - 2 {
+                if row[j] && row[j + 1] {
+                    upper[j] = -4.0 * e[j].dot(w(j + 1, d[j + 1]));
+                    lower[j] = if shake {
+                        -4.0 * e[j + 1].dot(w(j + 1, d[j]))
+                    } else {
+                        upper[j]
+                    };
+                }
+            }
+            let mut scratch = vec![0.0; n - 1];
+            assert!(solve_tridiagonal_lu(
+                &diag,
+                &upper,
+                &lower,
+                &mut rhs,
+                &mut scratch
+            ));
+            let mut assembled = pos0.clone();
+            for j in 0..n - 1 {
+                let g = 2.0 * d[j] * rhs[j];
+                assembled[j] += w(j, g);
+                assembled[j + 1] -= w(j + 1, g);
+            }
+            assert_eq!(walked, assembled, "shake {shake}");
+            assert!(walked != pos0, "the iteration moved the rod");
+        }
     }
 
     /// The linear system of fast projection: one Newton step on a single
