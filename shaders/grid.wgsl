@@ -1,7 +1,7 @@
 // Hair–hair interaction through a grid (src/cpu/grid.rs, the CPU reference
 // of every function here; docs/INTERACTION.md for the design). Per
 // substep, after `integrate`: grid_clear (one invocation), grid_splat (per
-// vertex), grid_velocity (per node, leaving the nodes zero), grid_blend
+// vertex), grid_velocity (per node, leaving the nodes' sums zero), grid_blend
 // (per vertex).
 //
 // Fixed point, as on the CPU: grid position q = ⌊(x − origin)·scale⌋ in
@@ -53,7 +53,18 @@ const VELOCITY_LIMIT: f32 = 1073741824.0; // 2^30
 struct NodeMass {
     value: f32,             // as f32
     high: u32,              // ⌊mass/2³²⌋
+    fielded: bool,          // `NODE_FIELDED`: its field was written non-zero at the last grid_velocity
 }
+
+// Bit 62 of a node's 64-bit mass word (bit 30 of its high word): set by
+// `grid_velocity` on a node it wrote a field for (a node that held mass),
+// cleared once it has written that node's field back to zero. A mass sum
+// never reaches it (at most 2¹² · 2¹⁵ per vertex and node). So a node that
+// neither holds mass nor carries the flag has a zero field already, and
+// `grid_velocity` leaves it alone: the CPU's clear likewise zeroes the
+// fields of the nodes the last splat touched, and only those
+// (src/cpu/mod.rs, before `grid_splat`).
+const NODE_FIELDED_HIGH: u32 = 0x40000000u;
 
 // `quantise_velocity`: ⌊v·2^16⌋ clamped to ±2^30 before the conversion.
 fn quantise_velocity(v: vec3<f32>) -> vec3<i32> {
@@ -145,25 +156,32 @@ fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
     }
 }
 
-// Node k's mass as f32 and ⌊mass/2³²⌋ (`could_overflow`), read once.
+// Node k's mass as f32, ⌊mass/2³²⌋ (`could_overflow`) and its
+// `NODE_FIELDED` flag, read once.
 fn grid_node_mass(k: u32) -> NodeMass {
     let i = k * WORDS_PER_NODE;
-    let d = vec2<u32>(atomicLoad(&grid[i]), atomicLoad(&grid[i + 1u]));
-    return NodeMass(wide_f32(d), d.y);
+    let high = atomicLoad(&grid[i + 1u]);
+    let d = vec2<u32>(atomicLoad(&grid[i]), high & ~NODE_FIELDED_HIGH);
+    return NodeMass(wide_f32(d), d.y, (high & NODE_FIELDED_HIGH) != 0u);
 }
 
 // Node k's momentum as f32, its mass and momentum left zero for the next
-// splat: each word read and zeroed in one exchange.
+// splat, the mass word carrying `NODE_FIELDED`: each momentum word read and
+// zeroed in one exchange.
 fn grid_node_take_momentum(k: u32) -> vec3<f32> {
     let base = k * WORDS_PER_NODE;
     atomicStore(&grid[base], 0u);
-    atomicStore(&grid[base + 1u], 0u);
+    atomicStore(&grid[base + 1u], NODE_FIELDED_HIGH);
     var p = vec3<f32>(0.0);
     for (var a = 0u; a < 3u; a++) {
         let i = base + 2u + 2u * a;
         p[a] = wide_f32(vec2<u32>(atomicExchange(&grid[i], 0u), atomicExchange(&grid[i + 1u], 0u)));
     }
     return p;
+}
+// Node k's mass word zero, its `NODE_FIELDED` flag cleared.
+fn grid_node_unflag(k: u32) {
+    atomicStore(&grid[k * WORDS_PER_NODE + 1u], 0u);
 }
 // END grid accumulators
 
@@ -176,10 +194,10 @@ fn grid_group_now(group: u32) -> GridGroup {
     return grid_groups[grid_group_slot(group)];
 }
 
-// Kernel `grid_clear` (`GridNodes::clear`): one invocation. The nodes are
-// zero already: a new grid is, and `grid_velocity` zeroes each node it read
-// mass from, the only ones a splat touched (as the CPU's clear visits only
-// those). What is left is the substep's fastest velocity, which every
+// Kernel `grid_clear` (`GridNodes::clear`): one invocation. The nodes' sums
+// are zero already: a new grid's are, and `grid_velocity` zeroes each node
+// it read mass from, the only ones a splat touched (as the CPU's clear
+// visits only those), and sees to their fields (`NODE_FIELDED`). What is left is the substep's fastest velocity, which every
 // `grid_velocity` invocation reads, so it is reset here, before the splat
 // that raises it.
 @compute @workgroup_size(1)
@@ -226,12 +244,13 @@ fn could_overflow(mass_hi: u32, vmax: u32) -> bool {
     return vmax >= 0x40000000u || mass_hi == 0xffffffffu || mass_hi + 1u > 0x80000000u / vmax;
 }
 
-// Kernel `grid_velocity`: one invocation per node; velocity (m/s) and
-// pressure max(0, ρ/ρ₀ − 1) into `grid_fields`, and the node's accumulators
-// zeroed for the next splat once read (the pass over the nodes that
-// `grid_clear` would otherwise make; a node without mass holds nothing). A
-// node that could overflow records itself (largest node + 1) for the host to
-// stop the run.
+// Kernel `grid_velocity`: one invocation per node; a node with mass gets
+// its velocity (m/s) and pressure max(0, ρ/ρ₀ − 1) in `grid_fields`, its
+// accumulators zeroed for the next splat once read (the pass over the nodes
+// that `grid_clear` would otherwise make) and `NODE_FIELDED`; a node
+// without mass that carries the flag gets a zero field; no other node is
+// written (its field is zero already). A node that could overflow records
+// itself (largest node + 1) for the host to stop the run.
 @compute @workgroup_size(64)
 fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let k = invocation(gid, groups);
@@ -246,19 +265,21 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
             g = grid_group_slot(i);
         }
     }
-    // Every access a lane makes is paid for by all lanes on a software
-    // adapter, taken or not: one store of the fields, and an empty node's
-    // words neither re-read nor written.
+    // A node with mass gets its field and `NODE_FIELDED`; one without mass
+    // that carries the flag gets a zero field and loses the flag; any other
+    // node's field is zero already and it is left alone (most nodes: on a
+    // software adapter a store no lane makes costs next to nothing).
     let mass = grid_node_mass(k);
-    var field = vec4<f32>(0.0);
     if (mass.value != 0.0) {
         if (could_overflow(mass.high, grid_counter(GRID_VMAX))) {
             grid_counter_max(GRID_OVERFLOW, k + 1u);
         }
         let p = grid_node_take_momentum(k);
-        field = vec4<f32>(p / (mass.value * VELOCITY_SCALE), max(0.0, mass.value * grid_groups[g].pressure_scale - 1.0));
+        grid_fields[k] = vec4<f32>(p / (mass.value * VELOCITY_SCALE), max(0.0, mass.value * grid_groups[g].pressure_scale - 1.0));
+    } else if (mass.fielded) {
+        grid_fields[k] = vec4<f32>(0.0);
+        grid_node_unflag(k);
     }
-    grid_fields[k] = field;
 }
 
 // Kernel `grid_blend`: one invocation per vertex; friction toward the grid

@@ -39,20 +39,30 @@ fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
     }
 }
 
-// Node k's mass as f32 and ⌊mass/2³²⌋ (`could_overflow`), read once.
+// Bit 62 of a node's mass word (`NODE_FIELDED_HIGH` in shaders/grid.wgsl).
+const NODE_FIELDED: i64 = 0x4000000000000000li;
+
+// Node k's mass as f32, ⌊mass/2³²⌋ (`could_overflow`) and its
+// `NODE_FIELDED` flag, read once.
 fn grid_node_mass(k: u32) -> NodeMass {
-    let m = atomicLoad(&grid[k * 4u]);
-    return NodeMass(f32(m), u32(m >> 32u));
+    let word = atomicLoad(&grid[k * 4u]);
+    let m = word & ~NODE_FIELDED;
+    return NodeMass(f32(m), u32(m >> 32u), (word & NODE_FIELDED) != 0li);
 }
 
 // Node k's momentum as f32, its mass and momentum left zero for the next
-// splat: each momentum read and zeroed in one exchange.
+// splat, the mass word carrying `NODE_FIELDED`: each momentum read and
+// zeroed in one exchange.
 fn grid_node_take_momentum(k: u32) -> vec3<f32> {
-    atomicStore(&grid[k * 4u], 0li);
+    atomicStore(&grid[k * 4u], NODE_FIELDED);
     var p = vec3<f32>(0.0);
     for (var a = 0u; a < 3u; a++) {
         p[a] = f32(atomicExchange(&grid[k * 4u + 1u + a], 0li));
     }
     return p;
+}
+// Node k's mass word zero, its `NODE_FIELDED` flag cleared.
+fn grid_node_unflag(k: u32) {
+    atomicStore(&grid[k * 4u], 0li);
 }
 // END grid accumulators

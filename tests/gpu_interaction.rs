@@ -201,6 +201,78 @@ fn grid_matches_the_cpu(ctx: &GpuContext) {
     assert!(worst <= 1e-7 + 1e-5 * largest, "{worst}");
 }
 
+/// `grid_velocity` writes the field of a node that holds mass, and of one
+/// whose field it wrote at the last substep (shaders/grid.wgsl
+/// `NODE_FIELDED`), and leaves every other node alone. After a second
+/// splat from positions moved by 1.5 cells, the nodes only the first splat
+/// filled must read zero again, as on the CPU (whose clear zeroes the
+/// fields of the nodes the last splat touched): every field is the CPU's,
+/// none left over. Both accumulator forms.
+#[test]
+fn fields_left_by_an_earlier_substep_are_cleared() {
+    let ctx = gpu_i64();
+    fields_follow_the_cpu_across_substeps(&ctx);
+    fields_follow_the_cpu_across_substeps(&ctx.with_u32_grid());
+}
+
+fn fields_follow_the_cpu_across_substeps(ctx: &GpuContext) {
+    let mut g = moving_gpu(ctx);
+    let (t, h) = (g.time(), g.params().h());
+    for k in [Kernel::GridClear, Kernel::GridSplat, Kernel::GridVelocity] {
+        g.run_kernel(k, t, h);
+    }
+    let first = g.read_grid_fields(0);
+    let group = g.rods().interaction.groups[0].clone();
+    let mut state = g.read_state();
+    for p in state.pos.iter_mut() {
+        *p += DVec3::new(1.5 * group.cell, 0.0, 0.0);
+    }
+    g.write_state(&state);
+    for k in [Kernel::GridClear, Kernel::GridSplat, Kernel::GridVelocity] {
+        g.run_kernel(k, t, h);
+    }
+    let (_, nodes, s) = cpu_grid(&g, t + h);
+    let mut fields = Vec::new();
+    grid::grid_velocity(&nodes, group.pressure_scale(), s.vmax, &mut fields).unwrap();
+    let gpu_fields = g.read_grid_fields(0);
+    let emptied = (0..fields.len())
+        .filter(|&k| first[k] != [0.0; 4] && nodes.mass[k] == 0)
+        .count();
+    assert!(
+        emptied > 20,
+        "the move empties nodes the first splat filled: {emptied}"
+    );
+    let vmax = fields
+        .iter()
+        .map(|f| DVec3::new(f[0], f[1], f[2]).length())
+        .fold(0.0, f64::max);
+    let pmax = fields.iter().map(|f| f[3]).fold(0.0, f64::max);
+    for (k, (a, b)) in fields.iter().zip(&gpu_fields).enumerate() {
+        if nodes.mass[k] == 0 {
+            assert_eq!(
+                *b, [0.0; 4],
+                "node {k} holds no mass but a field (first splat: {:?})",
+                first[k]
+            );
+        }
+        for c in 0..3 {
+            assert!(
+                (a[c] - b[c]).abs() <= 4e-7 * vmax,
+                "node {k} velocity {a:?} vs {b:?}"
+            );
+        }
+        assert!(
+            (a[3] - b[3]).abs() <= 4e-7 * (1.0 + pmax),
+            "node {k} pressure {a:?} vs {b:?}"
+        );
+    }
+    let after = g.read_grid(0);
+    assert!(
+        after.mass.iter().all(|&m| m == 0) && after.momentum.iter().all(|p| *p == [0; 3]),
+        "grid_velocity left a node's sums behind"
+    );
+}
+
 /// A uniform velocity field: the blend asks for no change on the GPU either
 /// (each node's velocity is P/M of exact integers, rounded in f32; the
 /// friction term is then ~ε·|v|·h, far below the positions' own rounding).

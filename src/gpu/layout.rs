@@ -658,7 +658,7 @@ pub enum Kernel {
     /// rods, barriers between the stages.
     ContactPacked,
     /// Readies the hair–hair interaction grid for a splat: resets the
-    /// substep's fastest velocity (`GridVelocity` leaves the nodes zero).
+    /// substep's fastest velocity (`GridVelocity` leaves the nodes' sums zero).
     GridClear,
     /// Splats vertex mass and momentum onto the grid.
     GridSplat,

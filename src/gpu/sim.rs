@@ -1062,7 +1062,9 @@ impl GpuSimulator {
     }
 
     /// Group `g`'s node accumulators after the last grid kernel, as the
-    /// CPU's 64-bit integers.
+    /// CPU's 64-bit integers (the masses without `grid_velocity`'s flag of
+    /// the nodes whose field it wrote, `NODE_FIELDED` in
+    /// shaders/grid.wgsl, bit 62).
     pub fn read_grid(&self, g: usize) -> GridNodes {
         let n = *self.packing.node_offset.last().unwrap() * GRID_WORDS_PER_NODE;
         let words: Vec<u32> = self.read(&self.buffers.grid, n + GRID_COUNTERS);
@@ -1070,7 +1072,7 @@ impl GpuSimulator {
         let nodes = self.packing.node_offset[g]..self.packing.node_offset[g + 1];
         let mass: Vec<i64> = nodes
             .clone()
-            .map(|k| wide(k * GRID_WORDS_PER_NODE))
+            .map(|k| wide(k * GRID_WORDS_PER_NODE) & !(1 << 62))
             .collect();
         GridNodes {
             touched: (0..mass.len() as u32)
