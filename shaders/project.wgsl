@@ -24,13 +24,7 @@ const FAST_TOLERANCE_F32: f32 = 1e-6;
 // stuck one (static friction) not at all
 // (src/cpu/project.rs `apply_inv_mass`).
 fn apply_inv_mass(v: u32, x: vec3<f32>) -> vec3<f32> {
-    return apply_inv_mass_of(v, rest[v].inv_mass, x);
-}
-
-// `apply_inv_mass` with vertex v's inverse mass w read already (a walk
-// carries it from edge to edge); its contact, in phase 1, read once.
-fn apply_inv_mass_of(v: u32, w: f32, x: vec3<f32>) -> vec3<f32> {
-    return inv_mass_applied(filter_contact(v), w, x);
+    return inv_mass_applied(filter_contact(v), rest[v].inv_mass, x);
 }
 
 // What `apply_inv_mass` needs of vertex v's contact: its normal and depth

@@ -144,34 +144,13 @@ fn grid_matches_the_cpu(ctx: &GpuContext) {
     // node zero for the next splat (there is no pass that clears them).
     g.run_kernel(Kernel::GridVelocity, t, h);
     assert_eq!(g.read_grid_counters()[GRID_OVERFLOW], 0);
-    let after = g.read_grid(0);
-    assert!(
-        after.mass.iter().all(|&m| m == 0) && after.momentum.iter().all(|p| *p == [0; 3]),
-        "grid_velocity left a node's sums behind"
-    );
+    assert_sums_taken(&g);
     let group = g.rods().interaction.groups[0].clone();
     let mut fields = Vec::new();
     grid::grid_velocity(&nodes, group.pressure_scale(), s.vmax, &mut fields).unwrap();
     let gpu_fields = g.read_grid_fields(0);
-    let vmax = fields
-        .iter()
-        .map(|f| DVec3::new(f[0], f[1], f[2]).length())
-        .fold(0.0, f64::max);
-    let pmax = fields.iter().map(|f| f[3]).fold(0.0, f64::max);
+    let pmax = assert_fields_match(&fields, &gpu_fields);
     assert!(pmax > 0.0, "some node is above rest density");
-    for (k, (a, b)) in fields.iter().zip(&gpu_fields).enumerate() {
-        // f32 conversion and division: a few ε of the largest values.
-        for c in 0..3 {
-            assert!(
-                (a[c] - b[c]).abs() <= 4e-7 * vmax,
-                "node {k} velocity {a:?} vs {b:?}"
-            );
-        }
-        assert!(
-            (a[3] - b[3]).abs() <= 4e-7 * (1.0 + pmax),
-            "node {k} pressure {a:?} vs {b:?}"
-        );
-    }
     // grid_blend: the position change of every free vertex.
     let before = g.read_vertices(VertexBuffer::Pos);
     let pos32 = g.read_grid_positions();
@@ -199,6 +178,39 @@ fn grid_matches_the_cpu(ctx: &GpuContext) {
     assert!(largest > 1e-5, "the blend moves vertices: {largest}");
     // f32 positions of ~0.3 m round to 3e-8 m; the move itself to ~1e-6 of it.
     assert!(worst <= 1e-7 + 1e-5 * largest, "{worst}");
+}
+
+/// Every node's GPU field against the CPU's: f32 conversion and division,
+/// a few ε of the largest values. Returns the largest CPU pressure.
+fn assert_fields_match(cpu: &[[f64; 4]], gpu: &[[f64; 4]]) -> f64 {
+    let vmax = cpu
+        .iter()
+        .map(|f| DVec3::new(f[0], f[1], f[2]).length())
+        .fold(0.0, f64::max);
+    let pmax = cpu.iter().map(|f| f[3]).fold(0.0, f64::max);
+    for (k, (a, b)) in cpu.iter().zip(gpu).enumerate() {
+        for c in 0..3 {
+            assert!(
+                (a[c] - b[c]).abs() <= 4e-7 * vmax,
+                "node {k} velocity {a:?} vs {b:?}"
+            );
+        }
+        assert!(
+            (a[3] - b[3]).abs() <= 4e-7 * (1.0 + pmax),
+            "node {k} pressure {a:?} vs {b:?}"
+        );
+    }
+    pmax
+}
+
+/// `grid_velocity` leaves every node's sums zero for the next splat (there
+/// is no pass that clears them).
+fn assert_sums_taken(g: &GpuSimulator) {
+    let after = g.read_grid(0);
+    assert!(
+        after.mass.iter().all(|&m| m == 0) && after.momentum.iter().all(|p| *p == [0; 3]),
+        "grid_velocity left a node's sums behind"
+    );
 }
 
 /// `grid_velocity` writes the field of a node that holds mass, and of one
@@ -242,12 +254,7 @@ fn fields_follow_the_cpu_across_substeps(ctx: &GpuContext) {
         emptied > 20,
         "the move empties nodes the first splat filled: {emptied}"
     );
-    let vmax = fields
-        .iter()
-        .map(|f| DVec3::new(f[0], f[1], f[2]).length())
-        .fold(0.0, f64::max);
-    let pmax = fields.iter().map(|f| f[3]).fold(0.0, f64::max);
-    for (k, (a, b)) in fields.iter().zip(&gpu_fields).enumerate() {
+    for (k, b) in gpu_fields.iter().enumerate() {
         if nodes.mass[k] == 0 {
             assert_eq!(
                 *b, [0.0; 4],
@@ -255,22 +262,9 @@ fn fields_follow_the_cpu_across_substeps(ctx: &GpuContext) {
                 first[k]
             );
         }
-        for c in 0..3 {
-            assert!(
-                (a[c] - b[c]).abs() <= 4e-7 * vmax,
-                "node {k} velocity {a:?} vs {b:?}"
-            );
-        }
-        assert!(
-            (a[3] - b[3]).abs() <= 4e-7 * (1.0 + pmax),
-            "node {k} pressure {a:?} vs {b:?}"
-        );
     }
-    let after = g.read_grid(0);
-    assert!(
-        after.mass.iter().all(|&m| m == 0) && after.momentum.iter().all(|p| *p == [0; 3]),
-        "grid_velocity left a node's sums behind"
-    );
+    assert_fields_match(&fields, &gpu_fields);
+    assert_sums_taken(&g);
 }
 
 /// A uniform velocity field: the blend asks for no change on the GPU either
