@@ -205,19 +205,46 @@ fn grid_clear() {
     grid_counter_zero(GRID_VMAX);
 }
 
-// Kernel `grid_splat` (`grid_splat`): one invocation per vertex.
+// Kernel `grid_splat` (`grid_splat`): one invocation per vertex. The fused
+// halves of a substep run the same function on their own vertices
+// (`substep_start_rod`, `substep_start`, shaders/substep.wgsl).
 @compute @workgroup_size(64)
 fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);
-    if (v >= params.vertex_count) {
-        return;
+    if (v < params.vertex_count) {
+        grid_splat_vertex(v);
     }
+}
+
+// Vertex v's mass and momentum added to the 8 nodes of its cell.
+fn grid_splat_vertex(v: u32) {
     let gv = grid_vertex[v];
-    if (gv.group == NONE || gv.mass_q == 0u) {
+    if (gv.group != NONE && gv.mass_q != 0u) {
+        grid_splat_at(grid_group_now(gv.group), rods[gv.rod].origin.xyz, v, gv.mass_q);
+    }
+}
+
+// `grid_splat_vertex` for each vertex of rod r, its group's grid and the
+// rod's origin read once (a rod's vertices share its group).
+fn grid_splat_rod(r: u32) {
+    let o = rods[r].vertex_offset;
+    let group = grid_vertex[o].group;
+    if (group == NONE) {
         return;
     }
-    let g = grid_group_now(gv.group);
-    let q = grid_position(g, rods[gv.rod].origin.xyz + position_f32(pos[v]));
+    let g = grid_group_now(group);
+    let origin = rods[r].origin.xyz;
+    for (var v = o; v < o + rods[r].vertex_count; v++) {
+        let mass_q = grid_vertex[v].mass_q;
+        if (mass_q != 0u) {
+            grid_splat_at(g, origin, v, mass_q);
+        }
+    }
+}
+
+// Vertex v (quantised mass mass_q) splatted into grid g; origin: its rod's.
+fn grid_splat_at(g: GridGroup, origin: vec3<f32>, v: u32, mass_q: u32) {
+    let q = grid_position(g, origin + position_f32(pos_get(v)));
     if (q.w == 0) {
         grid_counter_add(GRID_OUTSIDE, 1u);
         return;
@@ -232,7 +259,7 @@ fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     }
     for (var c = 0u; c < 8u; c++) {
         let kw = corner(g, q.xyz, c);
-        grid_node_add(kw.x, kw.y * gv.mass_q, vq);
+        grid_node_add(kw.x, kw.y * mass_q, vq);
     }
 }
 
@@ -284,22 +311,48 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
 
 // Kernel `grid_blend`: one invocation per vertex; friction toward the grid
 // velocity and the push down the pressure gradient, as a position change
-// that `project_velocity` turns into velocity.
+// that `project_velocity` turns into velocity. The fused halves of a
+// substep run the same function on their own vertices (`substep_finish_rod`,
+// `substep_finish`, shaders/substep.wgsl).
 @compute @workgroup_size(64)
 fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);
-    if (v >= params.vertex_count) {
-        return;
+    if (v < params.vertex_count) {
+        grid_blend_vertex(v);
     }
+}
+
+fn grid_blend_vertex(v: u32) {
     let gv = grid_vertex[v];
     // A vertex of inverse mass 0 (`GridVertex.friction` −1) is left alone.
-    if (gv.group == NONE || gv.friction < 0.0) {
+    if (gv.group != NONE && gv.friction >= 0.0) {
+        grid_blend_at(grid_group_now(gv.group), rods[gv.rod].origin.xyz, v, gv.friction);
+    }
+}
+
+// `grid_blend_vertex` for each vertex of rod r, its group's grid and the
+// rod's origin read once (a rod's vertices share its group).
+fn grid_blend_rod(r: u32) {
+    let o = rods[r].vertex_offset;
+    let group = grid_vertex[o].group;
+    if (group == NONE) {
         return;
     }
-    let g = grid_group_now(gv.group);
+    let g = grid_group_now(group);
+    let origin = rods[r].origin.xyz;
+    for (var v = o; v < o + rods[r].vertex_count; v++) {
+        let friction = grid_vertex[v].friction;
+        if (friction >= 0.0) {
+            grid_blend_at(g, origin, v, friction);
+        }
+    }
+}
+
+// Vertex v (velocity blend `friction`) blended with grid g; origin: its rod's.
+fn grid_blend_at(g: GridGroup, origin: vec3<f32>, v: u32, friction: f32) {
     // Read once: a read-write buffer's loads are not merged by the compiler.
-    let p = pos[v];
-    let q = grid_position(g, rods[gv.rod].origin.xyz + position_f32(p));
+    let p = pos_get(v);
+    let q = grid_position(g, origin + position_f32(p));
     if (q.w == 0) {
         return;
     }
@@ -328,5 +381,5 @@ fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if (len > g.max_push) {
         push *= g.max_push / len;
     }
-    pos[v] = moved(p, (grid_v - own) * (gv.friction * params.h) + push);
+    pos_set(v, moved(p, (grid_v - own) * (friction * params.h) + push));
 }

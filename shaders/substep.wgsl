@@ -3,10 +3,14 @@
 // other in one dispatch, one workgroup per pack of rods (src/gpu/pack.rs),
 // with a barrier between stages. Every stage of a pack touches only the
 // pack's own vertices, so no stage waits for another workgroup, except
-// hair–hair interaction: with it, a substep is `substep_start` (forces,
-// save_start, integrate), the four grid kernels, then `substep_finish`
-// (projection, contact, filtered projection, contact, project_velocity,
-// frames, twist); without it, `substep` runs both halves. Each stage is the
+// hair–hair interaction: with it, a substep is `grid_clear`, `substep_start`
+// (forces, save_start, integrate, then `grid_splat` of the pack's own
+// vertices), `grid_velocity` (which needs every rod's splat), then
+// `substep_finish` (`grid_blend` of the pack's own vertices, projection,
+// contact, filtered projection, contact, project_velocity, frames, twist);
+// without it, `substep` runs both halves. The splat and the blend are per
+// vertex, so each half runs them on its own vertices in the order the CPU
+// runs them over all rods (src/cpu/mod.rs `interact`, between the halves). Each stage is the
 // function its own kernel runs (`forces_pack`, `project_pack`, ...), so the
 // fused and staged forms compute the same thing in the same order.
 // The Jacobi projection, whose passes ping-pong between buffers, keeps the
@@ -145,6 +149,11 @@ fn substep_start(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     stage_barrier();
     substep_start_pack(w, lid);
     stage_barrier();
+    let range = pack_vertex_range(w);
+    for (var i = lid; i < range.y; i += WORKGROUP) {
+        grid_splat_vertex(range.x + i);
+    }
+    stage_barrier();
     resident_store(w, lid);
 }
 
@@ -155,6 +164,11 @@ fn substep_finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
         return;
     }
     resident_load(w, lid);
+    stage_barrier();
+    let range = pack_vertex_range(w);
+    for (var i = lid; i < range.y; i += WORKGROUP) {
+        grid_blend_vertex(range.x + i);
+    }
     stage_barrier();
     substep_finish_pack(w, lid);
     stage_barrier();
@@ -261,6 +275,7 @@ fn substep_start_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
         substep_start_walk(r);
+        grid_splat_rod(r);
     }
 }
 
@@ -268,6 +283,7 @@ fn substep_start_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
 fn substep_finish_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
+        grid_blend_rod(r);
         substep_finish_walk(r);
     }
 }

@@ -1211,7 +1211,12 @@ pub fn starting_inside(rods: &RodSet, state: &State) -> Option<(usize, usize, f6
 /// project, contact\] when there are colliders; project_velocity, frames
 /// and twist). The GPU's staged schedule (`GpuSimulator::encode_substep`)
 /// runs the same stages over every rod one after another; rods do not
-/// couple within a half, so both orders give the same result.
+/// couple within a half, so both orders give the same result. The GPU's
+/// fused halves also take in the grid's per-vertex stages, each on its own
+/// vertices: `grid_splat` ends `substep_start` and `grid_blend` begins
+/// `substep_finish` (integer sums, the same in any order; a blend reads
+/// only its own vertex and the fields), with `grid_clear` before the start
+/// and `grid_velocity` between the halves.
 pub fn substep(
     rods: &RodSet,
     params: &SimParams,

@@ -99,7 +99,7 @@ pub const PROJECTION_JACOBI: u32 = 3;
 /// WebGPU's default 8: the fused kernels are built only on a device that
 /// allows this many (`walked_fused_supported`), the packed ones only where
 /// it also allows `FUSED_WORKGROUP_BYTES` (`fused_supported`).
-pub const FUSED_STORAGE_BUFFERS: u32 = 12;
+pub const FUSED_STORAGE_BUFFERS: u32 = 15;
 
 /// Workgroup memory of the packed fused substep kernels (the union of their
 /// stages' arrays, 26,120 B, and the pack's positions resident for the
@@ -913,13 +913,35 @@ impl Kernel {
             Kernel::GridVelocity => &[GRID_GROUPS, GRID, GRID_FIELDS],
             Kernel::GridBlend => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID_FIELDS],
             Kernel::WorldPositions => &[POS, WORLD_POS],
-            Kernel::SubstepStart | Kernel::SubstepStartRod => {
-                &[POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, POS_START]
-            }
-            Kernel::SubstepFinish
-            | Kernel::Substep
-            | Kernel::SubstepFinishRod
-            | Kernel::SubstepRod => &[
+            Kernel::SubstepStart | Kernel::SubstepStartRod => &[
+                POS,
+                VEL,
+                POS_UNC,
+                FRAME,
+                CLAMPS,
+                SCRATCH,
+                POS_START,
+                GRID_VERTEX,
+                GRID_GROUPS,
+                GRID,
+            ],
+            Kernel::SubstepFinish | Kernel::SubstepFinishRod => &[
+                POS,
+                VEL,
+                POS_UNC,
+                FRAME,
+                CLAMPS,
+                SCRATCH,
+                STATS,
+                CONTACTS,
+                COLLIDERS,
+                SDF,
+                POS_START,
+                GRID_VERTEX,
+                GRID_GROUPS,
+                GRID_FIELDS,
+            ],
+            Kernel::Substep | Kernel::SubstepRod => &[
                 POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, STATS, CONTACTS, COLLIDERS, SDF,
                 POS_START,
             ],

@@ -184,9 +184,10 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Di
     };
     if let Some([start, finish, whole]) = fused {
         return if rods.interaction.is_active() {
-            std::iter::once(start)
-                .chain(grid)
-                .chain([finish])
+            // grid_splat ends the first half and grid_blend begins the
+            // second, on each rod's own vertices.
+            [Kernel::GridClear, start, Kernel::GridVelocity, finish]
+                .into_iter()
                 .map(|k| Dispatch::of(k, 0))
                 .collect()
         } else {
@@ -316,7 +317,10 @@ mod tests {
     }
 
     /// The fused form is one dispatch a substep, split around the grid with
-    /// hair–hair interaction; with Jacobi it is the packed schedule.
+    /// hair–hair interaction (the halves splat and blend their own
+    /// vertices, so only the clear and `grid_velocity`, which need every
+    /// rod's splat, are dispatches of their own); with Jacobi it is the
+    /// packed schedule.
     #[test]
     fn fused_form_is_one_dispatch_or_two_around_the_grid() {
         // The bench's hair: fast projection, colliders, interaction.
@@ -333,25 +337,11 @@ mod tests {
         assert!(rods.interaction.is_active());
         assert_eq!(
             kernels(&rods, &params, Form::Fused),
-            [
-                SubstepStart,
-                GridClear,
-                GridSplat,
-                GridVelocity,
-                GridBlend,
-                SubstepFinish
-            ]
+            [GridClear, SubstepStart, GridVelocity, SubstepFinish]
         );
         assert_eq!(
             kernels(&rods, &params, Form::WalkedFused),
-            [
-                SubstepStartRod,
-                GridClear,
-                GridSplat,
-                GridVelocity,
-                GridBlend,
-                SubstepFinishRod
-            ]
+            [GridClear, SubstepStartRod, GridVelocity, SubstepFinishRod]
         );
         // The buffer-positions build of the fused kernels runs the same.
         assert_eq!(
