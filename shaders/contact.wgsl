@@ -259,15 +259,74 @@ struct VertexContact {
     tunnels: vec3<u32>,
 }
 
-// Contact of one vertex with every collider in turn (src/cpu/contact.rs
-// `contact_vertex`): the new position, the deepest contact (phase 0: the
-// vertex's contact anew) and any tunnelling, in registers; the callers
-// store them.
+// A sphere holding collider k's shape at the end of the substep (centre
+// relative to `origin`, radius), w < 0 for a plane or an SDF
+// (src/cpu/contact.rs `bounding_sphere`).
+fn bounding_sphere(c: Collider, k: u32, origin: vec3<f32>) -> vec4<f32> {
+    if (c.kind != SPHERE && c.kind != CAPSULE) {
+        return vec4<f32>(0.0, 0.0, 0.0, -1.0);
+    }
+    let pivot = params.collider_end[k].offset.xyz - origin;
+    let s = params.collider_now[k];
+    let a = pivot + s.p0.xyz;
+    if (c.kind == SPHERE) {
+        return vec4<f32>(a, c.radius);
+    }
+    let b = pivot + s.p1.xyz;
+    return vec4<f32>(0.5 * (a + b), 0.5 * length(b - a) + c.radius);
+}
+
+// Relative slack of `segment_may_reach` over rounding.
+const REACH_SLACK: f32 = 1e-5;
+
+// Whether some point of segment q0–q1 may come within `reach` of a shape
+// inside the sphere `bound` (src/cpu/contact.rs `segment_may_reach`, which
+// says why a rejected collider can do nothing).
+fn segment_may_reach(bound: vec4<f32>, q0: vec3<f32>, q1: vec3<f32>, reach: f32) -> bool {
+    let mid = 0.5 * (q0 + q1);
+    let half = 0.5 * length(q1 - q0);
+    let gap = length(mid - bound.xyz) - half - bound.w - reach;
+    return gap <= REACH_SLACK * (length(mid) + length(bound.xyz) + half + bound.w + reach);
+}
+
+// The colliders (bit k) that may act on a vertex at x, phase 0 also on its
+// path (src/cpu/contact.rs `colliders_near_vertex`). The collider loop
+// below runs once per collider in it: on a CPU adapter, where every lane
+// runs a loop's body until the last lane is done with it, whether or not
+// its contact acts, a rod's vertices far from every collider (most of a
+// head of hair) then cost a few distances, not every collider's contact.
+fn colliders_near_vertex(rho: f32, origin: vec3<f32>, x: vec3<f32>, x_start: vec3<f32>, x_unc: vec3<f32>) -> u32 {
+    var near = 0u;
+    for (var k = 0u; k < colliders.count; k++) {
+        let c = colliders.items[k];
+        let reach = rho + c.margin;
+        let b = bounding_sphere(c, k, origin);
+        if (b.w < 0.0 || segment_may_reach(b, x, x, reach)
+            || (stage_phase == 0u && segment_may_reach(b, forward(k, x_start, origin), x_unc, reach))) {
+            near |= 1u << k;
+        }
+    }
+    return near;
+}
+
+// The colliders after collider k (src/cpu/contact.rs `colliders_after`).
+fn colliders_after(k: u32) -> u32 {
+    return ((1u << colliders.count) - 1u) & ~((2u << k) - 1u);
+}
+
+// Contact of one vertex with every collider that may act in turn
+// (src/cpu/contact.rs `contact_vertex`): the new position, the deepest
+// contact (phase 0: the vertex's contact anew) and any tunnelling, in
+// registers; the callers store them.
 fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start: vec3<f32>, x_unc: vec3<f32>) -> VertexContact {
     var x = x_in;
     var best = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
     var tunnels = vec3<u32>(0u);
-    for (var k = 0u; k < colliders.count; k++) {
+    // Once a collider moves the vertex, every later one again (the test
+    // was of the unmoved position).
+    var todo = colliders_near_vertex(rho, origin, x_in, x_start, x_unc);
+    for (; todo != 0u; todo &= todo - 1u) {
+        let k = firstTrailingBit(todo);
         let c = colliders.items[k];
         let cw = collider_now(c, k, origin);
         let reach = rho + c.margin;
@@ -284,6 +343,7 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
         let dist = distance_now(c, cw, k, x, origin);
         let d = reach - dist.phi;
         if (d > 0.0) {
+            todo |= colliders_after(k);
             let n = dist.normal;
             x += n * d;
             var stuck = false;
@@ -494,7 +554,9 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
 // leave the edge alone, so `contact_edge_ends` may start from it with the
 // same result; and on a software adapter, which runs a loop until no lane
 // is left in it, the colliders' pushes then cost nothing where no lane's
-// edge is reached.
+// edge is reached. (Trying only the colliders that may reach the edge, as
+// `colliders_near_vertex` does for vertices, saved nothing here: an edge's
+// distances are cheap next to a vertex's contact.)
 fn first_edge_push(pa: Position, pb: Position, wa: f32, wb: f32, origin: vec3<f32>, rho: f32) -> u32 {
     var first = 0u;
     for (; first < colliders.count; first++) {

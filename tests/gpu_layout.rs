@@ -484,7 +484,7 @@ fn wgsl_constants_match_rust() {
     let f32_of = |x: f64| x as f32 as f64;
     use strands::gpu::layout as gl;
     use strands::gpu::pack;
-    let twins: [(&str, f64); 31] = [
+    let twins: [(&str, f64); 32] = [
         ("PROJECTION_NONE", gl::PROJECTION_NONE as f64),
         ("PROJECTION_FAST", gl::PROJECTION_FAST as f64),
         ("PROJECTION_SHAKE", gl::PROJECTION_SHAKE as f64),
@@ -505,6 +505,7 @@ fn wgsl_constants_match_rust() {
         ("PLANE", strands::contact::kind::PLANE as f64),
         ("SDF", strands::contact::kind::SDF as f64),
         ("MAX_COLLIDERS", strands::contact::MAX_COLLIDERS as f64),
+        ("REACH_SLACK", f32_of(strands::cpu::contact::REACH_SLACK)),
         (
             "CHATTER_SUBSTEPS",
             strands::stability::CHATTER_SUBSTEPS as f64,

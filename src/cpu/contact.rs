@@ -308,6 +308,86 @@ pub fn path_distance_now(p: &ColliderPoses, x0: DVec3, x1: DVec3) -> f64 {
     }
 }
 
+/// A sphere holding a sphere's or a capsule's shape (centre, radius), for
+/// `segment_may_reach`; `None` for a plane or an SDF, which any point may
+/// reach.
+pub fn bounding_sphere(shape: &Shape) -> Option<(DVec3, f64)> {
+    match shape {
+        Shape::Sphere { center, radius } => Some((*center, *radius)),
+        Shape::Capsule { a, b, radius } => {
+            Some(((*a + *b) * 0.5, 0.5 * (*b - *a).length() + radius))
+        }
+        _ => None,
+    }
+}
+
+/// Relative slack of `segment_may_reach` over the rounding of the distances
+/// it stands in for (f32 on the GPU: ~1e-7 per operation of values up to
+/// the magnitudes summed).
+pub const REACH_SLACK: f64 = 1e-5;
+
+/// Whether some point of segment `q0`–`q1` (a point when they are equal)
+/// may come within `reach` of a shape inside the sphere `bound`: false
+/// only when the segment's midpoint is farther from the sphere's centre
+/// than half the segment, the sphere's radius, `reach` and a slack for
+/// rounding together. Every distance contact takes to a sphere or capsule
+/// (a vertex's φ, a path's or an edge's closest approach, for any pair of
+/// segment parameters) is at least that far minus the radius, by the
+/// triangle inequality, so a collider this rejects can neither push, nor
+/// hold, nor see a tunnel (tested against them in
+/// `may_reach_never_rejects_a_contact`).
+pub fn segment_may_reach(bound: (DVec3, f64), q0: DVec3, q1: DVec3, reach: f64) -> bool {
+    let (centre, radius) = bound;
+    let mid = (q0 + q1) * 0.5;
+    let half = 0.5 * (q1 - q0).length();
+    let gap = (mid - centre).length() - half - radius - reach;
+    gap <= REACH_SLACK * (mid.length() + centre.length() + half + radius + reach)
+}
+
+/// The colliders (bit k: collider k) that may act on a vertex at `x`
+/// (phase 0: also on its path `x_start`–`x_unc`, the tunnelling test's):
+/// every plane and SDF, and each sphere or capsule `segment_may_reach`
+/// does not reject. `contact_vertex` visits only these, in order, so the
+/// GPU's loop runs once per collider that may act rather than once per
+/// collider (on a CPU adapter the loop's body costs the same whether or not
+/// a lane's contact acts).
+pub fn colliders_near_vertex(
+    colliders: &[Collider],
+    poses: &[ColliderPoses],
+    rho: f64,
+    phase: u32,
+    x: DVec3,
+    x_start: DVec3,
+    x_unc: DVec3,
+) -> u32 {
+    let mut near = 0;
+    for (k, c) in colliders.iter().enumerate() {
+        let p = &poses[k];
+        let reach = rho + c.margin;
+        let may = match bounding_sphere(&p.shape) {
+            None => true,
+            Some(b) => {
+                segment_may_reach(b, x, x, reach)
+                    || (phase == 0 && segment_may_reach(b, p.forward(x_start), x_unc, reach))
+            }
+        };
+        if may {
+            near |= 1 << k;
+        }
+    }
+    near
+}
+
+/// The colliders after collider `k` (bits above k of `count`).
+pub fn colliders_after(k: u32, count: usize) -> u32 {
+    let all = if count >= 32 {
+        u32::MAX
+    } else {
+        (1 << count) - 1
+    };
+    all & !((2u64 << k) - 1) as u32
+}
+
 /// Velocity (m/s, world) over the substep of the collider surface point that
 /// is at world point `x` at the end of it.
 #[inline]
@@ -331,8 +411,14 @@ pub fn contact_vertex(
 ) -> (DVec3, Contact, Option<(usize, f64, f64)>) {
     let mut best = Contact::default();
     let mut tunnel = None;
-    for (k, c) in colliders.iter().enumerate() {
-        let p = &poses[k];
+    // The colliders that may act, in order; once one moves the vertex,
+    // every later one again (the test was of the unmoved position).
+    let mut todo = colliders_near_vertex(colliders, poses, rho, phase, x, x_start, x_unc);
+    while todo != 0 {
+        let k = todo.trailing_zeros();
+        todo &= todo - 1;
+        let (c, p) = (&colliders[k as usize], &poses[k as usize]);
+        let k = k as usize;
         let reach = rho + c.margin;
         if phase == 0 {
             // The path relative to the collider, in its end pose: from the
@@ -347,6 +433,7 @@ pub fn contact_vertex(
         let (phi, n) = distance_now(p, x);
         let d = reach - phi;
         if d > 0.0 {
+            todo |= colliders_after(k as u32, colliders.len());
             x += n * d;
             let mut stuck = false;
             if phase == 0 {
