@@ -226,7 +226,7 @@ struct Scratch {
 
 // State. Each kernel's pipeline layout holds only the bindings it uses, so
 // no staged kernel binds more than 8 storage buffers (WebGPU's default limit);
-// the fused substep kernels bind 12 and are built only on devices that allow
+// the fused substep kernels bind up to 15 and are built only on devices that allow
 // it (`Kernel::supported`). tests/gpu_layout.rs checks each entry point's uses
 // against `Kernel::bindings`.
 @group(1) @binding(0) var<storage, read_write> pos: array<Position>;

@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use strands::build::{EndSpec, build};
+use strands::gpu::layout::FUSED_STORAGE_BUFFERS;
 use strands::gpu::{Form, GpuContext, GpuError, GpuSimulator, choose_adapter};
 use strands::params::SimParams;
 
@@ -80,7 +81,7 @@ fn runs_on_a_callers_default_device() {
     assert!(theirs.pos.iter().all(|p| p.is_finite()));
 }
 
-/// The fused substep needs 12 storage buffers per kernel and 28 KiB of
+/// The fused substep needs 15 storage buffers per kernel and 32 KiB of
 /// workgroup memory: on a device with WebGPU's defaults (8, 16 KiB) asking
 /// for it is refused, naming the limit, and the simulator keeps its form
 /// and runs; on the library's own device (the adapter's full limits, 32
@@ -101,7 +102,7 @@ fn fused_form_needs_the_limits_it_names() {
             need,
         }) => {
             assert_eq!(limit_name, "max_storage_buffers_per_shader_stage");
-            assert_eq!((have, need), (8, 12));
+            assert_eq!((have, need), (8, FUSED_STORAGE_BUFFERS as u64));
         }
         other => panic!("expected a limit error, got {other:?}"),
     }

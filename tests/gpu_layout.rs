@@ -581,7 +581,7 @@ fn collider_kind_overrides_are_declared() {
 }
 
 /// Which kernels a device can run (`Kernel::supported`): every staged one
-/// on WebGPU's default limits; the walked fused ones once 12 storage
+/// on WebGPU's default limits; the walked fused ones once 15 storage
 /// buffers are allowed; the packed fused ones only with the workgroup
 /// memory too.
 #[test]

@@ -123,7 +123,8 @@ fn hair_substep_dispatches_and_moves_bytes() {
     );
 }
 
-/// The fused form (`substep_start`, the grid, `substep_finish`) moves less
+/// The fused form (`grid_clear`, `substep_start` with the splat,
+/// `grid_velocity`, `substep_finish` with the blend) moves less
 /// per substep than the same stages as separate dispatches: each of its two
 /// kernels reads and writes a vertex's state once, where the packed stages
 /// each read the positions again (the projection's two passes, contact's
@@ -138,11 +139,9 @@ fn fused_substep_models_fewer_bytes_than_its_stages() {
     assert_eq!(
         substep_kernels_in(&rods, &params, Form::Fused),
         [
-            Kernel::SubstepStart,
             Kernel::GridClear,
-            Kernel::GridSplat,
+            Kernel::SubstepStart,
             Kernel::GridVelocity,
-            Kernel::GridBlend,
             Kernel::SubstepFinish
         ]
     );
