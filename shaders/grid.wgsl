@@ -322,6 +322,7 @@ fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     }
 }
 
+// Vertex v moved toward its grid's velocity and down its pressure gradient.
 fn grid_blend_vertex(v: u32) {
     let gv = grid_vertex[v];
     // A vertex of inverse mass 0 (`GridVertex.friction` −1) is left alone.

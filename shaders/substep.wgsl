@@ -10,9 +10,10 @@
 // contact, filtered projection, contact, project_velocity, frames, twist);
 // without it, `substep` runs both halves. The splat and the blend are per
 // vertex, so each half runs them on its own vertices in the order the CPU
-// runs them over all rods (src/cpu/mod.rs `interact`, between the halves). Each stage is the
-// function its own kernel runs (`forces_pack`, `project_pack`, ...), so the
-// fused and staged forms compute the same thing in the same order.
+// runs them over all rods (src/cpu/mod.rs `interact`, between the halves).
+// Each stage is the function its own kernel runs (`forces_pack`,
+// `project_pack`, ...), so the fused and staged forms compute the same
+// thing in the same order.
 // The Jacobi projection, whose passes ping-pong between buffers, keeps the
 // staged form (`schedule::substep_schedule`).
 //

@@ -415,10 +415,9 @@ pub fn contact_vertex(
     // every later one again (the test was of the unmoved position).
     let mut todo = colliders_near_vertex(colliders, poses, rho, phase, x, x_start, x_unc);
     while todo != 0 {
-        let k = todo.trailing_zeros();
+        let k = todo.trailing_zeros() as usize;
         todo &= todo - 1;
-        let (c, p) = (&colliders[k as usize], &poses[k as usize]);
-        let k = k as usize;
+        let (c, p) = (&colliders[k], &poses[k]);
         let reach = rho + c.margin;
         if phase == 0 {
             // The path relative to the collider, in its end pose: from the
