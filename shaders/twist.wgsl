@@ -78,21 +78,26 @@ fn elastic_energy(r: u32, trial: bool) -> vec2<f32> {
 // it back per term (a software adapter reads storage lane by lane). As it
 // writes them it takes the maxima that the Newton iteration asks for next:
 // returns the largest |∂E/∂θᵉ| (x) and |Hₑₑ| (y) over the free edges
-// [free.x, free.y), and the largest |θ| over all edges (z).
-fn twist_gradient(r: u32, hessian: bool, free: vec2<u32>) -> vec3<f32> {
+// [free.x, free.y), the largest |θ| over all edges (z), and the bound on
+// |∂³E/∂(θᵉ)³| over the free edges (w; src/cpu/twist.rs `cubic_bound`,
+// from the values this walk reads anyway).
+fn twist_gradient(r: u32, hessian: bool, free: vec2<u32>) -> vec4<f32> {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
-    var m = vec3<f32>(0.0);
+    var m = vec4<f32>(0.0);
     if (n < 2u) {
         return m;
     }
     let b = rods[r].bending.xyz;
     let beta = rods[r].bending.w;
+    let b_norm = bending_norm(b);
     var prev = edge_material_frame(o, false);
     var theta_prev = frame[o].tangent.w;
     m.z = abs(theta_prev);
-    // g of edge v − 1 (the first edge before the walk).
+    // g of edge v − 1 (the first edge before the walk), and its part of the
+    // third-derivative bound.
     var g_prev = vec4<f32>(0.0);
+    var c_prev = 0.0;
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
         let next = edge_material_frame(v, false);
@@ -100,8 +105,11 @@ fn twist_gradient(r: u32, hessian: bool, free: vec2<u32>) -> vec3<f32> {
         let l = rest[v].voronoi;
         let w = array<vec2<f32>, 2>(material_curvature(kb, prev), material_curvature(kb, next));
         let wbar = array<vec2<f32>, 2>(rest[v].rest_kappa.xy, rest[v].rest_kappa.zw);
+        let kb_len = length(kb);
         // g of edge v, which this vertex is the first to add to.
         var g_next = vec4<f32>(0.0);
+        c_prev += cubic_term(b_norm, kb_len, wbar[0], l);
+        let c_next = cubic_term(b_norm, kb_len, wbar[1], l);
         for (var k = 0u; k < 2u; k++) {
             let bd = apply_bending(b, w[k] - wbar[k]);
             let jw = rot_j(w[k]);
@@ -129,22 +137,34 @@ fn twist_gradient(r: u32, hessian: bool, free: vec2<u32>) -> vec3<f32> {
             g_prev.w -= 2.0 * beta / l;
         }
         scratch[v - 1u].g = g_prev;
-        m = free_maxima(m, g_prev, v - 1u, free);
+        m = free_maxima(m, g_prev, c_prev, v - 1u, free);
         g_prev = g_next;
+        c_prev = c_next;
         prev = next;
         theta_prev = theta;
     }
     scratch[o + n - 2u].g = g_prev;
-    return free_maxima(m, g_prev, o + n - 2u, free);
+    return free_maxima(m, g_prev, c_prev, o + n - 2u, free);
 }
 
-// Edge e's part of `twist_gradient`'s maxima: |∂E/∂θᵉ| (x) and |Hₑₑ| (y)
-// over the free edges [free.x, free.y).
-fn free_maxima(m: vec3<f32>, g: vec4<f32>, e: u32, free: vec2<u32>) -> vec3<f32> {
+// Edge e's part of `twist_gradient`'s maxima: |∂E/∂θᵉ| (x), |Hₑₑ| (y)
+// and its third-derivative bound c (w) over the free edges [free.x, free.y).
+fn free_maxima(m: vec4<f32>, g: vec4<f32>, c: f32, e: u32, free: vec2<u32>) -> vec4<f32> {
     if (e >= free.x && e < free.y) {
-        return vec3<f32>(max(m.x, abs(g.x + g.y)), max(m.y, abs(g.z)), m.z);
+        return vec4<f32>(max(m.x, abs(g.x + g.y)), max(m.y, abs(g.z)), m.z, max(m.w, c));
     }
     return m;
+}
+
+// ‖B‖ bounded by Gershgorin (src/cpu/twist.rs `bending_norm`).
+fn bending_norm(b: vec3<f32>) -> f32 {
+    return max(abs(b.x) + abs(b.y), abs(b.y) + abs(b.z));
+}
+
+// One bending term's bound on its third derivative in its angle,
+// ‖B‖|κb|(4|κb| + |ω̄|)/l̄ (src/cpu/twist.rs `cubic_term`).
+fn cubic_term(b_norm: f32, kb_len: f32, wbar: vec2<f32>, l: f32) -> f32 {
+    return b_norm * kb_len * (4.0 * kb_len + length(wbar)) / l;
 }
 
 // The Newton step over the free edges a..b: solve (diag g.z + mu, off g.w)
@@ -152,15 +172,15 @@ fn free_maxima(m: vec3<f32>, g: vec4<f32>, e: u32, free: vec2<u32>) -> vec3<f32>
 // once and writes its s once (x: the eliminated value, y: the factor
 // eliminating the next row, w: the row's ∂E/∂θ); the back substitution
 // reads s once and writes x, summing the slope Σ xₑ ∂E/∂θᵉ from the last
-// edge to the first and the largest |xₑ| as it goes. Returns (1, slope,
-// max |x|), or x = 0 when a pivot is not positive, i.e. the shifted matrix
-// is not positive definite.
-fn newton_step(a: u32, b: u32, mu: f32) -> vec3<f32> {
+// edge to the first, the largest |xₑ| and Σ|xₑ|³ as it goes. Returns (1,
+// slope, max |x|, Σ|x|³), or x = 0 when a pivot is not positive, i.e. the
+// shifted matrix is not positive definite.
+fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
     var g = scratch[a].g;
     var grad = g.x + g.y;
     var pivot = g.z + mu;
     if (!(pivot > 0.0)) {
-        return vec3<f32>(0.0);
+        return vec4<f32>(0.0);
     }
     var x = -grad / pivot;
     for (var e = a + 1u; e < b; e++) {
@@ -170,7 +190,7 @@ fn newton_step(a: u32, b: u32, mu: f32) -> vec3<f32> {
         g = scratch[e].g;
         pivot = g.z + mu - off * c;
         if (!(pivot > 0.0)) {
-            return vec3<f32>(0.0);
+            return vec4<f32>(0.0);
         }
         grad = g.x + g.y;
         x = (-grad - off * x) / pivot;
@@ -178,14 +198,23 @@ fn newton_step(a: u32, b: u32, mu: f32) -> vec3<f32> {
     scratch[b - 1u].s.x = x;
     var slope = x * grad;
     var max_step = abs(x);
+    var cubes = abs(x * x * x);
     for (var e = b - 1u; e > a; e--) {
         let row = scratch[e - 1u].s;
         x = row.x - row.y * x;
         scratch[e - 1u].s.x = x;
         slope += x * row.w;
         max_step = max(max_step, abs(x));
+        cubes += abs(x * x * x);
     }
-    return vec3<f32>(1.0, slope, max_step);
+    return vec4<f32>(1.0, slope, max_step, cubes);
+}
+
+// Whether the full Newton step passes the Armijo test for sure
+// (src/cpu/twist.rs `armijo_certified`): C·Σ|x|³/6 ≤ |slope|/4, with C
+// (`cubic`) the bound on every free angle's third derivative.
+fn armijo_certified(slope: f32, cubic: f32, cubes: f32) -> bool {
+    return slope < 0.0 && cubic * cubes <= -1.5 * slope;
 }
 
 fn total(e: vec2<f32>) -> f32 {
@@ -228,7 +257,7 @@ fn twist_walk(r: u32) {
         }
         // Newton direction, Levenberg-shifted where H is not positive definite.
         var mu = 0.0;
-        var step = vec3<f32>(0.0);
+        var step = vec4<f32>(0.0);
         for (var attempt = 0u; attempt < 64u; attempt++) {
             step = newton_step(a, b, mu);
             if (step.x != 0.0) {
@@ -247,6 +276,18 @@ fn twist_walk(r: u32) {
             }
             iterations = it + 1u;
             break;
+        }
+        // A full step that the third-derivative bound proves to pass the
+        // Armijo test is taken without the energies (src/cpu/twist.rs
+        // `armijo_certified`): the step the line search would accept.
+        if (armijo_certified(slope, maxima.w, step.w)) {
+            for (var e = a; e < b; e++) {
+                frame[e].tangent.w += scratch[e].s.x;
+            }
+            iterations = it + 1u;
+            // The energy at the new angles is not known.
+            have_e0 = false;
+            continue;
         }
         if (!have_e0) {
             e0 = total(elastic_energy(r, false));

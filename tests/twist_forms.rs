@@ -21,7 +21,7 @@ use strands::cpu::{free_twist_range, rod_rest};
 /// the right side −g as it eliminates and sums the slope in the back
 /// substitution) is the Thomas solve of `(diag + μ, off) x = −g` bit for
 /// bit, its slope `Σ xⱼgⱼ` summed from the last row (exactly that sum) and
-/// its step the largest |xⱼ|; on an indefinite matrix it finds no step,
+/// its step the largest |xⱼ| and Σ|xⱼ|³ summed the same way; on an indefinite matrix it finds no step,
 /// as the Thomas pivots do. Random systems of 1–60 rows, about half of them
 /// indefinite, g split into bending and twisting parts as the kernel reads
 /// them.
@@ -51,7 +51,7 @@ fn newton_step_is_the_thomas_solve_with_its_slope() {
         let mut factor = vec![0.0; n];
         let step = newton_step(&bend, &twist, &diag, &off, mu, &mut x, &mut factor);
         assert_eq!(step.is_some(), definite, "{diag:?} {off:?} μ = {mu}");
-        let Some((slope, max_step)) = step else {
+        let Some((slope, max_step, cubes)) = step else {
             refused += 1;
             continue;
         };
@@ -60,6 +60,8 @@ fn newton_step_is_the_thomas_solve_with_its_slope() {
         let backward = (0..n).rev().fold(0.0, |s, j| s + x[j] * g[j]);
         assert_eq!(slope, backward);
         assert_eq!(max_step, x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+        let cubed = (0..n).rev().fold(0.0, |s, j| s + x[j].abs().powi(3));
+        assert_eq!(cubes, cubed);
     }
     assert!(solved > 300 && refused > 300, "{solved} / {refused}");
 }

@@ -195,6 +195,67 @@ pub fn twist_gradient(
     }
 }
 
+/// `‖B‖` of the bending stiffness `[b11, b12, b22]`, bounded by
+/// Gershgorin: `max(|b11| + |b12|, |b12| + |b22|)` (`bending_norm` in
+/// shaders/twist.wgsl).
+pub fn bending_norm(b: [f64; 3]) -> f64 {
+    (b[0].abs() + b[1].abs()).max(b[1].abs() + b[2].abs())
+}
+
+/// A bound on the third derivative of one bending term of
+/// [`elastic_energy`] in its edge's angle θ,
+/// `f(θ) = (ω(θ) − ω̄)ᵀ B (ω(θ) − ω̄) / (2 l̄)`:
+/// `|f‴| ≤ ‖B‖ |κb| (4|κb| + |ω̄|) / l̄` (`cubic_term` in shaders/twist.wgsl).
+///
+/// Derivation: the material frame turns with θ, so `ω(θ) = R(−θ) ω(0)`, a
+/// rotation of a fixed vector; `ω′ = −Jω`, `ω″ = −ω`, `ω‴ = Jω`, all of
+/// length `|ω| ≤ |κb|` (κb is normal to the edge's tangent, so `|ω| = |κb|`
+/// exactly). Then `f‴ = (ω‴ᵀ B d + 3 ω″ᵀ B ω′) / l̄` with `d = ω − ω̄`,
+/// `|d| ≤ |κb| + |ω̄|`. The twisting energy is quadratic in θ (no third
+/// derivative), and each bending term depends on one angle only.
+pub fn cubic_term(b_norm: f64, kb_len: f64, wbar: DVec2, l: f64) -> f64 {
+    b_norm * kb_len * (4.0 * kb_len + wbar.length()) / l
+}
+
+/// The largest over the free edges `free` of the sum of [`cubic_term`]
+/// over the (at most two) bending terms of each edge's angle: `C` with
+/// `|∂³E/∂(θʲ)³| ≤ C` for every free j, at any angles (the bound does not
+/// depend on θ). Kernel `twist_rod` takes the same maximum in its gradient
+/// walk (`twist_gradient`'s `w`), which reads these values anyway.
+pub fn cubic_bound(rest: RodRest, kb: &[DVec3], free: std::ops::Range<usize>) -> f64 {
+    let n = kb.len();
+    let b_norm = bending_norm(rest.material.bending);
+    let term = |i: usize, k: usize| {
+        if i >= 1 && i + 1 < n {
+            cubic_term(
+                b_norm,
+                kb[i].length(),
+                rest.rest_kappa[i][k],
+                rest.voronoi[i],
+            )
+        } else {
+            0.0
+        }
+    };
+    // Edge j is the next edge of vertex j and the previous one of j + 1.
+    free.map(|j| term(j + 1, 0) + term(j, 1))
+        .fold(0.0, f64::max)
+}
+
+/// Whether the full Newton step `x` (slope `Σ xⱼ ∂E/∂θʲ`, `cubes = Σ|xⱼ|³`)
+/// passes the Armijo test `E(θ + x) ≤ E(θ) + 10⁻⁴·slope` for sure, with
+/// `cubic` the bound of [`cubic_bound`] (`armijo_certified` in
+/// shaders/twist.wgsl). With `(H + μ)x = −g` (μ ≥ 0 the Levenberg shift),
+/// Taylor's theorem per angle gives
+/// `E(θ + x) ≤ E + g·x + ½xᵀHx + C Σ|xⱼ|³/6 = E + ½ slope − ½μ|x|² + C Σ|xⱼ|³/6`,
+/// so `C Σ|xⱼ|³/6 ≤ |slope|/4` leaves `E(θ + x) ≤ E − |slope|/4`, below the
+/// Armijo bound with a margin of a quarter of the slope for rounding. The
+/// line search would then accept α = 1: the walk takes the step without
+/// evaluating the energy at all.
+pub fn armijo_certified(slope: f64, cubic: f64, cubes: f64) -> bool {
+    slope < 0.0 && cubic * cubes <= -1.5 * slope
+}
+
 /// Solve the symmetric tridiagonal system `(diag, off) x = rhs` in place
 /// (Thomas algorithm). Returns false when a pivot is not positive, i.e. the
 /// matrix is not positive definite.
@@ -247,9 +308,10 @@ fn scan_newton_step(
 /// by the Thomas algorithm ([`solve_tridiagonal`]'s arithmetic, the right
 /// side formed as each row is eliminated), then in the back substitution
 /// sum the slope `Σ xⱼ ∂E/∂θʲ` from the last row to the first and take the
-/// largest `|xⱼ|`. `None` when a pivot is not positive, i.e. the shifted
-/// matrix is not positive definite; else `(slope, max |x|)`, the step in
-/// `x`. `factor` holds the elimination factors (length n − 1 at least).
+/// largest `|xⱼ|` and `Σ|xⱼ|³`. `None` when a pivot is not positive, i.e.
+/// the shifted matrix is not positive definite; else `(slope, max |x|,
+/// Σ|x|³)`, the step in `x`. `factor` holds the elimination factors (length
+/// n − 1 at least).
 pub fn newton_step(
     grad_bend: &[f64],
     grad_twist: &[f64],
@@ -258,7 +320,7 @@ pub fn newton_step(
     mu: f64,
     x: &mut [f64],
     factor: &mut [f64],
-) -> Option<(f64, f64)> {
+) -> Option<(f64, f64, f64)> {
     let n = diag.len();
     let grad = |j: usize| grad_bend[j] + grad_twist[j];
     let mut pivot = diag[0] + mu;
@@ -276,12 +338,14 @@ pub fn newton_step(
     }
     let mut slope = x[n - 1] * grad(n - 1);
     let mut max_step = x[n - 1].abs();
+    let mut cubes = x[n - 1].abs().powi(3);
     for j in (1..n).rev() {
         x[j - 1] -= factor[j - 1] * x[j];
         slope += x[j - 1] * grad(j - 1);
         max_step = max_step.max(x[j - 1].abs());
+        cubes += x[j - 1].abs().powi(3);
     }
-    Some((slope, max_step))
+    Some((slope, max_step, cubes))
 }
 
 thread_local! {
@@ -302,8 +366,9 @@ pub struct TwistSolve {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TwistForm {
     /// The Thomas algorithm, whose pivots test definiteness, with the slope
-    /// summed in its back substitution ([`newton_step`]) and the energy
-    /// left to right: the twin of kernel `twist_rod`.
+    /// summed in its back substitution ([`newton_step`]), a full step that
+    /// [`armijo_certified`] proves acceptable taken without the energy, and
+    /// the energy left to right: the twin of kernel `twist_rod`.
     Walk,
     /// Definiteness by [`leading_minors_positive`], the solve by parallel
     /// cyclic reduction (`solve_tridiagonal_pcr`), slope and energy as
@@ -382,8 +447,11 @@ pub fn twist_in(
             }
         };
         // The energy is needed only for a line search: a Newton step below the
-        // tolerance is taken without one (warm starts end that way).
+        // tolerance is taken without one (warm starts end that way), and in
+        // the walk so is a full step the third-derivative bound accepts.
         let mut e0: Option<f64> = None;
+        // (The scan, twin of the packed kernel, always searches.)
+        let cubic = (form == TwistForm::Walk).then(|| cubic_bound(rest, kb, free.clone()));
         let mut out = TwistSolve::default();
         for it in 0..max_iterations {
             twist_gradient(
@@ -408,7 +476,7 @@ pub fn twist_in(
             // definite (e.g. the free–free isotropic rod, invariant to a uniform θ shift).
             let scale = free.clone().map(|j| diag[j].abs()).fold(0.0, f64::max);
             let mut mu = 0.0;
-            let (slope, max_step) = loop {
+            let (slope, max_step, cubes) = loop {
                 let off = &off[free.start..free.end - 1];
                 let step_found = match form {
                     TwistForm::Walk => newton_step(
@@ -424,6 +492,7 @@ pub fn twist_in(
                         scan_newton_step(&diag[free.clone()], off, mu, step, d, |k| {
                             g(free.start + k)
                         })
+                        .map(|(slope, max_step)| (slope, max_step, 0.0))
                     }
                 };
                 if let Some(found) = step_found {
@@ -444,6 +513,15 @@ pub fn twist_in(
                 }
                 out.iterations = it + 1;
                 break;
+            }
+            if cubic.is_some_and(|c| armijo_certified(slope, c, cubes)) {
+                for (s, j) in step.iter().zip(free.clone()) {
+                    theta[j] += s;
+                }
+                out.iterations = it + 1;
+                // The energy at the new angles is not known.
+                e0 = None;
+                continue;
             }
             let e_start = *e0.get_or_insert_with(|| energy(theta));
             // Backtracking line search with the Armijo condition.
