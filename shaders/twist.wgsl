@@ -270,21 +270,19 @@ fn twist_walk(r: u32) {
         }
         let slope = step.y;
         let max_step = step.z;
-        if (max_step < tolerance) {
+        // A full step below the tolerance ends the solve; one that the
+        // third-derivative bound proves to pass the Armijo test is the step
+        // the line search would accept (src/cpu/twist.rs
+        // `armijo_certified`). Both are taken without the energies.
+        let small = max_step < tolerance;
+        if (small || armijo_certified(slope, maxima.w, step.w)) {
             for (var e = a; e < b; e++) {
                 frame[e].tangent.w += scratch[e].s.x;
             }
             iterations = it + 1u;
-            break;
-        }
-        // A full step that the third-derivative bound proves to pass the
-        // Armijo test is taken without the energies (src/cpu/twist.rs
-        // `armijo_certified`): the step the line search would accept.
-        if (armijo_certified(slope, maxima.w, step.w)) {
-            for (var e = a; e < b; e++) {
-                frame[e].tangent.w += scratch[e].s.x;
+            if (small) {
+                break;
             }
-            iterations = it + 1u;
             // The energy at the new angles is not known.
             have_e0 = false;
             continue;
