@@ -65,4 +65,119 @@ fn grid_node_take_momentum(k: u32) -> vec3<f32> {
 fn grid_node_unflag(k: u32) {
     atomicStore(&grid[k * 4u], 0li);
 }
+
+// The walked splat's window (`grid_splat_rod`): the mass and momentum sums
+// of a rod's consecutive vertices for the 8 nodes of the cell the walk is
+// in (node `cell` + corner c, bit a of c the upper node along axis a;
+// corners 0–3 in `m0`…, 4–7 in `m1`…, component c & 3). When the walk
+// enters another cell, the nodes it leaves are added to the grid and the
+// nodes it keeps move to their corners in the new cell. Integer sums in
+// another order: the CPU twin is still `cpu::grid::grid_splat`, vertex by
+// vertex, and the grid is its bit for bit (tests/gpu_interaction.rs
+// `walked_splat_is_the_cpus_bit_for_bit`).
+struct SplatWindow {
+    cell: vec3<i32>,
+    m0: vec4<i64>,
+    m1: vec4<i64>,
+    x0: vec4<i64>,
+    x1: vec4<i64>,
+    y0: vec4<i64>,
+    y1: vec4<i64>,
+    z0: vec4<i64>,
+    z1: vec4<i64>,
+}
+
+// An empty window (no node holds anything, so entering the first cell adds nothing).
+fn splat_window() -> SplatWindow {
+    let z = vec4<i64>(0li);
+    return SplatWindow(vec3<i32>(-4), z, z, z, z, z, z, z, z);
+}
+
+// Corner c of the window's cell: its node's sums added to the grid.
+fn splat_window_add_node(g: GridGroup, cell: vec3<i32>, c: u32, m: i64, p: vec3<i64>) {
+    if (m == 0li) {
+        return;
+    }
+    let k = node_index(g, cell + vec3<i32>(vec3<u32>(c, c >> 1u, c >> 2u) & vec3<u32>(1u)));
+    atomicAdd(&grid[k * 4u], m);
+    for (var a = 0u; a < 3u; a++) {
+        if (p[a] != 0li) {
+            atomicAdd(&grid[k * 4u + 1u + a], p[a]);
+        }
+    }
+}
+
+// The window moved to cell n: nodes of the old cell that are not nodes of
+// n added to the grid, the others moved to their corners of n.
+fn splat_window_move(w: ptr<function, SplatWindow>, g: GridGroup, n: vec3<i32>) {
+    let d = n - (*w).cell;
+    if (all(d == vec3<i32>(0))) {
+        return;
+    }
+    // A node stays along axis a when the walk did not move along a, moved
+    // up by one and the node is the upper one, or down by one and it is the lower.
+    let upper_x = vec4<bool>(false, true, false, true);
+    let upper_y = vec4<bool>(false, false, true, true);
+    let sx = vec4<bool>(d.x == 0) | (vec4<bool>(d.x == 1) & upper_x) | (vec4<bool>(d.x == -1) & !upper_x);
+    let sy = vec4<bool>(d.y == 0) | (vec4<bool>(d.y == 1) & upper_y) | (vec4<bool>(d.y == -1) & !upper_y);
+    let stay0 = sx & sy & vec4<bool>(d.z == 0 || d.z == -1);
+    let stay1 = sx & sy & vec4<bool>(d.z == 0 || d.z == 1);
+    for (var c = 0u; c < 4u; c++) {
+        if (!stay0[c]) {
+            splat_window_add_node(g, (*w).cell, c, (*w).m0[c], vec3<i64>((*w).x0[c], (*w).y0[c], (*w).z0[c]));
+        }
+        if (!stay1[c]) {
+            splat_window_add_node(g, (*w).cell, c + 4u, (*w).m1[c], vec3<i64>((*w).x1[c], (*w).y1[c], (*w).z1[c]));
+        }
+    }
+    let z = vec4<i64>(0li);
+    var m0 = select(z, (*w).m0, stay0);
+    var m1 = select(z, (*w).m1, stay1);
+    var x0 = select(z, (*w).x0, stay0);
+    var x1 = select(z, (*w).x1, stay1);
+    var y0 = select(z, (*w).y0, stay0);
+    var y1 = select(z, (*w).y1, stay1);
+    var z0 = select(z, (*w).z0, stay0);
+    var z1 = select(z, (*w).z1, stay1);
+    // The nodes kept are now at the other end along each axis moved; the
+    // nodes left are zero and become the new ones.
+    if (d.x != 0) {
+        m0 = m0.yxwz; m1 = m1.yxwz; x0 = x0.yxwz; x1 = x1.yxwz;
+        y0 = y0.yxwz; y1 = y1.yxwz; z0 = z0.yxwz; z1 = z1.yxwz;
+    }
+    if (d.y != 0) {
+        m0 = m0.zwxy; m1 = m1.zwxy; x0 = x0.zwxy; x1 = x1.zwxy;
+        y0 = y0.zwxy; y1 = y1.zwxy; z0 = z0.zwxy; z1 = z1.zwxy;
+    }
+    if (d.z != 0) {
+        (*w) = SplatWindow(n, m1, m0, x1, x0, y1, y0, z1, z0);
+    } else {
+        (*w) = SplatWindow(n, m0, m1, x0, x1, y0, y1, z0, z1);
+    }
+}
+
+// A vertex at grid position q (quantised mass mass_q, velocity vq) added
+// to the window's nodes.
+fn splat_window_add(w: ptr<function, SplatWindow>, g: GridGroup, q: vec3<i32>, mass_q: u32, vq: vec3<i32>) {
+    splat_window_move(w, g, q >> vec3<u32>(FRAC_BITS));
+    let f = q & vec3<i32>(FRAC_MASK);
+    let full = i32(FULL);
+    let wxy = vec4<i32>(full - f.x, f.x, full - f.x, f.x) * vec4<i32>(full - f.y, full - f.y, f.y, f.y) * i32(mass_q);
+    let w0 = vec4<i64>(wxy * (full - f.z));
+    let w1 = vec4<i64>(wxy * f.z);
+    let v = vec3<i64>(vq);
+    (*w).m0 += w0;
+    (*w).m1 += w1;
+    (*w).x0 += w0 * v.x;
+    (*w).x1 += w1 * v.x;
+    (*w).y0 += w0 * v.y;
+    (*w).y1 += w1 * v.y;
+    (*w).z0 += w0 * v.z;
+    (*w).z1 += w1 * v.z;
+}
+
+// The window's nodes added to the grid (the end of the rod).
+fn splat_window_flush(w: ptr<function, SplatWindow>, g: GridGroup) {
+    splat_window_move(w, g, (*w).cell + vec3<i32>(4));
+}
 // END grid accumulators

@@ -180,6 +180,80 @@ fn grid_matches_the_cpu(ctx: &GpuContext) {
     assert!(worst <= 1e-7 + 1e-5 * largest, "{worst}");
 }
 
+/// The walked substep's first half (`substep_start_rod`, one invocation per
+/// rod: forces, integration, then the splat of its own vertices) splats
+/// the CPU's grid bit for bit. Its splat adds a rod's consecutive vertices
+/// in registers for the nodes they share (shaders/grid_i64.wgsl
+/// `SplatWindow`) and each node once per run of vertices around it: the
+/// same integers summed in another order. The scene's walks must stay in a
+/// cell, move to a neighbouring one and jump further for this to test the
+/// window's every path: the grid of 16 cells has the first two, that of 64
+/// the third (counted from the CPU's grid positions, `moves`). Both
+/// accumulator forms (the 32-bit pairs add each vertex at once).
+#[test]
+fn walked_splat_is_the_cpus_bit_for_bit() {
+    let ctx = gpu_i64();
+    for (resolution, ctx) in [(16, &ctx), (64, &ctx), (16, &ctx.with_u32_grid())] {
+        let (rods, state, params) = scene(&[&format!("interaction.resolution={resolution}")]);
+        let mut g = GpuSimulator::new(ctx, rods, state.clone(), params).unwrap();
+        let mut r = rng(11);
+        let mut moving = state;
+        for v in moving.vel.iter_mut() {
+            *v += unit(&mut r) * 0.3;
+        }
+        g.write_state(&moving);
+        let (t, h) = (g.time(), g.params().h());
+        g.run_kernel(Kernel::GridClear, t, h);
+        g.run_kernel(Kernel::SubstepStartRod, t, h);
+        // The CPU splats the positions and velocities the kernel splatted:
+        // its own output (the splat is its last stage).
+        let (geometry, nodes, s) = cpu_grid(&g, t + h);
+        let [same, neighbour, jump] = moves(&g, &geometry);
+        eprintln!(
+            "resolution {resolution}, {}: {same} steps within a cell, {neighbour} to a neighbour, {jump} further",
+            ctx.describe()
+        );
+        if resolution == 16 {
+            assert!(
+                same > 20 && neighbour > 20,
+                "the walks do not test the window"
+            );
+        } else {
+            assert!(neighbour > 20 && jump > 20, "the walks do not jump cells");
+        }
+        assert_eq!(
+            g.read_grid(0),
+            nodes,
+            "the walked splat's grid differs from the CPU's"
+        );
+        let counters = g.read_grid_counters();
+        assert_eq!(counters[GRID_VMAX], s.vmax);
+        assert_eq!(counters[GRID_OUTSIDE] as usize, s.outside);
+    }
+}
+
+/// Consecutive vertices of a rod, both inside the grid: how many share a
+/// cell, move to a neighbouring cell (by at most one along every axis), or
+/// jump further.
+fn moves(g: &GpuSimulator, geometry: &grid::GridGeometry) -> [usize; 3] {
+    let pos = g.read_grid_positions();
+    let mut count = [0; 3];
+    for r in 0..g.rods().rod_count() {
+        let cells: Vec<Option<[i32; 3]>> = g
+            .rods()
+            .vertices(r)
+            .map(|v| grid::grid_position(geometry, pos[v]).map(|q| q.map(|c| c >> grid::FRAC_BITS)))
+            .collect();
+        for w in cells.windows(2) {
+            if let [Some(a), Some(b)] = w {
+                let d = (0..3).map(|i| (a[i] - b[i]).abs()).max().unwrap();
+                count[d.min(2) as usize] += 1;
+            }
+        }
+    }
+    count
+}
+
 /// Every node's GPU field against the CPU's: f32 conversion and division,
 /// a few ε of the largest values. Returns the largest CPU pressure.
 fn assert_fields_match(cpu: &[[f64; 4]], gpu: &[[f64; 4]]) -> f64 {
