@@ -241,6 +241,15 @@ struct Scratch {
 // (rod + 1)·2 + singular whose fast projection did not converge, [7] f32 bits
 // of the largest strain such a projection left.
 @group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 8>;
+
+// Raise statistic i to x. Every rod would race for the one word: one that
+// cannot raise it leaves it alone (the same maximum, with a load where
+// most rods would take a contended read-modify-write).
+fn stat_max(i: u32, x: u32) {
+    if (x > atomicLoad(&stats[i])) {
+        atomicMax(&stats[i], x);
+    }
+}
 @group(1) @binding(7) var<storage, read> src: array<Position>;
 @group(1) @binding(8) var<storage, read_write> dst: array<Position>;
 // A vertex's contact in the current substep (src/cpu/contact.rs `Contact`),

@@ -310,7 +310,7 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
         unresolved = max(unresolved, edge_unresolved_of(len_next, x0, x_next, w0 + w_next, tolerance, 4.0));
         iterations++;
     }
-    atomicMax(&stats[1], iterations);
+    stat_max(1u, iterations);
     if (stage_phase == 0u && unresolved > 0.0) {
         // Failed (src/cpu/project.rs `FastProjection::failed`); only the
         // plain projection can fail the run (src/cpu/mod.rs `substep`).

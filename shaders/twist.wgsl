@@ -320,7 +320,7 @@ fn twist_walk(r: u32) {
             break;
         }
     }
-    atomicMax(&stats[0], iterations);
+    stat_max(0u, iterations);
 }
 
 @compute @workgroup_size(64)
