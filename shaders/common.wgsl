@@ -250,6 +250,7 @@ fn stat_max(i: u32, x: u32) {
         atomicMax(&stats[i], x);
     }
 }
+
 @group(1) @binding(7) var<storage, read> src: array<Position>;
 @group(1) @binding(8) var<storage, read_write> dst: array<Position>;
 // A vertex's contact in the current substep (src/cpu/contact.rs `Contact`),

@@ -244,11 +244,13 @@ fn grid_splat_vertex(v: u32) {
 }
 
 // `grid_splat_vertex` for each vertex of rod r, its group's grid and the
-// rod's origin read once (a rod's vertices share its group). The sums of
-// consecutive vertices for the nodes they share are added in registers
-// first (`SplatWindow`), and each node reached once per run of vertices
-// around it: integer sums, so the grid is the same bit for bit, with
-// fewer atomics (on a CPU adapter each is a locked instruction per lane).
+// rod's origin read once (a rod's vertices share its group). With 64-bit
+// atomics (shaders/grid_i64.wgsl) the sums of consecutive vertices for the
+// nodes they share are added in registers first (`SplatWindow`), and each
+// node reached once per run of vertices around it: integer sums, so the
+// grid is the same bit for bit, with fewer atomics (on a CPU adapter each
+// is a locked instruction per lane); with the 32-bit pairs each vertex is
+// added at once.
 fn grid_splat_rod(r: u32) {
     let o = rods[r].vertex_offset;
     let group = grid_vertex[o].group;

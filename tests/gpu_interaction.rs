@@ -182,19 +182,30 @@ fn grid_matches_the_cpu(ctx: &GpuContext) {
 
 /// The walked substep's first half (`substep_start_rod`, one invocation per
 /// rod: forces, integration, then the splat of its own vertices) splats
-/// the CPU's grid bit for bit. Its splat adds a rod's consecutive vertices
-/// in registers for the nodes they share (shaders/grid_i64.wgsl
-/// `SplatWindow`) and each node once per run of vertices around it: the
-/// same integers summed in another order. The scene's walks must stay in a
-/// cell, move to a neighbouring one and jump further for this to test the
-/// window's every path: the grid of 16 cells has the first two, that of 64
-/// the third (counted from the CPU's grid positions, `moves`). Both
-/// accumulator forms (the 32-bit pairs add each vertex at once).
+/// the CPU's grid bit for bit. With 64-bit atomics its splat adds a rod's
+/// consecutive vertices in registers for the nodes they share
+/// (shaders/grid_i64.wgsl `SplatWindow`) and each node once per run of
+/// vertices around it: the same integers summed in another order. For this
+/// to test every path of the window, the walks must stay in a cell, move to
+/// a neighbouring one by −1 and by +1 along each axis, and jump further
+/// (counted from the CPU's grid positions, `moves`): the hanging strands on
+/// a grid of 16 cells give the first two (downward in y), on a grid of 64
+/// the jumps, and strands standing up from the crown the upward steps in y.
+/// The 32-bit pairs (no window: each vertex added at once) once as well.
 #[test]
 fn walked_splat_is_the_cpus_bit_for_bit() {
     let ctx = gpu_i64();
-    for (resolution, ctx) in [(16, &ctx), (64, &ctx), (16, &ctx.with_u32_grid())] {
-        let (rods, state, params) = scene(&[&format!("interaction.resolution={resolution}")]);
+    let u32_grid = ctx.with_u32_grid();
+    let hanging = "rods.0.up=[0.0, -1.0, 0.0]";
+    let standing = "rods.0.up=[0.0, 1.0, 0.0]";
+    let mut windowed = Moves::default();
+    for (resolution, up, ctx) in [
+        (16, hanging, &ctx),
+        (64, hanging, &ctx),
+        (16, standing, &ctx),
+        (16, hanging, &u32_grid),
+    ] {
+        let (rods, state, params) = scene(&[&format!("interaction.resolution={resolution}"), up]);
         let mut g = GpuSimulator::new(ctx, rods, state.clone(), params).unwrap();
         let mut r = rng(11);
         let mut moving = state;
@@ -208,18 +219,10 @@ fn walked_splat_is_the_cpus_bit_for_bit() {
         // The CPU splats the positions and velocities the kernel splatted:
         // its own output (the splat is its last stage).
         let (geometry, nodes, s) = cpu_grid(&g, t + h);
-        let [same, neighbour, jump] = moves(&g, &geometry);
-        eprintln!(
-            "resolution {resolution}, {}: {same} steps within a cell, {neighbour} to a neighbour, {jump} further",
-            ctx.describe()
-        );
-        if resolution == 16 {
-            assert!(
-                same > 20 && neighbour > 20,
-                "the walks do not test the window"
-            );
-        } else {
-            assert!(neighbour > 20 && jump > 20, "the walks do not jump cells");
+        let m = moves(&g, &geometry);
+        eprintln!("resolution {resolution}, {up}, {}: {m:?}", ctx.describe());
+        if ctx.grid_i64() {
+            windowed.add(&m);
         }
         assert_eq!(
             g.read_grid(0),
@@ -230,14 +233,43 @@ fn walked_splat_is_the_cpus_bit_for_bit() {
         assert_eq!(counters[GRID_VMAX], s.vmax);
         assert_eq!(counters[GRID_OUTSIDE] as usize, s.outside);
     }
+    assert!(
+        windowed.same > 20 && windowed.jump > 20,
+        "the walks do not test the window: {windowed:?}"
+    );
+    for (axis, [down, up]) in windowed.step.iter().enumerate() {
+        assert!(
+            *down > 20 && *up > 20,
+            "no walk steps both ways along axis {axis}: {windowed:?}"
+        );
+    }
 }
 
 /// Consecutive vertices of a rod, both inside the grid: how many share a
-/// cell, move to a neighbouring cell (by at most one along every axis), or
-/// jump further.
-fn moves(g: &GpuSimulator, geometry: &grid::GridGeometry) -> [usize; 3] {
+/// cell, move to a neighbouring cell (by at most one along every axis; in
+/// `step`, per axis, how many of those moved by −1 and by +1), or jump
+/// further.
+#[derive(Debug, Default)]
+struct Moves {
+    same: usize,
+    step: [[usize; 2]; 3],
+    jump: usize,
+}
+
+impl Moves {
+    fn add(&mut self, m: &Moves) {
+        self.same += m.same;
+        self.jump += m.jump;
+        for (a, b) in self.step.iter_mut().zip(&m.step) {
+            a[0] += b[0];
+            a[1] += b[1];
+        }
+    }
+}
+
+fn moves(g: &GpuSimulator, geometry: &grid::GridGeometry) -> Moves {
     let pos = g.read_grid_positions();
-    let mut count = [0; 3];
+    let mut m = Moves::default();
     for r in 0..g.rods().rod_count() {
         let cells: Vec<Option<[i32; 3]>> = g
             .rods()
@@ -246,12 +278,22 @@ fn moves(g: &GpuSimulator, geometry: &grid::GridGeometry) -> [usize; 3] {
             .collect();
         for w in cells.windows(2) {
             if let [Some(a), Some(b)] = w {
-                let d = (0..3).map(|i| (a[i] - b[i]).abs()).max().unwrap();
-                count[d.min(2) as usize] += 1;
+                let d: [i32; 3] = std::array::from_fn(|i| b[i] - a[i]);
+                match d.iter().map(|c| c.abs()).max().unwrap() {
+                    0 => m.same += 1,
+                    1 => {
+                        for (axis, &c) in d.iter().enumerate() {
+                            if c != 0 {
+                                m.step[axis][usize::from(c > 0)] += 1;
+                            }
+                        }
+                    }
+                    _ => m.jump += 1,
+                }
             }
         }
     }
-    count
+    m
 }
 
 /// Every node's GPU field against the CPU's: f32 conversion and division,
