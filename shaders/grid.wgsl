@@ -43,8 +43,7 @@ fn corner(g: GridGroup, q: vec3<i32>, c: u32) -> vec2<u32> {
             w *= FULL - frac[a];
         }
     }
-    let k = n.x + g.dims.x * (n.y + g.dims.y * n.z);
-    return vec2<u32>(g.dims.w + k, w);
+    return vec2<u32>(node_index(g, vec3<i32>(n)), w);
 }
 
 const VELOCITY_LIMIT: f32 = 1073741824.0; // 2^30
@@ -195,10 +194,7 @@ fn splat_window() -> SplatWindow {
 }
 
 fn splat_window_add(w: ptr<function, SplatWindow>, g: GridGroup, q: vec3<i32>, mass_q: u32, vq: vec3<i32>) {
-    for (var c = 0u; c < 8u; c++) {
-        let kw = corner(g, q, c);
-        grid_node_add(kw.x, kw.y * mass_q, vq);
-    }
+    splat_corners(g, q, mass_q, vq);
 }
 
 fn splat_window_flush(w: ptr<function, SplatWindow>, g: GridGroup) {}
@@ -281,9 +277,13 @@ fn grid_splat_at(g: GridGroup, origin: vec3<f32>, v: u32, mass_q: u32) {
         grid_counter_add(GRID_OUTSIDE, 1u);
         return;
     }
-    let vq = splat_velocity(v);
+    splat_corners(g, q.xyz, mass_q, splat_velocity(v));
+}
+
+// Mass mass_q and velocity vq at grid position q added to the 8 nodes of its cell.
+fn splat_corners(g: GridGroup, q: vec3<i32>, mass_q: u32, vq: vec3<i32>) {
     for (var c = 0u; c < 8u; c++) {
-        let kw = corner(g, q.xyz, c);
+        let kw = corner(g, q, c);
         grid_node_add(kw.x, kw.y * mass_q, vq);
     }
 }
