@@ -376,7 +376,12 @@ fn grid_blend_vertex(v: u32) {
 }
 
 // `grid_blend_vertex` for each vertex of rod r, its group's grid and the
-// rod's origin read once (a rod's vertices share its group).
+// rod's origin read once (a rod's vertices share its group), and the 8
+// fields of a cell read once for the rod's consecutive vertices in it
+// (`BlendFields`): the fields are not written during the blend, so a
+// vertex that stays in its predecessor's cell blends with the same values;
+// on a CPU adapter each field load is a loop over the lanes, whose cache
+// misses a lane that keeps its cell does not take.
 fn grid_blend_rod(r: u32) {
     let o = rods[r].vertex_offset;
     let group = grid_vertex[o].group;
@@ -385,12 +390,36 @@ fn grid_blend_rod(r: u32) {
     }
     let g = grid_group_now(group);
     let origin = rods[r].origin.xyz;
+    var fields = BlendFields(vec3<i32>(-1), array<vec4<f32>, 8>());
     for (var v = o; v < o + rods[r].vertex_count; v++) {
         let friction = grid_vertex[v].friction;
         if (friction >= 0.0) {
-            grid_blend_at(g, origin, v, friction);
+            let p = pos_get(v);
+            let q = grid_position(g, origin + position_f32(p));
+            if (q.w != 0) {
+                let cell = q.xyz >> vec3<u32>(FRAC_BITS);
+                if (any(cell != fields.cell)) {
+                    fields = blend_fields(g, q.xyz);
+                }
+                blend_with(g, q.xyz, fields, v, p, friction);
+            }
         }
     }
+}
+
+// The fields of the 8 nodes of a cell (bit a of the index: the upper node
+// along axis a), and the cell.
+struct BlendFields {
+    cell: vec3<i32>,
+    f: array<vec4<f32>, 8>,
+}
+
+fn blend_fields(g: GridGroup, q: vec3<i32>) -> BlendFields {
+    var b = BlendFields(q >> vec3<u32>(FRAC_BITS), array<vec4<f32>, 8>());
+    for (var c = 0u; c < 8u; c++) {
+        b.f[c] = grid_fields[corner(g, q, c).x];
+    }
+    return b;
 }
 
 // Vertex v (velocity blend `friction`) blended with grid g; origin: its rod's.
@@ -401,13 +430,17 @@ fn grid_blend_at(g: GridGroup, origin: vec3<f32>, v: u32, friction: f32) {
     if (q.w == 0) {
         return;
     }
-    let frac = vec3<f32>(q.xyz & vec3<i32>(FRAC_MASK));
+    blend_with(g, q.xyz, blend_fields(g, q.xyz), v, p, friction);
+}
+
+// Vertex v at p, grid position q (inside grid g), blended with its cell's
+// fields.
+fn blend_with(g: GridGroup, q: vec3<i32>, fields: BlendFields, v: u32, p: Position, friction: f32) {
+    let frac = vec3<f32>(q & vec3<i32>(FRAC_MASK));
     var grid_v = vec3<f32>(0.0);
     var grad = vec3<f32>(0.0);
     for (var c = 0u; c < 8u; c++) {
-        let kw = corner(g, q.xyz, c);
-        let f = grid_fields[kw.x];
-        grid_v += f.xyz * f32(kw.y);
+        let f = fields.f[c];
         var factor = vec3<f32>(32.0) - frac;
         var sign = vec3<f32>(-1.0);
         for (var a = 0u; a < 3u; a++) {
@@ -416,6 +449,7 @@ fn grid_blend_at(g: GridGroup, origin: vec3<f32>, v: u32, friction: f32) {
                 sign[a] = 1.0;
             }
         }
+        grid_v += f.xyz * (factor.x * factor.y * factor.z);
         grad += sign * vec3<f32>(factor.y * factor.z, factor.z * factor.x, factor.x * factor.y) * f.w;
     }
     grid_v /= ONE_F;
