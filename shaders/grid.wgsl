@@ -164,13 +164,10 @@ fn grid_node_mass(k: u32) -> NodeMass {
     return NodeMass(wide_f32(d), d.y, (high & NODE_FIELDED_HIGH) != 0u);
 }
 
-// Node k's momentum as f32, its mass and momentum left zero for the next
-// splat, the mass word carrying `NODE_FIELDED`: each momentum word read and
-// zeroed in one exchange.
+// Node k's momentum as f32, left zero for the next splat: each momentum
+// word read and zeroed in one exchange (the mass word: `grid_node_set_flag`).
 fn grid_node_take_momentum(k: u32) -> vec3<f32> {
     let base = k * WORDS_PER_NODE;
-    atomicStore(&grid[base], 0u);
-    atomicStore(&grid[base + 1u], NODE_FIELDED_HIGH);
     var p = vec3<f32>(0.0);
     for (var a = 0u; a < 3u; a++) {
         let i = base + 2u + 2u * a;
@@ -178,9 +175,10 @@ fn grid_node_take_momentum(k: u32) -> vec3<f32> {
     }
     return p;
 }
-// Node k's mass word zero, its `NODE_FIELDED` flag cleared.
-fn grid_node_unflag(k: u32) {
-    atomicStore(&grid[k * WORDS_PER_NODE + 1u], 0u);
+// Node k's mass word zero, carrying `NODE_FIELDED` if `fielded`.
+fn grid_node_set_flag(k: u32, fielded: bool) {
+    atomicStore(&grid[k * WORDS_PER_NODE], 0u);
+    atomicStore(&grid[k * WORDS_PER_NODE + 1u], select(0u, NODE_FIELDED_HIGH, fielded));
 }
 
 // The walked splat's window (`grid_splat_rod`) without 64-bit integers:
@@ -341,15 +339,20 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     // node's field is zero already and it is left alone (most nodes: on a
     // software adapter a store no lane makes costs next to nothing).
     let mass = grid_node_mass(k);
-    if (mass.value != 0.0) {
+    let held = mass.value != 0.0;
+    var field = vec4<f32>(0.0);
+    if (held) {
         if (could_overflow(mass.high, grid_counter(GRID_VMAX))) {
             grid_counter_max(GRID_OVERFLOW, k + 1u);
         }
         let p = grid_node_take_momentum(k);
-        grid_fields[k] = vec4<f32>(p / (mass.value * VELOCITY_SCALE), max(0.0, mass.value * grid_groups[g].pressure_scale - 1.0));
-    } else if (mass.fielded) {
-        grid_fields[k] = vec4<f32>(0.0);
-        grid_node_unflag(k);
+        field = vec4<f32>(p / (mass.value * VELOCITY_SCALE), max(0.0, mass.value * grid_groups[g].pressure_scale - 1.0));
+    }
+    // One store of the field and one of the mass word for both kinds of
+    // node (on a CPU adapter each store site is a loop over the lanes).
+    if (held || mass.fielded) {
+        grid_fields[k] = field;
+        grid_node_set_flag(k, held);
     }
 }
 

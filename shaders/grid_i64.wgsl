@@ -50,20 +50,18 @@ fn grid_node_mass(k: u32) -> NodeMass {
     return NodeMass(f32(m), u32(m >> 32u), (word & NODE_FIELDED) != 0li);
 }
 
-// Node k's momentum as f32, its mass and momentum left zero for the next
-// splat, the mass word carrying `NODE_FIELDED`: each momentum read and
-// zeroed in one exchange.
+// Node k's momentum as f32, left zero for the next splat: each momentum
+// read and zeroed in one exchange (the mass word: `grid_node_set_flag`).
 fn grid_node_take_momentum(k: u32) -> vec3<f32> {
-    atomicStore(&grid[k * 4u], NODE_FIELDED);
     var p = vec3<f32>(0.0);
     for (var a = 0u; a < 3u; a++) {
         p[a] = f32(atomicExchange(&grid[k * 4u + 1u + a], 0li));
     }
     return p;
 }
-// Node k's mass word zero, its `NODE_FIELDED` flag cleared.
-fn grid_node_unflag(k: u32) {
-    atomicStore(&grid[k * 4u], 0li);
+// Node k's mass word zero, carrying `NODE_FIELDED` if `fielded`.
+fn grid_node_set_flag(k: u32, fielded: bool) {
+    atomicStore(&grid[k * 4u], select(0li, NODE_FIELDED, fielded));
 }
 
 // The walked splat's window (`grid_splat_rod`): the mass and momentum sums
