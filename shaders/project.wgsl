@@ -399,12 +399,17 @@ fn project_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
 }
 
 fn project_velocity_vertex(v: u32) {
+    project_velocity_at(v, pos_get(v));
+}
+
+// `project_velocity_vertex` with vertex v's position p as read.
+fn project_velocity_at(v: u32, p: Position) {
     // Read once: a read-write buffer's loads are not merged by the compiler.
     let u_unc = vel[v];
     let before = u_unc.xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
     // The projection's correction as one small difference (`displacement`),
     // not two f32 positions' difference with its noise of ε|x|/h.
-    var u = u_unc.xyz + displacement(pos_unc[v], pos_get(v)) / params.h;
+    var u = u_unc.xyz + displacement(pos_unc[v], p) / params.h;
     let c = contacts[v];
     if (contact_depth(c) > 0.0) {
         // Inelastic contact (src/cpu/project.rs `project_velocity`).

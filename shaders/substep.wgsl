@@ -262,13 +262,49 @@ fn substep_finish_walk(r: u32) {
             contact_walk(r);
         }
     }
-    let o = rods[r].vertex_offset;
-    for (var v = o; v < o + rods[r].vertex_count; v++) {
-        project_velocity_vertex(v);
-    }
-    transport_rod(r);
+    velocity_frames_walk(r);
     clamp_twist(r);
-    twist_walk(r);
+    twist_solve(r);
+}
+
+// `project_velocity` of rod r's vertices, `transport_rod` and
+// `curvature_binormals` (the first walk of `twist_walk`) in one walk, each
+// position read once for the three (on a CPU adapter every read is a loop
+// over the lanes). They are independent: `project_velocity` writes only
+// velocities, the transport only frames, the binormals only `scratch[v].kb`,
+// and each reads only positions of the three, which none of them moves;
+// `clamp_twist`, between the transport and the twist on the CPU, reads and
+// writes only the clamped edges' frames. So the same values as the three in
+// turn (tests/gpu_fused.rs compares this kernel with the staged ones).
+fn velocity_frames_walk(r: u32) {
+    let o = rods[r].vertex_offset;
+    let n = rods[r].vertex_count;
+    var xa = pos_get(o);
+    var xb = pos_get(o + 1u);
+    project_velocity_at(o, xa);
+    project_velocity_at(o + 1u, xb);
+    scratch[o].kb = vec4<f32>(0.0);
+    // `transport_rod`, step for step.
+    let t0 = normalize(displacement(xa, xb));
+    let f0 = frame[o];
+    let u0 = parallel_transport(f0.ref_u.xyz, f0.tangent.xyz, t0);
+    var u_prev = normalize(u0 - t0 * dot(u0, t0));
+    var t_prev = t0;
+    frame[o] = EdgeFrame(vec4<f32>(t0, f0.tangent.w), vec4<f32>(u_prev, 0.0));
+    for (var j = 1u; j < n - 1u; j++) {
+        let e = o + j;
+        let x_before = xa;
+        xa = xb;
+        xb = pos_get(e + 1u);
+        project_velocity_at(e + 1u, xb);
+        scratch[e].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(x_before, xa, xb)), 0.0);
+        let t = normalize(displacement(xa, xb));
+        let u = parallel_transport(u_prev, t_prev, t);
+        u_prev = normalize(u - t * dot(u, t));
+        t_prev = t;
+        frame[e] = EdgeFrame(vec4<f32>(t, frame[e].tangent.w), vec4<f32>(u_prev, 0.0));
+    }
+    scratch[o + n - 1u].kb = vec4<f32>(0.0);
 }
 
 @compute @workgroup_size(64)

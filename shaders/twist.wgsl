@@ -225,6 +225,11 @@ fn total(e: vec2<f32>) -> f32 {
 // `twist` for a rod longer than a pack).
 fn twist_walk(r: u32) {
     curvature_binormals(r);
+    twist_solve(r);
+}
+
+// `twist_walk` once the curvature binormals are in `scratch[v].kb`.
+fn twist_solve(r: u32) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     // Free angles: all but clamped end edges (src/cpu/mod.rs `free_twist_range`).
