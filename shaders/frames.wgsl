@@ -19,24 +19,42 @@ fn transport_rod(r: u32) {
     var xa = pos_get(o);
     var xb = pos_get(o + 1u);
     // Time-parallel transport of u⁰ to the new first tangent.
-    let t0 = normalize(displacement(xa, xb));
-    let f0 = frame[o];
-    let u0 = parallel_transport(f0.ref_u.xyz, f0.tangent.xyz, t0);
-    // Re-orthonormalise against round-off drift over many steps.
-    var u_prev = normalize(u0 - t0 * dot(u0, t0));
-    var t_prev = t0;
-    frame[o] = EdgeFrame(vec4<f32>(t0, f0.tangent.w), vec4<f32>(u_prev, 0.0));
+    var carried = transport_first_edge(o, xa, xb);
     // Space-parallel transport along the rod.
     for (var j = 1u; j < n_edges; j++) {
         let e = o + j;
         xa = xb;
         xb = pos_get(e + 1u);
-        let t = normalize(displacement(xa, xb));
-        let u = parallel_transport(u_prev, t_prev, t);
-        u_prev = normalize(u - t * dot(u, t));
-        t_prev = t;
-        frame[e] = EdgeFrame(vec4<f32>(t, frame[e].tangent.w), vec4<f32>(u_prev, 0.0));
+        carried = transport_edge(e, xa, xb, carried);
     }
+}
+
+// An edge's new tangent and Bishop vector, carried along the walk.
+struct Transported {
+    t: vec3<f32>,
+    u: vec3<f32>,
+}
+
+// Edge o (the first of its rod, from xa to xb): u⁰ carried in time to the
+// new tangent (time-parallel transport), its frame written.
+fn transport_first_edge(o: u32, xa: Position, xb: Position) -> Transported {
+    let t0 = normalize(displacement(xa, xb));
+    let f0 = frame[o];
+    let u0 = parallel_transport(f0.ref_u.xyz, f0.tangent.xyz, t0);
+    // Re-orthonormalise against round-off drift over many steps.
+    let u = normalize(u0 - t0 * dot(u0, t0));
+    frame[o] = EdgeFrame(vec4<f32>(t0, f0.tangent.w), vec4<f32>(u, 0.0));
+    return Transported(t0, u);
+}
+
+// Edge e (from xa to xb): the previous edge's Bishop vector carried to its
+// tangent (space-parallel transport), its frame written.
+fn transport_edge(e: u32, xa: Position, xb: Position, prev: Transported) -> Transported {
+    let t = normalize(displacement(xa, xb));
+    let u = parallel_transport(prev.u, prev.t, t);
+    let u_new = normalize(u - t * dot(u, t));
+    frame[e] = EdgeFrame(vec4<f32>(t, frame[e].tangent.w), vec4<f32>(u_new, 0.0));
+    return Transported(t, u_new);
 }
 
 fn clamp_twist_edge(c: u32, e: u32) {

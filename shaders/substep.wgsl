@@ -284,13 +284,8 @@ fn velocity_frames_walk(r: u32) {
     project_velocity_at(o, xa);
     project_velocity_at(o + 1u, xb);
     scratch[o].kb = vec4<f32>(0.0);
-    // `transport_rod`, step for step.
-    let t0 = normalize(displacement(xa, xb));
-    let f0 = frame[o];
-    let u0 = parallel_transport(f0.ref_u.xyz, f0.tangent.xyz, t0);
-    var u_prev = normalize(u0 - t0 * dot(u0, t0));
-    var t_prev = t0;
-    frame[o] = EdgeFrame(vec4<f32>(t0, f0.tangent.w), vec4<f32>(u_prev, 0.0));
+    // `transport_rod`'s steps.
+    var carried = transport_first_edge(o, xa, xb);
     for (var j = 1u; j < n - 1u; j++) {
         let e = o + j;
         let x_before = xa;
@@ -298,11 +293,7 @@ fn velocity_frames_walk(r: u32) {
         xb = pos_get(e + 1u);
         project_velocity_at(e + 1u, xb);
         scratch[e].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(x_before, xa, xb)), 0.0);
-        let t = normalize(displacement(xa, xb));
-        let u = parallel_transport(u_prev, t_prev, t);
-        u_prev = normalize(u - t * dot(u, t));
-        t_prev = t;
-        frame[e] = EdgeFrame(vec4<f32>(t, frame[e].tangent.w), vec4<f32>(u_prev, 0.0));
+        carried = transport_edge(e, xa, xb, carried);
     }
     scratch[o + n - 1u].kb = vec4<f32>(0.0);
 }

@@ -228,7 +228,8 @@ fn twist_walk(r: u32) {
     twist_solve(r);
 }
 
-// `twist_walk` once the curvature binormals are in `scratch[v].kb`.
+// `twist_walk` once the curvature binormals are in `scratch[v].kb` (the CPU's
+// `twist`, src/cpu/twist.rs, likewise takes them from its caller).
 fn twist_solve(r: u32) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
