@@ -108,6 +108,29 @@ fn layout_entry(b: u32) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
+/// The kernels' module, without the counter wgpu would add to every loop
+/// against loops that never end (`force_loop_bounding`): in the walked
+/// kernels, which are loops over a rod's vertices, it cost ~2 % of the step
+/// on lavapipe (docs/BENCHMARKS.md, thirteenth session). Every other check
+/// stays (array indices clamped, buffer accesses bounded, integer division
+/// guarded).
+fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> wgpu::ShaderModule {
+    let checks = wgpu::ShaderRuntimeChecks {
+        force_loop_bounding: false,
+        ..wgpu::ShaderRuntimeChecks::checked()
+    };
+    // SAFETY: wgpu asks, without loop bounding, that no loop of the module
+    // runs forever. Every loop in shaders/ ends: each `for` counts over a
+    // range fixed when it starts (a rod's vertices or edges, a pack's rows,
+    // the colliders, the grid groups, a scan's levels) or clears one bit of
+    // a mask per pass whose lowest bit only rises (contact's colliders, the
+    // splat window's corners); the fast projection's `while` stops at
+    // `fast_max_iterations`, the twist's Newton loop at
+    // `twist_max_iterations` and its line search once the step has halved
+    // below 1e-10.
+    unsafe { device.create_shader_module_trusted(desc, checks) }
+}
+
 impl Pipelines {
     /// Compile every kernel of shaders/ for `device`, the contact code for
     /// the collider `kinds` only, from the module `variant` (the device must
@@ -118,10 +141,13 @@ impl Pipelines {
             resident: false,
             ..variant
         };
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("strands"),
-            source: wgpu::ShaderSource::Wgsl(shader_variant(variant)),
-        });
+        let module = kernels_module(
+            device,
+            wgpu::ShaderModuleDescriptor {
+                label: Some("strands"),
+                source: wgpu::ShaderSource::Wgsl(shader_variant(variant)),
+            },
+        );
         let limits = device.limits();
         // The packed fused kernels' module, positions resident in workgroup
         // memory (shaders/resident.wgsl), only where they are built.
@@ -129,13 +155,16 @@ impl Pipelines {
             .into_iter()
             .any(|k| k.is_resident() && k.supported(&limits))
             .then(|| {
-                device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("strands (resident positions)"),
-                    source: wgpu::ShaderSource::Wgsl(shader_variant(Variant {
-                        resident: true,
-                        ..variant
-                    })),
-                })
+                kernels_module(
+                    device,
+                    wgpu::ShaderModuleDescriptor {
+                        label: Some("strands (resident positions)"),
+                        source: wgpu::ShaderSource::Wgsl(shader_variant(Variant {
+                            resident: true,
+                            ..variant
+                        })),
+                    },
+                )
             });
         let world_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("world"),
