@@ -69,24 +69,35 @@ fn elastic_energy(r: u32, trial: bool) -> vec2<f32> {
     return vec2<f32>(bend, twist);
 }
 
-// ∂E/∂θʲ split into bending (g.x) and twisting (g.y) parts (eq. 7), and with
-// `hessian` the tridiagonal Hessian (g.z diagonal, g.w coupling to edge j+1).
+// ∂E/∂θʲ split into bending (g.x) and twisting (g.y) parts (eq. 7), and the
+// tridiagonal Hessian (g.z diagonal, g.w coupling to edge j+1).
 //
-// The walk keeps the sums of edges v − 1 and v in registers and writes each
-// edge's once, when no vertex adds to it any more: the same additions in the
+// The walk keeps the sums of edges v − 1 and v in registers and takes each
+// edge's on once no vertex adds to it any more: the same additions in the
 // same order as adding into `scratch` (so the same bits), without reading
 // it back per term (a software adapter reads storage lane by lane). As it
 // writes them it takes the maxima that the Newton iteration asks for next:
-// returns the largest |∂E/∂θᵉ| (x) and |Hₑₑ| (y) over the free edges
+// the largest |∂E/∂θᵉ| (x) and |Hₑₑ| (y) over the free edges
 // [free.x, free.y), the largest |θ| over all edges (z), and the bound on
 // |∂³E/∂(θᵉ)³| over the free edges (w; src/cpu/twist.rs `cubic_bound`,
-// from the values this walk reads anyway).
-fn twist_gradient(r: u32, hessian: bool, free: vec2<u32>) -> vec4<f32> {
+// from the values this walk reads anyway). And as each free edge's row is
+// done, it takes the forward elimination of the unshifted Newton step
+// (`newton_step`'s first half at mu = 0, `eliminate_row`) on to it, so the
+// rows need not be stored and read back (on a software adapter each is a
+// loop over the lanes); `store` stores them too, in `scratch[e].g`, for
+// `newton_step`'s shifted retries.
+struct TwistSweep {
+    maxima: vec4<f32>,
+    elimination: Elimination,
+}
+
+fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     var m = vec4<f32>(0.0);
+    var elim = Elimination(false, 0.0, 0.0, 0.0, 0.0);
     if (n < 2u) {
-        return m;
+        return TwistSweep(m, elim);
     }
     let b = rods[r].bending.xyz;
     let beta = rods[r].bending.w;
@@ -114,10 +125,7 @@ fn twist_gradient(r: u32, hessian: bool, free: vec2<u32>) -> vec4<f32> {
             let bd = apply_bending(b, w[k] - wbar[k]);
             let jw = rot_j(w[k]);
             let gx = dot(jw, bd) / l;
-            var gz = 0.0;
-            if (hessian) {
-                gz = (dot(jw, apply_bending(b, jw)) - dot(w[k], bd)) / l;
-            }
+            let gz = (dot(jw, apply_bending(b, jw)) - dot(w[k], bd)) / l;
             if (k == 0u) {
                 g_prev.x -= gx;
                 g_prev.z += gz;
@@ -131,20 +139,59 @@ fn twist_gradient(r: u32, hessian: bool, free: vec2<u32>) -> vec4<f32> {
         let dm = theta - theta_prev;
         g_next.y += 2.0 * beta * dm / l;
         g_prev.y -= 2.0 * beta * dm / l;
-        if (hessian) {
-            g_next.z += 2.0 * beta / l;
-            g_prev.z += 2.0 * beta / l;
-            g_prev.w -= 2.0 * beta / l;
+        g_next.z += 2.0 * beta / l;
+        g_prev.z += 2.0 * beta / l;
+        g_prev.w -= 2.0 * beta / l;
+        if (store) {
+            scratch[v - 1u].g = g_prev;
         }
-        scratch[v - 1u].g = g_prev;
+        eliminate_row(&elim, v - 1u, g_prev, free);
         m = free_maxima(m, g_prev, c_prev, v - 1u, free);
         g_prev = g_next;
         c_prev = c_next;
         prev = next;
         theta_prev = theta;
     }
-    scratch[o + n - 2u].g = g_prev;
-    return free_maxima(m, g_prev, c_prev, o + n - 2u, free);
+    if (store) {
+        scratch[o + n - 2u].g = g_prev;
+    }
+    eliminate_row(&elim, o + n - 2u, g_prev, free);
+    return TwistSweep(free_maxima(m, g_prev, c_prev, o + n - 2u, free), elim);
+}
+
+// The forward elimination of `newton_step` at mu = 0 carried along a walk
+// over the rows: whether every pivot so far was positive (`solved`), the
+// last row's pivot, eliminated value x, ∂E/∂θ and coupling to the next row
+// (`off`).
+struct Elimination {
+    solved: bool,
+    pivot: f32,
+    x: f32,
+    grad: f32,
+    off: f32,
+}
+
+// Row e (its `twist_gradient` sums g) taken into the elimination, if it is
+// a free edge's: the same operations as `newton_step`'s forward loop with
+// mu = 0 (so the same bits), writing `scratch[e − 1].s` as it does.
+fn eliminate_row(s: ptr<function, Elimination>, e: u32, g: vec4<f32>, free: vec2<u32>) {
+    if (e < free.x || e >= free.y) {
+        return;
+    }
+    let mu = 0.0;
+    let grad = g.x + g.y;
+    if (e == free.x) {
+        let pivot = g.z + mu;
+        *s = Elimination(pivot > 0.0, pivot, -grad / pivot, grad, g.w);
+        return;
+    }
+    if ((*s).solved) {
+        let off = (*s).off;
+        let c = off / (*s).pivot;
+        scratch[e - 1u].s = vec4<f32>((*s).x, c, 0.0, (*s).grad);
+        let pivot = g.z + mu - off * c;
+        *s = Elimination(pivot > 0.0, pivot, (-grad - off * (*s).x) / pivot, grad, g.w);
+    }
 }
 
 // Edge e's part of `twist_gradient`'s maxima: |∂E/∂θᵉ| (x), |Hₑₑ| (y)
@@ -195,6 +242,13 @@ fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
         grad = g.x + g.y;
         x = (-grad - off * x) / pivot;
     }
+    return newton_back(a, b, x, grad);
+}
+
+// `newton_step`'s back substitution, from the last row's eliminated value
+// x and ∂E/∂θ `grad` (the forward elimination's, or `twist_gradient`'s).
+fn newton_back(a: u32, b: u32, x_last: f32, grad: f32) -> vec4<f32> {
+    var x = x_last;
     scratch[b - 1u].s.x = x;
     var slope = x * grad;
     var max_step = abs(x);
@@ -254,22 +308,33 @@ fn twist_solve(r: u32) {
     var have_e0 = false;
     var iterations = 0u;
     for (var it = 0u; it < params.twist_max_iterations; it++) {
-        let maxima = twist_gradient(r, true, vec2<u32>(a, b));
+        let sweep = twist_gradient(r, vec2<u32>(a, b), false);
+        let maxima = sweep.maxima;
         if (it == 0u) {
             tolerance = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * maxima.z);
         }
         if (maxima.x == 0.0) {
             break;
         }
-        // Newton direction, Levenberg-shifted where H is not positive definite.
-        var mu = 0.0;
+        // Newton direction, Levenberg-shifted where H is not positive
+        // definite: the unshifted step's elimination is the sweep's, the
+        // shifted ones (attempts 1 on, as the CPU's) need the rows stored.
+        // A loop that runs once, where a lane needs them: on a software
+        // adapter an `if` would run the sweep for every lane.
         var step = vec4<f32>(0.0);
-        for (var attempt = 0u; attempt < 64u; attempt++) {
-            step = newton_step(a, b, mu);
-            if (step.x != 0.0) {
-                break;
+        if (sweep.elimination.solved) {
+            step = newton_back(a, b, sweep.elimination.x, sweep.elimination.grad);
+        }
+        for (var shifted = !sweep.elimination.solved; shifted; shifted = false) {
+            _ = twist_gradient(r, vec2<u32>(a, b), true);
+            var mu = 0.0;
+            for (var attempt = 1u; attempt < 64u; attempt++) {
+                mu = select(mu * 10.0, 1e-8 * max(maxima.y, 1e-30), mu == 0.0);
+                step = newton_step(a, b, mu);
+                if (step.x != 0.0) {
+                    break;
+                }
             }
-            mu = select(mu * 10.0, 1e-8 * max(maxima.y, 1e-30), mu == 0.0);
         }
         if (step.x == 0.0) {
             break;
