@@ -76,7 +76,7 @@ fn elastic_energy(r: u32, trial: bool) -> vec2<f32> {
 // edge's on once no vertex adds to it any more: the same additions in the
 // same order as adding into `scratch` (so the same bits), without reading
 // it back per term (a software adapter reads storage lane by lane). As it
-// writes them it takes the maxima that the Newton iteration asks for next:
+// finishes them it takes the maxima that the Newton iteration asks for next:
 // the largest |∂E/∂θᵉ| (x) and |Hₑₑ| (y) over the free edges
 // [free.x, free.y), the largest |θ| over all edges (z), and the bound on
 // |∂³E/∂(θᵉ)³| over the free edges (w; src/cpu/twist.rs `cubic_bound`,

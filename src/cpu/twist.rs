@@ -304,7 +304,8 @@ fn scan_newton_step(
 }
 
 /// The walk's Newton step (kernel `twist_rod`'s `newton_step`, operation
-/// for operation): solve `(diag + mu, off) x = −(grad_bend + grad_twist)`
+/// for operation; the kernel's unshifted step, mu = 0, does the same
+/// elimination row by row inside its gradient walk, `eliminate_row`): solve `(diag + mu, off) x = −(grad_bend + grad_twist)`
 /// by the Thomas algorithm ([`solve_tridiagonal`]'s arithmetic, the right
 /// side formed as each row is eliminated), then in the back substitution
 /// sum the slope `Σ xⱼ ∂E/∂θʲ` from the last row to the first and take the

@@ -121,13 +121,15 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
     };
     // SAFETY: wgpu asks, without loop bounding, that no loop of the module
     // runs forever. Every loop in shaders/ ends: each `for` counts over a
-    // range fixed when it starts (a rod's vertices or edges, a pack's rows,
-    // the colliders, the grid groups, a scan's levels) or clears one bit of
-    // a mask per pass whose lowest bit only rises (contact's colliders, the
-    // splat window's corners); the fast projection's `while` stops at
-    // `fast_max_iterations`, the twist's Newton loop at
-    // `twist_max_iterations` and its line search once the step has halved
-    // below 1e-10.
+    // range fixed when it starts (a rod's vertices or edges, 3 or more
+    // vertices by src/build.rs, so that `vertex_count − 2` does not wrap; a pack's
+    // rows; the colliders; the grid groups; a doubling scan's levels, over
+    // at most `PACK_ROWS` rows, far from where the doubling could wrap) or
+    // clears one bit of a mask per pass whose lowest bit only rises
+    // (contact's colliders, the splat window's corners); the fast
+    // projection's `while` stops at `fast_max_iterations`, the twist's
+    // Newton loop at `twist_max_iterations` and its line search once the
+    // step has halved below 1e-10.
     unsafe { device.create_shader_module_trusted(desc, checks) }
 }
 
