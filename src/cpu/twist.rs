@@ -305,9 +305,10 @@ fn scan_newton_step(
 
 /// The walk's Newton step (kernel `twist_rod`'s `newton_step`, operation
 /// for operation; the kernel's unshifted step, mu = 0, does the same
-/// elimination row by row inside its gradient walk, `eliminate_row`): solve `(diag + mu, off) x = −(grad_bend + grad_twist)`
-/// by the Thomas algorithm ([`solve_tridiagonal`]'s arithmetic, the right
-/// side formed as each row is eliminated), then in the back substitution
+/// elimination row by row inside its gradient walk, `eliminate_row`):
+/// solve `(diag + mu, off) x = −(grad_bend + grad_twist)` by the Thomas
+/// algorithm ([`solve_tridiagonal`]'s arithmetic, the right side formed as
+/// each row is eliminated), then in the back substitution
 /// sum the slope `Σ xⱼ ∂E/∂θʲ` from the last row to the first and take the
 /// largest `|xⱼ|` and `Σ|xⱼ|³`. `None` when a pivot is not positive, i.e.
 /// the shifted matrix is not positive definite; else `(slope, max |x|,
