@@ -229,9 +229,31 @@ struct Scratch {
 // the fused substep kernels bind up to 15 and are built only on devices that allow
 // it (`Kernel::supported`). tests/gpu_layout.rs checks each entry point's uses
 // against `Kernel::bindings`.
+// BEGIN position buffers as structs
+// `pos` and `pos_unc` and their element accessors. On a CPU adapter with
+// 64-bit integers shaders/positions_wide.wgsl replaces this block
+// (`layout::Variant::wide_positions`): the same bytes read and written as
+// four 64-bit words rather than eight 32-bit ones.
 @group(1) @binding(0) var<storage, read_write> pos: array<Position>;
-@group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
 @group(1) @binding(2) var<storage, read_write> pos_unc: array<Position>;
+
+fn pos_load(v: u32) -> Position {
+    return pos[v];
+}
+
+fn pos_store(v: u32, p: Position) {
+    pos[v] = p;
+}
+
+fn pos_unc_load(v: u32) -> Position {
+    return pos_unc[v];
+}
+
+fn pos_unc_store(v: u32, p: Position) {
+    pos_unc[v] = p;
+}
+// END position buffers
+@group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
 @group(1) @binding(3) var<storage, read_write> frame: array<EdgeFrame>;
 @group(1) @binding(4) var<storage, read> clamps: array<Clamp>;
 @group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;
@@ -332,11 +354,11 @@ var<workgroup> pack_rods_a: array<vec4<f32>, PACK_RODS>;
 // `resident_load` at the start of the dispatch to `resident_store` at its end.
 // BEGIN positions in the buffer
 fn pos_get(v: u32) -> Position {
-    return pos[v];
+    return pos_load(v);
 }
 
 fn pos_set(v: u32, p: Position) {
-    pos[v] = p;
+    pos_store(v, p);
 }
 
 fn resident_load(w: u32, lid: u32) {}

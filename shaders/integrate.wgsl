@@ -36,7 +36,7 @@ fn integrate_free_vertex_from(v: u32, old: Position, u_old: vec4<f32>, force: ve
     let x = moved(old, u * h);
     vel[v] = vec4<f32>(u, u_old.w);
     pos_set(v, x);
-    pos_unc[v] = x;
+    pos_unc_store(v, x);
 }
 
 // Vertex v, held by clamp c (its first vertex for `slot` 0, its second for
@@ -51,7 +51,7 @@ fn integrate_anchored_vertex(v: u32, c: u32, slot: u32) {
     let x = position_at(pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[v].rod].origin.xyz));
     vel[v] = vec4<f32>(displacement(old, x) / params.h, vel[v].w);
     pos_set(v, x);
-    pos_unc[v] = x;
+    pos_unc_store(v, x);
 }
 
 // The vertices of rod r's clamps, after its free ones (src/cpu/mod.rs

@@ -409,7 +409,7 @@ fn project_velocity_at(v: u32, p: Position) {
     let before = u_unc.xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
     // The projection's correction as one small difference (`displacement`),
     // not two f32 positions' difference with its noise of ε|x|/h.
-    var u = u_unc.xyz + displacement(pos_unc[v], p) / params.h;
+    var u = u_unc.xyz + displacement(pos_unc_load(v), p) / params.h;
     let c = contacts[v];
     if (contact_depth(c) > 0.0) {
         // Inelastic contact (src/cpu/project.rs `project_velocity`).

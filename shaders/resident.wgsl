@@ -47,14 +47,14 @@ fn resident_put(i: u32, p: Position) {
 
 fn pos_get(v: u32) -> Position {
     if (resident_first == NONE) {
-        return pos[v];
+        return pos_load(v);
     }
     return resident_row(v - resident_first);
 }
 
 fn pos_set(v: u32, p: Position) {
     if (resident_first == NONE) {
-        pos[v] = p;
+        pos_store(v, p);
         return;
     }
     resident_put(v - resident_first, p);
@@ -68,7 +68,7 @@ fn resident_load(w: u32, lid: u32) {
         return;
     }
     for (var i = lid; i < range.y; i += WORKGROUP) {
-        resident_put(i, pos[range.x + i]);
+        resident_put(i, pos_load(range.x + i));
     }
     resident_first = range.x;
 }
@@ -80,7 +80,7 @@ fn resident_store(w: u32, lid: u32) {
     }
     let range = pack_vertex_range(w);
     for (var i = lid; i < range.y; i += WORKGROUP) {
-        pos[range.x + i] = resident_row(i);
+        pos_store(range.x + i, resident_row(i));
     }
     resident_first = NONE;
 }

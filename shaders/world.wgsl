@@ -12,5 +12,5 @@ fn world_positions(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
         return;
     }
     let r = rest[v].rod;
-    world_pos[v] = vec4<f32>(rods[r].origin.xyz + position_f32(pos[v]), rods[r].radius);
+    world_pos[v] = vec4<f32>(rods[r].origin.xyz + position_f32(pos_load(v)), rods[r].radius);
 }

@@ -571,3 +571,33 @@ fn each_of_two_groups_is_the_cpus() {
         }
     }
 }
+
+/// Positions read and written as 64-bit words (shaders/positions_wide.wgsl,
+/// `GpuContext::wide_positions`: CPU adapters with 64-bit integers, such as
+/// lavapipe) and as `Position` structs (what GPUs run): the accessors only
+/// move the same bytes, so whole steps with contact, the grid, the
+/// projection and the twist give the same bits.
+#[test]
+fn wide_positions_give_the_same_bits_as_structs() {
+    let wide = gpu();
+    assert!(
+        wide.wide_positions(),
+        "{}: a CPU adapter with SHADER_INT64 reads positions as 64-bit words, and this test compares that with structs",
+        wide.describe()
+    );
+    let structs = wide.with_struct_positions();
+    assert!(!structs.wide_positions());
+    let (rods, state, params) = scene(&[]);
+    let start = state.pos.clone();
+    let mut a = Simulator::gpu(&wide, rods.clone(), state.clone(), params).unwrap();
+    let mut b = Simulator::gpu(&structs, rods, state, params).unwrap();
+    for _ in 0..10 {
+        a.step().unwrap();
+        b.step().unwrap();
+    }
+    let (sa, sb) = (a.state(), b.state());
+    assert!(max_diff(&sa.pos, &start) > 0.05, "the hair moved");
+    assert_eq!(sa.pos, sb.pos, "positions");
+    assert_eq!(sa.vel, sb.vel, "velocities");
+    assert_eq!(sa.theta, sb.theta, "twist angles");
+}

@@ -115,6 +115,7 @@ fn grid_i64_variant_validates_where_64_bit_atomics_are() {
         stencil_f64: true,
         resident: true,
         grid_i64: true,
+        wide_positions: true,
     });
     validate_with(&parse(&all), &all, caps | Caps::FLOAT64);
     let grid_scalar = |m: &naga::Module| {
@@ -133,6 +134,78 @@ fn grid_i64_variant_validates_where_64_bit_atomics_are() {
     };
     assert_eq!(grid_scalar(&m).width, 8);
     assert_eq!(grid_scalar(&module()).width, 4);
+}
+
+/// Positions as 64-bit words (`Variant::wide_positions`): the block between
+/// shaders/common.wgsl's position-buffer markers replaced by
+/// shaders/positions_wide.wgsl and nothing else; it validates with 64-bit
+/// integers (also with every other variant) and is refused without them;
+/// and `pos` and `pos_unc` hold 32 bytes per vertex in both modules (the
+/// same buffers, `Position` in the one and four 64-bit words in the other).
+#[test]
+fn wide_positions_variant_validates_and_keeps_the_bytes() {
+    use naga::valid::Capabilities as Caps;
+    use strands::gpu::layout::{POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE};
+    for marker in POSITIONS_WIDE_MARKERS {
+        assert_eq!(SHADER_SOURCE.matches(marker).count(), 1, "{marker}");
+    }
+    let source = shader_variant(Variant {
+        wide_positions: true,
+        ..Variant::default()
+    });
+    let start = SHADER_SOURCE.find(POSITIONS_WIDE_MARKERS[0]).unwrap();
+    let end =
+        SHADER_SOURCE.find(POSITIONS_WIDE_MARKERS[1]).unwrap() + POSITIONS_WIDE_MARKERS[1].len();
+    assert_eq!(&source[..start], &SHADER_SOURCE[..start]);
+    assert_eq!(
+        &source[start..start + POSITIONS_WIDE_SOURCE.len()],
+        POSITIONS_WIDE_SOURCE
+    );
+    assert_eq!(
+        &source[start + POSITIONS_WIDE_SOURCE.len()..],
+        &SHADER_SOURCE[end..]
+    );
+    let m = parse(&source);
+    validate_with(&m, &source, Caps::SHADER_INT64);
+    assert!(
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), Caps::empty())
+            .validate(&m)
+            .is_err(),
+        "the wide positions validated without 64-bit integers"
+    );
+    let all = shader_variant(Variant {
+        stencil_f64: true,
+        resident: true,
+        grid_i64: true,
+        wide_positions: true,
+    });
+    validate_with(
+        &parse(&all),
+        &all,
+        Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_ALL_OPS | Caps::FLOAT64,
+    );
+    // Element stride and scalar width of a buffer global.
+    let element = |m: &naga::Module, name: &str| {
+        let (_, var) = m
+            .global_variables
+            .iter()
+            .find(|(_, v)| v.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("a global `{name}`"));
+        let naga::TypeInner::Array { base, stride, .. } = m.types[var.ty].inner else {
+            panic!("`{name}` is not an array");
+        };
+        let width = match m.types[base].inner {
+            naga::TypeInner::Vector { scalar, .. } => scalar.width,
+            naga::TypeInner::Struct { .. } => 4,
+            ref other => panic!("`{name}` holds {other:?}"),
+        };
+        (stride, width)
+    };
+    let default = module();
+    for name in ["pos", "pos_unc"] {
+        assert_eq!(element(&default, name), (32, 4), "{name}");
+        assert_eq!(element(&m, name), (32, 8), "{name}");
+    }
 }
 
 #[test]
@@ -366,6 +439,7 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
         stencil_f64: true,
         resident: true,
         grid_i64: false,
+        wide_positions: false,
     });
     validate_with(&parse(&both), &both, naga::valid::Capabilities::FLOAT64);
     assert!(both.contains("alias real = f64;") && both.contains(RESIDENT_SOURCE));

@@ -556,6 +556,18 @@ pub const GRID_I64_MARKERS: [&str; 2] = [
     "// END grid accumulators\n",
 ];
 
+/// shaders/positions_wide.wgsl: `pos` and `pos_unc` as arrays of 64-bit
+/// words, for CPU adapters with `wgpu::Features::SHADER_INT64`.
+pub const POSITIONS_WIDE_SOURCE: &str = include_str!("../../shaders/positions_wide.wgsl");
+
+/// The first and last lines of the block of shaders/common.wgsl (the
+/// position buffers as arrays of `Position`) that `POSITIONS_WIDE_SOURCE`
+/// replaces.
+pub const POSITIONS_WIDE_MARKERS: [&str; 2] = [
+    "// BEGIN position buffers as structs\n",
+    "// END position buffers\n",
+];
+
 /// Which module `shader_variant` writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Variant {
@@ -568,6 +580,12 @@ pub struct Variant {
     /// device with `wgpu::Features::SHADER_INT64` and
     /// `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`).
     pub grid_i64: bool,
+    /// `pos` and `pos_unc` read and written as 64-bit words
+    /// (shaders/positions_wide.wgsl; a device with
+    /// `wgpu::Features::SHADER_INT64`): the same bytes in half the
+    /// elements, for CPU adapters, which move a storage buffer's elements one
+    /// lane at a time.
+    pub wide_positions: bool,
 }
 
 /// The module source: `SHADER_SOURCE` with the blocks `variant` asks for
@@ -587,6 +605,9 @@ pub fn shader_variant(variant: Variant) -> std::borrow::Cow<'static, str> {
     };
     if variant.resident {
         replace(RESIDENT_MARKERS, RESIDENT_SOURCE);
+    }
+    if variant.wide_positions {
+        replace(POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE);
     }
     if variant.grid_i64 {
         replace(GRID_I64_MARKERS, GRID_I64_SOURCE);

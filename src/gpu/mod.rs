@@ -215,6 +215,9 @@ pub struct GpuContext {
     /// Whether the grid's accumulators are 64-bit atomics (see
     /// `with_u32_grid`).
     grid_i64: bool,
+    /// Whether the kernels read and write positions as 64-bit words (see
+    /// `with_struct_positions`).
+    wide_positions: bool,
     pipelines: PipelineCache,
 }
 
@@ -251,10 +254,20 @@ impl GpuContext {
     /// and vertex, not 7 to 8 as pairs of 32-bit ones with a carry; the same
     /// integer sums). `GpuContext::open` asks for them where the adapter has
     /// them.
+    ///
+    /// On a CPU adapter (lavapipe, `wgpu::DeviceType::Cpu`) with
+    /// `wgpu::Features::SHADER_INT64` the kernels read and write positions
+    /// as 64-bit words (shaders/positions_wide.wgsl): such an adapter moves a
+    /// storage buffer's elements one lane at a time, and the same 32 bytes
+    /// as four elements rather than eight took 9 % of the finishing
+    /// kernel's instructions away (docs/BENCHMARKS.md). Not on GPUs, where
+    /// it has not been measured; the results are the same bits either way.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         GpuContext {
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
             grid_i64: device.features().contains(GRID_I64_FEATURES),
+            wide_positions: info.device_type == wgpu::DeviceType::Cpu
+                && device.features().contains(wgpu::Features::SHADER_INT64),
             device,
             queue,
             info,
@@ -284,6 +297,24 @@ impl GpuContext {
             pipelines: PipelineCache::default(),
             ..self.clone()
         }
+    }
+
+    /// This device with positions read and written as `Position` structs
+    /// (eight 32-bit elements) even where `from_device` chose 64-bit words:
+    /// what GPUs run (tests compare the two). Kernels are compiled anew for
+    /// it.
+    pub fn with_struct_positions(&self) -> Self {
+        GpuContext {
+            wide_positions: false,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the kernels read and write positions as 64-bit words
+    /// (`from_device`).
+    pub fn wide_positions(&self) -> bool {
+        self.wide_positions
     }
 
     /// Whether the grid's accumulators are 64-bit atomics (`from_device`).
@@ -351,6 +382,7 @@ impl GpuContext {
                         stencil_f64: self.stencil_f64,
                         resident: false,
                         grid_i64: self.grid_i64,
+                        wide_positions: self.wide_positions,
                     },
                 ))
             })
@@ -381,6 +413,9 @@ impl GpuContext {
         if adapter.features().contains(GRID_I64_FEATURES) {
             wanted |= GRID_I64_FEATURES;
         }
+        if info.device_type == wgpu::DeviceType::Cpu {
+            wanted |= wgpu::Features::SHADER_INT64;
+        }
         let features = adapter.features() & wanted;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
@@ -408,7 +443,7 @@ impl GpuContext {
             .collect::<Vec<_>>()
             .join(" ");
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -422,6 +457,11 @@ impl GpuContext {
                 "64-bit atomics"
             } else {
                 "32-bit atomic pairs"
+            },
+            if self.wide_positions {
+                "; positions in 64-bit words"
+            } else {
+                ""
             }
         )
     }
