@@ -230,11 +230,12 @@ struct Scratch {
 // it (`Kernel::supported`). tests/gpu_layout.rs checks each entry point's uses
 // against `Kernel::bindings`.
 // BEGIN position buffers as structs
-// `pos` and `pos_unc` and their element accessors. On a CPU adapter with
-// 64-bit integers shaders/positions_wide.wgsl replaces this block
+// `pos`, `vel` and `pos_unc` and their element accessors. On a CPU adapter
+// with 64-bit integers shaders/positions_wide.wgsl replaces this block
 // (`layout::Variant::wide_positions`): the same bytes read and written as
-// four 64-bit words rather than eight 32-bit ones.
+// 64-bit words, half as many elements.
 @group(1) @binding(0) var<storage, read_write> pos: array<Position>;
+@group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
 @group(1) @binding(2) var<storage, read_write> pos_unc: array<Position>;
 
 fn pos_load(v: u32) -> Position {
@@ -252,8 +253,15 @@ fn pos_unc_load(v: u32) -> Position {
 fn pos_unc_store(v: u32, p: Position) {
     pos_unc[v] = p;
 }
+
+fn vel_load(v: u32) -> vec4<f32> {
+    return vel[v];
+}
+
+fn vel_store(v: u32, u: vec4<f32>) {
+    vel[v] = u;
+}
 // END position buffers
-@group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
 @group(1) @binding(3) var<storage, read_write> frame: array<EdgeFrame>;
 @group(1) @binding(4) var<storage, read> clamps: array<Clamp>;
 @group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;

@@ -393,7 +393,7 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     var x_start = x;
     if (stage_phase == 0u) {
         x_unc = position_f32(pos_unc_load(v));
-        x_start = x_unc - vel[v].xyz * params.h;
+        x_start = x_unc - vel_load(v).xyz * params.h;
     }
     let r = contact_vertex(v, rho, origin, x, x_start, x_unc);
     record_tunnels(r.tunnels);
@@ -570,7 +570,7 @@ fn first_edge_push(pa: Position, pb: Position, wa: f32, wb: f32, origin: vec3<f3
 
 // Vertex v's position at the start of the substep, x_unc − v·h (phase 0).
 fn start_point(v: u32) -> vec3<f32> {
-    return position_f32(pos_unc_load(v)) - vel[v].xyz * params.h;
+    return position_f32(pos_unc_load(v)) - vel_load(v).xyz * params.h;
 }
 
 @compute @workgroup_size(64)
@@ -629,7 +629,7 @@ fn contact_walk_vertex(v: u32, origin: vec3<f32>, rho: f32, tunnels: ptr<functio
     var found = false;
     if (stage_phase == 0u) {
         x_unc = position_f32(pos_unc_load(v));
-        start = x_unc - vel[v].xyz * params.h;
+        start = x_unc - vel_load(v).xyz * params.h;
         // Phase 0: the contact anew (zero for a clamped vertex).
         c = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
         found = old_depth != 0.0;

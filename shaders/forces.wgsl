@@ -168,7 +168,7 @@ fn external_force(r: u32, i: u32, x: Position, u: vec3<f32>) -> vec3<f32> {
 fn write_force(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
     var u = vec3<f32>(0.0);
     if (rods[r].drag > 0.0) {
-        u = vel[rods[r].vertex_offset + i].xyz;
+        u = vel_load(rods[r].vertex_offset + i).xyz;
     }
     store_force(r, i, elastic, x, u);
 }

@@ -288,7 +288,7 @@ fn splat_corners(g: GridGroup, q: vec3<i32>, mass_q: u32, vq: vec3<i32>) {
 
 // Vertex v's quantised velocity, the substep's fastest |v_q| raised to it.
 fn splat_velocity(v: u32) -> vec3<i32> {
-    let vq = quantise_velocity(vel[v].xyz);
+    let vq = quantise_velocity(vel_load(v).xyz);
     let speed = vec3<u32>(abs(vq));
     // Every vertex would race for this one word: one that cannot raise it
     // leaves it alone (the same maximum).
@@ -457,7 +457,7 @@ fn blend_with(g: GridGroup, q: vec3<i32>, fields: BlendFields, v: u32, p: Positi
     }
     grid_v /= ONE_F;
     grad /= 1024.0;
-    let own = vec3<f32>(quantise_velocity(vel[v].xyz)) / VELOCITY_SCALE;
+    let own = vec3<f32>(quantise_velocity(vel_load(v).xyz)) / VELOCITY_SCALE;
     var push = -grad * g.volume_step;
     let len = length(push);
     if (len > g.max_push) {

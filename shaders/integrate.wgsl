@@ -25,7 +25,7 @@ fn integrate_vertex(v: u32) {
 
 // The symplectic Euler update of vertex v (the CPU's first loop).
 fn integrate_free_vertex(v: u32) {
-    integrate_free_vertex_from(v, pos_get(v), vel[v], scratch[v].force.xyz);
+    integrate_free_vertex_from(v, pos_get(v), vel_load(v), scratch[v].force.xyz);
 }
 
 // `integrate_free_vertex` from vertex v's position, velocity (w: the count
@@ -34,7 +34,7 @@ fn integrate_free_vertex_from(v: u32, old: Position, u_old: vec4<f32>, force: ve
     let h = params.h;
     let u = u_old.xyz + force * (h * rest[v].inv_mass);
     let x = moved(old, u * h);
-    vel[v] = vec4<f32>(u, u_old.w);
+    vel_store(v, vec4<f32>(u, u_old.w));
     pos_set(v, x);
     pos_unc_store(v, x);
 }
@@ -49,7 +49,7 @@ fn integrate_anchored_vertex(v: u32, c: u32, slot: u32) {
         local = clamps[c].local_pos1.xyz;
     }
     let x = position_at(pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[v].rod].origin.xyz));
-    vel[v] = vec4<f32>(displacement(old, x) / params.h, vel[v].w);
+    vel_store(v, vec4<f32>(displacement(old, x) / params.h, vel_load(v).w));
     pos_set(v, x);
     pos_unc_store(v, x);
 }

@@ -1,14 +1,15 @@
 // BEGIN position buffers as 64-bit words
-// The block of shaders/common.wgsl that declares `pos` and `pos_unc`, for a
-// CPU adapter with 64-bit integers (`wgpu::Features::SHADER_INT64`;
-// `layout::Variant::wide_positions`): the same 32 bytes per vertex
-// (`Position`: cell x, y, z, w as i32, then rem x, y, z, w as f32, each
-// pair one little-endian 64-bit word), read and written as four 64-bit
-// words. llvmpipe loads and stores storage buffers element by element in a
-// loop over the lanes, so four elements cost about half of eight
-// (scripts/kernel-instructions.sh: docs/BENCHMARKS.md). The values are the
-// same bits either way: the accessors only move them.
+// The block of shaders/common.wgsl that declares `pos`, `vel` and
+// `pos_unc`, for a CPU adapter with 64-bit integers
+// (`wgpu::Features::SHADER_INT64`; `layout::Variant::wide_positions`): the
+// same bytes per vertex (`Position`: cell x, y, z, w as i32, then rem x, y,
+// z, w as f32; a velocity's x, y, z, w as f32), each pair of 32-bit values
+// one little-endian 64-bit word. llvmpipe loads and stores storage buffers
+// element by element in a loop over the lanes, so half the elements cost
+// about half (scripts/kernel-instructions.sh: docs/BENCHMARKS.md). The
+// values are the same bits either way: the accessors only move them.
 @group(1) @binding(0) var<storage, read_write> pos: array<vec4<u64>>;
+@group(1) @binding(1) var<storage, read_write> vel: array<vec2<u64>>;
 @group(1) @binding(2) var<storage, read_write> pos_unc: array<vec4<u64>>;
 
 // The low and high 32 bits of a word, and two halves as one.
@@ -50,5 +51,14 @@ fn pos_unc_load(v: u32) -> Position {
 
 fn pos_unc_store(v: u32, p: Position) {
     pos_unc[v] = position_words(p);
+}
+fn vel_load(v: u32) -> vec4<f32> {
+    let w = vel[v];
+    return bitcast<vec4<f32>>(vec4<u32>(word_low(w.x), word_high(w.x), word_low(w.y), word_high(w.y)));
+}
+
+fn vel_store(v: u32, u: vec4<f32>) {
+    let b = bitcast<vec4<u32>>(u);
+    vel[v] = vec2<u64>(word(b.x, b.y), word(b.z, b.w));
 }
 // END position buffers

@@ -405,7 +405,7 @@ fn project_velocity_vertex(v: u32) {
 // `project_velocity_vertex` with vertex v's position p as read.
 fn project_velocity_at(v: u32, p: Position) {
     // Read once: a read-write buffer's loads are not merged by the compiler.
-    let u_unc = vel[v];
+    let u_unc = vel_load(v);
     let before = u_unc.xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
     // The projection's correction as one small difference (`displacement`),
     // not two f32 positions' difference with its noise of ε|x|/h.
@@ -429,5 +429,5 @@ fn project_velocity_at(v: u32, p: Position) {
             count = max(count - 2.0, 0.0);
         }
     }
-    vel[v] = vec4<f32>(u, count);
+    vel_store(v, vec4<f32>(u, count));
 }

@@ -229,7 +229,7 @@ fn substep_start_walk(r: u32) {
 // this is `forces`, `save_start` and `integrate`'s free loop in turn.
 fn start_vertex(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
     let v = rods[r].vertex_offset + i;
-    let u = vel[v];
+    let u = vel_load(v);
     let f = store_force(r, i, elastic, x, u.xyz);
     if (params.projection == PROJECTION_SHAKE) {
         pos_start[v] = x;

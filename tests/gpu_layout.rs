@@ -140,8 +140,9 @@ fn grid_i64_variant_validates_where_64_bit_atomics_are() {
 /// shaders/common.wgsl's position-buffer markers replaced by
 /// shaders/positions_wide.wgsl and nothing else; it validates with 64-bit
 /// integers (also with every other variant) and is refused without them;
-/// and `pos` and `pos_unc` hold 32 bytes per vertex in both modules (the
-/// same buffers, `Position` in the one and four 64-bit words in the other).
+/// and `pos`, `pos_unc` and `vel` hold as many bytes per vertex in both
+/// modules (the same buffers: `Position` or `vec4<f32>` in the one, 64-bit
+/// words in the other).
 #[test]
 fn wide_positions_variant_validates_and_keeps_the_bytes() {
     use naga::valid::Capabilities as Caps;
@@ -202,9 +203,9 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
         (stride, width)
     };
     let default = module();
-    for name in ["pos", "pos_unc"] {
-        assert_eq!(element(&default, name), (32, 4), "{name}");
-        assert_eq!(element(&m, name), (32, 8), "{name}");
+    for (name, bytes) in [("pos", 32), ("pos_unc", 32), ("vel", 16)] {
+        assert_eq!(element(&default, name), (bytes, 4), "{name}");
+        assert_eq!(element(&m, name), (bytes, 8), "{name}");
     }
 }
 

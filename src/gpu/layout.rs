@@ -556,12 +556,13 @@ pub const GRID_I64_MARKERS: [&str; 2] = [
     "// END grid accumulators\n",
 ];
 
-/// shaders/positions_wide.wgsl: `pos` and `pos_unc` as arrays of 64-bit
-/// words, for CPU adapters with `wgpu::Features::SHADER_INT64`.
+/// shaders/positions_wide.wgsl: `pos`, `vel` and `pos_unc` as arrays of
+/// 64-bit words, for CPU adapters with `wgpu::Features::SHADER_INT64`.
 pub const POSITIONS_WIDE_SOURCE: &str = include_str!("../../shaders/positions_wide.wgsl");
 
 /// The first and last lines of the block of shaders/common.wgsl (the
-/// position buffers as arrays of `Position`) that `POSITIONS_WIDE_SOURCE`
+/// position and velocity buffers as arrays of `Position` and `vec4<f32>`)
+/// that `POSITIONS_WIDE_SOURCE`
 /// replaces.
 pub const POSITIONS_WIDE_MARKERS: [&str; 2] = [
     "// BEGIN position buffers as structs\n",
@@ -580,7 +581,7 @@ pub struct Variant {
     /// device with `wgpu::Features::SHADER_INT64` and
     /// `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`).
     pub grid_i64: bool,
-    /// `pos` and `pos_unc` read and written as 64-bit words
+    /// `pos`, `vel` and `pos_unc` read and written as 64-bit words
     /// (shaders/positions_wide.wgsl; a device with
     /// `wgpu::Features::SHADER_INT64`): the same bytes in half the
     /// elements, for CPU adapters, which move a storage buffer's elements one

@@ -257,10 +257,10 @@ impl GpuContext {
     ///
     /// On a CPU adapter (lavapipe, `wgpu::DeviceType::Cpu`) with
     /// `wgpu::Features::SHADER_INT64` the kernels read and write positions
-    /// as 64-bit words (shaders/positions_wide.wgsl): such an adapter moves a
-    /// storage buffer's elements one lane at a time, and the same 32 bytes
-    /// as four elements rather than eight took 9 % of the finishing
-    /// kernel's instructions away (docs/BENCHMARKS.md). Not on GPUs, where
+    /// and velocities as 64-bit words (shaders/positions_wide.wgsl): such an
+    /// adapter moves a storage buffer's elements one lane at a time, and the
+    /// same bytes in half the elements took 12 % of the finishing kernel's
+    /// instructions away (docs/BENCHMARKS.md). Not on GPUs, where
     /// it has not been measured; the results are the same bits either way.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         GpuContext {
@@ -299,8 +299,9 @@ impl GpuContext {
         }
     }
 
-    /// This device with positions read and written as `Position` structs
-    /// (eight 32-bit elements) even where `from_device` chose 64-bit words:
+    /// This device with positions and velocities read and written as
+    /// `Position` structs and `vec4<f32>` even where `from_device` chose
+    /// 64-bit words:
     /// what GPUs run (tests compare the two). Kernels are compiled anew for
     /// it.
     pub fn with_struct_positions(&self) -> Self {
