@@ -230,13 +230,16 @@ struct Scratch {
 // it (`Kernel::supported`). tests/gpu_layout.rs checks each entry point's uses
 // against `Kernel::bindings`.
 // BEGIN position buffers as structs
-// `pos`, `vel` and `pos_unc` and their element accessors. On a CPU adapter
-// with 64-bit integers shaders/positions_wide.wgsl replaces this block
+// `pos`, `vel`, `pos_unc`, `contacts` and `grid_fields` and their element
+// accessors. On a CPU adapter with 64-bit integers
+// shaders/positions_wide.wgsl replaces this block
 // (`layout::Variant::wide_positions`): the same bytes read and written as
 // 64-bit words, half as many elements.
 @group(1) @binding(0) var<storage, read_write> pos: array<Position>;
 @group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
 @group(1) @binding(2) var<storage, read_write> pos_unc: array<Position>;
+@group(1) @binding(9) var<storage, read_write> contacts: array<Contact>;
+@group(1) @binding(15) var<storage, read_write> grid_fields: array<vec4<f32>>;
 
 fn pos_load(v: u32) -> Position {
     return pos[v];
@@ -260,6 +263,26 @@ fn vel_load(v: u32) -> vec4<f32> {
 
 fn vel_store(v: u32, u: vec4<f32>) {
     vel[v] = u;
+}
+
+fn contact_load(v: u32) -> Contact {
+    return contacts[v];
+}
+
+fn contact_store(v: u32, c: Contact) {
+    contacts[v] = c;
+}
+
+fn contact_normal_depth(v: u32) -> vec4<f32> {
+    return contacts[v].normal_depth;
+}
+
+fn field_load(k: u32) -> vec4<f32> {
+    return grid_fields[k];
+}
+
+fn field_store(k: u32, f: vec4<f32>) {
+    grid_fields[k] = f;
 }
 // END position buffers
 @group(1) @binding(3) var<storage, read_write> frame: array<EdgeFrame>;
@@ -289,7 +312,6 @@ struct Contact {
     normal_depth: vec4<f32>,     // unit normal; w: depth pushed out by (m; 0 = none, negated = stuck)
     surface_velocity: vec4<f32>, // velocity of the collider surface under the vertex (m/s)
 }
-@group(1) @binding(9) var<storage, read_write> contacts: array<Contact>;
 
 // Hair–hair interaction (shaders/grid.wgsl; src/interaction.rs).
 struct GridVertex {
@@ -317,7 +339,6 @@ struct GridGroup {
 // GRID_VMAX (fastest |v_q| of the substep), GRID_OVERFLOW (largest node + 1
 // that could overflow, this frame) and GRID_OUTSIDE (vertices outside their
 // grid, this frame); the word offsets after the nodes are these constants.
-@group(1) @binding(15) var<storage, read_write> grid_fields: array<vec4<f32>>;
 // Positions at the start of the substep (`save_start`, read by `project_shake`).
 @group(1) @binding(16) var<storage, read_write> pos_start: array<Position>;
 // World positions for a renderer (`world_positions`): xyz in m, w the rod's radius.

@@ -381,7 +381,7 @@ fn record_tunnels(t: vec3<u32>) {
 fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     if (rest[v].inv_mass == 0.0) {
         if (stage_phase == 0u) {
-            contacts[v] = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
+            contact_store(v, Contact(vec4<f32>(0.0), vec4<f32>(0.0)));
         }
         return;
     }
@@ -399,8 +399,8 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     record_tunnels(r.tunnels);
     // The contact kept: phase 0 records this pass's anew; phase 1 keeps the
     // deeper of the two passes' (the old one read in phase 1 only).
-    if (stage_phase == 0u || contact_depth(r.best) > contact_depth(contacts[v])) {
-        contacts[v] = r.best;
+    if (stage_phase == 0u || contact_depth(r.best) > abs(contact_normal_depth(v).w)) {
+        contact_store(v, r.best);
     }
     // Moved by what contact changed: nothing at all without contact.
     if (any(r.x != x)) {
@@ -542,11 +542,11 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
         start_a = start_point(j);
         start_b = start_point(j + 1u);
     }
-    let e = contact_edge_ends(EdgeEnds(pa, pb, contacts[j], contacts[j + 1u]), first, wa, wb, start_a, start_b, origin, rho);
+    let e = contact_edge_ends(EdgeEnds(pa, pb, contact_load(j), contact_load(j + 1u)), first, wa, wb, start_a, start_b, origin, rho);
     pos_set(j, e.pa);
     pos_set(j + 1u, e.pb);
-    contacts[j] = e.ca;
-    contacts[j + 1u] = e.cb;
+    contact_store(j, e.ca);
+    contact_store(j + 1u, e.cb);
 }
 
 // The first collider that reaches the edge from pa to pb as it is
@@ -624,7 +624,7 @@ fn contact_walk_vertex(v: u32, origin: vec3<f32>, rho: f32, tunnels: ptr<functio
     let x = position_f32(p);
     var x_unc = x;
     var start = vec3<f32>(0.0);
-    let old_depth = contacts[v].normal_depth.w;
+    let old_depth = contact_normal_depth(v).w;
     var c = Contact(vec4<f32>(0.0, 0.0, 0.0, old_depth), vec4<f32>(0.0));
     var found = false;
     if (stage_phase == 0u) {
@@ -676,7 +676,7 @@ fn contact_walk_store(v: u32, s: WalkVertex) -> bool {
         pos_set(v, s.p);
     }
     if (s.found) {
-        contacts[v] = s.c;
+        contact_store(v, s.c);
     }
     return s.c.normal_depth.w != 0.0;
 }

@@ -351,7 +351,7 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     // One store of the field and one of the mass word for both kinds of
     // node (on a CPU adapter each store site is a loop over the lanes).
     if (held || mass.fielded) {
-        grid_fields[k] = field;
+        field_store(k, field);
         grid_node_set_flag(k, held);
     }
 }
@@ -420,7 +420,7 @@ struct BlendFields {
 fn blend_fields(g: GridGroup, q: vec3<i32>) -> BlendFields {
     var b = BlendFields(q >> vec3<u32>(FRAC_BITS), array<vec4<f32>, 8>());
     for (var c = 0u; c < 8u; c++) {
-        b.f[c] = grid_fields[corner(g, q, c).x];
+        b.f[c] = field_load(corner(g, q, c).x);
     }
     return b;
 }

@@ -1,16 +1,21 @@
 // BEGIN position buffers as 64-bit words
-// The block of shaders/common.wgsl that declares `pos`, `vel` and
-// `pos_unc`, for a CPU adapter with 64-bit integers
+// The block of shaders/common.wgsl that declares `pos`, `vel`, `pos_unc`,
+// `contacts` and `grid_fields`, for a CPU adapter with 64-bit integers
 // (`wgpu::Features::SHADER_INT64`; `layout::Variant::wide_positions`): the
-// same bytes per vertex (`Position`: cell x, y, z, w as i32, then rem x, y,
-// z, w as f32; a velocity's x, y, z, w as f32), each pair of 32-bit values
-// one little-endian 64-bit word. llvmpipe loads and stores storage buffers
-// element by element in a loop over the lanes, so half the elements cost
-// about half (scripts/kernel-instructions.sh: docs/BENCHMARKS.md). The
-// values are the same bits either way: the accessors only move them.
+// same bytes per element (`Position`: cell x, y, z, w as i32, then rem x,
+// y, z, w as f32; `Contact`: two vec4<f32>; a velocity or a node's field:
+// one vec4<f32>), each pair of 32-bit values one little-endian 64-bit word.
+// llvmpipe loads storage buffers element by element in a loop over the
+// lanes, so half the elements cost about half (scripts/kernel-instructions.sh:
+// docs/BENCHMARKS.md); its 64-bit stores cost more than the 32-bit ones, so
+// the kernels that mostly store take the other module
+// (`Kernel::wide_positions_pay`). The values are the same bits either way:
+// the accessors only move them.
 @group(1) @binding(0) var<storage, read_write> pos: array<vec4<u64>>;
 @group(1) @binding(1) var<storage, read_write> vel: array<vec2<u64>>;
 @group(1) @binding(2) var<storage, read_write> pos_unc: array<vec4<u64>>;
+@group(1) @binding(9) var<storage, read_write> contacts: array<vec4<u64>>;
+@group(1) @binding(15) var<storage, read_write> grid_fields: array<vec2<u64>>;
 
 // The low and high 32 bits of a word, and two halves as one.
 fn word_low(x: u64) -> u32 {
@@ -52,13 +57,46 @@ fn pos_unc_load(v: u32) -> Position {
 fn pos_unc_store(v: u32, p: Position) {
     pos_unc[v] = position_words(p);
 }
+// Four f32 from two words, and back.
+fn vec4_from_words(a: u64, b: u64) -> vec4<f32> {
+    return bitcast<vec4<f32>>(vec4<u32>(word_low(a), word_high(a), word_low(b), word_high(b)));
+}
+
+fn words_of_vec4(x: vec4<f32>) -> vec2<u64> {
+    let b = bitcast<vec4<u32>>(x);
+    return vec2<u64>(word(b.x, b.y), word(b.z, b.w));
+}
+
 fn vel_load(v: u32) -> vec4<f32> {
     let w = vel[v];
-    return bitcast<vec4<f32>>(vec4<u32>(word_low(w.x), word_high(w.x), word_low(w.y), word_high(w.y)));
+    return vec4_from_words(w.x, w.y);
 }
 
 fn vel_store(v: u32, u: vec4<f32>) {
-    let b = bitcast<vec4<u32>>(u);
-    vel[v] = vec2<u64>(word(b.x, b.y), word(b.z, b.w));
+    vel[v] = words_of_vec4(u);
+}
+
+fn contact_load(v: u32) -> Contact {
+    let w = contacts[v];
+    return Contact(vec4_from_words(w.x, w.y), vec4_from_words(w.z, w.w));
+}
+
+fn contact_store(v: u32, c: Contact) {
+    let a = words_of_vec4(c.normal_depth);
+    let b = words_of_vec4(c.surface_velocity);
+    contacts[v] = vec4<u64>(a, b);
+}
+
+fn contact_normal_depth(v: u32) -> vec4<f32> {
+    return vec4_from_words(contacts[v].x, contacts[v].y);
+}
+
+fn field_load(k: u32) -> vec4<f32> {
+    let w = grid_fields[k];
+    return vec4_from_words(w.x, w.y);
+}
+
+fn field_store(k: u32, f: vec4<f32>) {
+    grid_fields[k] = words_of_vec4(f);
 }
 // END position buffers

@@ -31,7 +31,7 @@ fn apply_inv_mass(v: u32, x: vec3<f32>) -> vec3<f32> {
 // in the filtered projection (phase 1), none in phase 0.
 fn filter_contact(v: u32) -> vec4<f32> {
     if (stage_phase == 1u) {
-        return contacts[v].normal_depth;
+        return contact_normal_depth(v);
     }
     return vec4<f32>(0.0);
 }
@@ -410,7 +410,7 @@ fn project_velocity_at(v: u32, p: Position) {
     // The projection's correction as one small difference (`displacement`),
     // not two f32 positions' difference with its noise of ε|x|/h.
     var u = u_unc.xyz + displacement(pos_unc_load(v), p) / params.h;
-    let c = contacts[v];
+    let c = contact_load(v);
     if (contact_depth(c) > 0.0) {
         // Inelastic contact (src/cpu/project.rs `project_velocity`).
         let n = c.normal_depth.xyz;

@@ -65,7 +65,7 @@ fn pack_needs_contact_again(w: u32, lid: u32, projected: bool) -> bool {
     let range = pack_vertex_range(w);
     var found = false;
     for (var i = lid; i < range.y; i += WORKGROUP) {
-        if (contacts[range.x + i].normal_depth.w != 0.0) {
+        if (contact_normal_depth(range.x + i).w != 0.0) {
             found = true;
         }
     }

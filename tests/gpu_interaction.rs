@@ -572,11 +572,13 @@ fn each_of_two_groups_is_the_cpus() {
     }
 }
 
-/// Positions read and written as 64-bit words (shaders/positions_wide.wgsl,
-/// `GpuContext::wide_positions`: CPU adapters with 64-bit integers, such as
-/// lavapipe) and as `Position` structs (what GPUs run): the accessors only
-/// move the same bytes, so whole steps with contact, the grid, the
-/// projection and the twist give the same bits.
+/// Positions, velocities, contacts and grid fields read and written as
+/// 64-bit words (shaders/positions_wide.wgsl, `GpuContext::wide_positions`:
+/// CPU adapters with 64-bit integers, such as lavapipe, whose integrating
+/// kernels keep the 32-bit module, `Kernel::wide_positions_pay`) and as
+/// structs and `vec4<f32>` (what GPUs run): the accessors only move the same
+/// bytes, so whole steps with contact, the grid, the projection and the
+/// twist give the same bits.
 #[test]
 fn wide_positions_give_the_same_bits_as_structs() {
     let wide = gpu();

@@ -136,13 +136,14 @@ fn grid_i64_variant_validates_where_64_bit_atomics_are() {
     assert_eq!(grid_scalar(&module()).width, 4);
 }
 
-/// Positions as 64-bit words (`Variant::wide_positions`): the block between
+/// Positions and the other wide state as 64-bit words
+/// (`Variant::wide_positions`): the block between
 /// shaders/common.wgsl's position-buffer markers replaced by
 /// shaders/positions_wide.wgsl and nothing else; it validates with 64-bit
 /// integers (also with every other variant) and is refused without them;
-/// and `pos`, `pos_unc` and `vel` hold as many bytes per vertex in both
-/// modules (the same buffers: `Position` or `vec4<f32>` in the one, 64-bit
-/// words in the other).
+/// and `pos`, `pos_unc`, `vel`, `contacts` and `grid_fields` hold as many
+/// bytes per element in both modules (the same buffers: structs or
+/// `vec4<f32>` in the one, 64-bit words in the other).
 #[test]
 fn wide_positions_variant_validates_and_keeps_the_bytes() {
     use naga::valid::Capabilities as Caps;
@@ -203,7 +204,13 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
         (stride, width)
     };
     let default = module();
-    for (name, bytes) in [("pos", 32), ("pos_unc", 32), ("vel", 16)] {
+    for (name, bytes) in [
+        ("pos", 32),
+        ("pos_unc", 32),
+        ("vel", 16),
+        ("contacts", 32),
+        ("grid_fields", 16),
+    ] {
         assert_eq!(element(&default, name), (bytes, 4), "{name}");
         assert_eq!(element(&m, name), (bytes, 8), "{name}");
     }

@@ -556,13 +556,14 @@ pub const GRID_I64_MARKERS: [&str; 2] = [
     "// END grid accumulators\n",
 ];
 
-/// shaders/positions_wide.wgsl: `pos`, `vel` and `pos_unc` as arrays of
-/// 64-bit words, for CPU adapters with `wgpu::Features::SHADER_INT64`.
+/// shaders/positions_wide.wgsl: `pos`, `vel`, `pos_unc`, `contacts` and
+/// `grid_fields` as arrays of 64-bit words, for CPU adapters with
+/// `wgpu::Features::SHADER_INT64`.
 pub const POSITIONS_WIDE_SOURCE: &str = include_str!("../../shaders/positions_wide.wgsl");
 
 /// The first and last lines of the block of shaders/common.wgsl (the
-/// position and velocity buffers as arrays of `Position` and `vec4<f32>`)
-/// that `POSITIONS_WIDE_SOURCE`
+/// position, velocity, contact and field buffers as arrays of structs and
+/// `vec4<f32>`) that `POSITIONS_WIDE_SOURCE`
 /// replaces.
 pub const POSITIONS_WIDE_MARKERS: [&str; 2] = [
     "// BEGIN position buffers as structs\n",
@@ -581,7 +582,8 @@ pub struct Variant {
     /// device with `wgpu::Features::SHADER_INT64` and
     /// `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`).
     pub grid_i64: bool,
-    /// `pos`, `vel` and `pos_unc` read and written as 64-bit words
+    /// `pos`, `vel`, `pos_unc`, `contacts` and `grid_fields` read and
+    /// written as 64-bit words
     /// (shaders/positions_wide.wgsl; a device with
     /// `wgpu::Features::SHADER_INT64`): the same bytes in half the
     /// elements, for CPU adapters, which move a storage buffer's elements one
@@ -898,6 +900,22 @@ impl Kernel {
     /// whole dispatch (`shader_variant` with `resident`).
     pub fn is_resident(self) -> bool {
         self.is_fused() && self.per_pack()
+    }
+
+    /// Whether the kernel is built from the module with positions and
+    /// velocities as 64-bit words where the context chose them
+    /// (`Variant::wide_positions`, CPU adapters): every kernel but the ones
+    /// that integrate. Those store each vertex's position, unconstrained
+    /// position and velocity and read little else, and llvmpipe's 64-bit
+    /// stores cost more than the 32-bit ones they replace: LLVM passes each
+    /// lane's word through the stack, from a 512-bit vector
+    /// (`integrate` 0.64 → 0.86 ms a substep, the rest faster:
+    /// docs/BENCHMARKS.md). The bytes are the same either way.
+    pub fn wide_positions_pay(self) -> bool {
+        !matches!(
+            self,
+            Kernel::Integrate | Kernel::SubstepStart | Kernel::SubstepStartRod
+        )
     }
 
     /// True when one workgroup handles a pack of rods (`super::pack`).

@@ -256,12 +256,14 @@ impl GpuContext {
     /// them.
     ///
     /// On a CPU adapter (lavapipe, `wgpu::DeviceType::Cpu`) with
-    /// `wgpu::Features::SHADER_INT64` the kernels read and write positions
-    /// and velocities as 64-bit words (shaders/positions_wide.wgsl): such an
-    /// adapter moves a storage buffer's elements one lane at a time, and the
-    /// same bytes in half the elements took 12 % of the finishing kernel's
-    /// instructions away (docs/BENCHMARKS.md). Not on GPUs, where
-    /// it has not been measured; the results are the same bits either way.
+    /// `wgpu::Features::SHADER_INT64` the kernels read and write positions,
+    /// velocities, contacts and grid fields as 64-bit words
+    /// (shaders/positions_wide.wgsl), all but the integrating ones
+    /// (`Kernel::wide_positions_pay`): such an adapter moves a storage
+    /// buffer's elements one lane at a time, and the same bytes in half the
+    /// elements took 15 % of the finishing kernel's instructions away
+    /// (docs/BENCHMARKS.md). Not on GPUs, where it has not been measured; the
+    /// results are the same bits either way.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         GpuContext {
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
@@ -299,8 +301,8 @@ impl GpuContext {
         }
     }
 
-    /// This device with positions and velocities read and written as
-    /// `Position` structs and `vec4<f32>` even where `from_device` chose
+    /// This device with positions, velocities, contacts and grid fields read
+    /// and written as structs and `vec4<f32>` even where `from_device` chose
     /// 64-bit words:
     /// what GPUs run (tests compare the two). Kernels are compiled anew for
     /// it.

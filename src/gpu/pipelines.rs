@@ -150,6 +150,20 @@ impl Pipelines {
                 source: wgpu::ShaderSource::Wgsl(shader_variant(variant)),
             },
         );
+        // The kernels for which 64-bit words do not pay
+        // (`Kernel::wide_positions_pay`) from the module without them.
+        let narrow = variant.wide_positions.then(|| {
+            kernels_module(
+                device,
+                wgpu::ShaderModuleDescriptor {
+                    label: Some("strands (32-bit positions)"),
+                    source: wgpu::ShaderSource::Wgsl(shader_variant(Variant {
+                        wide_positions: false,
+                        ..variant
+                    })),
+                },
+            )
+        });
         let limits = device.limits();
         // The packed fused kernels' module, positions resident in workgroup
         // memory (shaders/resident.wgsl), only where they are built.
@@ -214,13 +228,17 @@ impl Pipelines {
                     cache: None,
                 })
             };
+            let own = match &narrow {
+                Some(narrow) if !kernel.wide_positions_pay() => narrow,
+                _ => &module,
+            };
             match &resident {
                 Some(resident) if kernel.is_resident() => {
                     pipelines.insert(kernel, build(resident));
-                    buffer_fused.insert(kernel, build(&module));
+                    buffer_fused.insert(kernel, build(own));
                 }
                 _ => {
-                    pipelines.insert(kernel, build(&module));
+                    pipelines.insert(kernel, build(own));
                 }
             }
             layouts.insert(kernel, layout);
