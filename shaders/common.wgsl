@@ -339,13 +339,15 @@ struct GridGroup {
 // GRID_VMAX (fastest |v_q| of the substep), GRID_OVERFLOW (largest node + 1
 // that could overflow, this frame) and GRID_OUTSIDE (vertices outside their
 // grid, this frame); the word offsets after the nodes are these constants.
+const GRID_VMAX: u32 = 0u;
+const GRID_OVERFLOW: u32 = 2u;
+const GRID_OUTSIDE: u32 = 4u;
+// `grid_fields` (binding 15, declared in the position buffers' block above):
+// each node's velocity (m/s) and pressure, written by `grid_velocity`.
 // Positions at the start of the substep (`save_start`, read by `project_shake`).
 @group(1) @binding(16) var<storage, read_write> pos_start: array<Position>;
 // World positions for a renderer (`world_positions`): xyz in m, w the rod's radius.
 @group(1) @binding(17) var<storage, read_write> world_pos: array<vec4<f32>>;
-const GRID_VMAX: u32 = 0u;
-const GRID_OVERFLOW: u32 = 2u;
-const GRID_OUTSIDE: u32 = 4u;
 
 fn contact_depth(c: Contact) -> f32 {
     return abs(c.normal_depth.w);

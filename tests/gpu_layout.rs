@@ -186,7 +186,8 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
         &all,
         Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_ALL_OPS | Caps::FLOAT64,
     );
-    // Element stride and scalar width of a buffer global.
+    // Element stride, scalar width, binding and address space of a buffer
+    // global.
     let element = |m: &naga::Module, name: &str| {
         let (_, var) = m
             .global_variables
@@ -201,7 +202,7 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
             naga::TypeInner::Struct { .. } => 4,
             ref other => panic!("`{name}` holds {other:?}"),
         };
-        (stride, width)
+        (stride, width, var.binding.clone(), var.space)
     };
     let default = module();
     for (name, bytes) in [
@@ -211,8 +212,11 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
         ("contacts", 32),
         ("grid_fields", 16),
     ] {
-        assert_eq!(element(&default, name), (bytes, 4), "{name}");
-        assert_eq!(element(&m, name), (bytes, 8), "{name}");
+        let (s32, w32, b32, space32) = element(&default, name);
+        let (s64, w64, b64, space64) = element(&m, name);
+        assert_eq!((s32, w32, s64, w64), (bytes, 4, bytes, 8), "{name}");
+        assert_eq!(b32, b64, "{name}: the same binding");
+        assert_eq!(space32, space64, "{name}: the same access");
     }
 }
 

@@ -303,9 +303,8 @@ impl GpuContext {
 
     /// This device with positions, velocities, contacts and grid fields read
     /// and written as structs and `vec4<f32>` even where `from_device` chose
-    /// 64-bit words:
-    /// what GPUs run (tests compare the two). Kernels are compiled anew for
-    /// it.
+    /// 64-bit words: what GPUs run (tests compare the two). Kernels are
+    /// compiled anew for it.
     pub fn with_struct_positions(&self) -> Self {
         GpuContext {
             wide_positions: false,
@@ -314,8 +313,23 @@ impl GpuContext {
         }
     }
 
-    /// Whether the kernels read and write positions as 64-bit words
-    /// (`from_device`).
+    /// This device with that state as 64-bit words even where
+    /// `from_device` chose structs (a GPU: for comparing the two there), or
+    /// `None` where the device lacks `wgpu::Features::SHADER_INT64`. Kernels
+    /// are compiled anew for it.
+    pub fn with_wide_positions(&self) -> Option<Self> {
+        self.device
+            .features()
+            .contains(wgpu::Features::SHADER_INT64)
+            .then(|| GpuContext {
+                wide_positions: true,
+                pipelines: PipelineCache::default(),
+                ..self.clone()
+            })
+    }
+
+    /// Whether the kernels read and write positions, velocities, contacts
+    /// and grid fields as 64-bit words (`from_device`).
     pub fn wide_positions(&self) -> bool {
         self.wide_positions
     }
@@ -435,8 +449,9 @@ impl GpuContext {
         Ok(GpuContext::from_device(device, queue, info))
     }
 
-    /// "name (backend, type, driver; the stencil's precision and the grid's
-    /// atomics)" of the adapter in use.
+    /// "name (backend, type, driver; the stencil's precision, the grid's
+    /// atomics and, where the state moves as 64-bit words, that)" of the
+    /// adapter in use.
     pub fn describe(&self) -> String {
         let info = &self.info;
         let driver = [info.driver.as_str(), info.driver_info.as_str()]
@@ -462,7 +477,7 @@ impl GpuContext {
                 "32-bit atomic pairs"
             },
             if self.wide_positions {
-                "; positions in 64-bit words"
+                "; state in 64-bit words"
             } else {
                 ""
             }

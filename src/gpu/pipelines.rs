@@ -62,8 +62,10 @@ pub struct Pipelines {
     pub buffer_fused: HashMap<Kernel, wgpu::ComputePipeline>,
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
-    /// The module's variant (`resident` unset: the packed fused kernels'
-    /// module sets it for them).
+    /// The variant asked for (`resident` unset: the packed fused kernels'
+    /// module sets it for them; `wide_positions` set holds only for the
+    /// kernels whose `Kernel::wide_positions_pay` is true, the others are
+    /// built without it).
     pub variant: Variant,
 }
 
@@ -136,52 +138,46 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
 impl Pipelines {
     /// Compile every kernel of shaders/ for `device`, the contact code for
     /// the collider `kinds` only, from the module `variant` (the device must
-    /// have the features it needs, `layout::Variant`).
+    /// have the features it needs, `layout::Variant`), with resident
+    /// positions for the packed fused kernels and without 64-bit words for
+    /// the kernels that do not gain by them (`Kernel::wide_positions_pay`).
     pub fn new(device: &wgpu::Device, kinds: ColliderKinds, variant: Variant) -> Pipelines {
         let constants = kinds.constants();
         let variant = Variant {
             resident: false,
             ..variant
         };
-        let module = kernels_module(
-            device,
-            wgpu::ShaderModuleDescriptor {
-                label: Some("strands"),
-                source: wgpu::ShaderSource::Wgsl(shader_variant(variant)),
-            },
-        );
-        // The kernels for which 64-bit words do not pay
-        // (`Kernel::wide_positions_pay`) from the module without them.
-        let narrow = variant.wide_positions.then(|| {
-            kernels_module(
-                device,
-                wgpu::ShaderModuleDescriptor {
-                    label: Some("strands (32-bit positions)"),
-                    source: wgpu::ShaderSource::Wgsl(shader_variant(Variant {
-                        wide_positions: false,
-                        ..variant
-                    })),
-                },
-            )
-        });
         let limits = device.limits();
-        // The packed fused kernels' module, positions resident in workgroup
-        // memory (shaders/resident.wgsl), only where they are built.
-        let resident = Kernel::ALL
-            .into_iter()
-            .any(|k| k.is_resident() && k.supported(&limits))
-            .then(|| {
-                kernels_module(
-                    device,
-                    wgpu::ShaderModuleDescriptor {
-                        label: Some("strands (resident positions)"),
-                        source: wgpu::ShaderSource::Wgsl(shader_variant(Variant {
-                            resident: true,
-                            ..variant
-                        })),
-                    },
-                )
-            });
+        // The modules the kernels need, each compiled once: with or without
+        // resident positions (the packed fused kernels,
+        // shaders/resident.wgsl), and with 64-bit words where the variant
+        // has them and the kernel gains by them (`Kernel::wide_positions_pay`).
+        let mut modules: HashMap<(bool, bool), wgpu::ShaderModule> = HashMap::new();
+        let mut module_for = |resident: bool, kernel: Kernel| {
+            let wide = variant.wide_positions && kernel.wide_positions_pay();
+            modules
+                .entry((resident, wide))
+                .or_insert_with(|| {
+                    let v = Variant {
+                        resident,
+                        wide_positions: wide,
+                        ..variant
+                    };
+                    kernels_module(
+                        device,
+                        wgpu::ShaderModuleDescriptor {
+                            label: Some(match (resident, wide) {
+                                (false, false) => "strands",
+                                (false, true) => "strands (64-bit words)",
+                                (true, false) => "strands (resident positions)",
+                                (true, true) => "strands (resident positions, 64-bit words)",
+                            }),
+                            source: wgpu::ShaderSource::Wgsl(shader_variant(v)),
+                        },
+                    )
+                })
+                .clone()
+        };
         let world_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("world"),
             entries: &[
@@ -228,18 +224,11 @@ impl Pipelines {
                     cache: None,
                 })
             };
-            let own = match &narrow {
-                Some(narrow) if !kernel.wide_positions_pay() => narrow,
-                _ => &module,
-            };
-            match &resident {
-                Some(resident) if kernel.is_resident() => {
-                    pipelines.insert(kernel, build(resident));
-                    buffer_fused.insert(kernel, build(own));
-                }
-                _ => {
-                    pipelines.insert(kernel, build(own));
-                }
+            if kernel.is_resident() {
+                pipelines.insert(kernel, build(&module_for(true, kernel)));
+                buffer_fused.insert(kernel, build(&module_for(false, kernel)));
+            } else {
+                pipelines.insert(kernel, build(&module_for(false, kernel)));
             }
             layouts.insert(kernel, layout);
         }
