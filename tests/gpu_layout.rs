@@ -202,7 +202,7 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
             naga::TypeInner::Struct { .. } => 4,
             ref other => panic!("`{name}` holds {other:?}"),
         };
-        (stride, width, var.binding.clone(), var.space)
+        (stride, width, var.binding, var.space)
     };
     let default = module();
     for (name, bytes) in [
