@@ -74,6 +74,19 @@ fn f64_stencil_variant_validates_where_f64_is() {
     );
 }
 
+/// `source` is `SHADER_SOURCE` with the block between `markers` (each found
+/// once) replaced by `replacement`, and nothing else changed.
+fn assert_only_block_replaced(source: &str, markers: [&str; 2], replacement: &str) {
+    for marker in markers {
+        assert_eq!(SHADER_SOURCE.matches(marker).count(), 1, "{marker}");
+    }
+    let start = SHADER_SOURCE.find(markers[0]).unwrap();
+    let end = SHADER_SOURCE.find(markers[1]).unwrap() + markers[1].len();
+    assert_eq!(&source[..start], &SHADER_SOURCE[..start]);
+    assert_eq!(&source[start..start + replacement.len()], replacement);
+    assert_eq!(&source[start + replacement.len()..], &SHADER_SOURCE[end..]);
+}
+
 /// The grid's 64-bit accumulators (`Variant::grid_i64`): the block between
 /// shaders/grid.wgsl's markers replaced by shaders/grid_i64.wgsl and nothing
 /// else; it validates with the 64-bit integer and atomic capabilities (also
@@ -84,24 +97,11 @@ fn f64_stencil_variant_validates_where_f64_is() {
 fn grid_i64_variant_validates_where_64_bit_atomics_are() {
     use naga::valid::Capabilities as Caps;
     use strands::gpu::layout::{GRID_I64_MARKERS, GRID_I64_SOURCE};
-    for marker in GRID_I64_MARKERS {
-        assert_eq!(SHADER_SOURCE.matches(marker).count(), 1, "{marker}");
-    }
     let source = shader_variant(Variant {
         grid_i64: true,
         ..Variant::default()
     });
-    let start = SHADER_SOURCE.find(GRID_I64_MARKERS[0]).unwrap();
-    let end = SHADER_SOURCE.find(GRID_I64_MARKERS[1]).unwrap() + GRID_I64_MARKERS[1].len();
-    assert_eq!(&source[..start], &SHADER_SOURCE[..start]);
-    assert_eq!(
-        &source[start..start + GRID_I64_SOURCE.len()],
-        GRID_I64_SOURCE
-    );
-    assert_eq!(
-        &source[start + GRID_I64_SOURCE.len()..],
-        &SHADER_SOURCE[end..]
-    );
+    assert_only_block_replaced(&source, GRID_I64_MARKERS, GRID_I64_SOURCE);
     let m = parse(&source);
     let caps = Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_ALL_OPS;
     validate_with(&m, &source, caps);
@@ -148,25 +148,11 @@ fn grid_i64_variant_validates_where_64_bit_atomics_are() {
 fn wide_positions_variant_validates_and_keeps_the_bytes() {
     use naga::valid::Capabilities as Caps;
     use strands::gpu::layout::{POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE};
-    for marker in POSITIONS_WIDE_MARKERS {
-        assert_eq!(SHADER_SOURCE.matches(marker).count(), 1, "{marker}");
-    }
     let source = shader_variant(Variant {
         wide_positions: true,
         ..Variant::default()
     });
-    let start = SHADER_SOURCE.find(POSITIONS_WIDE_MARKERS[0]).unwrap();
-    let end =
-        SHADER_SOURCE.find(POSITIONS_WIDE_MARKERS[1]).unwrap() + POSITIONS_WIDE_MARKERS[1].len();
-    assert_eq!(&source[..start], &SHADER_SOURCE[..start]);
-    assert_eq!(
-        &source[start..start + POSITIONS_WIDE_SOURCE.len()],
-        POSITIONS_WIDE_SOURCE
-    );
-    assert_eq!(
-        &source[start + POSITIONS_WIDE_SOURCE.len()..],
-        &SHADER_SOURCE[end..]
-    );
+    assert_only_block_replaced(&source, POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE);
     let m = parse(&source);
     validate_with(&m, &source, Caps::SHADER_INT64);
     assert!(
@@ -427,24 +413,11 @@ fn workgroup_memory_fits_the_default_limit() {
 #[test]
 fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
     use strands::gpu::layout::{RESIDENT_MARKERS, RESIDENT_SOURCE};
-    for marker in RESIDENT_MARKERS {
-        assert_eq!(SHADER_SOURCE.matches(marker).count(), 1, "{marker}");
-    }
     let source = shader_variant(Variant {
         resident: true,
         ..Variant::default()
     });
-    let start = SHADER_SOURCE.find(RESIDENT_MARKERS[0]).unwrap();
-    let end = SHADER_SOURCE.find(RESIDENT_MARKERS[1]).unwrap() + RESIDENT_MARKERS[1].len();
-    assert_eq!(&source[..start], &SHADER_SOURCE[..start]);
-    assert_eq!(
-        &source[start..start + RESIDENT_SOURCE.len()],
-        RESIDENT_SOURCE
-    );
-    assert_eq!(
-        &source[start + RESIDENT_SOURCE.len()..],
-        &SHADER_SOURCE[end..]
-    );
+    assert_only_block_replaced(&source, RESIDENT_MARKERS, RESIDENT_SOURCE);
     let resident = parse(&source);
     validate(&resident, &source);
     let both = shader_variant(Variant {
