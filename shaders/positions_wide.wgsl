@@ -30,16 +30,29 @@ fn word(low: u32, high: u32) -> u64 {
     return u64(low) | (u64(high) << 32u);
 }
 
+// Four 32-bit values from two words, and back.
+fn halves_of_words(a: u64, b: u64) -> vec4<u32> {
+    return vec4<u32>(word_low(a), word_high(a), word_low(b), word_high(b));
+}
+
+fn words_of_halves(x: vec4<u32>) -> vec2<u64> {
+    return vec2<u64>(word(x.x, x.y), word(x.z, x.w));
+}
+
+fn vec4_from_words(a: u64, b: u64) -> vec4<f32> {
+    return bitcast<vec4<f32>>(halves_of_words(a, b));
+}
+
+fn words_of_vec4(x: vec4<f32>) -> vec2<u64> {
+    return words_of_halves(bitcast<vec4<u32>>(x));
+}
+
 fn position_from_words(w: vec4<u64>) -> Position {
-    let cell = vec4<u32>(word_low(w.x), word_high(w.x), word_low(w.y), word_high(w.y));
-    let rem = vec4<u32>(word_low(w.z), word_high(w.z), word_low(w.w), word_high(w.w));
-    return Position(bitcast<vec4<i32>>(cell), bitcast<vec4<f32>>(rem));
+    return Position(bitcast<vec4<i32>>(halves_of_words(w.x, w.y)), vec4_from_words(w.z, w.w));
 }
 
 fn position_words(p: Position) -> vec4<u64> {
-    let cell = bitcast<vec4<u32>>(p.cell);
-    let rem = bitcast<vec4<u32>>(p.rem);
-    return vec4<u64>(word(cell.x, cell.y), word(cell.z, cell.w), word(rem.x, rem.y), word(rem.z, rem.w));
+    return vec4<u64>(words_of_halves(bitcast<vec4<u32>>(p.cell)), words_of_vec4(p.rem));
 }
 
 fn pos_load(v: u32) -> Position {
@@ -56,15 +69,6 @@ fn pos_unc_load(v: u32) -> Position {
 
 fn pos_unc_store(v: u32, p: Position) {
     pos_unc[v] = position_words(p);
-}
-// Four f32 from two words, and back.
-fn vec4_from_words(a: u64, b: u64) -> vec4<f32> {
-    return bitcast<vec4<f32>>(vec4<u32>(word_low(a), word_high(a), word_low(b), word_high(b)));
-}
-
-fn words_of_vec4(x: vec4<f32>) -> vec2<u64> {
-    let b = bitcast<vec4<u32>>(x);
-    return vec2<u64>(word(b.x, b.y), word(b.z, b.w));
 }
 
 fn vel_load(v: u32) -> vec4<f32> {
