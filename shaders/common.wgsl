@@ -342,6 +342,29 @@ struct GridGroup {
 const GRID_VMAX: u32 = 0u;
 const GRID_OVERFLOW: u32 = 2u;
 const GRID_OUTSIDE: u32 = 4u;
+// `grid_dispatch` (binding 18): the walked splat's box and the indirect
+// dispatch of `grid_velocity_box` (`layout::grid_dispatch_words`). Words 0–2:
+// the dispatch's workgroups (x, y, z), written by `grid_extent`; word 3
+// unused; then 6 words per interaction group g from `GRID_BOX`: the cells
+// the substep's splat reached, as maxima so that zero is none (`grid_box_raise`):
+// dims − lowest cell along x, y, z, then highest cell + 2 along x, y, z.
+// Raised by `grid_splat_rod`, read and zeroed by `grid_extent`.
+@group(1) @binding(18) var<storage, read_write> grid_dispatch: array<atomic<u32>>;
+const GRID_BOX: u32 = 4u;
+// `grid_region` (binding 19): the nodes `grid_velocity_box` visits, written by
+// `grid_extent` (`layout::grid_region_words`). Word 0: the substep's fastest
+// |v_q| (GRID_VMAX, which `grid_extent` resets for the next splat); words
+// 1–3 unused; then `REGION_WORDS` per group g from `REGION_GROUPS`: its
+// region (first node, nodes along x and y, the node strides along y and z,
+// its first z plane in the dispatch, its pressure scale's bits, unused),
+// then the nodes its last splat reached (lowest x, y, z, highest x, y, z;
+// none when lowest > highest; the whole grid until a walked substep has
+// run: `GpuSimulator::track_grid_region`) and 2 words unused.
+@group(1) @binding(19) var<storage, read_write> grid_region: array<u32>;
+const REGION_GROUPS: u32 = 4u;
+const REGION_WORDS: u32 = 16u;
+// Workgroups of `grid_velocity_box`: nodes along x and along y.
+const REGION_WORKGROUP: u32 = 8u;
 // `grid_fields` (binding 15, declared in the position buffers' block above):
 // each node's velocity (m/s) and pressure, written by `grid_velocity`.
 // Positions at the start of the substep (`save_start`, read by `project_shake`).

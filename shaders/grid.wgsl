@@ -2,7 +2,11 @@
 // of every function here; docs/INTERACTION.md for the design). Per
 // substep, after `integrate`: grid_clear (one invocation), grid_splat (per
 // vertex), grid_velocity (per node, leaving the nodes' sums zero), grid_blend
-// (per vertex).
+// (per vertex). The walked substep (shaders/substep.wgsl) splats at the end
+// of `substep_start_rod`, recording the box of cells it reached, then runs
+// grid_extent (one invocation, in grid_clear's place) and grid_velocity_box
+// (per node of the region grid_extent chose), and blends at the start of
+// `substep_finish_rod`.
 //
 // Fixed point, as on the CPU: grid position q = ⌊(x − origin)·scale⌋ in
 // f32, integer trilinear weights summing to 2^15, quantised masses and
@@ -254,6 +258,9 @@ fn grid_splat_rod(r: u32) {
     let g = grid_group_now(group);
     let origin = rods[r].origin.xyz;
     var window = splat_window();
+    // The cells the walk splats into, lowest and highest along each axis.
+    var low = vec3<i32>(2147483647);
+    var high = vec3<i32>(-1);
     for (var v = o; v < o + rods[r].vertex_count; v++) {
         let mass_q = grid_vertex[v].mass_q;
         if (mass_q != 0u) {
@@ -261,11 +268,29 @@ fn grid_splat_rod(r: u32) {
             if (q.w == 0) {
                 grid_counter_add(GRID_OUTSIDE, 1u);
             } else {
+                let cell = q.xyz >> vec3<u32>(FRAC_BITS);
+                low = min(low, cell);
+                high = max(high, cell);
                 splat_window_add(&window, g, q.xyz, mass_q, splat_velocity(v));
             }
         }
     }
     splat_window_flush(&window, g);
+    if (high.x >= 0) {
+        grid_box_raise(group, g, vec3<u32>(low), vec3<u32>(high));
+    }
+}
+
+// The box of cells low..high (inclusive) added to group `group`'s box of
+// the substep in `grid_dispatch`, kept as maxima so that zero means none:
+// dims − low (at least 2: a cell's upper node is inside the grid) and
+// high + 2.
+fn grid_box_raise(group: u32, g: GridGroup, low: vec3<u32>, high: vec3<u32>) {
+    let b = GRID_BOX + 6u * group;
+    for (var a = 0u; a < 3u; a++) {
+        atomicMax(&grid_dispatch[b + a], g.dims[a] - low[a]);
+        atomicMax(&grid_dispatch[b + 3u + a], high[a] + 2u);
+    }
 }
 
 // Vertex v (quantised mass mass_q) splatted into grid g; origin: its rod's.
@@ -334,6 +359,12 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
             g = grid_group_slot(i);
         }
     }
+    grid_velocity_node(k, grid_groups[g].pressure_scale, grid_counter(GRID_VMAX));
+}
+
+// `grid_velocity` of node k, in a group of pressure scale `pressure_scale`,
+// the substep's fastest |v_q| being vmax.
+fn grid_velocity_node(k: u32, pressure_scale: f32, vmax: u32) {
     // A node with mass gets its field and `NODE_FIELDED`; one without mass
     // that carries the flag gets a zero field and loses the flag; any other
     // node's field is zero already and it is left alone (most nodes: on a
@@ -342,11 +373,11 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     let held = mass.value != 0.0;
     var field = vec4<f32>(0.0);
     if (held) {
-        if (could_overflow(mass.high, grid_counter(GRID_VMAX))) {
+        if (could_overflow(mass.high, vmax)) {
             grid_counter_max(GRID_OVERFLOW, k + 1u);
         }
         let p = grid_node_take_momentum(k);
-        field = vec4<f32>(p / (mass.value * VELOCITY_SCALE), max(0.0, mass.value * grid_groups[g].pressure_scale - 1.0));
+        field = vec4<f32>(p / (mass.value * VELOCITY_SCALE), max(0.0, mass.value * pressure_scale - 1.0));
     }
     // One store of the field and one of the mass word for both kinds of
     // node (on a CPU adapter each store site is a loop over the lanes).
@@ -354,6 +385,107 @@ fn grid_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         field_store(k, field);
         grid_node_set_flag(k, held);
     }
+}
+
+// Kernel `grid_extent` (one invocation), in the walked substep between
+// `substep_start_rod` and `grid_velocity_box`, in place of `grid_clear`:
+// the GPU's counterpart of the CPU's list of touched nodes
+// (`GridNodes::touched`), as one box per group. Per group, the nodes the
+// substep's splat reached (the box `grid_splat_rod` raised, taken and
+// zeroed) joined with those the last one reached (which may carry
+// `NODE_FIELDED`, so need their fields zeroed): `grid_velocity_box` visits
+// this region, and no node outside it holds mass or a field. Also moves the
+// substep's fastest |v_q| into `grid_region` and resets it for the next
+// splat (what `grid_clear` does), and writes the dispatch of
+// `grid_velocity_box`.
+@compute @workgroup_size(1)
+fn grid_extent() {
+    grid_region[0] = grid_counter(GRID_VMAX);
+    grid_counter_zero(GRID_VMAX);
+    var planes = 0u;
+    var widest = vec2<u32>(0u);
+    for (var group = 0u; group < params.group_count; group++) {
+        let g = grid_group_now(group);
+        let b = GRID_BOX + 6u * group;
+        let e = REGION_GROUPS + REGION_WORDS * group;
+        // This splat's nodes: its cells and their upper nodes.
+        var low = vec3<u32>(0u);
+        var high = vec3<u32>(0u);
+        var reached = true;
+        for (var a = 0u; a < 3u; a++) {
+            let l = atomicExchange(&grid_dispatch[b + a], 0u);
+            let h = atomicExchange(&grid_dispatch[b + 3u + a], 0u);
+            reached = reached && h != 0u;
+            low[a] = g.dims[a] - l;
+            high[a] = h - 1u;
+        }
+        if (!reached) {
+            low = vec3<u32>(1u);
+            high = vec3<u32>(0u);
+        }
+        // The last splat's, kept for the next substep as this one's.
+        let last_low = vec3<u32>(grid_region[e + 8u], grid_region[e + 9u], grid_region[e + 10u]);
+        let last_high = vec3<u32>(grid_region[e + 11u], grid_region[e + 12u], grid_region[e + 13u]);
+        for (var a = 0u; a < 3u; a++) {
+            grid_region[e + 8u + a] = low[a];
+            grid_region[e + 11u + a] = high[a];
+        }
+        if (all(last_low <= last_high)) {
+            if (reached) {
+                low = min(low, last_low);
+                high = max(high, last_high);
+            } else {
+                low = last_low;
+                high = last_high;
+            }
+        }
+        var size = vec3<u32>(0u);
+        if (all(low <= high)) {
+            size = high + vec3<u32>(1u) - low;
+        }
+        grid_region[e] = g.dims.w + low.x + g.dims.x * (low.y + g.dims.y * low.z);
+        grid_region[e + 1u] = size.x;
+        grid_region[e + 2u] = size.y;
+        grid_region[e + 3u] = g.dims.x;
+        grid_region[e + 4u] = g.dims.x * g.dims.y;
+        grid_region[e + 5u] = planes;
+        grid_region[e + 6u] = bitcast<u32>(g.pressure_scale);
+        widest = max(widest, size.xy);
+        planes += size.z;
+    }
+    // Workgroups of 8 × 8 nodes (`REGION_WORKGROUP`) over the widest region's x and y, one z
+    // plane of a region each along z, the groups' planes one after another.
+    atomicStore(&grid_dispatch[0], (widest.x + REGION_WORKGROUP - 1u) / REGION_WORKGROUP);
+    atomicStore(&grid_dispatch[1], (widest.y + REGION_WORKGROUP - 1u) / REGION_WORKGROUP);
+    atomicStore(&grid_dispatch[2], planes);
+}
+
+// Kernel `grid_velocity_box`: `grid_velocity` over the region `grid_extent`
+// chose, dispatched indirectly: invocation (x, y, z) is the node at x, y
+// of z plane of its group's region. The same function per node; the nodes
+// it skips hold neither mass nor a field, so `grid_velocity` would leave
+// them alone. Workgroups of 8 × 8 nodes, so that a CPU adapter's 8 lanes
+// take 8 neighbours along x (a region's rows are as long as the hair is
+// wide), and no index is divided.
+@compute @workgroup_size(REGION_WORKGROUP, REGION_WORKGROUP, 1)
+fn grid_velocity_box(@builtin(global_invocation_id) gid: vec3<u32>) {
+    // The invocation's group: the last whose first plane is at or before
+    // gid.z; the first group's words at fixed offsets (on a CPU adapter
+    // read once, not lane by lane), another's only where there are more.
+    var region = array<u32, 7>(grid_region[REGION_GROUPS], grid_region[REGION_GROUPS + 1u], grid_region[REGION_GROUPS + 2u], grid_region[REGION_GROUPS + 3u], grid_region[REGION_GROUPS + 4u], grid_region[REGION_GROUPS + 5u], grid_region[REGION_GROUPS + 6u]);
+    for (var group = 1u; group < params.group_count; group++) {
+        let f = REGION_GROUPS + REGION_WORDS * group;
+        if (grid_region[f + 5u] <= gid.z) {
+            for (var w = 0u; w < 7u; w++) {
+                region[w] = grid_region[f + w];
+            }
+        }
+    }
+    if (gid.x >= region[1] || gid.y >= region[2]) {
+        return;
+    }
+    let k = region[0] + gid.x + region[3] * gid.y + region[4] * (gid.z - region[5]);
+    grid_velocity_node(k, bitcast<f32>(region[6]), grid_region[0]);
 }
 
 // Kernel `grid_blend`: one invocation per vertex; friction toward the grid

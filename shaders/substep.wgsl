@@ -298,6 +298,9 @@ fn velocity_frames_walk(r: u32) {
     scratch[o + n - 1u].kb = vec4<f32>(0.0);
 }
 
+// With hair–hair interaction the walked substep is `substep_start_rod`,
+// `grid_extent`, `grid_velocity_box` (over the region of nodes the splats
+// reached, shaders/grid.wgsl), `substep_finish_rod`.
 @compute @workgroup_size(64)
 fn substep_start_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);

@@ -383,6 +383,145 @@ fn fields_follow_the_cpu_across_substeps(ctx: &GpuContext) {
     assert_sums_taken(&g);
 }
 
+/// The walked substep's grid pass (`substep_start_rod`, whose splat records
+/// the box of cells it reached, `grid_extent`, `grid_velocity_box` over the
+/// region that chose) gives every node the CPU's field, as the pass over
+/// all nodes does, though it visits only a box: the nodes this splat
+/// reached and those the last one did, whose fields it must zero. Three
+/// substeps, each from positions moved 1.5 cells along x, so that each
+/// empties nodes the one before filled, outside its own box: the first by
+/// the pass over all nodes (after which the region starts from the whole
+/// grid: `GpuSimulator::track_grid_region`), the next two by the box pass.
+/// The region is checked against the boxes of the CPU's cells: the whole
+/// grid, then exactly the last two splats' boxes joined. Both accumulator
+/// forms (the box is counted apart from them).
+#[test]
+fn box_pass_clears_what_the_last_substep_filled() {
+    let ctx = gpu_i64();
+    box_pass_follows_the_cpu(&ctx);
+    box_pass_follows_the_cpu(&ctx.with_u32_grid());
+}
+
+/// The nodes (lowest, highest: inclusive) of the cells of the vertices the
+/// CPU splats at the GPU's positions: each cell and its upper nodes.
+fn splat_box(g: &GpuSimulator, geometry: &grid::GridGeometry) -> ([u32; 3], [u32; 3]) {
+    let pos = g.read_grid_positions();
+    let inter = &g.rods().interaction;
+    let mut low = [u32::MAX; 3];
+    let mut high = [0u32; 3];
+    for (x, v) in pos.iter().zip(&inter.vertex) {
+        if v.mass_q == 0 {
+            continue;
+        }
+        if let Some(q) = grid::grid_position(geometry, *x) {
+            for a in 0..3 {
+                let cell = (q[a] >> grid::FRAC_BITS) as u32;
+                low[a] = low[a].min(cell);
+                high[a] = high[a].max(cell + 1);
+            }
+        }
+    }
+    (low, high)
+}
+
+fn box_pass_follows_the_cpu(ctx: &GpuContext) {
+    use strands::gpu::layout::{REGION_GROUPS, REGION_LAST_BOX};
+    let mut g = moving_gpu(ctx);
+    let (t, h) = (g.time(), g.params().h());
+    let group = g.rods().interaction.groups[0].clone();
+    let dims = group.dims;
+    let shift = |g: &mut GpuSimulator| {
+        let mut state = g.read_state();
+        for p in state.pos.iter_mut() {
+            *p += DVec3::new(1.5 * group.cell, 0.0, 0.0);
+        }
+        g.write_state(&state);
+    };
+    for k in [Kernel::GridClear, Kernel::GridSplat, Kernel::GridVelocity] {
+        g.run_kernel(k, t, h);
+    }
+    let mut before = g.read_grid_fields(0);
+    let mut last_box = None;
+    for pass in 0..2 {
+        shift(&mut g);
+        g.run_kernel(Kernel::SubstepStartRod, t, h);
+        let (geometry, nodes, s) = cpu_grid(&g, t + h);
+        let (low, high) = splat_box(&g, &geometry);
+        g.run_kernel(Kernel::GridExtent, t, h);
+        let region = g.read_grid_region();
+        let e = REGION_GROUPS;
+        assert_eq!(region[0], s.vmax, "the substep's fastest velocity");
+        assert_eq!(
+            g.read_grid_counters()[GRID_VMAX],
+            0,
+            "grid_extent resets the fastest velocity for the next splat"
+        );
+        assert_eq!(
+            region[e + REGION_LAST_BOX..e + REGION_LAST_BOX + 6],
+            [low, high].concat(),
+            "the box the walked splat recorded"
+        );
+        // The region: the whole grid after the pass over all nodes, then
+        // this box and the last joined.
+        let (rlow, rhigh) = match last_box {
+            None => ([0; 3], dims.map(|d| d - 1)),
+            Some((l, h)) => {
+                let l: [u32; 3] = l;
+                let h: [u32; 3] = h;
+                (
+                    std::array::from_fn(|a| l[a].min(low[a])),
+                    std::array::from_fn(|a| h[a].max(high[a])),
+                )
+            }
+        };
+        let first = rlow[0] + dims[0] * (rlow[1] + dims[1] * rlow[2]);
+        assert_eq!(
+            region[e..e + 6],
+            [
+                first,
+                rhigh[0] + 1 - rlow[0],
+                rhigh[1] + 1 - rlow[1],
+                dims[0],
+                dims[0] * dims[1],
+                0
+            ],
+            "pass {pass}: the region (first node, nodes along x and y, strides, first plane)"
+        );
+        if pass == 1 {
+            let volume: u32 = (0..3).map(|a| rhigh[a] + 1 - rlow[a]).product();
+            let all: u32 = dims.iter().product();
+            assert!(
+                volume < all / 2,
+                "the region is not much smaller than the grid: {volume} of {all} nodes"
+            );
+        }
+        g.run_kernel(Kernel::GridVelocityBox, t, h);
+        let mut fields = Vec::new();
+        grid::grid_velocity(&nodes, group.pressure_scale(), s.vmax, &mut fields).unwrap();
+        let gpu_fields = g.read_grid_fields(0);
+        let emptied = (0..fields.len())
+            .filter(|&k| before[k] != [0.0; 4] && nodes.mass[k] == 0)
+            .count();
+        assert!(
+            emptied > 20,
+            "pass {pass}: the move empties nodes the last splat filled: {emptied}"
+        );
+        for (k, b) in gpu_fields.iter().enumerate() {
+            if nodes.mass[k] == 0 {
+                assert_eq!(
+                    *b, [0.0; 4],
+                    "pass {pass}: node {k} holds no mass but a field (last: {:?})",
+                    before[k]
+                );
+            }
+        }
+        assert_fields_match(&fields, &gpu_fields);
+        assert_sums_taken(&g);
+        before = gpu_fields;
+        last_box = Some((low, high));
+    }
+}
+
 /// A uniform velocity field: the blend asks for no change on the GPU either
 /// (each node's velocity is P/M of exact integers, rounded in f32; the
 /// friction term is then ~ε·|v|·h, far below the positions' own rounding).

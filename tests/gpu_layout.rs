@@ -220,10 +220,13 @@ fn shaders_validate_with_naga() {
         assert_eq!(ep.stage, naga::ShaderStage::Compute);
         // The host dispatches WORKGROUP-sized groups, or one group of one
         // invocation for a single-invocation kernel.
-        let size = if k.domain() == strands::gpu::Domain::Single {
-            [1, 1, 1]
-        } else {
-            [strands::gpu::WORKGROUP, 1, 1]
+        let size = match k.domain() {
+            strands::gpu::Domain::Single => [1, 1, 1],
+            strands::gpu::Domain::Region => {
+                let side = strands::gpu::layout::REGION_WORKGROUP;
+                [side, side, 1]
+            }
+            _ => [strands::gpu::WORKGROUP, 1, 1],
         };
         assert_eq!(ep.workgroup_size, size, "{}", ep.name);
     }
@@ -459,7 +462,8 @@ fn wgsl_fn<'a>(source: &'a str, name: &str) -> &'a str {
 
 /// What an entry point's invocation stands for, read from its WGSL: a
 /// workgroup per pack when it takes `workgroup_id`, a single invocation when
-/// its workgroup is one (`@workgroup_size(1)`), else the count its
+/// its workgroup is one (`@workgroup_size(1)`), a region's node when it
+/// reads `grid_region` and its z index, else the count its
 /// invocation index is first tested against, following the first call of a
 /// function of the module when the entry point tests none itself.
 fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
@@ -471,6 +475,10 @@ fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
     let at = source.find(&format!("\nfn {name}(")).unwrap();
     if source[..at].ends_with("@workgroup_size(1)") {
         return Domain::Single;
+    }
+    // Its invocations index the region `grid_extent` wrote.
+    if body.contains("grid_region[") && body.contains("gid.z") {
+        return Domain::Region;
     }
     let bounds = [
         ("params.vertex_count", Domain::Vertex),
@@ -543,7 +551,7 @@ fn wgsl_constants_match_rust() {
     let f32_of = |x: f64| x as f32 as f64;
     use strands::gpu::layout as gl;
     use strands::gpu::pack;
-    let twins: [(&str, f64); 32] = [
+    let twins: [(&str, f64); 36] = [
         ("PROJECTION_NONE", gl::PROJECTION_NONE as f64),
         ("PROJECTION_FAST", gl::PROJECTION_FAST as f64),
         ("PROJECTION_SHAKE", gl::PROJECTION_SHAKE as f64),
@@ -580,6 +588,13 @@ fn wgsl_constants_match_rust() {
         ("GRID_VMAX", strands::gpu::layout::GRID_VMAX as f64),
         ("GRID_OVERFLOW", strands::gpu::layout::GRID_OVERFLOW as f64),
         ("GRID_OUTSIDE", strands::gpu::layout::GRID_OUTSIDE as f64),
+        ("GRID_BOX", strands::gpu::layout::GRID_BOX as f64),
+        ("REGION_GROUPS", strands::gpu::layout::REGION_GROUPS as f64),
+        ("REGION_WORDS", strands::gpu::layout::REGION_WORDS as f64),
+        (
+            "REGION_WORKGROUP",
+            strands::gpu::layout::REGION_WORKGROUP as f64,
+        ),
         ("FRAC_BITS", grid::FRAC_BITS as f64),
         ("ONE_F", grid::ONE as f64),
         ("VELOCITY_SCALE", grid::VELOCITY_SCALE as f64),

@@ -9,12 +9,14 @@ use wgpu::util::DeviceExt;
 
 use super::layout::{
     GRID_COUNTERS, GRID_WORDS_PER_NODE, GpuEdgeFrame, GpuGridGroup, GpuPose, GpuPosition, GpuRod,
-    GpuScratch, GpuStep, GpuVertexRest, Kernel, binding,
+    GpuScratch, GpuStep, GpuVertexRest, Kernel, REGION_GROUPS, REGION_LAST_BOX, REGION_WORDS,
+    REGION_WORKGROUP, binding, grid_dispatch_words, grid_region_words,
 };
 use super::packing::{Packing, SdfAtlas};
 use super::pipelines::Pipelines;
 use super::{GpuError, WORKGROUP};
 use crate::contact::Shape;
+use crate::interaction::GroupGrid;
 use crate::rods::RodSet;
 
 /// Storage buffers one kernel binds at most (`Kernel::storage_buffers`),
@@ -83,6 +85,12 @@ pub struct Buffers {
     pub grid: wgpu::Buffer,
     /// Grid velocity and pressure fields, per node.
     pub grid_fields: wgpu::Buffer,
+    /// The walked splat's box per group and `grid_velocity_box`'s indirect
+    /// dispatch (`layout::grid_dispatch_words`).
+    pub grid_dispatch: wgpu::Buffer,
+    /// The region `grid_velocity_box` visits (`layout::grid_region_words`;
+    /// `grid_region_reset` is its contents before a walked substep).
+    pub grid_region: wgpu::Buffer,
     /// World positions for a renderer (`Kernel::WorldPositions`), 16 B a vertex.
     pub world_pos: wgpu::Buffer,
     /// Every SDF collider's grid stacked along z (1×1×1 when there is none).
@@ -102,6 +110,22 @@ pub struct Buffers {
     pub state_groups: HashMap<Kernel, wgpu::BindGroup>,
     /// Group 1 of `ProjectJacobi`, per pass.
     pub jacobi_groups: HashMap<JacobiPass, wgpu::BindGroup>,
+}
+
+/// The `grid_region` buffer's words before a walked substep
+/// (`layout::grid_region_words`): every group's last splat taken to have
+/// reached its whole grid, so that the first `grid_extent` visits every
+/// node (a node may carry a field from a pass over all nodes, or none yet).
+pub fn grid_region_reset(groups: &[GroupGrid]) -> Vec<u32> {
+    let mut words = vec![0u32; grid_region_words(groups.len())];
+    for (g, group) in groups.iter().enumerate() {
+        let last = REGION_GROUPS + REGION_WORDS * g + REGION_LAST_BOX;
+        for a in 0..3 {
+            words[last + a] = 0;
+            words[last + 3 + a] = group.dims[a] - 1;
+        }
+    }
+    words
 }
 
 /// Refuse rod sets and scenes the device cannot hold or dispatch.
@@ -170,6 +194,24 @@ pub fn check_limits(
             limit_name: "max_compute_workgroups_per_dimension",
             have: per_dim,
             need: (groups as f64).sqrt().ceil() as u64,
+        });
+    }
+    // `grid_velocity_box`'s indirect dispatch (`grid_extent`): workgroups of
+    // `REGION_WORKGROUP`² nodes over a group's x and y, one a z plane of
+    // every group's region, at most the whole grids.
+    let groups = &rods.interaction.groups;
+    let planes: u64 = groups.iter().map(|g| g.dims[2] as u64).sum();
+    let across = groups
+        .iter()
+        .flat_map(|g| [g.dims[0], g.dims[1]])
+        .map(|d| d.div_ceil(REGION_WORKGROUP) as u64)
+        .max()
+        .unwrap_or(0);
+    if planes.max(across) > per_dim {
+        return Err(GpuError::Limit {
+            limit_name: "max_compute_workgroups_per_dimension (the interaction grids' nodes along z, summed over groups, or along x or y / 8)",
+            have: per_dim,
+            need: planes.max(across),
         });
     }
     if limits.max_bind_groups < 2 {
@@ -278,6 +320,7 @@ impl Buffers {
             mapped_at_creation: false,
         });
         let grid_groups = grid_groups(device, rods.interaction.groups.len(), substeps);
+        let groups = rods.interaction.groups.len();
         let mut buffers = Buffers {
             vel: zeroed(device, "vel", v16),
             pos_unc: zeroed(device, "pos_unc", positions),
@@ -294,6 +337,16 @@ impl Buffers {
                 ((node_count * GRID_WORDS_PER_NODE + GRID_COUNTERS) * 4) as u64,
             ),
             grid_fields: zeroed(device, "grid_fields", (node_count.max(1) * 16) as u64),
+            grid_dispatch: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("grid_dispatch"),
+                size: (grid_dispatch_words(groups) * 4) as u64,
+                usage: STORAGE | wgpu::BufferUsages::INDIRECT,
+                mapped_at_creation: false,
+            }),
+            grid_region: init(
+                "grid_region",
+                bytemuck::cast_slice(&grid_region_reset(&rods.interaction.groups)),
+            ),
             world_pos: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("world_pos"),
                 size: v16,
@@ -457,6 +510,8 @@ impl Buffers {
             binding::GRID_GROUPS => &self.grid_groups,
             binding::GRID => &self.grid,
             binding::GRID_FIELDS => &self.grid_fields,
+            binding::GRID_DISPATCH => &self.grid_dispatch,
+            binding::GRID_REGION => &self.grid_region,
             binding::WORLD_POS => &self.world_pos,
             _ => unreachable!("binding {b} is not a state buffer"),
         }
@@ -509,6 +564,8 @@ impl Buffers {
             &self.grid_groups,
             &self.grid,
             &self.grid_fields,
+            &self.grid_dispatch,
+            &self.grid_region,
             &self.world_pos,
             &self.readback,
         ]

@@ -627,6 +627,10 @@ pub enum Domain {
     Rod,
     /// One invocation per node of the hair–hair grid.
     Node,
+    /// One invocation per node of the region `Kernel::GridExtent` chose, in
+    /// workgroups of `REGION_WORKGROUP` nodes along x and y and one z plane,
+    /// dispatched indirectly (the device writes the size).
+    Region,
     /// A single invocation (`@workgroup_size(1)`, one workgroup).
     Single,
     /// One workgroup per pack of rods (`super::pack`).
@@ -690,6 +694,13 @@ pub enum Kernel {
     GridVelocity,
     /// Blends vertex velocities towards the grid's.
     GridBlend,
+    /// In the walked substep (`Form::WalkedFused`), in place of `GridClear`
+    /// after the splat: the region of nodes `GridVelocityBox` visits, per
+    /// group the box of the nodes this splat and the last reached, and that
+    /// kernel's indirect dispatch; resets the substep's fastest velocity.
+    GridExtent,
+    /// `GridVelocity` over `GridExtent`'s region only, dispatched indirectly.
+    GridVelocityBox,
     /// World positions for a renderer, once per frame when asked for.
     WorldPositions,
     /// The first half of a substep, fused: forces, save_start (SHAKE),
@@ -748,7 +759,41 @@ pub mod binding {
     pub const POS_START: u32 = 16;
     /// World positions for a renderer (`vec4`: xyz in m, w the radius).
     pub const WORLD_POS: u32 = 17;
+    /// The walked splat's box per group and `GridVelocityBox`'s indirect
+    /// dispatch (`grid_dispatch_words`).
+    pub const GRID_DISPATCH: u32 = 18;
+    /// The region `GridVelocityBox` visits (`grid_region_words`).
+    pub const GRID_REGION: u32 = 19;
 }
+
+/// Words of the `grid_dispatch` buffer for `groups` interaction groups: the
+/// indirect dispatch's 3 (and one unused), then 6 per group from
+/// `GRID_BOX` (shaders/common.wgsl has the layout).
+pub fn grid_dispatch_words(groups: usize) -> usize {
+    GRID_BOX + 6 * groups
+}
+
+/// First word of the splat's boxes in `grid_dispatch`.
+pub const GRID_BOX: usize = 4;
+
+/// Words of the `grid_region` buffer for `groups` interaction groups: 4,
+/// then `REGION_WORDS` per group from `REGION_GROUPS` (shaders/common.wgsl
+/// has the layout).
+pub fn grid_region_words(groups: usize) -> usize {
+    REGION_GROUPS + REGION_WORDS * groups
+}
+
+/// Workgroup size of `Domain::Region` kernels along x and y
+/// (`@workgroup_size(8, 8, 1)`).
+pub const REGION_WORKGROUP: u32 = 8;
+
+/// First word of the groups' regions in `grid_region`.
+pub const REGION_GROUPS: usize = 4;
+/// Words per group in `grid_region`.
+pub const REGION_WORDS: usize = 16;
+/// Word of a group's region (from its first) where the nodes its last
+/// splat reached begin: lowest x, y, z, then highest x, y, z.
+pub const REGION_LAST_BOX: usize = 8;
 
 /// What a group-1 binding is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -780,7 +825,7 @@ pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
     /// Every kernel, in the order the pipelines are built.
-    pub const ALL: [Kernel; 30] = [
+    pub const ALL: [Kernel; 32] = [
         Kernel::Frames,
         Kernel::FramesRod,
         Kernel::Twist,
@@ -804,6 +849,8 @@ impl Kernel {
         Kernel::GridSplat,
         Kernel::GridVelocity,
         Kernel::GridBlend,
+        Kernel::GridExtent,
+        Kernel::GridVelocityBox,
         Kernel::WorldPositions,
         Kernel::SubstepStart,
         Kernel::SubstepFinish,
@@ -839,6 +886,8 @@ impl Kernel {
             Kernel::GridSplat => "grid_splat",
             Kernel::GridVelocity => "grid_velocity",
             Kernel::GridBlend => "grid_blend",
+            Kernel::GridExtent => "grid_extent",
+            Kernel::GridVelocityBox => "grid_velocity_box",
             Kernel::WorldPositions => "world_positions",
             Kernel::SubstepStart => "substep_start",
             Kernel::SubstepFinish => "substep_finish",
@@ -861,7 +910,8 @@ impl Kernel {
             FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod
             | SubstepStartRod | SubstepFinishRod | SubstepRod => Domain::Rod,
             GridVelocity => Domain::Node,
-            GridClear => Domain::Single,
+            GridVelocityBox => Domain::Region,
+            GridClear | GridExtent => Domain::Single,
             Integrate | ProjectJacobi | SaveStart | ProjectVelocity | Contact
             | ContactEdgesEven | ContactEdgesOdd | GridSplat | GridBlend | WorldPositions => {
                 Domain::Vertex
@@ -957,8 +1007,10 @@ impl Kernel {
             Kernel::GridSplat => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID],
             Kernel::GridVelocity => &[GRID_GROUPS, GRID, GRID_FIELDS],
             Kernel::GridBlend => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID_FIELDS],
+            Kernel::GridExtent => &[GRID_GROUPS, GRID, GRID_DISPATCH, GRID_REGION],
+            Kernel::GridVelocityBox => &[GRID, GRID_FIELDS, GRID_REGION],
             Kernel::WorldPositions => &[POS, WORLD_POS],
-            Kernel::SubstepStart | Kernel::SubstepStartRod => &[
+            Kernel::SubstepStart => &[
                 POS,
                 VEL,
                 POS_UNC,
@@ -969,6 +1021,20 @@ impl Kernel {
                 GRID_VERTEX,
                 GRID_GROUPS,
                 GRID,
+            ],
+            // The walked splat also raises its box (`grid_box_raise`).
+            Kernel::SubstepStartRod => &[
+                POS,
+                VEL,
+                POS_UNC,
+                FRAME,
+                CLAMPS,
+                SCRATCH,
+                POS_START,
+                GRID_VERTEX,
+                GRID_GROUPS,
+                GRID,
+                GRID_DISPATCH,
             ],
             Kernel::SubstepFinish | Kernel::SubstepFinishRod => &[
                 POS,

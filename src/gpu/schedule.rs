@@ -185,11 +185,18 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Di
     if let Some([start, finish, whole]) = fused {
         return if rods.interaction.is_active() {
             // grid_splat ends the first half and grid_blend begins the
-            // second, on each rod's own vertices.
-            [Kernel::GridClear, start, Kernel::GridVelocity, finish]
-                .into_iter()
-                .map(|k| Dispatch::of(k, 0))
-                .collect()
+            // second, on each rod's own vertices. The walked splat also
+            // records the box it reached, and `grid_extent` then sizes
+            // `grid_velocity_box` to it (and resets the fastest velocity,
+            // `grid_clear`'s work): on a CPU adapter an invocation costs
+            // about as much as its node's work, and the hair fills about
+            // 40 % of its grid's box of reach (docs/BENCHMARKS.md).
+            let kernels = if start == Kernel::SubstepStartRod {
+                [start, Kernel::GridExtent, Kernel::GridVelocityBox, finish]
+            } else {
+                [Kernel::GridClear, start, Kernel::GridVelocity, finish]
+            };
+            kernels.into_iter().map(|k| Dispatch::of(k, 0)).collect()
         } else {
             vec![Dispatch::of(whole, 0)]
         };
@@ -341,7 +348,12 @@ mod tests {
         );
         assert_eq!(
             kernels(&rods, &params, Form::WalkedFused),
-            [GridClear, SubstepStartRod, GridVelocity, SubstepFinishRod]
+            [
+                SubstepStartRod,
+                GridExtent,
+                GridVelocityBox,
+                SubstepFinishRod
+            ]
         );
         // The buffer-positions build of the fused kernels runs the same.
         assert_eq!(

@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use glam::{DQuat, DVec3};
 
-use super::buffers::{Buffers, JacobiPass, VertexBuffer, check_limits};
+use super::buffers::{Buffers, JacobiPass, VertexBuffer, check_limits, grid_region_reset};
 use super::layout::{
     Domain, FUSED_STORAGE_BUFFERS, FUSED_WORKGROUP_BYTES, GRID_COUNTERS, GRID_OUTSIDE,
-    GRID_OVERFLOW, GRID_WORDS_PER_NODE, GpuCollider, GpuColliderNow, GpuContact, GpuEdgeFrame,
-    GpuGridGroup, GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST,
+    GRID_OVERFLOW, GRID_VMAX, GRID_WORDS_PER_NODE, GpuCollider, GpuColliderNow, GpuContact,
+    GpuEdgeFrame, GpuGridGroup, GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST,
     PROJECTION_JACOBI, PROJECTION_NONE, PROJECTION_SHAKE,
 };
 use super::packing::{Packing, dvec3, rod_origins, vec4};
@@ -57,6 +57,10 @@ pub struct GpuSimulator {
     world_positions: bool,
     /// What the substeps were last resolved for (`stability::Checked`).
     checked: crate::stability::Checked,
+    /// Whether `grid_region`'s last boxes cover every node that carries a
+    /// field: true from creation and after `grid_extent`, false after a pass
+    /// of `grid_velocity` over every node (`track_grid_region`).
+    grid_region_fresh: bool,
 }
 
 /// Pose of every anchor at time `t`, as `x ↦ R (x − pivot) + offset`.
@@ -124,6 +128,7 @@ impl GpuSimulator {
             time,
             step_count: 0,
             checked: Default::default(),
+            grid_region_fresh: true,
             ctx: ctx.clone(),
             pipelines,
             buffers,
@@ -556,6 +561,8 @@ impl GpuSimulator {
             Domain::Node => count(*self.packing.node_offset.last().unwrap()),
             Domain::Vertex => count(self.rods.vertex_count()),
             Domain::Single => 1,
+            // Sized on the device (`dispatch_workgroups_indirect` below).
+            Domain::Region => 0,
         };
         let max = self
             .ctx
@@ -574,7 +581,12 @@ impl GpuSimulator {
             &[(entry as u64 * self.buffers.step_stride) as wgpu::DynamicOffset],
         );
         pass.set_bind_group(1, group, &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        if kernel == Kernel::GridVelocityBox {
+            // Sized by `grid_extent` on the device.
+            pass.dispatch_workgroups_indirect(&self.buffers.grid_dispatch, 0);
+        } else {
+            pass.dispatch_workgroups(x, y, 1);
+        }
     }
 
     /// Whether the per-rod stages run one workgroup per pack of rods
@@ -714,6 +726,7 @@ impl GpuSimulator {
         let schedule = substep_schedule(&self.rods, &self.params, self.form);
         let queries = 2 * schedule.len() as u32;
         self.write_inputs(self.time, h, n);
+        self.track_grid_region(&schedule.iter().map(|d| d.kernel).collect::<Vec<_>>());
         let device = &self.ctx.device;
         // One substep per submission, so each reuses the same queries.
         let set = device.create_query_set(&wgpu::QuerySetDescriptor {
@@ -787,6 +800,11 @@ impl GpuSimulator {
         let h = self.params.h();
         let n = self.params.substeps;
         self.write_inputs(self.time, h, n);
+        let kernels: Vec<Kernel> = substep_schedule(&self.rods, &self.params, self.form)
+            .iter()
+            .map(|d| d.kernel)
+            .collect();
+        self.track_grid_region(&kernels);
         let mut encoder = self
             .ctx
             .device
@@ -966,6 +984,7 @@ impl GpuSimulator {
             kernel.entry_point()
         );
         self.write_inputs(t, h, 1);
+        self.track_grid_region(&[kernel]);
         let group = match kernel {
             Kernel::ProjectJacobi => &self.buffers.jacobi_groups[&jacobi],
             k => &self.buffers.state_groups[&k],
@@ -1040,6 +1059,28 @@ impl GpuSimulator {
         super::read_mapped(&self.ctx.device, readback, size)
     }
 
+    /// Before `kernels` are encoded: `grid_extent` takes the last splat's
+    /// box in `grid_region` to hold every node with a field, which a pass of
+    /// `grid_velocity` over all nodes (the other forms, a test's kernel)
+    /// does not keep; so after one, the next walked splat and `grid_extent`
+    /// start from the whole grid again (`buffers::grid_region_reset`), with
+    /// the fastest velocity zero, which `grid_clear` would have reset.
+    fn track_grid_region(&mut self, kernels: &[Kernel]) {
+        let walked = kernels.contains(&Kernel::SubstepStartRod);
+        if (walked || kernels.contains(&Kernel::GridExtent)) && !self.grid_region_fresh {
+            let q = &self.ctx.queue;
+            let reset = grid_region_reset(&self.rods.interaction.groups);
+            q.write_buffer(&self.buffers.grid_region, 0, bytemuck::cast_slice(&reset));
+            let vmax = *self.packing.node_offset.last().unwrap() * GRID_WORDS_PER_NODE + GRID_VMAX;
+            q.write_buffer(&self.buffers.grid, (vmax * 4) as u64, &[0; 8]);
+        }
+        if kernels.contains(&Kernel::GridVelocity) {
+            self.grid_region_fresh = false;
+        } else if walked || kernels.contains(&Kernel::GridExtent) {
+            self.grid_region_fresh = true;
+        }
+    }
+
     /// Zero the grid's per-frame counters (`GRID_OVERFLOW` on; not the
     /// per-substep nodes and `GRID_VMAX`, which `grid_clear` resets).
     fn clear_grid_counters(&self, encoder: &mut wgpu::CommandEncoder) {
@@ -1110,6 +1151,14 @@ impl GpuSimulator {
     pub fn read_velocities_f32(&self) -> Vec<[f32; 3]> {
         let v: Vec<[f32; 4]> = self.read(&self.buffers.vel, self.rods.vertex_count());
         v.iter().map(|v| [v[0], v[1], v[2]]).collect()
+    }
+
+    /// The `grid_region` buffer's words (`layout::grid_region_words`): the
+    /// nodes the last `grid_velocity_box` visited, per group, and the box the
+    /// last walked splat reached.
+    pub fn read_grid_region(&self) -> Vec<u32> {
+        let n = super::layout::grid_region_words(self.rods.interaction.groups.len());
+        self.read(&self.buffers.grid_region, n)
     }
 
     fn read<T: bytemuck::Pod>(&self, buffer: &wgpu::Buffer, count: usize) -> Vec<T> {

@@ -83,6 +83,10 @@ pub fn elements(group: u32, b: u32, c: &Counts) -> Option<u64> {
         (1, GRID_GROUPS) => c.groups,
         (1, GRID) => c.nodes * GRID_WORDS_PER_NODE as u64 + GRID_COUNTERS as u64,
         (1, GRID_FIELDS) => c.nodes,
+        // A few words: the walked splat's boxes and the region (per group),
+        // the indirect dispatch.
+        (1, GRID_DISPATCH) => super::layout::grid_dispatch_words(c.groups as usize) as u64,
+        (1, GRID_REGION) => super::layout::grid_region_words(c.groups as usize) as u64,
         _ => panic!("traffic model: no element count for binding ({group}, {b})"),
     })
 }
