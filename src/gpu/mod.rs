@@ -414,8 +414,17 @@ impl GpuContext {
     }
 
     async fn headless_async() -> Result<Self, GpuError> {
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        // The simulator's one indirect dispatch (`grid_velocity_box`) is
+        // sized by `grid_extent` within the device's limits
+        // (`buffers::check_limits`), so wgpu's check of indirect arguments,
+        // a dispatch of its own before each (0.08 ms a substep on lavapipe,
+        // docs/BENCHMARKS.md), stays off unless WGPU_VALIDATION_INDIRECT_CALL
+        // asks for it.
+        if std::env::var_os("WGPU_VALIDATION_INDIRECT_CALL").is_none() {
+            desc.flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+        }
+        let instance = wgpu::Instance::new(desc);
         let adapter = choose_adapter(&instance, None).await?;
         Self::open(&adapter).await
     }
