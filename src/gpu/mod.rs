@@ -422,7 +422,8 @@ impl GpuContext {
         // docs/BENCHMARKS.md), stays off unless WGPU_VALIDATION_INDIRECT_CALL
         // asks for it.
         if std::env::var_os("WGPU_VALIDATION_INDIRECT_CALL").is_none() {
-            desc.flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+            desc.flags
+                .remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
         }
         let instance = wgpu::Instance::new(desc);
         let adapter = choose_adapter(&instance, None).await?;
