@@ -652,8 +652,9 @@ fn too_large_grid_is_refused_with_size_and_limit() {
 /// Two interaction groups: each group's grid on the GPU is the CPU's bit for
 /// bit and its velocities agree, so every kernel finds its vertices' and its
 /// nodes' group (`grid_group_now`, the node search in `grid_velocity`).
-#[test]
-fn each_of_two_groups_is_the_cpus() {
+/// The test scene with a second interaction group (a beard under the
+/// hair), every velocity given a random extra part.
+fn two_groups() -> (RodSet, State, strands::params::SimParams) {
     let second = SCENE.replace(
         "[interaction]\ngroups = [\"hair\"]",
         "[[rods]]\nkind = \"scalp\"\ngroup = \"beard\"\nmaterial = \"hair\"\ncenter = [0.0, -0.05, 0.05]\nradius = 0.1\ncount = 30\nlength = 0.15\nsegments = 8\ncap_angle = 40.0\nup = [0.0, -1.0, 1.0]\n\n[interaction]\ngroups = [\"hair\", \"beard\"]",
@@ -665,7 +666,151 @@ fn each_of_two_groups_is_the_cpus() {
     for v in state.vel.iter_mut() {
         *v += unit(&mut r) * 0.3;
     }
-    let mut g = GpuSimulator::new(&gpu_i64(), rods, state.clone(), s.params).unwrap();
+    (rods, state, s.params)
+}
+
+/// The CPU's splat of group `gi` from the GPU's positions and velocities.
+fn cpu_group_grid(
+    g: &GpuSimulator,
+    gi: usize,
+    t_end: f64,
+) -> (grid::GridGeometry, GridNodes, grid::Splat) {
+    let inter = &g.rods().interaction;
+    let group = &inter.groups[gi];
+    let geometry = group.geometry_at(&g.rods().anchors, t_end);
+    let pos = g.read_grid_positions();
+    let vel = g.read_velocities_f32();
+    let members: Vec<usize> = group
+        .rods
+        .iter()
+        .flat_map(|&r| g.rods().vertices(r))
+        .collect();
+    let mut nodes = GridNodes::default();
+    nodes.clear(&geometry);
+    let p: Vec<[f32; 3]> = members.iter().map(|&v| pos[v]).collect();
+    let u: Vec<[f32; 3]> = members.iter().map(|&v| vel[v]).collect();
+    let m: Vec<u32> = members.iter().map(|&v| inter.vertex[v].mass_q).collect();
+    let s = grid::grid_splat(&geometry, &mut nodes, &p, &u, &m).unwrap();
+    (geometry, nodes, s)
+}
+
+/// The box pass with two interaction groups: `grid_extent` stacks the
+/// groups' regions along z in one dispatch (the second group's planes after
+/// the first's) and `grid_velocity_box` finds each plane's group. Every
+/// group's fields are the CPU's, none left where a group holds no mass, over
+/// two substeps, the second from positions moved 1.5 cells so that each
+/// region is two splats' boxes joined, not the whole grid.
+#[test]
+fn box_pass_serves_each_of_two_groups() {
+    use strands::gpu::layout::{REGION_GROUPS, REGION_WORDS};
+    let (rods, state, params) = two_groups();
+    let mut g = GpuSimulator::new(&gpu_i64(), rods, state.clone(), params).unwrap();
+    g.write_state(&state);
+    let (t, h) = (g.time(), g.params().h());
+    let inter = g.rods().interaction.clone();
+    assert_eq!(inter.groups.len(), 2);
+    let mut last_low_z = [u32::MAX; 2];
+    let mut last_high_z = [0u32; 2];
+    for pass in 0..2 {
+        if pass == 1 {
+            let mut moved = g.read_state();
+            for p in moved.pos.iter_mut() {
+                *p += DVec3::new(1.5 * inter.groups[0].cell, 0.0, 0.0);
+            }
+            g.write_state(&moved);
+        }
+        g.run_kernel(Kernel::SubstepStartRod, t, h);
+        let cpu: Vec<_> = (0..2).map(|gi| cpu_group_grid(&g, gi, t + h)).collect();
+        g.run_kernel(Kernel::GridExtent, t, h);
+        g.run_kernel(Kernel::GridVelocityBox, t, h);
+        let region = g.read_grid_region();
+        // The first group's planes: its whole grid, then two boxes joined
+        // (their z extents from the CPU's cells).
+        let mut planes = inter.groups[0].dims[2];
+        for (gi, (geometry, nodes, s)) in cpu.iter().enumerate() {
+            let (low, high) = box_of_group(&g, gi, geometry);
+            if pass == 1 {
+                planes = high[2].max(last_high_z[gi]) + 1 - low[2].min(last_low_z[gi]);
+                if gi == 0 {
+                    assert_eq!(
+                        region[REGION_GROUPS + REGION_WORDS + 5],
+                        planes,
+                        "the second group's first plane follows the first group's region"
+                    );
+                }
+            }
+            last_low_z[gi] = low[2];
+            last_high_z[gi] = high[2];
+            let group = &inter.groups[gi];
+            let filled = nodes.mass.iter().filter(|&&m| m > 0).count();
+            assert!(filled > 20, "group {gi}: only {filled} nodes filled");
+            let mut fields = Vec::new();
+            grid::grid_velocity(nodes, group.pressure_scale(), s.vmax, &mut fields).unwrap();
+            let gpu_fields = g.read_grid_fields(gi);
+            for (k, b) in gpu_fields.iter().enumerate() {
+                if nodes.mass[k] == 0 {
+                    assert_eq!(
+                        *b, [0.0; 4],
+                        "pass {pass}, group {gi}: node {k} holds no mass but a field"
+                    );
+                }
+            }
+            assert_fields_match(&fields, &gpu_fields);
+        }
+        if pass == 0 {
+            assert_eq!(
+                region[REGION_GROUPS + REGION_WORDS + 5],
+                planes,
+                "the second group's first plane follows the first group's whole grid"
+            );
+        }
+    }
+    assert_sums_taken_all(&g, 2);
+}
+
+/// Every group's node sums zero: `grid_velocity_box` took them all.
+fn assert_sums_taken_all(g: &GpuSimulator, groups: usize) {
+    for gi in 0..groups {
+        let after = g.read_grid(gi);
+        assert!(
+            after.mass.iter().all(|&m| m == 0) && after.momentum.iter().all(|p| *p == [0; 3]),
+            "group {gi}: node sums left behind"
+        );
+    }
+}
+
+/// The nodes (lowest, highest: inclusive) of the cells group `gi`'s
+/// vertices with mass lie in, at the GPU's positions.
+fn box_of_group(
+    g: &GpuSimulator,
+    gi: usize,
+    geometry: &grid::GridGeometry,
+) -> ([u32; 3], [u32; 3]) {
+    let pos = g.read_grid_positions();
+    let inter = &g.rods().interaction;
+    let mut low = [u32::MAX; 3];
+    let mut high = [0u32; 3];
+    for &r in &inter.groups[gi].rods {
+        for v in g.rods().vertices(r) {
+            if inter.vertex[v].mass_q == 0 {
+                continue;
+            }
+            if let Some(q) = grid::grid_position(geometry, pos[v]) {
+                for a in 0..3 {
+                    let cell = (q[a] >> grid::FRAC_BITS) as u32;
+                    low[a] = low[a].min(cell);
+                    high[a] = high[a].max(cell + 1);
+                }
+            }
+        }
+    }
+    (low, high)
+}
+
+#[test]
+fn each_of_two_groups_is_the_cpus() {
+    let (rods, state, params) = two_groups();
+    let mut g = GpuSimulator::new(&gpu_i64(), rods, state.clone(), params).unwrap();
     g.write_state(&state);
     let (t, h) = (g.time(), g.params().h());
     for k in [Kernel::GridClear, Kernel::GridSplat] {
@@ -675,21 +820,8 @@ fn each_of_two_groups_is_the_cpus() {
     assert_eq!(inter.groups.len(), 2);
     let splatted: Vec<GridNodes> = (0..2).map(|gi| g.read_grid(gi)).collect();
     g.run_kernel(Kernel::GridVelocity, t, h);
-    let pos = g.read_grid_positions();
-    let vel = g.read_velocities_f32();
     for (gi, group) in inter.groups.iter().enumerate() {
-        let geometry = group.geometry_at(&g.rods().anchors, t + h);
-        let members: Vec<usize> = group
-            .rods
-            .iter()
-            .flat_map(|&r| g.rods().vertices(r))
-            .collect();
-        let mut nodes = GridNodes::default();
-        nodes.clear(&geometry);
-        let p: Vec<[f32; 3]> = members.iter().map(|&v| pos[v]).collect();
-        let u: Vec<[f32; 3]> = members.iter().map(|&v| vel[v]).collect();
-        let m: Vec<u32> = members.iter().map(|&v| inter.vertex[v].mass_q).collect();
-        let splat = grid::grid_splat(&geometry, &mut nodes, &p, &u, &m).unwrap();
+        let (_, nodes, splat) = cpu_group_grid(&g, gi, t + h);
         let filled = nodes.mass.iter().filter(|&&m| m > 0).count();
         assert!(filled > 20, "group {gi}: only {filled} nodes filled");
         assert_eq!(splatted[gi], nodes, "group {gi}'s grid");
