@@ -353,8 +353,9 @@ const GRID_OUTSIDE: u32 = 4u;
 const GRID_BOX: u32 = 4u;
 // `grid_region` (binding 19): the nodes `grid_velocity_box` visits, written by
 // `grid_extent` (`layout::grid_region_words`). Word 0: the substep's fastest
-// |v_q| (GRID_VMAX, which `grid_extent` resets for the next splat); words
-// 1–3 unused; then `REGION_WORDS` per group g from `REGION_GROUPS`: its
+// |v_q| (GRID_VMAX, which `grid_extent` resets for the next splat); word
+// 1: the z planes of all groups' regions (the dispatch's z); words 2–3
+// unused; then `REGION_WORDS` per group g from `REGION_GROUPS`: its
 // region (first node, nodes along x and y, the node strides along y and z,
 // its first z plane in the dispatch, its pressure scale's bits, unused),
 // then the nodes its last splat reached (lowest x, y, z, highest x, y, z;

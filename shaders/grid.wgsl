@@ -458,6 +458,7 @@ fn grid_extent() {
     atomicStore(&grid_dispatch[0], (widest.x + REGION_WORKGROUP - 1u) / REGION_WORKGROUP);
     atomicStore(&grid_dispatch[1], (widest.y + REGION_WORKGROUP - 1u) / REGION_WORKGROUP);
     atomicStore(&grid_dispatch[2], planes);
+    grid_region[1] = planes;
 }
 
 // Kernel `grid_velocity_box`: `grid_velocity` over the region `grid_extent`
@@ -481,7 +482,9 @@ fn grid_velocity_box(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
     }
-    if (gid.x >= region[1] || gid.y >= region[2]) {
+    // (No plane beyond the regions': the dispatch has exactly their planes,
+    // and this keeps a wrong one from writing another group's nodes.)
+    if (gid.x >= region[1] || gid.y >= region[2] || gid.z >= grid_region[1]) {
         return;
     }
     let k = region[0] + gid.x + region[3] * gid.y + region[4] * (gid.z - region[5]);

@@ -387,14 +387,19 @@ fn fields_follow_the_cpu_across_substeps(ctx: &GpuContext) {
 /// the box of cells it reached, `grid_extent`, `grid_velocity_box` over the
 /// region that chose) gives every node the CPU's field, as the pass over
 /// all nodes does, though it visits only a box: the nodes this splat
-/// reached and those the last one did, whose fields it must zero. Three
-/// substeps, each from positions moved 1.5 cells along x, so that each
-/// empties nodes the one before filled, outside its own box: the first by
-/// the pass over all nodes (after which the region starts from the whole
-/// grid: `GpuSimulator::track_grid_region`), the next two by the box pass.
-/// The region is checked against the boxes of the CPU's cells: the whole
-/// grid, then exactly the last two splats' boxes joined. Both accumulator
-/// forms (the box is counted apart from them).
+/// reached and those the last one did, whose fields it must zero. First a
+/// walked substep, which takes the whole grid the buffers start with; then a
+/// pass over all nodes from positions moved 3 cells along x and y and
+/// velocities 300 times theirs, which leaves fields outside that substep's
+/// box and a fastest velocity above the next ones' (whose fastest are the
+/// roots, taken back to the head); then two walked substeps, moved
+/// 4.5 cells back along x and 3 along y, then 1.5 along x, so that each
+/// empties nodes the one before filled, outside its own box. The host must
+/// start the first of them from the whole grid and a zero fastest velocity
+/// (`GpuSimulator::track_grid_region`), the second from its box joined
+/// with the first's: the region is checked against the boxes of the CPU's
+/// cells, and the fields against the CPU's. Both accumulator forms (the box
+/// is counted apart from them).
 #[test]
 fn box_pass_clears_what_the_last_substep_filled() {
     let ctx = gpu_i64();
@@ -430,20 +435,35 @@ fn box_pass_follows_the_cpu(ctx: &GpuContext) {
     let (t, h) = (g.time(), g.params().h());
     let group = g.rods().interaction.groups[0].clone();
     let dims = group.dims;
-    let shift = |g: &mut GpuSimulator| {
+    // Positions moved by (x, y) cells, velocities scaled by `speed`.
+    let shift = |g: &mut GpuSimulator, x: f64, y: f64, speed: f64| {
         let mut state = g.read_state();
         for p in state.pos.iter_mut() {
-            *p += DVec3::new(1.5 * group.cell, 0.0, 0.0);
+            *p += DVec3::new(x * group.cell, y * group.cell, 0.0);
+        }
+        for v in state.vel.iter_mut() {
+            *v *= speed;
         }
         g.write_state(&state);
     };
+    for k in [
+        Kernel::SubstepStartRod,
+        Kernel::GridExtent,
+        Kernel::GridVelocityBox,
+    ] {
+        g.run_kernel(k, t, h);
+    }
+    shift(&mut g, 3.0, 3.0, 300.0);
     for k in [Kernel::GridClear, Kernel::GridSplat, Kernel::GridVelocity] {
         g.run_kernel(k, t, h);
     }
     let mut before = g.read_grid_fields(0);
     let mut last_box = None;
-    for pass in 0..2 {
-        shift(&mut g);
+    for (pass, (x, y, speed)) in [(-4.5, -3.0, 1.0 / 300.0), (1.5, 0.0, 1.0)]
+        .into_iter()
+        .enumerate()
+    {
+        shift(&mut g, x, y, speed);
         g.run_kernel(Kernel::SubstepStartRod, t, h);
         let (geometry, nodes, s) = cpu_grid(&g, t + h);
         let (low, high) = splat_box(&g, &geometry);

@@ -207,11 +207,18 @@ pub fn check_limits(
         .map(|d| d.div_ceil(REGION_WORKGROUP) as u64)
         .max()
         .unwrap_or(0);
-    if planes.max(across) > per_dim {
+    if planes > per_dim {
         return Err(GpuError::Limit {
-            limit_name: "max_compute_workgroups_per_dimension (the interaction grids' nodes along z, summed over groups, or along x or y / 8)",
+            limit_name: "max_compute_workgroups_per_dimension (the interaction grids' nodes along z, summed over the groups; a larger interaction.cell or a lower resolution has fewer)",
             have: per_dim,
-            need: planes.max(across),
+            need: planes,
+        });
+    }
+    if across > per_dim {
+        return Err(GpuError::Limit {
+            limit_name: "max_compute_workgroups_per_dimension (an interaction grid's nodes along x or y ÷ 8, rounded up; a larger interaction.cell or a lower resolution has fewer)",
+            have: per_dim,
+            need: across,
         });
     }
     if limits.max_bind_groups < 2 {

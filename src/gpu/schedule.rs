@@ -189,8 +189,8 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Di
             // records the box it reached, and `grid_extent` then sizes
             // `grid_velocity_box` to it (and resets the fastest velocity,
             // `grid_clear`'s work): on a CPU adapter an invocation costs
-            // about as much as its node's work, and the hair fills about
-            // 40 % of its grid's box of reach (docs/BENCHMARKS.md).
+            // about as much as its node's work, and the bench's hair
+            // reaches a box of 42 % of its grid's nodes (docs/BENCHMARKS.md).
             let kernels = if start == Kernel::SubstepStartRod {
                 [start, Kernel::GridExtent, Kernel::GridVelocityBox, finish]
             } else {

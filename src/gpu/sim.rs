@@ -1074,7 +1074,11 @@ impl GpuSimulator {
             let vmax = *self.packing.node_offset.last().unwrap() * GRID_WORDS_PER_NODE + GRID_VMAX;
             q.write_buffer(&self.buffers.grid, (vmax * 4) as u64, &[0; 8]);
         }
-        if kernels.contains(&Kernel::GridVelocity) {
+        // A pass over all nodes may leave fields anywhere, and a splat that
+        // is not the walked one mass anywhere (until the pass that follows
+        // it in every schedule).
+        let anywhere = [Kernel::GridVelocity, Kernel::GridSplat, Kernel::SubstepStart];
+        if kernels.iter().any(|k| anywhere.contains(k)) {
             self.grid_region_fresh = false;
         } else if walked || kernels.contains(&Kernel::GridExtent) {
             self.grid_region_fresh = true;
@@ -1082,7 +1086,8 @@ impl GpuSimulator {
     }
 
     /// Zero the grid's per-frame counters (`GRID_OVERFLOW` on; not the
-    /// per-substep nodes and `GRID_VMAX`, which `grid_clear` resets).
+    /// per-substep nodes and `GRID_VMAX`, which `grid_clear` resets before
+    /// a splat, and `grid_extent` after the walked one).
     fn clear_grid_counters(&self, encoder: &mut wgpu::CommandEncoder) {
         let at = ((*self.packing.node_offset.last().unwrap() * GRID_WORDS_PER_NODE + GRID_OVERFLOW)
             * 4) as u64;
@@ -1094,6 +1099,8 @@ impl GpuSimulator {
     }
 
     /// The grid counters (`GRID_VMAX`, `GRID_OVERFLOW`, `GRID_OUTSIDE`).
+    /// After a walked substep `GRID_VMAX` reads 0: `grid_extent` moved it to
+    /// `grid_region` (`read_grid_region`, word 0).
     pub fn read_grid_counters(&self) -> [u32; GRID_COUNTERS] {
         // Only the counters after the nodes: `step_checked` reads them every step.
         let at = (*self.packing.node_offset.last().unwrap() * GRID_WORDS_PER_NODE * 4) as u64;
