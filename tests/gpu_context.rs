@@ -180,3 +180,36 @@ fn dispatches_beyond_one_dimension_cover_every_rod() {
         Ok(_) => panic!("1200 vertices accepted with at most 4 × 4 workgroups of 64"),
     }
 }
+
+/// An interaction grid whose walked pass (`grid_velocity_box`, one
+/// workgroup a z plane of every group's region) could need more workgroups
+/// along a dimension than the device allows is refused when the simulator
+/// is made, naming the limit and what has fewer (`buffers::check_limits`),
+/// not dispatched past it: hair.toml at 48 cells is 50 planes, refused at
+/// 40 workgroups a dimension and taken at 60.
+#[test]
+fn interaction_grid_beyond_the_dispatch_limit_is_refused() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/hair.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let set = ["interaction.resolution=48".to_string()];
+    let scene = strands::scene::Scene::parse(&text, &path, &set).unwrap();
+    let (rods, state) = scene.build();
+    assert_eq!(rods.interaction.groups[0].dims, [50, 50, 50]);
+    let make = |per_dim: u32| {
+        let ctx = caller_device(wgpu::Limits {
+            max_compute_workgroups_per_dimension: per_dim,
+            ..wgpu::Limits::default()
+        });
+        GpuSimulator::new(&ctx, rods.clone(), state.clone(), scene.params).map(|_| ())
+    };
+    let err = make(40).expect_err("50 planes with at most 40 workgroups a dimension");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("allows 40 for max_compute_workgroups_per_dimension")
+            && msg.contains("nodes along z")
+            && msg.contains("interaction.cell")
+            && msg.ends_with("needs 50"),
+        "{msg}"
+    );
+    make(60).expect("50 planes within 60 workgroups a dimension");
+}

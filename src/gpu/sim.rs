@@ -1077,7 +1077,11 @@ impl GpuSimulator {
         // A pass over all nodes may leave fields anywhere, and a splat that
         // is not the walked one mass anywhere (until the pass that follows
         // it in every schedule).
-        let anywhere = [Kernel::GridVelocity, Kernel::GridSplat, Kernel::SubstepStart];
+        let anywhere = [
+            Kernel::GridVelocity,
+            Kernel::GridSplat,
+            Kernel::SubstepStart,
+        ];
         if kernels.iter().any(|k| anywhere.contains(k)) {
             self.grid_region_fresh = false;
         } else if walked || kernels.contains(&Kernel::GridExtent) {
