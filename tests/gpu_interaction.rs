@@ -320,13 +320,26 @@ fn assert_fields_match(cpu: &[[f64; 4]], gpu: &[[f64; 4]]) -> f64 {
 }
 
 /// `grid_velocity` leaves every node's sums zero for the next splat (there
-/// is no pass that clears them).
+/// is no pass that clears them), in every group.
 fn assert_sums_taken(g: &GpuSimulator) {
-    let after = g.read_grid(0);
-    assert!(
-        after.mass.iter().all(|&m| m == 0) && after.momentum.iter().all(|p| *p == [0; 3]),
-        "grid_velocity left a node's sums behind"
-    );
+    for gi in 0..g.rods().interaction.groups.len() {
+        let after = g.read_grid(gi);
+        assert!(
+            after.mass.iter().all(|&m| m == 0) && after.momentum.iter().all(|p| *p == [0; 3]),
+            "group {gi}: grid_velocity left a node's sums behind"
+        );
+    }
+}
+
+/// The GPU's fields are the CPU's: none where the CPU's splat left no mass,
+/// the rest to f32 rounding (`assert_fields_match`).
+fn assert_fields_are_the_cpus(what: &str, nodes: &GridNodes, cpu: &[[f64; 4]], gpu: &[[f64; 4]]) {
+    for (k, b) in gpu.iter().enumerate() {
+        if nodes.mass[k] == 0 {
+            assert_eq!(*b, [0.0; 4], "{what}: node {k} holds no mass but a field");
+        }
+    }
+    assert_fields_match(cpu, gpu);
 }
 
 /// `grid_velocity` writes the field of a node that holds mass, and of one
@@ -370,16 +383,7 @@ fn fields_follow_the_cpu_across_substeps(ctx: &GpuContext) {
         emptied > 20,
         "the move empties nodes the first splat filled: {emptied}"
     );
-    for (k, b) in gpu_fields.iter().enumerate() {
-        if nodes.mass[k] == 0 {
-            assert_eq!(
-                *b, [0.0; 4],
-                "node {k} holds no mass but a field (first splat: {:?})",
-                first[k]
-            );
-        }
-    }
-    assert_fields_match(&fields, &gpu_fields);
+    assert_fields_are_the_cpus("second splat", &nodes, &fields, &gpu_fields);
     assert_sums_taken(&g);
 }
 
@@ -405,28 +409,6 @@ fn box_pass_clears_what_the_last_substep_filled() {
     let ctx = gpu_i64();
     box_pass_follows_the_cpu(&ctx);
     box_pass_follows_the_cpu(&ctx.with_u32_grid());
-}
-
-/// The nodes (lowest, highest: inclusive) of the cells of the vertices the
-/// CPU splats at the GPU's positions: each cell and its upper nodes.
-fn splat_box(g: &GpuSimulator, geometry: &grid::GridGeometry) -> ([u32; 3], [u32; 3]) {
-    let pos = g.read_grid_positions();
-    let inter = &g.rods().interaction;
-    let mut low = [u32::MAX; 3];
-    let mut high = [0u32; 3];
-    for (x, v) in pos.iter().zip(&inter.vertex) {
-        if v.mass_q == 0 {
-            continue;
-        }
-        if let Some(q) = grid::grid_position(geometry, *x) {
-            for a in 0..3 {
-                let cell = (q[a] >> grid::FRAC_BITS) as u32;
-                low[a] = low[a].min(cell);
-                high[a] = high[a].max(cell + 1);
-            }
-        }
-    }
-    (low, high)
 }
 
 fn box_pass_follows_the_cpu(ctx: &GpuContext) {
@@ -466,7 +448,7 @@ fn box_pass_follows_the_cpu(ctx: &GpuContext) {
         shift(&mut g, x, y, speed);
         g.run_kernel(Kernel::SubstepStartRod, t, h);
         let (geometry, nodes, s) = cpu_grid(&g, t + h);
-        let (low, high) = splat_box(&g, &geometry);
+        let (low, high) = box_of_group(&g, 0, &geometry);
         g.run_kernel(Kernel::GridExtent, t, h);
         let region = g.read_grid_region();
         let e = REGION_GROUPS;
@@ -526,16 +508,7 @@ fn box_pass_follows_the_cpu(ctx: &GpuContext) {
             emptied > 20,
             "pass {pass}: the move empties nodes the last splat filled: {emptied}"
         );
-        for (k, b) in gpu_fields.iter().enumerate() {
-            if nodes.mass[k] == 0 {
-                assert_eq!(
-                    *b, [0.0; 4],
-                    "pass {pass}: node {k} holds no mass but a field (last: {:?})",
-                    before[k]
-                );
-            }
-        }
-        assert_fields_match(&fields, &gpu_fields);
+        assert_fields_are_the_cpus(&format!("pass {pass}"), &nodes, &fields, &gpu_fields);
         assert_sums_taken(&g);
         before = gpu_fields;
         last_box = Some((low, high));
@@ -767,15 +740,8 @@ fn box_pass_serves_each_of_two_groups() {
             let mut fields = Vec::new();
             grid::grid_velocity(nodes, group.pressure_scale(), s.vmax, &mut fields).unwrap();
             let gpu_fields = g.read_grid_fields(gi);
-            for (k, b) in gpu_fields.iter().enumerate() {
-                if nodes.mass[k] == 0 {
-                    assert_eq!(
-                        *b, [0.0; 4],
-                        "pass {pass}, group {gi}: node {k} holds no mass but a field"
-                    );
-                }
-            }
-            assert_fields_match(&fields, &gpu_fields);
+            let what = format!("pass {pass}, group {gi}");
+            assert_fields_are_the_cpus(&what, nodes, &fields, &gpu_fields);
         }
         if pass == 0 {
             assert_eq!(
@@ -785,18 +751,7 @@ fn box_pass_serves_each_of_two_groups() {
             );
         }
     }
-    assert_sums_taken_all(&g, 2);
-}
-
-/// Every group's node sums zero: `grid_velocity_box` took them all.
-fn assert_sums_taken_all(g: &GpuSimulator, groups: usize) {
-    for gi in 0..groups {
-        let after = g.read_grid(gi);
-        assert!(
-            after.mass.iter().all(|&m| m == 0) && after.momentum.iter().all(|p| *p == [0; 3]),
-            "group {gi}: node sums left behind"
-        );
-    }
+    assert_sums_taken(&g);
 }
 
 /// The nodes (lowest, highest: inclusive) of the cells group `gi`'s
