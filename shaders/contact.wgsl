@@ -593,7 +593,7 @@ fn contact_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     stage_phase = params.phase;
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
-        contact_walk(r);
+        _ = contact_walk(r);
     }
 }
 
@@ -694,14 +694,23 @@ fn contact_walk_store(v: u32, s: WalkVertex) -> bool {
 // walk reads each vertex once, not three times, and writes its position and
 // contact only where they changed (`contact_walk_store`). Returns whether
 // any vertex of the rod holds a contact afterwards (src/cpu/mod.rs
-// `rod_in_contact`), which the walked substep asks after phase 0.
-fn contact_walk(r: u32) -> bool {
+// `rod_in_contact`), which the walked substep asks after phase 0, and
+// what `unresolved_strain` says of the positions it leaves, taken as each
+// vertex is stored (vertices i − 1 and i after step i, in order), for the
+// filtered projection that follows (`StrainWalk`).
+struct ContactWalkDone {
+    held: bool,
+    unresolved: f32,
+}
+
+fn contact_walk(r: u32) -> ContactWalkDone {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     let origin = rods[r].origin.xyz;
     let rho = rods[r].radius;
     var tunnels = vec3<u32>(0u);
     var held = false;
+    var strain = strain_walk();
     // Vertex i − 1, waiting for its odd edge.
     var carried = WalkVertex(Position(vec4<i32>(0), vec4<f32>(0.0)), 0.0, vec3<f32>(0.0), Contact(vec4<f32>(0.0), vec4<f32>(0.0)), false, false);
     for (var i = 0u; i < n; i += 2u) {
@@ -714,15 +723,18 @@ fn contact_walk(r: u32) -> bool {
         if (i > 0u) {
             contact_walk_edge(&carried, &a, origin, rho);
             held = contact_walk_store(o + i - 1u, carried) || held;
+            strain_walk_next(&strain, o + i - 1u, carried.p, carried.w);
         }
         held = contact_walk_store(o + i, a) || held;
+        strain_walk_next(&strain, o + i, a.p, a.w);
         carried = b;
     }
     if (n % 2u == 0u) {
         held = contact_walk_store(o + n - 1u, carried) || held;
+        strain_walk_next(&strain, o + n - 1u, carried.p, carried.w);
     }
     record_tunnels(tunnels);
-    return held;
+    return ContactWalkDone(held, strain.m);
 }
 
 // The three stages in one dispatch, one workgroup per pack of rods

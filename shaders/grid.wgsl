@@ -519,30 +519,40 @@ fn grid_blend_vertex(v: u32) {
 // (`BlendFields`): the fields are not written during the blend, so a
 // vertex that stays in its predecessor's cell blends with the same values;
 // on a CPU adapter each field load is a loop over the lanes, whose cache
-// misses a lane that keeps its cell does not take.
-fn grid_blend_rod(r: u32) {
+// misses a lane that keeps its cell does not take. Returns what
+// `unresolved_strain` (4 ulps) says of the rod's positions after the
+// blend, taken as the walk finishes each vertex (`StrainWalk`) for the
+// projection that follows (`newton_projection_from`), or `STRAIN_UNMEASURED` for a
+// rod outside the grid, which the blend leaves alone. A vertex of inverse mass
+// 0 is the one with friction −1 (src/gpu/packing.rs), so the edge test
+// `w > 0` needs no read of `rest`.
+fn grid_blend_rod(r: u32) -> f32 {
     let o = rods[r].vertex_offset;
     let group = grid_vertex[o].group;
     if (group == NONE) {
-        return;
+        return STRAIN_UNMEASURED;
     }
     let g = grid_group_now(group);
     let origin = rods[r].origin.xyz;
     var fields = BlendFields(vec3<i32>(-1), array<vec4<f32>, 8>());
-    for (var v = o; v < o + rods[r].vertex_count; v++) {
+    var strain = strain_walk();
+    for (var i = 0u; i < rods[r].vertex_count; i++) {
+        let v = o + i;
         let friction = grid_vertex[v].friction;
+        var p = pos_get(v);
         if (friction >= 0.0) {
-            let p = pos_get(v);
             let q = grid_position(g, origin + position_f32(p));
             if (q.w != 0) {
                 let cell = q.xyz >> vec3<u32>(FRAC_BITS);
                 if (any(cell != fields.cell)) {
                     fields = blend_fields(g, q.xyz);
                 }
-                blend_with(g, q.xyz, fields, v, p, friction);
+                p = blend_with(g, q.xyz, fields, v, p, friction);
             }
         }
+        strain_walk_next(&strain, v, p, select(0.0, 1.0, friction >= 0.0));
     }
+    return strain.m;
 }
 
 // The fields of the 8 nodes of a cell (bit a of the index: the upper node
@@ -568,12 +578,13 @@ fn grid_blend_at(g: GridGroup, origin: vec3<f32>, v: u32, friction: f32) {
     if (q.w == 0) {
         return;
     }
-    blend_with(g, q.xyz, blend_fields(g, q.xyz), v, p, friction);
+    _ = blend_with(g, q.xyz, blend_fields(g, q.xyz), v, p, friction);
 }
 
 // Vertex v at p, grid position q (inside grid g), blended with its cell's
 // fields.
-fn blend_with(g: GridGroup, q: vec3<i32>, fields: BlendFields, v: u32, p: Position, friction: f32) {
+// Returns the position stored.
+fn blend_with(g: GridGroup, q: vec3<i32>, fields: BlendFields, v: u32, p: Position, friction: f32) -> Position {
     let frac = vec3<f32>(q & vec3<i32>(FRAC_MASK));
     var grid_v = vec3<f32>(0.0);
     var grad = vec3<f32>(0.0);
@@ -598,5 +609,7 @@ fn blend_with(g: GridGroup, q: vec3<i32>, fields: BlendFields, v: u32, p: Positi
     if (len > g.max_push) {
         push *= g.max_push / len;
     }
-    pos_set(v, moved(p, (grid_v - own) * (friction * params.h) + push));
+    let blended = moved(p, (grid_v - own) * (friction * params.h) + push);
+    pos_set(v, blended);
+    return blended;
 }

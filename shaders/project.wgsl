@@ -128,6 +128,46 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     return m;
 }
 
+// `unresolved_strain` (4 ulps, the projection's tolerance) taken along a
+// walk that finishes a rod's vertices in order, root to tip, each edge's
+// part (`edge_unresolved_of`) added once its far end is final: the same
+// edges, positions and maximum as the walk over the stored positions, so a
+// stage that writes every position (the blend, contact) hands the
+// projection after it what its first walk would read back
+// (`newton_projection_from`). A software adapter reads storage lane by
+// lane, and that walk cost about 0.2 ms a step on lavapipe
+// (docs/BENCHMARKS.md).
+struct StrainWalk {
+    x: Position,            // the last vertex finished
+    w: f32,                 // its inverse mass (only whether it is 0 matters)
+    v: u32,                 // its index, NONE before the first
+    m: f32,                 // the largest part so far, −1 with none
+}
+
+fn strain_walk() -> StrainWalk {
+    return StrainWalk(Position(vec4<i32>(0), vec4<f32>(0.0)), 0.0, NONE, -1.0);
+}
+
+// Vertex v, the one after the last finished, final at x (inverse mass w).
+fn strain_walk_next(s: ptr<function, StrainWalk>, v: u32, x: Position, w: f32) {
+    if ((*s).v != NONE) {
+        let part = edge_unresolved_of(rest[(*s).v].rest_len, (*s).x, x, (*s).w + w, projection_tolerance(), 4.0);
+        (*s).m = max((*s).m, part);
+    }
+    (*s).x = x;
+    (*s).w = w;
+    (*s).v = v;
+}
+
+// What a stage hands on where it did not take a `StrainWalk` (below any
+// edge's part, which is at least −1).
+const STRAIN_UNMEASURED: f32 = -3.0e38;
+
+// The strain the fast projection and SHAKE stop at (`newton_projection`).
+fn projection_tolerance() -> f32 {
+    return max(params.fast_tolerance, FAST_TOLERANCE_F32);
+}
+
 // Edge e's part of `unresolved_strain` from its two positions and the sum
 // of its ends' inverse masses: −1 for an edge that cannot move.
 fn edge_unresolved(e: u32, xa: Position, xb: Position, w: f32, tolerance: f32, ulps: f32) -> f32 {
@@ -159,9 +199,16 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
     if (rods[r].vertex_count < 2u) {
         return 0u; // no edge
     }
+    return newton_projection_from(r, shake, unresolved_strain(r, projection_tolerance(), 4.0));
+}
+
+// `newton_projection` given what `unresolved_strain` (4 ulps) says of the
+// positions as they are (a `StrainWalk` of the stage before; a rod of two
+// or more vertices).
+fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
-    let tolerance = max(params.fast_tolerance, FAST_TOLERANCE_F32);
+    let tolerance = projection_tolerance();
     var iterations = 0u;
     var singular = 0u;
     // SHAKE takes one Newton step more once the f32 allowance is met (unless
@@ -173,8 +220,9 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
     // its tolerance, 1e-10 by default, and needs no such step.)
     var polish = shake;
     // What `unresolved_strain` (4 ulps) says of the positions as they are:
-    // measured here, then by each iteration's moving walk as it writes them.
-    var unresolved = unresolved_strain(r, tolerance, 4.0);
+    // measured by the caller, then by each iteration's moving walk as it
+    // writes them.
+    var unresolved = unresolved_now;
     while (iterations < params.fast_max_iterations) {
         if (unresolved <= 0.0) {
             if (!polish || unresolved_strain(r, tolerance, 0.0) <= 0.0) {

@@ -194,12 +194,17 @@ fn substep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
 // --- The walked form: one invocation takes its rod through the same stages
 // (the `*_rod` kernels' walks), for adapters that are CPUs. ---
 
-// Returns the Newton iterations (0: the rod did not move).
-fn project_walk(r: u32, shake: bool) -> u32 {
+// Returns the Newton iterations (0: the rod did not move). `unresolved`:
+// what the stage before measured of the positions as they are
+// (`StrainWalk`), or `STRAIN_UNMEASURED` for the projection to measure it.
+fn project_walk(r: u32, shake: bool, unresolved: f32) -> u32 {
     if (shake) {
         save_start_edges(r);
     }
-    return newton_projection(r, shake);
+    if (unresolved == STRAIN_UNMEASURED || rods[r].vertex_count < 2u) {
+        return newton_projection(r, shake);
+    }
+    return newton_projection_from(r, shake, unresolved);
 }
 
 // forces, save_start (SHAKE) and integrate: the forces sweep
@@ -239,19 +244,22 @@ fn start_vertex(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
     }
 }
 
-fn substep_finish_walk(r: u32) {
+// `blended`: the blend's `StrainWalk` (`grid_blend_rod`), or
+// `STRAIN_UNMEASURED` where no blend ran.
+fn substep_finish_walk(r: u32, blended: f32) {
     let shake = params.projection == PROJECTION_SHAKE;
     let project = params.projection == PROJECTION_FAST || shake;
     stage_phase = 0u;
     if (project) {
-        project_walk(r, shake);
+        project_walk(r, shake, blended);
     }
     if (colliders.count > 0u) {
-        let held = contact_walk(r);
+        let done = contact_walk(r);
+        let held = done.held;
         stage_phase = 1u;
         var moved = false;
         if (project) {
-            moved = project_walk(r, shake) > 0u;
+            moved = project_walk(r, shake, done.unresolved) > 0u;
         }
         // The second contact pass only where it can change something, as on
         // the CPU (src/cpu/mod.rs `substep_finish`): a rod that phase 0 left
@@ -259,7 +267,7 @@ fn substep_finish_walk(r: u32) {
         // the filtered projection did not move is where phase 0 found
         // nothing, so the pass would find nothing and change nothing (exact).
         if (moved || held) {
-            contact_walk(r);
+            _ = contact_walk(r);
         }
     }
     velocity_frames_walk(r);
@@ -314,8 +322,7 @@ fn substep_start_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
 fn substep_finish_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
-        grid_blend_rod(r);
-        substep_finish_walk(r);
+        substep_finish_walk(r, grid_blend_rod(r));
     }
 }
 
@@ -324,6 +331,6 @@ fn substep_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
         substep_start_walk(r);
-        substep_finish_walk(r);
+        substep_finish_walk(r, STRAIN_UNMEASURED);
     }
 }
