@@ -201,10 +201,18 @@ fn project_walk(r: u32, shake: bool, unresolved: f32) -> u32 {
     if (shake) {
         save_start_edges(r);
     }
-    if (unresolved == STRAIN_UNMEASURED || rods[r].vertex_count < 2u) {
-        return newton_projection(r, shake);
+    if (rods[r].vertex_count < 2u) {
+        return 0u; // no edge
     }
-    return newton_projection_from(r, shake, unresolved);
+    // Measured first where the stage before did not, in a loop that runs
+    // once where a lane needs it (an `if` would run the walk under a lane
+    // mask on a CPU adapter), so that the Newton iterations are one copy of
+    // their code in the kernel (every call site of a function is one).
+    var u = unresolved;
+    for (var measure = u == STRAIN_UNMEASURED; measure; measure = false) {
+        u = unresolved_strain(r, projection_tolerance(), 4.0);
+    }
+    return newton_projection_from(r, shake, u);
 }
 
 // forces, save_start (SHAKE) and integrate: the forces sweep
