@@ -523,7 +523,8 @@ fn grid_blend_vertex(v: u32) {
 // `unresolved_strain` (4 ulps) says of the rod's positions after the
 // blend, taken as the walk finishes each vertex (`StrainWalk`) for the
 // projection that follows (`newton_projection_from`), or `STRAIN_UNMEASURED` for a
-// rod outside the grid, which the blend leaves alone. A vertex of inverse mass
+// rod in no interaction group, which the blend leaves alone (a rod outside
+// the grid is measured all the same). A vertex of inverse mass
 // 0 is the one with friction −1 (src/gpu/packing.rs), so the edge test
 // `w > 0` needs no read of `rest`.
 fn grid_blend_rod(r: u32) -> f32 {

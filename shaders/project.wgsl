@@ -160,7 +160,7 @@ fn strain_walk_next(s: ptr<function, StrainWalk>, v: u32, x: Position, w: f32) {
 }
 
 // What a stage hands on where it did not take a `StrainWalk` (below any
-// edge's part, which is at least −1).
+// maximum a `StrainWalk` returns: it starts at −1).
 const STRAIN_UNMEASURED: f32 = -3.0e38;
 
 // The strain the fast projection and SHAKE stop at (`newton_projection`).

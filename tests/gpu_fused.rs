@@ -204,22 +204,28 @@ fn one_dispatch_substep_matches_the_stages_for_each_projection() {
     }
 }
 
-/// A strand stretched by 1 % through a sphere: the first projection must
-/// restore its length, and contact then pushes its middle out by ~2 mm,
-/// which stretches the edges beside the pushed vertices far past the
-/// projection's tolerance, so the filtered projection after contact must
-/// iterate too. In the walked fused form the blend hands the first
-/// projection its first strain measure (`grid_blend_rod`) and contact's
-/// walk hands the second its own (`ContactWalkDone.unresolved`), where the
-/// staged walked form measures both again (`unresolved_strain`): the same
-/// maxima of the same positions, so the two forms agree to rounding after
-/// one substep, with the grid and without it (no blend: the projection
-/// measures). A hand-off that said "resolved" would leave the stretch: each
-/// hand-off broken in turn, the forms differed by 5.8e-4 m (the blend's)
-/// and 2.9e-4 m (contact's).
-#[test]
-fn walked_substep_hands_the_projection_the_strain_it_leaves() {
-    const THROUGH: &str = r#"
+/// The walked forms, staged and fused, one step of `text` with `set` from
+/// its state changed by `edit`: their states and diagnostics.
+fn walked_forms(
+    text: &str,
+    set: &[&str],
+    edit: impl Fn(&mut strands::rods::State),
+) -> [(strands::rods::State, strands::cpu::Diagnostics); 2] {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    let scene = Scene::parse(text, Path::new("walked.toml"), &set).unwrap();
+    let (rods, mut state) = scene.build();
+    edit(&mut state);
+    let ctx = gpu();
+    [Form::Walked, Form::WalkedFused].map(|form| {
+        let mut g = GpuSimulator::new(&ctx, rods.clone(), state.clone(), scene.params).unwrap();
+        g.set_form(form)
+            .expect("the test adapter runs the walked forms");
+        g.step_checked().expect("stable")
+    })
+}
+
+/// A straight strand beside a sphere, in an interaction group.
+const BESIDE: &str = r#"
 [sim]
 dt = 0.001
 substeps = 1
@@ -251,34 +257,68 @@ segments = 20
 groups = ["hair"]
 resolution = 8
 "#;
-    let ctx = gpu();
-    for set in [&[][..], &["interaction.groups=[]"][..]] {
-        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-        let scene = Scene::parse(THROUGH, Path::new("through.toml"), &set).unwrap();
-        let (rods, mut state) = scene.build();
-        // Stretched by 1 % along its length, so that the first projection,
-        // after the blend, has work too.
-        for x in state.pos.iter_mut() {
-            x.x *= 1.01;
-        }
-        let run = |form: Form| {
-            let mut g = GpuSimulator::new(&ctx, rods.clone(), state.clone(), scene.params).unwrap();
-            g.set_form(form)
-                .expect("the test adapter runs the walked forms");
-            g.step_checked().expect("stable");
-            g.read_state()
+
+/// The walked fused form's blend hands the first fast projection its first
+/// strain measure (`grid_blend_rod`) and contact's walk hands the second
+/// its own (`ContactWalkDone.unresolved`), where the staged walked form
+/// measures both again (`unresolved_strain`); each is the same maximum of
+/// the same positions (which the hair, curly and grass GPU JSON, identical
+/// to the build before the hand-offs, also showed). Checked both ways:
+/// - A strand stretched by 1 % through the sphere: the first projection
+///   must restore its length, and contact then pushes its middle out by
+///   ~2 mm, stretching the edges beside it, so the filtered projection must
+///   iterate too. The two forms agree to rounding after one substep, with
+///   the grid, without it (no blend: the projection measures) and with
+///   SHAKE. A hand-off that said "resolved" would leave the stretch: each
+///   broken in turn, the forms differed by 5.8e-4 m (the blend's) and
+///   4.1e-4 m (contact's).
+/// - The same strand at rest, unstretched and clear of the sphere: nothing
+///   for either projection to do, 0 iterations in both forms. A hand-off
+///   that said "unresolved" would take a Newton iteration.
+#[test]
+fn walked_substep_hands_the_projection_the_strain_it_leaves() {
+    for set in [
+        &[][..],
+        &["interaction.groups=[]"][..],
+        &["sim.projection.method=\"shake\""][..],
+    ] {
+        let stretch = |s: &mut strands::rods::State| {
+            for x in s.pos.iter_mut() {
+                x.x *= 1.01;
+            }
         };
-        let staged = run(Form::Walked);
-        let fused = run(Form::WalkedFused);
-        let pushed = max_diff(&staged.pos, &state.pos);
+        let [(staged, _), (fused, _)] = walked_forms(BESIDE, set, stretch);
+        let start = {
+            let mut s = Scene::parse(BESIDE, Path::new("walked.toml"), &[])
+                .unwrap()
+                .build()
+                .1;
+            stretch(&mut s);
+            s
+        };
+        let moved = max_diff(&staged.pos, &start.pos);
         let dx = max_diff(&staged.pos, &fused.pos);
         eprintln!(
-            "{set:?}: the substep moved the strand {pushed:.3e} m; Walked − WalkedFused {dx:.3e} m"
+            "{set:?}: the substep moved the strand {moved:.3e} m; Walked − WalkedFused {dx:.3e} m"
         );
         assert!(
-            pushed > 1e-3,
-            "{set:?}: the projection and contact did not move the strand: {pushed:.3e} m"
+            moved > 1e-3,
+            "{set:?}: the projection and contact did not move the strand: {moved:.3e} m"
         );
         assert!(dx <= 1e-6, "{set:?}: walked forms differ by {dx:.3e} m");
     }
+    let clear = ["rods.0.from=[-0.1, 0.2, 0.0]", "rods.0.to=[0.1, 0.2, 0.0]"];
+    let [(_, staged), (_, fused)] = walked_forms(BESIDE, &clear, |_| {});
+    eprintln!(
+        "at rest: projection iterations {} (Walked), {} (WalkedFused)",
+        staged.projection_iterations, fused.projection_iterations
+    );
+    assert_eq!(
+        staged.projection_iterations, 0,
+        "the staged walked form projected a strand at rest"
+    );
+    assert_eq!(
+        fused.projection_iterations, 0,
+        "a hand-off made the projection iterate on a strand at rest"
+    );
 }
