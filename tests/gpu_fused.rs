@@ -205,23 +205,28 @@ fn one_dispatch_substep_matches_the_stages_for_each_projection() {
 }
 
 /// The walked forms, staged and fused, one step of `text` with `set` from
-/// its state changed by `edit`: their states and diagnostics.
+/// its state changed by `edit`: that start, and their states and
+/// diagnostics.
 fn walked_forms(
     text: &str,
     set: &[&str],
     edit: impl Fn(&mut strands::rods::State),
-) -> [(strands::rods::State, strands::cpu::Diagnostics); 2] {
+) -> (
+    strands::rods::State,
+    [(strands::rods::State, strands::cpu::Diagnostics); 2],
+) {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(text, Path::new("walked.toml"), &set).unwrap();
     let (rods, mut state) = scene.build();
     edit(&mut state);
     let ctx = gpu();
-    [Form::Walked, Form::WalkedFused].map(|form| {
+    let runs = [Form::Walked, Form::WalkedFused].map(|form| {
         let mut g = GpuSimulator::new(&ctx, rods.clone(), state.clone(), scene.params).unwrap();
         g.set_form(form)
             .expect("the test adapter runs the walked forms");
         g.step_checked().expect("stable")
-    })
+    });
+    (state, runs)
 }
 
 /// A straight strand beside a sphere, in an interaction group.
@@ -277,25 +282,17 @@ resolution = 8
 ///   that said "unresolved" would take a Newton iteration.
 #[test]
 fn walked_substep_hands_the_projection_the_strain_it_leaves() {
+    let stretch = |s: &mut strands::rods::State| {
+        for x in s.pos.iter_mut() {
+            x.x *= 1.01;
+        }
+    };
     for set in [
         &[][..],
         &["interaction.groups=[]"][..],
         &["sim.projection.method=\"shake\""][..],
     ] {
-        let stretch = |s: &mut strands::rods::State| {
-            for x in s.pos.iter_mut() {
-                x.x *= 1.01;
-            }
-        };
-        let [(staged, _), (fused, _)] = walked_forms(BESIDE, set, stretch);
-        let start = {
-            let mut s = Scene::parse(BESIDE, Path::new("walked.toml"), &[])
-                .unwrap()
-                .build()
-                .1;
-            stretch(&mut s);
-            s
-        };
+        let (start, [(staged, _), (fused, _)]) = walked_forms(BESIDE, set, stretch);
         let moved = max_diff(&staged.pos, &start.pos);
         let dx = max_diff(&staged.pos, &fused.pos);
         eprintln!(
@@ -308,7 +305,7 @@ fn walked_substep_hands_the_projection_the_strain_it_leaves() {
         assert!(dx <= 1e-6, "{set:?}: walked forms differ by {dx:.3e} m");
     }
     let clear = ["rods.0.from=[-0.1, 0.2, 0.0]", "rods.0.to=[0.1, 0.2, 0.0]"];
-    let [(_, staged), (_, fused)] = walked_forms(BESIDE, &clear, |_| {});
+    let (_, [(_, staged), (_, fused)]) = walked_forms(BESIDE, &clear, |_| {});
     eprintln!(
         "at rest: projection iterations {} (Walked), {} (WalkedFused)",
         staged.projection_iterations, fused.projection_iterations
