@@ -25,6 +25,33 @@ const NONE: u32 = 0xffffffffu;
 const WORKGROUP: u32 = 64u;
 const F32_EPSILON: f32 = 1.1920929e-7; // 2⁻²³
 
+// Where a vertex's data sits in the per-vertex buffers (`rest`, `pos`,
+// `vel`, `pos_unc`, `pos_start`, `src`, `dst`, `contacts`, `frame`,
+// `scratch`, `grid_vertex`; not `world_pos`, which is in rod order for
+// renderers). With INTERLEAVE = 0 (GPUs, and rod sets whose rods differ in
+// length) vertex v is element v: each rod's vertices one after another.
+// With INTERLEAVE = n (a CPU adapter and rods of n vertices each,
+// src/gpu/packing.rs `VertexLayout`) the rods are interleaved in blocks of
+// 8: local vertex i of rod r is element 8n⌊r/8⌋ + 8i + (r mod 8), so the
+// 8 rods a CPU adapter's SIMD lanes walk together read neighbouring
+// elements rather than 8 streams n elements apart (the last block, of
+// fewer than 8 rods, interleaves those it has). Every kernel indexes these
+// buffers through `vertex_slot` alone, so nothing else in them knows the
+// layout; the host packs and unpacks by the same rule
+// (`VertexLayout::slot`).
+override INTERLEAVE: u32 = 0u;
+
+fn vertex_slot(v: u32) -> u32 {
+    if (INTERLEAVE == 0u) {
+        return v;
+    }
+    let r = v / INTERLEAVE;
+    let i = v - r * INTERLEAVE;
+    let block = r & ~7u;
+    let width = min(8u, params.rod_count - block);
+    return block * INTERLEAVE + i * width + (r - block);
+}
+
 // Values of one substep, at a dynamic offset of a uniform buffer.
 struct Step {
     gravity: vec4<f32>,     // m/s², w unused
@@ -242,39 +269,39 @@ struct Scratch {
 @group(1) @binding(15) var<storage, read_write> grid_fields: array<vec4<f32>>;
 
 fn pos_load(v: u32) -> Position {
-    return pos[v];
+    return pos[vertex_slot(v)];
 }
 
 fn pos_store(v: u32, p: Position) {
-    pos[v] = p;
+    pos[vertex_slot(v)] = p;
 }
 
 fn pos_unc_load(v: u32) -> Position {
-    return pos_unc[v];
+    return pos_unc[vertex_slot(v)];
 }
 
 fn pos_unc_store(v: u32, p: Position) {
-    pos_unc[v] = p;
+    pos_unc[vertex_slot(v)] = p;
 }
 
 fn vel_load(v: u32) -> vec4<f32> {
-    return vel[v];
+    return vel[vertex_slot(v)];
 }
 
 fn vel_store(v: u32, u: vec4<f32>) {
-    vel[v] = u;
+    vel[vertex_slot(v)] = u;
 }
 
 fn contact_load(v: u32) -> Contact {
-    return contacts[v];
+    return contacts[vertex_slot(v)];
 }
 
 fn contact_store(v: u32, c: Contact) {
-    contacts[v] = c;
+    contacts[vertex_slot(v)] = c;
 }
 
 fn contact_normal_depth(v: u32) -> vec4<f32> {
-    return contacts[v].normal_depth;
+    return contacts[vertex_slot(v)].normal_depth;
 }
 
 fn field_load(k: u32) -> vec4<f32> {

@@ -379,7 +379,7 @@ fn record_tunnels(t: vec3<u32>) {
 // Stage 1, vertices: each vertex's contacts are its own (the rod loop of
 // the CPU twin run in parallel, one invocation per vertex).
 fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
-    if (rest[v].inv_mass == 0.0) {
+    if (rest[vertex_slot(v)].inv_mass == 0.0) {
         if (stage_phase == 0u) {
             contact_store(v, Contact(vec4<f32>(0.0), vec4<f32>(0.0)));
         }
@@ -413,7 +413,7 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     stage_phase = params.phase;
     let v = invocation(gid, groups);
     if (v < params.vertex_count) {
-        let r = rest[v].rod;
+        let r = rest[vertex_slot(v)].rod;
         contact_at(v, rods[r].origin.xyz, rods[r].radius);
     }
 }
@@ -428,7 +428,7 @@ fn contact_edge_of(j: u32, parity: u32) {
     if (j >= params.vertex_count) {
         return;
     }
-    let r = rest[j].rod;
+    let r = rest[vertex_slot(j)].rod;
     let o = rods[r].vertex_offset;
     if ((j - o) % 2u != parity || j + 1u >= o + rods[r].vertex_count) {
         return;
@@ -527,8 +527,8 @@ fn contact_edge_ends(e: EdgeEnds, first: u32, wa: f32, wb: f32, start_a: vec3<f3
 // from that one on act in registers (`contact_edge_ends`), and the ends are
 // written once.
 fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
-    let wa = rest[j].inv_mass;
-    let wb = rest[j + 1u].inv_mass;
+    let wa = rest[vertex_slot(j)].inv_mass;
+    let wb = rest[vertex_slot(j + 1u)].inv_mass;
     let pa = pos_get(j);
     let pb = pos_get(j + 1u);
     let first = first_edge_push(pa, pb, wa, wb, origin, rho);
@@ -619,7 +619,7 @@ struct WalkVertex {
 // ever makes deeper ones); phase 1 keeps the old one unless a stage goes
 // deeper.
 fn contact_walk_vertex(v: u32, origin: vec3<f32>, rho: f32, tunnels: ptr<function, vec3<u32>>) -> WalkVertex {
-    let w = rest[v].inv_mass;
+    let w = rest[vertex_slot(v)].inv_mass;
     var p = pos_get(v);
     let x = position_f32(p);
     var x_unc = x;
@@ -749,7 +749,7 @@ fn contact_pack(w: u32, lid: u32) {
     let last = rods_of.y - 1u;
     let n = rods[last].vertex_offset + rods[last].vertex_count - v0;
     for (var i = lid; i < n; i += WORKGROUP) {
-        let r = rest[v0 + i].rod;
+        let r = rest[vertex_slot(v0 + i)].rod;
         contact_at(v0 + i, rods[r].origin.xyz, rods[r].radius);
     }
     for (var parity = 0u; parity < 2u; parity++) {

@@ -49,11 +49,11 @@ fn rot_j_real(w: vec2<real>) -> vec2<real> {
 fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: MaterialFrame, x0: Position, x1: Position, x2: Position) -> Stencil {
     let b = vec3<real>(bending);
     let kb = curvature_binormal_at(x0, x1, x2);
-    let l = real(rest[v].voronoi);
+    let l = real(rest[vertex_slot(v)].voronoi);
     let w0 = material_curvature_real(kb, prev);
     let w1 = material_curvature_real(kb, next);
-    let bd0 = apply_bending_real(b, w0 - vec2<real>(rest[v].rest_kappa.xy));
-    let bd1 = apply_bending_real(b, w1 - vec2<real>(rest[v].rest_kappa.zw));
+    let bd0 = apply_bending_real(b, w0 - vec2<real>(rest[vertex_slot(v)].rest_kappa.xy));
+    let bd1 = apply_bending_real(b, w1 - vec2<real>(rest[vertex_slot(v)].rest_kappa.zw));
     let c = vec2<f32>(vec2<real>(dot(rot_j_real(w0), bd0), dot(rot_j_real(w1), bd1)) / l);
     // ∂E/∂(κb) = Σⱼ (g₁ m₂ʲ − g₂ m₁ʲ) with g = Bʲ(ω − ω̄)/l̄.
     let g0 = bd0 / l;
@@ -106,8 +106,8 @@ fn sweep_start(r: u32) -> Sweep {
     var s = 0.0;
     if (rods[r].end_clamp != NONE && n >= 3u) {
         let v = o + ne - 1u;
-        let m = frame[v].tangent.w - frame[v - 1u].tangent.w;
-        s = -(2.0 * rods[r].bending.w * m / rest[v].voronoi);
+        let m = frame[vertex_slot(v)].tangent.w - frame[vertex_slot(v - 1u)].tangent.w;
+        s = -(2.0 * rods[r].bending.w * m / rest[vertex_slot(v)].voronoi);
     }
     return Sweep(s, vec3<real>(0.0), vec3<real>(0.0), edge_material_frame(o + ne - 1u, false), pos_get(o + n - 1u), pos_get(o + n - 2u));
 }
@@ -152,12 +152,12 @@ fn wind_at(x: vec3<f32>) -> vec3<f32> {
 fn external_force(r: u32, i: u32, x: Position, u: vec3<f32>) -> vec3<f32> {
     let v = rods[r].vertex_offset + i;
     let c = rods[r].drag;
-    var len = rest[v].rest_len;
+    var len = rest[vertex_slot(v)].rest_len;
     if (i > 0u) {
-        len += rest[v - 1u].rest_len;
+        len += rest[vertex_slot(v - 1u)].rest_len;
     }
     len *= 0.5;
-    var f = params.gravity.xyz * rest[v].mass;
+    var f = params.gravity.xyz * rest[vertex_slot(v)].mass;
     if (c > 0.0) {
         f -= (u - wind_at(rods[r].origin.xyz + position_f32(x))) * (c * len);
     }
@@ -178,7 +178,7 @@ fn write_force(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
 // returned.
 fn store_force(r: u32, i: u32, elastic: vec3<f32>, x: Position, u: vec3<f32>) -> vec3<f32> {
     let f = elastic + external_force(r, i, x, u);
-    scratch[rods[r].vertex_offset + i].force = vec4<f32>(f, 0.0);
+    scratch[vertex_slot(rods[r].vertex_offset + i)].force = vec4<f32>(f, 0.0);
     return f;
 }
 
@@ -228,7 +228,7 @@ fn forces_pack(w: u32, lid: u32) {
         let i = lid + q * WORKGROUP;
         if (i < n) {
             let v = v0 + i;
-            let r = rest[v].rod;
+            let r = rest[vertex_slot(v)].rod;
             let k = v - rods[r].vertex_offset;
             var c_prev = 0.0;
             var c_next = 0.0;
@@ -251,7 +251,7 @@ fn forces_pack(w: u32, lid: u32) {
         let i = lid + q * WORKGROUP;
         if (i < n) {
             let v = v0 + i;
-            let r = rest[v].rod;
+            let r = rest[vertex_slot(v)].rod;
             let j = v - rods[r].vertex_offset;
             let ne = rods[r].vertex_count - 1u;
             var c = 0.0;
@@ -260,8 +260,8 @@ fn forces_pack(w: u32, lid: u32) {
                 if (j + 1u == ne && rods[r].end_clamp != NONE) {
                     var twist = 0.0;
                     if (j > 0u) {
-                        let m = frame[v].tangent.w - frame[v - 1u].tangent.w;
-                        twist = 2.0 * rods[r].bending.w * m / rest[v].voronoi;
+                        let m = frame[vertex_slot(v)].tangent.w - frame[vertex_slot(v - 1u)].tangent.w;
+                        twist = 2.0 * rods[r].bending.w * m / rest[vertex_slot(v)].voronoi;
                     }
                     c = -twist;
                 }
@@ -280,7 +280,7 @@ fn forces_pack(w: u32, lid: u32) {
             let i = lid + q * WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
-                let r = rest[v].rod;
+                let r = rest[vertex_slot(v)].rod;
                 let j = v - rods[r].vertex_offset;
                 sums[q] = forces_holonomy[i];
                 if (j + s + 1u < rods[r].vertex_count) {
@@ -305,7 +305,7 @@ fn forces_pack(w: u32, lid: u32) {
         let i = lid + q * WORKGROUP;
         if (i < n) {
             let v = v0 + i;
-            let r = rest[v].rod;
+            let r = rest[vertex_slot(v)].rod;
             let k = v - rods[r].vertex_offset;
             var on_prev = vec3<real>(0.0);
             on_next[q] = vec3<real>(0.0);
@@ -331,7 +331,7 @@ fn forces_pack(w: u32, lid: u32) {
         f[q] = vec3<real>(0.0);
         if (i < n) {
             let v = v0 + i;
-            let r = rest[v].rod;
+            let r = rest[vertex_slot(v)].rod;
             let k = v - rods[r].vertex_offset;
             if (k + 1u < rods[r].vertex_count) {
                 f[q] -= pack_rows_joined(i + 1u);
@@ -351,7 +351,7 @@ fn forces_pack(w: u32, lid: u32) {
         let i = lid + q * WORKGROUP;
         if (i < n) {
             let v = v0 + i;
-            let r = rest[v].rod;
+            let r = rest[vertex_slot(v)].rod;
             let k = v - rods[r].vertex_offset;
             if (k > 0u) {
                 f[q] -= pack_rows_joined(i - 1u);

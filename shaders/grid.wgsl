@@ -235,7 +235,7 @@ fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 
 // Vertex v's mass and momentum added to the 8 nodes of its cell.
 fn grid_splat_vertex(v: u32) {
-    let gv = grid_vertex[v];
+    let gv = grid_vertex[vertex_slot(v)];
     if (gv.group != NONE && gv.mass_q != 0u) {
         grid_splat_at(grid_group_now(gv.group), rods[gv.rod].origin.xyz, v, gv.mass_q);
     }
@@ -251,7 +251,7 @@ fn grid_splat_vertex(v: u32) {
 // added at once.
 fn grid_splat_rod(r: u32) {
     let o = rods[r].vertex_offset;
-    let group = grid_vertex[o].group;
+    let group = grid_vertex[vertex_slot(o)].group;
     if (group == NONE) {
         return;
     }
@@ -262,7 +262,7 @@ fn grid_splat_rod(r: u32) {
     var low = vec3<i32>(2147483647);
     var high = vec3<i32>(-1);
     for (var v = o; v < o + rods[r].vertex_count; v++) {
-        let mass_q = grid_vertex[v].mass_q;
+        let mass_q = grid_vertex[vertex_slot(v)].mass_q;
         if (mass_q != 0u) {
             let q = grid_position(g, origin + position_f32(pos_get(v)));
             if (q.w == 0) {
@@ -506,7 +506,7 @@ fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 
 // Vertex v moved toward its grid's velocity and down its pressure gradient.
 fn grid_blend_vertex(v: u32) {
-    let gv = grid_vertex[v];
+    let gv = grid_vertex[vertex_slot(v)];
     // A vertex of inverse mass 0 (`GridVertex.friction` −1) is left alone.
     if (gv.group != NONE && gv.friction >= 0.0) {
         grid_blend_at(grid_group_now(gv.group), rods[gv.rod].origin.xyz, v, gv.friction);
@@ -529,7 +529,7 @@ fn grid_blend_vertex(v: u32) {
 // `w > 0` needs no read of `rest`.
 fn grid_blend_rod(r: u32) -> f32 {
     let o = rods[r].vertex_offset;
-    let group = grid_vertex[o].group;
+    let group = grid_vertex[vertex_slot(o)].group;
     if (group == NONE) {
         return STRAIN_UNMEASURED;
     }
@@ -539,7 +539,7 @@ fn grid_blend_rod(r: u32) -> f32 {
     var strain = strain_walk();
     for (var i = 0u; i < rods[r].vertex_count; i++) {
         let v = o + i;
-        let friction = grid_vertex[v].friction;
+        let friction = grid_vertex[vertex_slot(v)].friction;
         var p = pos_get(v);
         if (friction >= 0.0) {
             let q = grid_position(g, origin + position_f32(p));

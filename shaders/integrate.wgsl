@@ -15,24 +15,24 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 }
 
 fn integrate_vertex(v: u32) {
-    let c = rest[v].clamp;
+    let c = rest[vertex_slot(v)].clamp;
     if (c == NONE) {
         integrate_free_vertex(v);
     } else {
-        integrate_anchored_vertex(v, c, rest[v].clamp_slot);
+        integrate_anchored_vertex(v, c, rest[vertex_slot(v)].clamp_slot);
     }
 }
 
 // The symplectic Euler update of vertex v (the CPU's first loop).
 fn integrate_free_vertex(v: u32) {
-    integrate_free_vertex_from(v, pos_get(v), vel_load(v), scratch[v].force.xyz);
+    integrate_free_vertex_from(v, pos_get(v), vel_load(v), scratch[vertex_slot(v)].force.xyz);
 }
 
 // `integrate_free_vertex` from vertex v's position, velocity (w: the count
 // of `project_velocity`, kept) and force as read.
 fn integrate_free_vertex_from(v: u32, old: Position, u_old: vec4<f32>, force: vec3<f32>) {
     let h = params.h;
-    let u = u_old.xyz + force * (h * rest[v].inv_mass);
+    let u = u_old.xyz + force * (h * rest[vertex_slot(v)].inv_mass);
     let x = moved(old, u * h);
     vel_store(v, vec4<f32>(u, u_old.w));
     pos_set(v, x);
@@ -48,7 +48,7 @@ fn integrate_anchored_vertex(v: u32, c: u32, slot: u32) {
     if (slot == 1u) {
         local = clamps[c].local_pos1.xyz;
     }
-    let x = position_at(pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[v].rod].origin.xyz));
+    let x = position_at(pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[vertex_slot(v)].rod].origin.xyz));
     vel_store(v, vec4<f32>(displacement(old, x) / params.h, vel_load(v).w));
     pos_set(v, x);
     pos_unc_store(v, x);

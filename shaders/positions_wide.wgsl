@@ -56,43 +56,43 @@ fn position_words(p: Position) -> vec4<u64> {
 }
 
 fn pos_load(v: u32) -> Position {
-    return position_from_words(pos[v]);
+    return position_from_words(pos[vertex_slot(v)]);
 }
 
 fn pos_store(v: u32, p: Position) {
-    pos[v] = position_words(p);
+    pos[vertex_slot(v)] = position_words(p);
 }
 
 fn pos_unc_load(v: u32) -> Position {
-    return position_from_words(pos_unc[v]);
+    return position_from_words(pos_unc[vertex_slot(v)]);
 }
 
 fn pos_unc_store(v: u32, p: Position) {
-    pos_unc[v] = position_words(p);
+    pos_unc[vertex_slot(v)] = position_words(p);
 }
 
 fn vel_load(v: u32) -> vec4<f32> {
-    let w = vel[v];
+    let w = vel[vertex_slot(v)];
     return vec4_from_words(w.x, w.y);
 }
 
 fn vel_store(v: u32, u: vec4<f32>) {
-    vel[v] = words_of_vec4(u);
+    vel[vertex_slot(v)] = words_of_vec4(u);
 }
 
 fn contact_load(v: u32) -> Contact {
-    let w = contacts[v];
+    let w = contacts[vertex_slot(v)];
     return Contact(vec4_from_words(w.x, w.y), vec4_from_words(w.z, w.w));
 }
 
 fn contact_store(v: u32, c: Contact) {
     let a = words_of_vec4(c.normal_depth);
     let b = words_of_vec4(c.surface_velocity);
-    contacts[v] = vec4<u64>(a, b);
+    contacts[vertex_slot(v)] = vec4<u64>(a, b);
 }
 
 fn contact_normal_depth(v: u32) -> vec4<f32> {
-    return vec4_from_words(contacts[v].x, contacts[v].y);
+    return vec4_from_words(contacts[vertex_slot(v)].x, contacts[vertex_slot(v)].y);
 }
 
 fn field_load(k: u32) -> vec4<f32> {

@@ -24,7 +24,7 @@ const FAST_TOLERANCE_F32: f32 = 1e-6;
 // stuck one (static friction) not at all
 // (src/cpu/project.rs `apply_inv_mass`).
 fn apply_inv_mass(v: u32, x: vec3<f32>) -> vec3<f32> {
-    return inv_mass_applied(filter_contact(v), rest[v].inv_mass, x);
+    return inv_mass_applied(filter_contact(v), rest[vertex_slot(v)].inv_mass, x);
 }
 
 // What `apply_inv_mass` needs of vertex v's contact: its normal and depth
@@ -71,17 +71,17 @@ fn edge_correction(va: u32, vb: u32, xa: Position, xb: Position, rest_len: f32) 
 }
 
 fn project_jacobi_vertex(v: u32) -> Position {
-    let r = rest[v].rod;
+    let r = rest[vertex_slot(v)].rod;
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     var delta = vec3<f32>(0.0);
     if (v > o) {
-        delta += edge_correction(v - 1u, v, src[v - 1u], src[v], rest[v - 1u].rest_len).b;
+        delta += edge_correction(v - 1u, v, src[vertex_slot(v - 1u)], src[vertex_slot(v)], rest[vertex_slot(v - 1u)].rest_len).b;
     }
     if (v + 1u < o + n) {
-        delta += edge_correction(v, v + 1u, src[v], src[v + 1u], rest[v].rest_len).a;
+        delta += edge_correction(v, v + 1u, src[vertex_slot(v)], src[vertex_slot(v + 1u)], rest[vertex_slot(v)].rest_len).a;
     }
-    return moved(src[v], delta * params.relaxation);
+    return moved(src[vertex_slot(v)], delta * params.relaxation);
 }
 
 @compute @workgroup_size(64)
@@ -91,7 +91,7 @@ fn project_jacobi(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     if (v >= params.vertex_count) {
         return;
     }
-    dst[v] = project_jacobi_vertex(v);
+    dst[vertex_slot(v)] = project_jacobi_vertex(v);
 }
 
 fn edge_vector(e: u32) -> vec3<f32> {
@@ -99,11 +99,11 @@ fn edge_vector(e: u32) -> vec3<f32> {
 }
 
 fn edge_strain(e: u32) -> f32 {
-    return abs(length(edge_vector(e)) / rest[e].rest_len - 1.0);
+    return abs(length(edge_vector(e)) / rest[vertex_slot(e)].rest_len - 1.0);
 }
 
 fn edge_active(e: u32) -> bool {
-    return rest[e].inv_mass + rest[e + 1u].inv_mass > 0.0;
+    return rest[vertex_slot(e)].inv_mass + rest[vertex_slot(e + 1u)].inv_mass > 0.0;
 }
 
 // Largest strain of a movable edge of rod r above what is asked and
@@ -117,10 +117,10 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     let ne = rods[r].vertex_count - 1u;
     var m = -1.0;
     var xa = pos_get(o);
-    var wa = rest[o].inv_mass;
+    var wa = rest[vertex_slot(o)].inv_mass;
     for (var e = o; e < o + ne; e++) {
         let xb = pos_get(e + 1u);
-        let wb = rest[e + 1u].inv_mass;
+        let wb = rest[vertex_slot(e + 1u)].inv_mass;
         m = max(m, edge_unresolved(e, xa, xb, wa + wb, tolerance, ulps));
         xa = xb;
         wa = wb;
@@ -151,7 +151,7 @@ fn strain_walk() -> StrainWalk {
 // Vertex v, the one after the last finished, final at x (inverse mass w).
 fn strain_walk_next(s: ptr<function, StrainWalk>, v: u32, x: Position, w: f32) {
     if ((*s).v != NONE) {
-        let part = edge_unresolved_of(rest[(*s).v].rest_len, (*s).x, x, (*s).w + w, projection_tolerance(), 4.0);
+        let part = edge_unresolved_of(rest[vertex_slot((*s).v)].rest_len, (*s).x, x, (*s).w + w, projection_tolerance(), 4.0);
         (*s).m = max((*s).m, part);
     }
     (*s).x = x;
@@ -171,7 +171,7 @@ fn projection_tolerance() -> f32 {
 // Edge e's part of `unresolved_strain` from its two positions and the sum
 // of its ends' inverse masses: −1 for an edge that cannot move.
 fn edge_unresolved(e: u32, xa: Position, xb: Position, w: f32, tolerance: f32, ulps: f32) -> f32 {
-    return edge_unresolved_of(rest[e].rest_len, xa, xb, w, tolerance, ulps);
+    return edge_unresolved_of(rest[vertex_slot(e)].rest_len, xa, xb, w, tolerance, ulps);
 }
 
 // `edge_unresolved` of an edge of rest length l, read already.
@@ -250,7 +250,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         // and the far end's position, inverse mass and contact, so each is
         // read once (a software adapter reads storage lane by lane).
         var xa = pos_get(o);
-        var wa = rest[o].inv_mass;
+        var wa = rest[vertex_slot(o)].inv_mass;
         var ca = filter_contact(o);
         var d_prev = vec3<f32>(0.0);
         var dir_prev = vec3<f32>(0.0);
@@ -260,7 +260,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         var eliminated = true;
         for (var e = o; e < o + ne; e++) {
             let xb = pos_get(e + 1u);
-            let wb = rest[e + 1u].inv_mass;
+            let wb = rest[vertex_slot(e + 1u)].inv_mass;
             let cb = filter_contact(e + 1u);
             let d = displacement(xa, xb);
             // This iteration's edge vectors (fast), saved before any vertex
@@ -268,16 +268,16 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             // recomputes), or the start's (SHAKE, `save_start_edges`).
             var dir = d;
             if (shake) {
-                dir = scratch[e].kb.xyz;
+                dir = scratch[vertex_slot(e)].kb.xyz;
             } else {
-                scratch[e].kb = vec4<f32>(d, 0.0);
+                scratch[vertex_slot(e)].kb = vec4<f32>(d, 0.0);
             }
             let ma_dir = inv_mass_applied(ca, wa, dir);
             let diag_e = 4.0 * dot(d, ma_dir + inv_mass_applied(cb, wb, dir));
             let scale = 4.0 * length(d) * length(dir) * (wa + wb);
             // `edge_active`: a row of the system, or a fixed edge.
             let row = wa + wb > 0.0 && diag_e > 1e-12 * scale;
-            let rest_len = rest[e].rest_len;
+            let rest_len = rest[vertex_slot(e)].rest_len;
             var diag = 1.0;
             var rhs = 0.0;
             if (row) {
@@ -306,7 +306,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
                 break;
             }
             rhs_prev = rhs / pivot;
-            scratch[e].s = vec4<f32>(rhs_prev, factor, wb, rest_len);
+            scratch[vertex_slot(e)].s = vec4<f32>(rhs_prev, factor, wb, rest_len);
             xa = xb;
             wa = wb;
             ca = cb;
@@ -334,9 +334,9 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         var w_next = 0.0;
         for (var k = ne; k > 0u; k--) {
             let e = o + k - 1u;
-            let row = scratch[e].s;
+            let row = scratch[vertex_slot(e)].s;
             let lambda = row.x - factor_next * lambda_next;
-            let g = 2.0 * scratch[e].kb.xyz * lambda;
+            let g = 2.0 * scratch[vertex_slot(e)].kb.xyz * lambda;
             let wb = row.z;
             let cb = filter_contact(e + 1u);
             var xb = moved(pos_get(e + 1u), -inv_mass_applied(cb, wb, g));
@@ -352,7 +352,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             x_next = xb;
             w_next = wb;
         }
-        let w0 = rest[o].inv_mass;
+        let w0 = rest[vertex_slot(o)].inv_mass;
         let x0 = moved(pos_get(o), inv_mass_applied(filter_contact(o), w0, g_next));
         pos_set(o, x0);
         unresolved = max(unresolved, edge_unresolved_of(len_next, x0, x_next, w0 + w_next, tolerance, 4.0));
@@ -375,13 +375,13 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
 // Length vertex v stands for in the chatter test (`chatter_length`): the
 // mean of its adjacent rest edges.
 fn chatter_length(v: u32) -> f32 {
-    if (rest[v].voronoi > 0.0) {
-        return 0.5 * rest[v].voronoi;
+    if (rest[vertex_slot(v)].voronoi > 0.0) {
+        return 0.5 * rest[vertex_slot(v)].voronoi;
     }
-    if (rest[v].rest_len > 0.0) {
-        return rest[v].rest_len;
+    if (rest[vertex_slot(v)].rest_len > 0.0) {
+        return rest[vertex_slot(v)].rest_len;
     }
-    return rest[v - 1u].rest_len;
+    return rest[vertex_slot(v - 1u)].rest_len;
 }
 
 // src/stability.rs `reverses`.
@@ -408,7 +408,7 @@ fn save_start_edges(r: u32) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     for (var e = o; e < o + ne; e++) {
-        scratch[e].kb = vec4<f32>(displacement(pos_start[e], pos_start[e + 1u]), 0.0);
+        scratch[vertex_slot(e)].kb = vec4<f32>(displacement(pos_start[vertex_slot(e)], pos_start[vertex_slot(e + 1u)]), 0.0);
     }
 }
 
@@ -429,7 +429,7 @@ fn save_start(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if (v >= params.vertex_count) {
         return;
     }
-    pos_start[v] = pos_get(v);
+    pos_start[vertex_slot(v)] = pos_get(v);
 }
 
 
@@ -454,7 +454,7 @@ fn project_velocity_vertex(v: u32) {
 fn project_velocity_at(v: u32, p: Position) {
     // Read once: a read-write buffer's loads are not merged by the compiler.
     let u_unc = vel_load(v);
-    let before = u_unc.xyz - scratch[v].force.xyz * (params.h * rest[v].inv_mass);
+    let before = u_unc.xyz - scratch[vertex_slot(v)].force.xyz * (params.h * rest[vertex_slot(v)].inv_mass);
     // The projection's correction as one small difference (`displacement`),
     // not two f32 positions' difference with its noise of ε|x|/h.
     var u = u_unc.xyz + displacement(pos_unc_load(v), p) / params.h;
@@ -469,7 +469,7 @@ fn project_velocity_at(v: u32, p: Position) {
     }
     var count = u_unc.w;
     if (count < CHATTER_SUBSTEPS) {
-        let free = rest[v].inv_mass > 0.0;
+        let free = rest[vertex_slot(v)].inv_mass > 0.0;
         let forced = dot(before, u_unc.xyz) < 0.0;
         if (free && forced && reverses(before, u, params.h, CHATTER_FRACTION * chatter_length(v))) {
             count += 1.0;

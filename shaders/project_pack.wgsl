@@ -60,8 +60,8 @@ fn measure_strain(lid: u32, v0: u32, n: u32, first: u32, tolerance: f32, exact: 
         let i = lid + q * WORKGROUP;
         if (i < n) {
             let v = v0 + i;
-            let k = rest[v].rod - first;
-            if (rest[v].rest_len > 0.0 && edge_active(v) && (all || rod_active[k] == 1u)) {
+            let k = rest[vertex_slot(v)].rod - first;
+            if (rest[vertex_slot(v)].rest_len > 0.0 && edge_active(v) && (all || rod_active[k] == 1u)) {
                 let over = strain_above(v, tolerance, 4.0);
                 if (over > 0.0) {
                     atomicMax(&rod_over[k], bitcast<u32>(over));
@@ -160,9 +160,9 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
     if (shake) {
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
             let i = lid + q * WORKGROUP;
-            if (i < n && rest[v0 + i].rest_len > 0.0) {
+            if (i < n && rest[vertex_slot(v0 + i)].rest_len > 0.0) {
                 let v = v0 + i;
-                scratch[v].kb = vec4<f32>(displacement(pos_start[v], pos_start[v + 1u]), 0.0);
+                scratch[vertex_slot(v)].kb = vec4<f32>(displacement(pos_start[vertex_slot(v)], pos_start[vertex_slot(v + 1u)]), 0.0);
             }
         }
     }
@@ -209,8 +209,8 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 let i = lid + q * WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
-                    if (rest[v].rest_len > 0.0 && rod_active[rest[v].rod - first] == 1u) {
-                        scratch[v].kb = vec4<f32>(edge_vector(v), 0.0);
+                    if (rest[vertex_slot(v)].rest_len > 0.0 && rod_active[rest[vertex_slot(v)].rod - first] == 1u) {
+                        scratch[vertex_slot(v)].kb = vec4<f32>(edge_vector(v), 0.0);
                     }
                 }
             }
@@ -226,15 +226,15 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 var flag = 0u;
                 var diag = 1.0;
                 var rhs = 0.0;
-                if (rest[v].rest_len > 0.0 && rod_active[rest[v].rod - first] == 1u && edge_active(v)) {
+                if (rest[vertex_slot(v)].rest_len > 0.0 && rod_active[rest[vertex_slot(v)].rod - first] == 1u && edge_active(v)) {
                     let d = edge_vector(v);
-                    let dir = scratch[v].kb.xyz;
+                    let dir = scratch[vertex_slot(v)].kb.xyz;
                     let dg = 4.0 * dot(d, apply_inv_mass(v, dir) + apply_inv_mass(v + 1u, dir));
-                    let scale = 4.0 * length(d) * length(dir) * (rest[v].inv_mass + rest[v + 1u].inv_mass);
+                    let scale = 4.0 * length(d) * length(dir) * (rest[vertex_slot(v)].inv_mass + rest[vertex_slot(v + 1u)].inv_mass);
                     if (dg > 1e-12 * scale) {
                         flag = 1u;
                         diag = dg;
-                        rhs = squared_length_error(pos_get(v), pos_get(v + 1u), rest[v].rest_len);
+                        rhs = squared_length_error(pos_get(v), pos_get(v + 1u), rest[vertex_slot(v)].rest_len);
                     }
                 }
                 row_edge[i] = flag;
@@ -256,13 +256,13 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 if (row_edge[i] == 1u) {
                     let d = edge_vector(v);
                     if (i + 1u < n && row_edge[i + 1u] == 1u) {
-                        upper = -4.0 * dot(d, apply_inv_mass(v + 1u, scratch[v + 1u].kb.xyz));
+                        upper = -4.0 * dot(d, apply_inv_mass(v + 1u, scratch[vertex_slot(v + 1u)].kb.xyz));
                     }
                     if (i > 0u && row_edge[i - 1u] == 1u) {
                         if (shake) {
-                            lower = -4.0 * dot(d, apply_inv_mass(v, scratch[v - 1u].kb.xyz));
+                            lower = -4.0 * dot(d, apply_inv_mass(v, scratch[vertex_slot(v - 1u)].kb.xyz));
                         } else {
-                            lower = -4.0 * dot(edge_vector(v - 1u), apply_inv_mass(v, scratch[v].kb.xyz));
+                            lower = -4.0 * dot(edge_vector(v - 1u), apply_inv_mass(v, scratch[vertex_slot(v)].kb.xyz));
                         }
                     }
                 }
@@ -276,7 +276,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
             let i = lid + q * WORKGROUP;
             if (i < n && row_edge[i] == 1u && !(pcr_diag[i] > PCR_SINGULAR * row_diag[i])) {
-                atomicStore(&rod_singular[rest[v0 + i].rod - first], 1u);
+                atomicStore(&rod_singular[rest[vertex_slot(v0 + i)].rod - first], 1u);
             }
         }
         workgroupBarrier();
@@ -286,14 +286,14 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
             let i = lid + q * WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
-                let k = rest[v].rod - first;
+                let k = rest[vertex_slot(v)].rod - first;
                 if (rod_active[k] == 1u && atomicLoad(&rod_singular[k]) == 0u) {
                     var g = vec3<f32>(0.0);
                     if (row_edge[i] == 1u) {
-                        g += 2.0 * scratch[v].kb.xyz * pcr_rhs[i];
+                        g += 2.0 * scratch[vertex_slot(v)].kb.xyz * pcr_rhs[i];
                     }
                     if (i > 0u && row_edge[i - 1u] == 1u) {
-                        g -= 2.0 * scratch[v - 1u].kb.xyz * pcr_rhs[i - 1u];
+                        g -= 2.0 * scratch[vertex_slot(v - 1u)].kb.xyz * pcr_rhs[i - 1u];
                     }
                     pos_set(v, moved(pos_get(v), apply_inv_mass(v, g)));
                 }

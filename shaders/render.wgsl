@@ -43,6 +43,25 @@ fn position_f32(p: Position) -> vec3<f32> {
     return vec3<f32>(p.cell.xyz) * POSITION_QUANTUM + p.rem.xyz;
 }
 
+// Where the simulation's position and frame buffers hold vertex v
+// (shaders/common.wgsl `vertex_slot`, the same rule; the pipeline sets the
+// simulator's `VertexLayout`): rods of INTERLEAVE vertices interleaved in
+// blocks of 8, or (0) each rod's vertices one after another. `info` is in
+// rod order.
+override INTERLEAVE: u32 = 0u;
+override INTERLEAVED_RODS: u32 = 0u;
+
+fn vertex_slot(v: u32) -> u32 {
+    if (INTERLEAVE == 0u) {
+        return v;
+    }
+    let r = v / INTERLEAVE;
+    let i = v - r * INTERLEAVE;
+    let block = r & ~7u;
+    let width = min(8u, INTERLEAVED_RODS - block);
+    return block * INTERLEAVE + i * width + (r - block);
+}
+
 @group(0) @binding(0) var<uniform> camera: Camera;
 @group(0) @binding(1) var<storage, read> positions: array<Position>;
 @group(0) @binding(2) var<storage, read> info: array<StrandInfo>;
@@ -73,15 +92,15 @@ fn strand_vertex(@builtin(vertex_index) corner: u32, @builtin(instance_index) i:
     let ends = array<f32, 6>(0.0, 0.0, 1.0, 0.0, 1.0, 1.0);
     let sides = array<f32, 6>(-1.0, 1.0, -1.0, 1.0, 1.0, -1.0);
     let end = ends[corner];
-    let a = info[i].origin.xyz + position_f32(positions[i]);
-    let b = info[i + 1u].origin.xyz + position_f32(positions[i + 1u]);
+    let a = info[i].origin.xyz + position_f32(positions[vertex_slot(i)]);
+    let b = info[i + 1u].origin.xyz + position_f32(positions[vertex_slot(i + 1u)]);
     let t = normalize(b - a);
     let p = mix(a, b, end);
     let s = mix(d.y, info[i + 1u].data.y, end);
     var side: vec3<f32>;
     if (camera.strand.y > 0.5) {
         // Material vector m1 = cos θ u + sin θ v of this edge: the ribbon shows the twist.
-        let f = frames[i];
+        let f = frames[vertex_slot(i)];
         let u = f.ref_u.xyz;
         let v = cross(f.tangent.xyz, u);
         side = cos(f.tangent.w) * u + sin(f.tangent.w) * v;

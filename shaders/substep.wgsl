@@ -99,7 +99,7 @@ fn substep_start_pack(w: u32, lid: u32) {
     for (var i = lid; i < range.y; i += WORKGROUP) {
         let v = range.x + i;
         if (shake) {
-            pos_start[v] = pos_get(v);
+            pos_start[vertex_slot(v)] = pos_get(v);
         }
         integrate_vertex(v);
     }
@@ -245,9 +245,9 @@ fn start_vertex(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
     let u = vel_load(v);
     let f = store_force(r, i, elastic, x, u.xyz);
     if (params.projection == PROJECTION_SHAKE) {
-        pos_start[v] = x;
+        pos_start[vertex_slot(v)] = x;
     }
-    if (rest[v].clamp == NONE) {
+    if (rest[vertex_slot(v)].clamp == NONE) {
         integrate_free_vertex_from(v, x, u, f);
     }
 }
@@ -299,7 +299,7 @@ fn velocity_frames_walk(r: u32) {
     var xb = pos_get(o + 1u);
     project_velocity_at(o, xa);
     project_velocity_at(o + 1u, xb);
-    scratch[o].kb = vec4<f32>(0.0);
+    scratch[vertex_slot(o)].kb = vec4<f32>(0.0);
     // `transport_rod`'s steps.
     var carried = transport_first_edge(o, xa, xb);
     for (var j = 1u; j < n - 1u; j++) {
@@ -308,10 +308,10 @@ fn velocity_frames_walk(r: u32) {
         xa = xb;
         xb = pos_get(e + 1u);
         project_velocity_at(e + 1u, xb);
-        scratch[e].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(x_before, xa, xb)), 0.0);
+        scratch[vertex_slot(e)].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(x_before, xa, xb)), 0.0);
         carried = transport_edge(e, xa, xb, carried);
     }
-    scratch[o + n - 1u].kb = vec4<f32>(0.0);
+    scratch[vertex_slot(o + n - 1u)].kb = vec4<f32>(0.0);
 }
 
 // With hair–hair interaction the walked substep is `substep_start_rod`,

@@ -17,8 +17,8 @@ const ENERGY_SLACK_F32: f32 = 1e-6;
 fn curvature_binormals(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
-    scratch[o].kb = vec4<f32>(0.0);
-    scratch[o + n - 1u].kb = vec4<f32>(0.0);
+    scratch[vertex_slot(o)].kb = vec4<f32>(0.0);
+    scratch[vertex_slot(o + n - 1u)].kb = vec4<f32>(0.0);
     if (n < 3u) {
         return;
     }
@@ -27,7 +27,7 @@ fn curvature_binormals(r: u32) {
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
         let x2 = pos_get(v + 1u);
-        scratch[v].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(x0, x1, x2)), 0.0);
+        scratch[vertex_slot(v)].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(x0, x1, x2)), 0.0);
         x0 = x1;
         x1 = x2;
     }
@@ -36,13 +36,13 @@ fn curvature_binormals(r: u32) {
 // θ of edge e: the current angle, or the line search's trial angle.
 fn theta_of(e: u32, trial: bool) -> f32 {
     if (trial) {
-        return scratch[e].s.z;
+        return scratch[vertex_slot(e)].s.z;
     }
-    return frame[e].tangent.w;
+    return frame[vertex_slot(e)].tangent.w;
 }
 
 fn edge_material_frame(e: u32, trial: bool) -> MaterialFrame {
-    return material_frame(frame[e].tangent.xyz, frame[e].ref_u.xyz, theta_of(e, trial));
+    return material_frame(frame[vertex_slot(e)].tangent.xyz, frame[vertex_slot(e)].ref_u.xyz, theta_of(e, trial));
 }
 
 // Bending (eq. 3) and twisting (§4.2.2) energy of rod r.
@@ -57,10 +57,10 @@ fn elastic_energy(r: u32, trial: bool) -> vec2<f32> {
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
         let next = edge_material_frame(v, trial);
-        let kb = scratch[v].kb.xyz;
-        let l = rest[v].voronoi;
-        let d0 = material_curvature(kb, prev) - rest[v].rest_kappa.xy;
-        let d1 = material_curvature(kb, next) - rest[v].rest_kappa.zw;
+        let kb = scratch[vertex_slot(v)].kb.xyz;
+        let l = rest[vertex_slot(v)].voronoi;
+        let d0 = material_curvature(kb, prev) - rest[vertex_slot(v)].rest_kappa.xy;
+        let d1 = material_curvature(kb, next) - rest[vertex_slot(v)].rest_kappa.zw;
         bend += (dot(d0, apply_bending(b, d0)) + dot(d1, apply_bending(b, d1))) / (2.0 * l);
         let m = theta_of(v, trial) - theta_of(v - 1u, trial);
         twist += beta * m * m / l;
@@ -103,7 +103,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
     let beta = rods[r].bending.w;
     let b_norm = bending_norm(b);
     var prev = edge_material_frame(o, false);
-    var theta_prev = frame[o].tangent.w;
+    var theta_prev = frame[vertex_slot(o)].tangent.w;
     m.z = abs(theta_prev);
     // g of edge v − 1 (the first edge before the walk), and its part of the
     // third-derivative bound.
@@ -112,10 +112,10 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
         let next = edge_material_frame(v, false);
-        let kb = scratch[v].kb.xyz;
-        let l = rest[v].voronoi;
+        let kb = scratch[vertex_slot(v)].kb.xyz;
+        let l = rest[vertex_slot(v)].voronoi;
         let w = array<vec2<f32>, 2>(material_curvature(kb, prev), material_curvature(kb, next));
-        let wbar = array<vec2<f32>, 2>(rest[v].rest_kappa.xy, rest[v].rest_kappa.zw);
+        let wbar = array<vec2<f32>, 2>(rest[vertex_slot(v)].rest_kappa.xy, rest[vertex_slot(v)].rest_kappa.zw);
         let kb_len = length(kb);
         // g of edge v, which this vertex is the first to add to.
         var g_next = vec4<f32>(0.0);
@@ -134,7 +134,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
                 g_next.z += gz;
             }
         }
-        let theta = frame[v].tangent.w;
+        let theta = frame[vertex_slot(v)].tangent.w;
         m.z = max(m.z, abs(theta));
         let dm = theta - theta_prev;
         g_next.y += 2.0 * beta * dm / l;
@@ -143,7 +143,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
         g_prev.z += 2.0 * beta / l;
         g_prev.w -= 2.0 * beta / l;
         if (store) {
-            scratch[v - 1u].g = g_prev;
+            scratch[vertex_slot(v - 1u)].g = g_prev;
         }
         eliminate_row(&elim, v - 1u, g_prev, free);
         m = free_maxima(m, g_prev, c_prev, v - 1u, free);
@@ -153,7 +153,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
         theta_prev = theta;
     }
     if (store) {
-        scratch[o + n - 2u].g = g_prev;
+        scratch[vertex_slot(o + n - 2u)].g = g_prev;
     }
     eliminate_row(&elim, o + n - 2u, g_prev, free);
     return TwistSweep(free_maxima(m, g_prev, c_prev, o + n - 2u, free), elim);
@@ -188,7 +188,7 @@ fn eliminate_row(s: ptr<function, Elimination>, e: u32, g: vec4<f32>, free: vec2
     if ((*s).solved) {
         let off = (*s).off;
         let c = off / (*s).pivot;
-        scratch[e - 1u].s = vec4<f32>((*s).x, c, 0.0, (*s).grad);
+        scratch[vertex_slot(e - 1u)].s = vec4<f32>((*s).x, c, 0.0, (*s).grad);
         let pivot = g.z + mu - off * c;
         *s = Elimination(pivot > 0.0, pivot, (-grad - off * (*s).x) / pivot, grad, g.w);
     }
@@ -223,7 +223,7 @@ fn cubic_term(b_norm: f32, kb_len: f32, wbar: vec2<f32>, l: f32) -> f32 {
 // slope, max |x|, Σ|x|³), or x = 0 when a pivot is not positive, i.e. the
 // shifted matrix is not positive definite.
 fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
-    var g = scratch[a].g;
+    var g = scratch[vertex_slot(a)].g;
     var grad = g.x + g.y;
     var pivot = g.z + mu;
     if (!(pivot > 0.0)) {
@@ -233,8 +233,8 @@ fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
     for (var e = a + 1u; e < b; e++) {
         let off = g.w;
         let c = off / pivot;
-        scratch[e - 1u].s = vec4<f32>(x, c, 0.0, grad);
-        g = scratch[e].g;
+        scratch[vertex_slot(e - 1u)].s = vec4<f32>(x, c, 0.0, grad);
+        g = scratch[vertex_slot(e)].g;
         pivot = g.z + mu - off * c;
         if (!(pivot > 0.0)) {
             return vec4<f32>(0.0);
@@ -249,14 +249,14 @@ fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
 // x and ∂E/∂θ `grad` (the forward elimination's, or `twist_gradient`'s).
 fn newton_back(a: u32, b: u32, x_last: f32, grad: f32) -> vec4<f32> {
     var x = x_last;
-    scratch[b - 1u].s.x = x;
+    scratch[vertex_slot(b - 1u)].s.x = x;
     var slope = x * grad;
     var max_step = abs(x);
     var cubes = abs(x * x * x);
     for (var e = b - 1u; e > a; e--) {
-        let row = scratch[e - 1u].s;
+        let row = scratch[vertex_slot(e - 1u)].s;
         x = row.x - row.y * x;
-        scratch[e - 1u].s.x = x;
+        scratch[vertex_slot(e - 1u)].s.x = x;
         slope += x * row.w;
         max_step = max(max_step, abs(x));
         cubes += abs(x * x * x);
@@ -296,10 +296,10 @@ fn twist_solve(r: u32) {
     // The clamped end edges' angles (before a, from b on), which the line
     // search's trial angles (`theta_of`) keep.
     if (a > o) {
-        scratch[o].s.z = frame[o].tangent.w;
+        scratch[vertex_slot(o)].s.z = frame[vertex_slot(o)].tangent.w;
     }
     if (b < o + ne) {
-        scratch[b].s.z = frame[b].tangent.w;
+        scratch[vertex_slot(b)].s.z = frame[vertex_slot(b)].tangent.w;
     }
     var tolerance = 0.0;
     // The energy is needed only for a line search: a Newton step below the
@@ -348,7 +348,7 @@ fn twist_solve(r: u32) {
         let small = max_step < tolerance;
         if (small || armijo_certified(slope, maxima.w, step.w)) {
             for (var e = a; e < b; e++) {
-                frame[e].tangent.w += scratch[e].s.x;
+                frame[vertex_slot(e)].tangent.w += scratch[vertex_slot(e)].s.x;
             }
             iterations = it + 1u;
             if (small) {
@@ -367,7 +367,7 @@ fn twist_solve(r: u32) {
         var accepted = false;
         loop {
             for (var e = a; e < b; e++) {
-                scratch[e].s.z = frame[e].tangent.w + alpha * scratch[e].s.x;
+                scratch[vertex_slot(e)].s.z = frame[vertex_slot(e)].tangent.w + alpha * scratch[vertex_slot(e)].s.x;
             }
             let e1 = total(elastic_energy(r, true));
             if (e1 <= e0 + 1e-4 * alpha * slope + ENERGY_SLACK_F32 * abs(e0) || alpha * max_step < tolerance) {
@@ -384,7 +384,7 @@ fn twist_solve(r: u32) {
             break;
         }
         for (var e = a; e < b; e++) {
-            frame[e].tangent.w = scratch[e].s.z;
+            frame[vertex_slot(e)].tangent.w = scratch[vertex_slot(e)].s.z;
         }
         iterations = it + 1u;
         if (alpha * max_step < tolerance) {
@@ -459,25 +459,25 @@ fn twist_gradient_row(r: u32, v: u32, j: u32) -> vec4<f32> {
     let beta = rods[r].bending.w;
     var g = vec4<f32>(0.0);
     if (j >= 1u) {
-        let l = rest[v].voronoi;
-        let w = material_curvature(scratch[v].kb.xyz, edge_material_frame(v, false));
-        let bd = apply_bending(b, w - rest[v].rest_kappa.zw);
+        let l = rest[vertex_slot(v)].voronoi;
+        let w = material_curvature(scratch[vertex_slot(v)].kb.xyz, edge_material_frame(v, false));
+        let bd = apply_bending(b, w - rest[vertex_slot(v)].rest_kappa.zw);
         let jw = rot_j(w);
         g.x -= dot(jw, bd) / l;
         g.z += (dot(jw, apply_bending(b, jw)) - dot(w, bd)) / l;
-        let m = frame[v].tangent.w - frame[v - 1u].tangent.w;
+        let m = frame[vertex_slot(v)].tangent.w - frame[vertex_slot(v - 1u)].tangent.w;
         g.y += 2.0 * beta * m / l;
         g.z += 2.0 * beta / l;
     }
     if (j + 2u < n) {
         let u = v + 1u;
-        let l = rest[u].voronoi;
-        let w = material_curvature(scratch[u].kb.xyz, edge_material_frame(v, false));
-        let bd = apply_bending(b, w - rest[u].rest_kappa.xy);
+        let l = rest[vertex_slot(u)].voronoi;
+        let w = material_curvature(scratch[vertex_slot(u)].kb.xyz, edge_material_frame(v, false));
+        let bd = apply_bending(b, w - rest[vertex_slot(u)].rest_kappa.xy);
         let jw = rot_j(w);
         g.x -= dot(jw, bd) / l;
         g.z += (dot(jw, apply_bending(b, jw)) - dot(w, bd)) / l;
-        let m = frame[u].tangent.w - frame[v].tangent.w;
+        let m = frame[vertex_slot(u)].tangent.w - frame[vertex_slot(v)].tangent.w;
         g.y -= 2.0 * beta * m / l;
         g.z += 2.0 * beta / l;
         g.w -= 2.0 * beta / l;
@@ -492,10 +492,10 @@ fn twist_vertex_energy(r: u32, v: u32, k: u32, trial: bool) -> f32 {
         return 0.0;
     }
     let b = rods[r].bending.xyz;
-    let kb = scratch[v].kb.xyz;
-    let l = rest[v].voronoi;
-    let d0 = material_curvature(kb, edge_material_frame(v - 1u, trial)) - rest[v].rest_kappa.xy;
-    let d1 = material_curvature(kb, edge_material_frame(v, trial)) - rest[v].rest_kappa.zw;
+    let kb = scratch[vertex_slot(v)].kb.xyz;
+    let l = rest[vertex_slot(v)].voronoi;
+    let d0 = material_curvature(kb, edge_material_frame(v - 1u, trial)) - rest[vertex_slot(v)].rest_kappa.xy;
+    let d1 = material_curvature(kb, edge_material_frame(v, trial)) - rest[vertex_slot(v)].rest_kappa.zw;
     let m = theta_of(v, trial) - theta_of(v - 1u, trial);
     return (dot(d0, apply_bending(b, d0)) + dot(d1, apply_bending(b, d1))) / (2.0 * l)
         + rods[r].bending.w * m * m / l;
@@ -510,7 +510,7 @@ fn twist_rod_sums(lid: u32, v0: u32, n: u32, most: u32) {
             let i = lid + q * WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
-                let r = rest[v].rod;
+                let r = rest[vertex_slot(v)].rod;
                 sums[q] = twist_sum[i];
                 if (v - rods[r].vertex_offset + s < rods[r].vertex_count) {
                     sums[q] += twist_sum[i + s];
@@ -546,7 +546,7 @@ fn minors_product(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
 
 // Whether row v is a free edge of a rod in state `flags` (all bits set).
 fn twist_row_in(v: u32, first: u32, flags: u32) -> bool {
-    let r = rest[v].rod;
+    let r = rest[vertex_slot(v)].rod;
     let f = twist_free(r);
     return v >= f.x && v < f.y && rod_active[r - first] == 1u && (twist_state[r - first] & flags) == flags;
 }
@@ -593,17 +593,17 @@ fn twist_pack(w: u32, lid: u32) {
         let i = lid + q * WORKGROUP;
         if (i < n) {
             let v = v0 + i;
-            let r = rest[v].rod;
+            let r = rest[vertex_slot(v)].rod;
             let k = v - rods[r].vertex_offset;
             let nv = rods[r].vertex_count;
             var kb = vec3<f32>(0.0);
             if (k > 0u && k + 1u < nv) {
                 kb = vec3<f32>(curvature_binormal_at(pos_get(v - 1u), pos_get(v), pos_get(v + 1u)));
             }
-            scratch[v].kb = vec4<f32>(kb, 0.0);
+            scratch[vertex_slot(v)].kb = vec4<f32>(kb, 0.0);
             if (k + 1u < nv) {
-                scratch[v].s.z = frame[v].tangent.w;
-                atomicMax(&rod_over_exact[r - first], bitcast<u32>(abs(frame[v].tangent.w)));
+                scratch[vertex_slot(v)].s.z = frame[vertex_slot(v)].tangent.w;
+                atomicMax(&rod_over_exact[r - first], bitcast<u32>(abs(frame[vertex_slot(v)].tangent.w)));
             }
         }
     }
@@ -626,11 +626,11 @@ fn twist_pack(w: u32, lid: u32) {
             let i = lid + q * WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
-                let r = rest[v].rod;
+                let r = rest[vertex_slot(v)].rod;
                 let j = v - rods[r].vertex_offset;
                 if (j + 1u < rods[r].vertex_count && rod_active[r - first] == 1u) {
                     let g = twist_gradient_row(r, v, j);
-                    scratch[v].g = g;
+                    scratch[vertex_slot(v)].g = g;
                     let f = twist_free(r);
                     if (v >= f.x && v < f.y) {
                         // (2) Residual and scale.
@@ -668,13 +668,13 @@ fn twist_pack(w: u32, lid: u32) {
                 if (i < n) {
                     let v = v0 + i;
                     var m = vec4<f32>(1.0, 0.0, 0.0, 1.0);
-                    if (twist_row_in(v, first, 0u) && (twist_state[rest[v].rod - first] & TWIST_SOLVED) == 0u) {
-                        let r = rest[v].rod;
+                    if (twist_row_in(v, first, 0u) && (twist_state[rest[vertex_slot(v)].rod - first] & TWIST_SOLVED) == 0u) {
+                        let r = rest[vertex_slot(v)].rod;
                         var c = 0.0;
                         if (v > twist_free(r).x) {
-                            c = scratch[v - 1u].g.w;
+                            c = scratch[vertex_slot(v - 1u)].g.w;
                         }
-                        m = vec4<f32>(scratch[v].g.z + pack_rods_a[r - first].x, -c * c, 1.0, 0.0);
+                        m = vec4<f32>(scratch[vertex_slot(v)].g.z + pack_rods_a[r - first].x, -c * c, 1.0, 0.0);
                     }
                     pcr_lower[i] = m.x;
                     pcr_diag[i] = m.y;
@@ -691,7 +691,7 @@ fn twist_pack(w: u32, lid: u32) {
                     if (i < n) {
                         let v = v0 + i;
                         var p = vec4<f32>(pcr_lower[i], pcr_diag[i], pcr_upper[i], pcr_rhs[i]);
-                        if (v >= s && v - s >= twist_free(rest[v].rod).x && i >= s) {
+                        if (v >= s && v - s >= twist_free(rest[vertex_slot(v)].rod).x && i >= s) {
                             let e = i - s;
                             p = minors_product(p, vec4<f32>(pcr_lower[e], pcr_diag[e], pcr_upper[e], pcr_rhs[e]));
                         }
@@ -715,8 +715,8 @@ fn twist_pack(w: u32, lid: u32) {
                 let i = lid + q * WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
-                    if (twist_row_in(v, first, 0u) && (twist_state[rest[v].rod - first] & TWIST_SOLVED) == 0u && !(pcr_lower[i] > 0.0)) {
-                        atomicStore(&rod_singular[rest[v].rod - first], 1u);
+                    if (twist_row_in(v, first, 0u) && (twist_state[rest[vertex_slot(v)].rod - first] & TWIST_SOLVED) == 0u && !(pcr_lower[i] > 0.0)) {
+                        atomicStore(&rod_singular[rest[vertex_slot(v)].rod - first], 1u);
                     }
                 }
             }
@@ -726,7 +726,7 @@ fn twist_pack(w: u32, lid: u32) {
                 let i = lid + q * WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
-                    let r = rest[v].rod;
+                    let r = rest[vertex_slot(v)].rod;
                     let k = r - first;
                     var lower = 0.0;
                     var diag = 1.0;
@@ -734,13 +734,13 @@ fn twist_pack(w: u32, lid: u32) {
                     var rhs = 0.0;
                     if (twist_row_in(v, first, 0u) && (twist_state[k] & TWIST_SOLVED) == 0u && atomicLoad(&rod_singular[k]) == 0u) {
                         let f = twist_free(r);
-                        diag = scratch[v].g.z + pack_rods_a[k].x;
-                        rhs = -(scratch[v].g.x + scratch[v].g.y);
+                        diag = scratch[vertex_slot(v)].g.z + pack_rods_a[k].x;
+                        rhs = -(scratch[vertex_slot(v)].g.x + scratch[vertex_slot(v)].g.y);
                         if (v > f.x) {
-                            lower = scratch[v - 1u].g.w;
+                            lower = scratch[vertex_slot(v - 1u)].g.w;
                         }
                         if (v + 1u < f.y) {
-                            upper = scratch[v].g.w;
+                            upper = scratch[vertex_slot(v)].g.w;
                         }
                     }
                     pcr_lower[i] = lower;
@@ -755,9 +755,9 @@ fn twist_pack(w: u32, lid: u32) {
                 let i = lid + q * WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
-                    let k = rest[v].rod - first;
+                    let k = rest[vertex_slot(v)].rod - first;
                     if (twist_row_in(v, first, 0u) && (twist_state[k] & TWIST_SOLVED) == 0u && atomicLoad(&rod_singular[k]) == 0u) {
-                        scratch[v].s.x = pcr_rhs[i];
+                        scratch[vertex_slot(v)].s.x = pcr_rhs[i];
                     }
                 }
             }
@@ -794,9 +794,9 @@ fn twist_pack(w: u32, lid: u32) {
                 let v = v0 + i;
                 var slope = 0.0;
                 if (twist_row_in(v, first, 0u)) {
-                    let step = scratch[v].s.x;
-                    slope = step * (scratch[v].g.x + scratch[v].g.y);
-                    atomicMax(&rod_over[rest[v].rod - first], bitcast<u32>(abs(step)));
+                    let step = scratch[vertex_slot(v)].s.x;
+                    slope = step * (scratch[vertex_slot(v)].g.x + scratch[vertex_slot(v)].g.y);
+                    atomicMax(&rod_over[rest[vertex_slot(v)].rod - first], bitcast<u32>(abs(step)));
                 }
                 twist_sum[i] = slope;
             }
@@ -815,9 +815,9 @@ fn twist_pack(w: u32, lid: u32) {
             let i = lid + q * WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
-                let k = rest[v].rod - first;
+                let k = rest[vertex_slot(v)].rod - first;
                 if (twist_row_in(v, first, 0u) && twist_g[k].y < pack_rods_a[k].w) {
-                    frame[v].tangent.w += scratch[v].s.x;
+                    frame[vertex_slot(v)].tangent.w += scratch[vertex_slot(v)].s.x;
                 }
             }
         }
@@ -843,7 +843,7 @@ fn twist_pack(w: u32, lid: u32) {
             let i = lid + q * WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
-                let r = rest[v].rod;
+                let r = rest[vertex_slot(v)].rod;
                 let k = r - first;
                 var e = 0.0;
                 if (rod_active[k] == 1u && (twist_state[k] & TWIST_HAVE_E0) == 0u) {
@@ -869,8 +869,8 @@ fn twist_pack(w: u32, lid: u32) {
                 if (i < n) {
                     let v = v0 + i;
                     if (twist_row_in(v, first, TWIST_SEARCH)) {
-                        let k = rest[v].rod - first;
-                        scratch[v].s.z = frame[v].tangent.w + pack_rods_a[k].y * scratch[v].s.x;
+                        let k = rest[vertex_slot(v)].rod - first;
+                        scratch[vertex_slot(v)].s.z = frame[vertex_slot(v)].tangent.w + pack_rods_a[k].y * scratch[vertex_slot(v)].s.x;
                     }
                 }
             }
@@ -880,7 +880,7 @@ fn twist_pack(w: u32, lid: u32) {
                 let i = lid + q * WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
-                    let r = rest[v].rod;
+                    let r = rest[vertex_slot(v)].rod;
                     var e = 0.0;
                     if (rod_active[r - first] == 1u && (twist_state[r - first] & TWIST_SEARCH) != 0u) {
                         e = twist_vertex_energy(r, v, v - rods[r].vertex_offset, true);
@@ -923,7 +923,7 @@ fn twist_pack(w: u32, lid: u32) {
             if (i < n) {
                 let v = v0 + i;
                 if (twist_row_in(v, first, TWIST_SOLVED)) {
-                    frame[v].tangent.w = scratch[v].s.z;
+                    frame[vertex_slot(v)].tangent.w = scratch[vertex_slot(v)].s.z;
                 }
             }
         }

@@ -11,6 +11,6 @@ fn world_positions(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     if (v >= params.vertex_count) {
         return;
     }
-    let r = rest[v].rod;
+    let r = rest[vertex_slot(v)].rod;
     world_pos[v] = vec4<f32>(rods[r].origin.xyz + position_f32(pos_load(v)), rods[r].radius);
 }

@@ -8,6 +8,7 @@ use common::*;
 use glam::DVec3;
 use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
+use strands::gpu::packing::VertexLayout;
 use strands::gpu::{GpuContext, GpuSimulator, TWIST_TOLERANCE_F32, read_mapped};
 use strands::params::{SimParams, Wind};
 use strands::rods::RodMaterial;
@@ -230,8 +231,11 @@ fn pipelines_are_built_once_per_device() {
     let a = simulator(&ctx, None);
     let _b = simulator(&ctx.clone(), None);
     let kinds = ColliderKinds::of(&a.rods().colliders);
-    let theirs = ctx.clone().pipelines_for(kinds);
-    assert!(std::sync::Arc::ptr_eq(&ctx.pipelines_for(kinds), &theirs));
+    let theirs = ctx.clone().pipelines_for(kinds, VertexLayout::CONSECUTIVE);
+    assert!(std::sync::Arc::ptr_eq(
+        &ctx.pipelines_for(kinds, VertexLayout::CONSECUTIVE),
+        &theirs
+    ));
     assert_eq!(theirs.kinds, kinds);
     assert!(!std::sync::Arc::ptr_eq(&ctx.pipelines(), &theirs) || kinds == ColliderKinds::ALL);
     assert!(std::sync::Arc::ptr_eq(

@@ -484,6 +484,13 @@ impl Renderer {
             blend: None,
             write_mask: wgpu::ColorWrites::ALL,
         })];
+        // The simulation's per-vertex buffers in its order
+        // (`GpuSimulator::vertex_layout`, shaders/render.wgsl `vertex_slot`).
+        let layout = sim.vertex_layout();
+        let slots = [
+            ("INTERLEAVE", layout.interleave as f64),
+            ("INTERLEAVED_RODS", layout.rods as f64),
+        ];
         let strand_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("strands"),
             layout: Some(
@@ -496,7 +503,10 @@ impl Renderer {
             vertex: wgpu::VertexState {
                 module: &module,
                 entry_point: Some("strand_vertex"),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &slots,
+                    ..Default::default()
+                },
                 buffers: &[],
             },
             primitive: wgpu::PrimitiveState {

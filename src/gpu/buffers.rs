@@ -316,7 +316,10 @@ impl Buffers {
         let oom_scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let steps = uniform_steps(device, step_stride, substeps);
         let rods_buffer = init("rods", bytemuck::cast_slice(&packing.rods));
-        let rest = init("rest", bytemuck::cast_slice(&packing.rest));
+        let rest = init(
+            "rest",
+            bytemuck::cast_slice(&packing.layout.pack(&packing.rest)),
+        );
         let clamps = init("clamps", bytemuck::cast_slice(&packing.clamps));
         let poses = poses(device, anchors, substeps);
         let pos = device.create_buffer(&wgpu::BufferDescriptor {
@@ -337,7 +340,10 @@ impl Buffers {
             scratch: zeroed(device, "scratch", (nv * size_of::<GpuScratch>()) as u64),
             stats: zeroed(device, "stats", 32),
             contacts: zeroed(device, "contacts", 2 * v16),
-            grid_vertex: init("grid_vertex", bytemuck::cast_slice(&packing.grid_vertex)),
+            grid_vertex: init(
+                "grid_vertex",
+                bytemuck::cast_slice(&packing.layout.pack(&packing.grid_vertex)),
+            ),
             grid: zeroed(
                 device,
                 "grid",

@@ -218,6 +218,9 @@ pub struct GpuContext {
     /// Whether the kernels read and write positions as 64-bit words (see
     /// `with_struct_positions`).
     wide_positions: bool,
+    /// Whether rod sets of one length are interleaved in the per-vertex
+    /// buffers (see `with_consecutive_vertices`).
+    interleave: bool,
     pipelines: PipelineCache,
 }
 
@@ -225,9 +228,12 @@ pub struct GpuContext {
 pub const GRID_I64_FEATURES: wgpu::Features =
     wgpu::Features::SHADER_INT64.union(wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS);
 
-/// `GpuContext`'s kernels, built once per device and set of collider kinds.
-type PipelineMap =
-    std::collections::HashMap<pipelines::ColliderKinds, std::sync::Arc<pipelines::Pipelines>>;
+/// `GpuContext`'s kernels, built once per device, set of collider kinds and
+/// interleaved rod length (`packing::VertexLayout::interleave`, 0 for none).
+type PipelineMap = std::collections::HashMap<
+    (pipelines::ColliderKinds, u32),
+    std::sync::Arc<pipelines::Pipelines>,
+>;
 
 #[derive(Clone, Default)]
 struct PipelineCache(std::sync::Arc<std::sync::Mutex<PipelineMap>>);
@@ -264,8 +270,15 @@ impl GpuContext {
     /// elements took 15 % of the finishing kernel's instructions away
     /// (docs/BENCHMARKS.md). Not on GPUs, where it has not been measured; the
     /// results are the same bits either way.
+    ///
+    /// On a CPU adapter a set of at least 8 rods of one length is
+    /// interleaved in the per-vertex buffers (`packing::VertexLayout`): the 8
+    /// rods its SIMD lanes walk together then read neighbouring elements.
+    /// At 4000 hair strands that took 8 % off lavapipe's step; at 1000 it
+    /// made no difference (docs/BENCHMARKS.md). The same results to the bit.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         GpuContext {
+            interleave: info.device_type == wgpu::DeviceType::Cpu,
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
             grid_i64: device.features().contains(GRID_I64_FEATURES),
             wide_positions: info.device_type == wgpu::DeviceType::Cpu
@@ -328,6 +341,35 @@ impl GpuContext {
             })
     }
 
+    /// This device with each rod's vertices one after another in the
+    /// per-vertex buffers even where `from_device` would interleave rods of
+    /// one length: what GPUs run (tests compare the two). Kernels are
+    /// compiled anew for it.
+    pub fn with_consecutive_vertices(&self) -> Self {
+        GpuContext {
+            interleave: false,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        }
+    }
+
+    /// This device interleaving rods of one length even where `from_device`
+    /// would not (a GPU: for comparing the two there). Kernels are compiled
+    /// anew for it.
+    pub fn with_interleaved_vertices(&self) -> Self {
+        GpuContext {
+            interleave: true,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether rod sets of one length are interleaved in the per-vertex
+    /// buffers (`from_device`, `packing::VertexLayout::of`).
+    pub fn interleaves(&self) -> bool {
+        self.interleave
+    }
+
     /// Whether the kernels read and write positions, velocities, contacts
     /// and grid fields as 64-bit words (`from_device`).
     pub fn wide_positions(&self) -> bool {
@@ -375,26 +417,32 @@ impl GpuContext {
     /// compiled on the first call, then shared by every simulator on this
     /// context and its clones.
     pub fn pipelines(&self) -> std::sync::Arc<pipelines::Pipelines> {
-        self.pipelines_for(pipelines::ColliderKinds::ALL)
+        self.pipelines_for(
+            pipelines::ColliderKinds::ALL,
+            packing::VertexLayout::CONSECUTIVE,
+        )
     }
 
     /// The kernels with contact code for the collider `kinds` only
-    /// (`pipelines::ColliderKinds`), compiled on the first call for those
-    /// kinds, then shared like `pipelines`.
+    /// (`pipelines::ColliderKinds`) and per-vertex buffers in `layout`,
+    /// compiled on the first call for those kinds and that interleaved
+    /// length, then shared like `pipelines`.
     pub fn pipelines_for(
         &self,
         kinds: pipelines::ColliderKinds,
+        layout: packing::VertexLayout,
     ) -> std::sync::Arc<pipelines::Pipelines> {
         let mut map = self
             .pipelines
             .0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        map.entry(kinds)
+        map.entry((kinds, layout.interleave))
             .or_insert_with(|| {
                 std::sync::Arc::new(pipelines::Pipelines::new(
                     &self.device,
                     kinds,
+                    layout.interleave,
                     layout::Variant {
                         stencil_f64: self.stencil_f64,
                         resident: false,

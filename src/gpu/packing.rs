@@ -33,6 +33,93 @@ pub fn rod_origins(rods: &RodSet, state: &State) -> Vec<DVec3> {
         .collect()
 }
 
+/// Where the per-vertex buffers hold each vertex (shaders/common.wgsl
+/// `vertex_slot`, which the kernels index them through; WGSL override
+/// `INTERLEAVE`). Consecutive: vertex v at element v, each rod's vertices
+/// one after another (GPUs, where a workgroup's lanes take consecutive
+/// vertices). Interleaved (a CPU adapter, `GpuContext::interleaves`, and a
+/// set of at least `INTERLEAVE_BLOCK` rods of one length n): the rods in
+/// blocks of 8, local vertex i of rod r at element 8n⌊r/8⌋ + 8i + (r mod 8)
+/// (the last block as wide as the rods it has), so that the 8 rods a CPU
+/// adapter's SIMD lanes walk at once read neighbouring elements, not 8
+/// streams n elements apart. The same elements in another order: the
+/// buffers' sizes are the same, and `pack` and `unpack` move host data
+/// between rod order and the buffers' (docs/BENCHMARKS.md measures it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct VertexLayout {
+    /// Vertices per rod when interleaved; 0: consecutive.
+    pub interleave: u32,
+    /// Rods of the set (the last block's width).
+    pub rods: u32,
+}
+
+/// Rods a SIMD group of a CPU adapter walks at once, the block of the
+/// interleaved layout (`VertexLayout`): 8 lanes of 32 bits in lavapipe's
+/// 256-bit vectors.
+pub const INTERLEAVE_BLOCK: usize = 8;
+
+impl VertexLayout {
+    /// Each rod's vertices one after another.
+    pub const CONSECUTIVE: VertexLayout = VertexLayout {
+        interleave: 0,
+        rods: 0,
+    };
+
+    /// The layout of `rods` on a device that interleaves (`interleave`,
+    /// `GpuContext::interleaves`): interleaved where there are at least
+    /// `INTERLEAVE_BLOCK` rods, all of one length; else consecutive (rods
+    /// of different lengths would need a rod's offset and stride looked up
+    /// at every access).
+    pub fn of(rods: &RodSet, interleave: bool) -> VertexLayout {
+        let count = rods.rod_count();
+        let n = if count > 0 { rods.vertices(0).len() } else { 0 };
+        if interleave
+            && count >= INTERLEAVE_BLOCK
+            && (0..count).all(|r| rods.vertices(r).len() == n)
+        {
+            VertexLayout {
+                interleave: n as u32,
+                rods: count as u32,
+            }
+        } else {
+            VertexLayout::CONSECUTIVE
+        }
+    }
+
+    /// The element of the per-vertex buffers that holds vertex `v`
+    /// (`vertex_slot`, the same arithmetic).
+    pub fn slot(&self, v: usize) -> usize {
+        if self.interleave == 0 {
+            return v;
+        }
+        let n = self.interleave as usize;
+        let (r, i) = (v / n, v % n);
+        let block = r & !(INTERLEAVE_BLOCK - 1);
+        let width = INTERLEAVE_BLOCK.min(self.rods as usize - block);
+        block * n + i * width + (r - block)
+    }
+
+    /// Per-vertex host data (rod order) in the buffers' order.
+    pub fn pack<T: Copy>(&self, x: &[T]) -> Vec<T> {
+        if self.interleave == 0 {
+            return x.to_vec();
+        }
+        let mut out = x.to_vec();
+        for (v, &e) in x.iter().enumerate() {
+            out[self.slot(v)] = e;
+        }
+        out
+    }
+
+    /// A per-vertex buffer's elements back in rod order.
+    pub fn unpack<T: Copy>(&self, x: Vec<T>) -> Vec<T> {
+        if self.interleave == 0 {
+            return x;
+        }
+        (0..x.len()).map(|v| x[self.slot(v)]).collect()
+    }
+}
+
 /// A rod set as the GPU reads it: rest data, clamps, colliders, grid data,
 /// and the maps between the `RodSet`'s indices and the GPU buffers'.
 pub struct Packing {
@@ -59,6 +146,10 @@ pub struct Packing {
     pub grid_vertex: Vec<GpuGridVertex>,
     /// The colliders as the GPU reads them.
     pub colliders: GpuColliders,
+    /// Where the per-vertex buffers hold each vertex; `rest`, `grid_vertex`
+    /// and every other per-vertex vector here are in rod order
+    /// (`VertexLayout::pack` makes the buffers' order).
+    pub layout: VertexLayout,
     /// Every SDF collider's grid stacked along z.
     pub sdf: SdfAtlas,
 }
@@ -72,8 +163,9 @@ pub struct SdfAtlas {
 }
 
 impl Packing {
-    /// Pack `rods` with rod origins `origin` (`rod_origins`).
-    pub fn new(rods: &RodSet, origin: &[DVec3]) -> Packing {
+    /// Pack `rods` with rod origins `origin` (`rod_origins`) for buffers in
+    /// `layout`.
+    pub fn new(rods: &RodSet, origin: &[DVec3], layout: VertexLayout) -> Packing {
         let nv = rods.vertex_count().max(1);
         let mut clamps = Vec::new();
         let mut gpu_rods = Vec::with_capacity(rods.rod_count());
@@ -172,6 +264,7 @@ impl Packing {
             grid_vertex: grid_vertices(rods),
             colliders,
             sdf,
+            layout,
         }
     }
 
@@ -372,7 +465,11 @@ mod tests {
     #[test]
     fn edges_clamps_and_rest_data_land_at_their_vertices() {
         let (rods, state) = rods();
-        let p = Packing::new(&rods, &rod_origins(&rods, &state));
+        let p = Packing::new(
+            &rods,
+            &rod_origins(&rods, &state),
+            VertexLayout::CONSECUTIVE,
+        );
         // Edge j of a rod sits at its vertex j: rods start at vertices 0, 4, 6.
         assert_eq!(p.edge_index, vec![0, 1, 2, 4, 6, 7, 8, 9]);
         // A rod's last vertex starts no edge: rest length 0 there only.
@@ -428,7 +525,7 @@ mod tests {
             *t = 0.1 * j as f64;
         }
         let origin = rod_origins(&rods, &state);
-        let p = Packing::new(&rods, &origin);
+        let p = Packing::new(&rods, &origin, VertexLayout::CONSECUTIVE);
         // Origins: each rod's first vertex, to f32.
         assert_eq!(origin[2], state.pos[6].as_vec3().as_dvec3());
         let vel: Vec<[f32; 4]> = state.vel.iter().map(|&v| vec4(v, 0.0)).collect();

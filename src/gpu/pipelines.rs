@@ -60,6 +60,9 @@ pub struct Pipelines {
     /// positions read and written in the position buffer by every stage
     /// (`Form::FusedBuffer`: what residency gains, measured).
     pub buffer_fused: HashMap<Kernel, wgpu::ComputePipeline>,
+    /// Vertices per rod of the interleaved per-vertex buffers they index
+    /// (`packing::VertexLayout::interleave`; 0: consecutive).
+    pub interleave: u32,
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
     /// The variant asked for (`resident` unset: the packed fused kernels'
@@ -140,9 +143,17 @@ impl Pipelines {
     /// the collider `kinds` only, from the module `variant` (the device must
     /// have the features it needs, `layout::Variant`), with resident
     /// positions for the packed fused kernels and without 64-bit words for
-    /// the kernels that do not gain by them (`Kernel::wide_positions_pay`).
-    pub fn new(device: &wgpu::Device, kinds: ColliderKinds, variant: Variant) -> Pipelines {
-        let constants = kinds.constants();
+    /// the kernels that do not gain by them (`Kernel::wide_positions_pay`),
+    /// for per-vertex buffers with rods of `interleave` vertices interleaved
+    /// (`packing::VertexLayout`; 0: consecutive).
+    pub fn new(
+        device: &wgpu::Device,
+        kinds: ColliderKinds,
+        interleave: u32,
+        variant: Variant,
+    ) -> Pipelines {
+        let mut constants = kinds.constants().to_vec();
+        constants.push(("INTERLEAVE", interleave as f64));
         let variant = Variant {
             resident: false,
             ..variant
@@ -237,6 +248,7 @@ impl Pipelines {
             layouts,
             pipelines,
             buffer_fused,
+            interleave,
             kinds,
             variant,
         }

@@ -15,7 +15,7 @@ use super::layout::{
     GpuEdgeFrame, GpuGridGroup, GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST,
     PROJECTION_JACOBI, PROJECTION_NONE, PROJECTION_SHAKE,
 };
-use super::packing::{Packing, dvec3, rod_origins, vec4};
+use super::packing::{Packing, VertexLayout, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
 use super::schedule::{Dispatch, Form, substep_schedule};
 use super::{GpuContext, GpuError};
@@ -109,9 +109,11 @@ impl GpuSimulator {
         state: State,
         params: SimParams,
     ) -> Result<Self, GpuError> {
-        let packing = Packing::new(&rods, &rod_origins(&rods, &state));
+        let layout = VertexLayout::of(&rods, ctx.interleaves());
+        let packing = Packing::new(&rods, &rod_origins(&rods, &state), layout);
         check_limits(&ctx.device.limits(), &rods, &packing)?;
-        let pipelines = ctx.pipelines_for(super::pipelines::ColliderKinds::of(&rods.colliders));
+        let pipelines =
+            ctx.pipelines_for(super::pipelines::ColliderKinds::of(&rods.colliders), layout);
         let form = Self::default_form(ctx);
         let buffers = Buffers::new(
             &ctx.device,
@@ -223,15 +225,11 @@ impl GpuSimulator {
     /// rod origins) and the interaction grid's vertex masses again, with
     /// rod origins `origin` (the present ones: `self.rod_origins()`).
     fn upload_rest(&mut self, origin: &[DVec3]) {
-        let packing = Packing::new(&self.rods, origin);
+        let packing = Packing::new(&self.rods, origin, self.packing.layout);
         let q = &self.ctx.queue;
         q.write_buffer(&self.buffers.rods, 0, bytemuck::cast_slice(&packing.rods));
-        q.write_buffer(&self.buffers.rest, 0, bytemuck::cast_slice(&packing.rest));
-        q.write_buffer(
-            &self.buffers.grid_vertex,
-            0,
-            bytemuck::cast_slice(&packing.grid_vertex),
-        );
+        self.write_vertices(&self.buffers.rest, &packing.rest);
+        self.write_vertices(&self.buffers.grid_vertex, &packing.grid_vertex);
         self.packing = packing;
     }
 
@@ -395,6 +393,7 @@ impl GpuSimulator {
             mapped,
             origin: self.packing.vertex_origin.clone(),
             count: self.rods.vertex_count(),
+            layout: self.packing.layout,
             time: self.time,
         }
     }
@@ -1151,7 +1150,7 @@ impl GpuSimulator {
     /// World positions as `grid_splat` computes them: the rod origin plus
     /// the stored position (`position_f32`), added in f32.
     pub fn read_grid_positions(&self) -> Vec<[f32; 3]> {
-        let pos: Vec<GpuPosition> = self.read(&self.buffers.pos, self.rods.vertex_count());
+        let pos: Vec<GpuPosition> = self.read_vertices_of(&self.buffers.pos);
         pos.iter()
             .zip(self.packing.vertex_origin.iter())
             .map(|(p, o)| (o.as_vec3() + p.as_f32()).to_array())
@@ -1160,7 +1159,7 @@ impl GpuSimulator {
 
     /// Velocities as stored (f32).
     pub fn read_velocities_f32(&self) -> Vec<[f32; 3]> {
-        let v: Vec<[f32; 4]> = self.read(&self.buffers.vel, self.rods.vertex_count());
+        let v: Vec<[f32; 4]> = self.read_vertices_of(&self.buffers.vel);
         v.iter().map(|v| [v[0], v[1], v[2]]).collect()
     }
 
@@ -1177,16 +1176,38 @@ impl GpuSimulator {
         bytemuck::pod_collect_to_vec(&bytes)
     }
 
+    /// A per-vertex buffer's elements in rod order (`VertexLayout::unpack`).
+    fn read_vertices_of<T: bytemuck::Pod>(&self, buffer: &wgpu::Buffer) -> Vec<T> {
+        let count = self.rods.vertex_count();
+        self.packing.layout.unpack(self.read(buffer, count))
+    }
+
+    /// Per-vertex values in rod order written to a per-vertex buffer, in its
+    /// order (`VertexLayout::pack`).
+    fn write_vertices<T: bytemuck::Pod>(&self, buffer: &wgpu::Buffer, x: &[T]) {
+        let packed = self.packing.layout.pack(x);
+        self.ctx
+            .queue
+            .write_buffer(buffer, 0, bytemuck::cast_slice(&packed));
+    }
+
+    /// Where the per-vertex buffers (`position_buffer`, `frame_buffer`, and
+    /// the state's others) hold each vertex (`VertexLayout`): element
+    /// `vertex_layout().slot(v)` is vertex `v` of the `RodSet`.
+    pub fn vertex_layout(&self) -> VertexLayout {
+        self.packing.layout
+    }
+
     /// One of the per-vertex position buffers, in f64.
     pub fn read_vertices(&self, which: VertexBuffer) -> Vec<DVec3> {
         let b = self.buffers.vertex_buffer(which);
-        let v: Vec<GpuPosition> = self.read(b, self.rods.vertex_count());
+        let v: Vec<GpuPosition> = self.read_vertices_of(b);
         self.packing.world_positions(&v)
     }
 
     /// Forces of the last `forces` kernel (N).
     pub fn read_forces(&self) -> Vec<DVec3> {
-        let s: Vec<GpuScratch> = self.read(&self.buffers.scratch, self.rods.vertex_count());
+        let s: Vec<GpuScratch> = self.read_vertices_of(&self.buffers.scratch);
         s.into_iter().map(|s| dvec3(s.force)).collect()
     }
 
@@ -1205,7 +1226,7 @@ impl GpuSimulator {
 
     /// Per-vertex contacts recorded by the last phase-0 `contact` kernel.
     pub fn read_contacts(&self) -> Vec<Contact> {
-        let c: Vec<GpuContact> = self.read(&self.buffers.contacts, self.rods.vertex_count());
+        let c: Vec<GpuContact> = self.read_vertices_of(&self.buffers.contacts);
         c.into_iter()
             .map(|c| Contact {
                 normal: dvec3(c.normal_depth),
@@ -1225,9 +1246,7 @@ impl GpuSimulator {
                 surface_velocity: vec4(c.surface_velocity, 0.0),
             })
             .collect();
-        self.ctx
-            .queue
-            .write_buffer(&self.buffers.contacts, 0, bytemuck::cast_slice(&c));
+        self.write_vertices(&self.buffers.contacts, &c);
     }
 
     /// The whole state, converted to f64.
@@ -1238,26 +1257,24 @@ impl GpuSimulator {
     /// `read_state`, and the first vertex whose chatter count (`vel.w`,
     /// kernel `integrate`) reached `stability::CHATTER_SUBSTEPS`.
     pub fn read_state_and_chatter(&self) -> (State, Option<usize>) {
-        let nv = self.rods.vertex_count();
-        let pos: Vec<GpuPosition> = self.read(&self.buffers.pos, nv);
-        let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, nv);
+        let pos: Vec<GpuPosition> = self.read_vertices_of(&self.buffers.pos);
+        let vel: Vec<[f32; 4]> = self.read_vertices_of(&self.buffers.vel);
         let limit = crate::stability::CHATTER_SUBSTEPS as f32;
         let chatter = vel.iter().position(|v| v[3] >= limit);
-        let frame: Vec<GpuEdgeFrame> = self.read(&self.buffers.frame, nv);
+        let frame: Vec<GpuEdgeFrame> = self.read_vertices_of(&self.buffers.frame);
         (self.packing.state(self.time, &pos, &vel, &frame), chatter)
     }
 
     /// Replace the whole state (rounded to f32; positions to the remainder's
     /// f32, ~6e-14 m: `GpuPosition::new`). Does not re-solve the twist.
     pub fn write_state(&mut self, state: &State) {
-        let q = &self.ctx.queue;
         let pos = self.packing.positions(&state.pos);
         let vel: Vec<[f32; 4]> = state.vel.iter().map(|&v| vec4(v, 0.0)).collect();
         let frame = self.packing.frames(state);
-        q.write_buffer(&self.buffers.pos, 0, bytemuck::cast_slice(&pos));
-        q.write_buffer(&self.buffers.pos_unc, 0, bytemuck::cast_slice(&pos));
-        q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&vel));
-        q.write_buffer(&self.buffers.frame, 0, bytemuck::cast_slice(&frame));
+        self.write_vertices(&self.buffers.pos, &pos);
+        self.write_vertices(&self.buffers.pos_unc, &pos);
+        self.write_vertices(&self.buffers.vel, &vel);
+        self.write_vertices(&self.buffers.frame, &frame);
         self.time = state.time;
     }
 }
@@ -1271,6 +1288,8 @@ pub struct PositionReadback {
     mapped: std::sync::Arc<std::sync::Mutex<Option<Result<(), wgpu::BufferAsyncError>>>>,
     origin: std::sync::Arc<[DVec3]>,
     count: usize,
+    /// The position buffer's order (`VertexLayout`).
+    layout: VertexLayout,
     time: f64,
 }
 
@@ -1305,7 +1324,9 @@ impl PositionReadback {
                         .slice(..)
                         .get_mapped_range()
                         .map_err(|e| GpuError::ReadBack(e.to_string()))?;
-                    bytemuck::pod_collect_to_vec(&view[..self.count * size_of::<GpuPosition>()])
+                    self.layout.unpack(bytemuck::pod_collect_to_vec(
+                        &view[..self.count * size_of::<GpuPosition>()],
+                    ))
                 };
                 staging.unmap();
                 Ok(Some(Positions {
