@@ -55,11 +55,14 @@ fn vertex_slot(v: u32) -> u32 {
     if (INTERLEAVE == 0u) {
         return v;
     }
-    let r = v / INTERLEAVE;
-    let i = v - r * INTERLEAVE;
+    // max: the division is compiled (and its constant folded) where
+    // INTERLEAVE is 0 too, where it must not divide by zero.
+    let n = max(INTERLEAVE, 1u);
+    let r = v / n;
+    let i = v - r * n;
     let block = r & ~7u;
     let width = min(8u, INTERLEAVED_RODS - block);
-    return block * INTERLEAVE + i * width + (r - block);
+    return block * n + i * width + (r - block);
 }
 
 @group(0) @binding(0) var<uniform> camera: Camera;

@@ -553,4 +553,89 @@ mod tests {
             assert!((0..3).all(|k| f32_close(a[k], b[k])), "{a} vs {b}");
         }
     }
+
+    /// `count` free straight rods of `n` vertices each.
+    fn equal_rods(count: usize, n: usize) -> RodSet {
+        let specs: Vec<RodSpec> = (0..count)
+            .map(|r| {
+                let points: Vec<DVec3> = (0..n)
+                    .map(|i| DVec3::new(0.1 * i as f64, r as f64, 0.0))
+                    .collect();
+                RodSpec {
+                    name: format!("rod{r}"),
+                    rest: points.clone(),
+                    points,
+                    material: RodMaterial {
+                        bending: [1e-3, 0.0, 1e-3],
+                        twist: 5e-4,
+                        mass_per_length: 0.01,
+                        drag: 0.0,
+                        radius: 1e-3,
+                    },
+                    start: EndSpec::Free,
+                    end: EndSpec::Free,
+                    frame_angle: 0.0,
+                }
+            })
+            .collect();
+        build(&specs, vec![Anchor::world()]).0
+    }
+
+    /// The interleaved layout as documented (rod r's vertex i at 8n⌊r/8⌋ +
+    /// 8i + r mod 8, the last block as wide as its rods): every element of
+    /// the buffers holds exactly one vertex, and `unpack` undoes `pack`.
+    #[test]
+    fn interleaved_slots_are_a_permutation_by_the_rule() {
+        let rods = equal_rods(13, 5);
+        let layout = VertexLayout::of(&rods, true);
+        assert_eq!(
+            layout,
+            VertexLayout {
+                interleave: 5,
+                rods: 13
+            }
+        );
+        // Rod 9 (second block, 5 rods wide), vertex 3: 8·5 + 3·5 + 1.
+        assert_eq!(layout.slot(9 * 5 + 3), 56);
+        // Rod 2 (first block), vertex 4: 4·8 + 2.
+        assert_eq!(layout.slot(2 * 5 + 4), 34);
+        let mut seen = [false; 65];
+        for v in 0..65 {
+            let s = layout.slot(v);
+            assert!(!seen[s], "element {s} holds two vertices");
+            seen[s] = true;
+        }
+        let x: Vec<usize> = (0..65).collect();
+        let packed = layout.pack(&x);
+        assert_eq!(packed[56], 9 * 5 + 3);
+        assert_eq!(layout.unpack(packed), x);
+    }
+
+    /// Consecutive where interleaving is off, where fewer rods than a block
+    /// would share it, and where the rods differ in length.
+    #[test]
+    fn rods_are_interleaved_only_when_they_fill_a_block_and_match() {
+        assert_eq!(
+            VertexLayout::of(&equal_rods(13, 5), false),
+            VertexLayout::CONSECUTIVE
+        );
+        assert_eq!(
+            VertexLayout::of(&equal_rods(7, 5), true),
+            VertexLayout::CONSECUTIVE
+        );
+        assert_eq!(
+            VertexLayout::of(&equal_rods(8, 3), true),
+            VertexLayout {
+                interleave: 3,
+                rods: 8
+            }
+        );
+        let (mixed, _) = rods();
+        assert_eq!(VertexLayout::of(&mixed, true), VertexLayout::CONSECUTIVE);
+        let c = VertexLayout::CONSECUTIVE;
+        assert_eq!(
+            (0..11).map(|v| c.slot(v)).collect::<Vec<_>>(),
+            (0..11).collect::<Vec<_>>()
+        );
+    }
 }
