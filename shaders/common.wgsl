@@ -41,6 +41,8 @@ const F32_EPSILON: f32 = 1.1920929e-7; // 2⁻²³
 // (`VertexLayout::slot`).
 override INTERLEAVE: u32 = 0u;
 
+// v < the vertex count: past it an index would land on some other
+// vertex's element rather than past the buffer's end.
 fn vertex_slot(v: u32) -> u32 {
     if (INTERLEAVE == 0u) {
         return v;

@@ -8,7 +8,6 @@ use common::*;
 use glam::DVec3;
 use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
-use strands::gpu::packing::VertexLayout;
 use strands::gpu::{GpuContext, GpuSimulator, TWIST_TOLERANCE_F32, read_mapped};
 use strands::params::{SimParams, Wind};
 use strands::rods::RodMaterial;
@@ -221,9 +220,9 @@ fn bad_materials_are_refused() {
     assert_eq!(sim.rods().material[2], good);
 }
 
-/// The kernels are compiled once per device and set of collider kinds:
-/// simulators on one context and its clones share them; another set of
-/// kinds has its own.
+/// The kernels are compiled once per device, set of collider kinds and
+/// vertex layout: simulators on one context and its clones share them;
+/// another set of kinds has its own.
 #[test]
 fn pipelines_are_built_once_per_device() {
     use strands::gpu::pipelines::ColliderKinds;
@@ -231,9 +230,9 @@ fn pipelines_are_built_once_per_device() {
     let a = simulator(&ctx, None);
     let _b = simulator(&ctx.clone(), None);
     let kinds = ColliderKinds::of(&a.rods().colliders);
-    let theirs = ctx.clone().pipelines_for(kinds, VertexLayout::CONSECUTIVE);
+    let theirs = ctx.clone().pipelines_for(kinds, a.vertex_layout());
     assert!(std::sync::Arc::ptr_eq(
-        &ctx.pipelines_for(kinds, VertexLayout::CONSECUTIVE),
+        &ctx.pipelines_for(kinds, a.vertex_layout()),
         &theirs
     ));
     assert_eq!(theirs.kinds, kinds);

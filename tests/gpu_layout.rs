@@ -635,8 +635,9 @@ fn wgsl_constants_match_rust() {
     );
 }
 
-/// The override constants the host sets per pipeline
-/// (`pipelines::ColliderKinds::constants`) are the ones the shaders declare,
+/// The override constants the host sets per pipeline (`Pipelines::new`:
+/// the interleaved rod length, `INTERLEAVE`, and
+/// `pipelines::ColliderKinds::constants`) are the ones the shaders declare,
 /// so none is silently ignored or left at its default.
 #[test]
 fn collider_kind_overrides_are_declared() {
@@ -646,11 +647,13 @@ fn collider_kind_overrides_are_declared() {
         .iter()
         .filter_map(|(_, o)| o.name.clone())
         .collect();
-    let set: Vec<String> = strands::gpu::pipelines::ColliderKinds::ALL
-        .constants()
-        .iter()
-        .map(|c| c.0.to_string())
-        .collect();
+    let mut set = vec!["INTERLEAVE".to_string()];
+    set.extend(
+        strands::gpu::pipelines::ColliderKinds::ALL
+            .constants()
+            .iter()
+            .map(|c| c.0.to_string()),
+    );
     assert_eq!(declared, set);
 }
 

@@ -15,7 +15,8 @@ use strands::gpu::traffic::{Bytes, Counts, TrafficModel, substep_kernels};
 /// members inv_mass, rod, clamp, clamp_slot (16 B) per vertex; of `clamps`
 /// local_pos0, local_pos1, anchor (36 B) per clamp; `rods[..].origin` (16 B)
 /// per rod; whole poses (32 B) of the substep's two slots per anchor; of the
-/// uniform `Step` h, vertex_count, anchor_count, slot_end (16 B). Writes
+/// uniform `Step` h, rod_count (`vertex_slot`'s last block, read where rods
+/// are interleaved), vertex_count, anchor_count, slot_end (20 B). Writes
 /// `pos`, `pos_unc` (32 B each) and `vel` (16 B) per vertex.
 #[test]
 fn integrate_moves_what_a_hand_count_says() {
@@ -29,7 +30,7 @@ fn integrate_moves_what_a_hand_count_says() {
         nodes: 0,
     };
     let (v, r, cl, a) = (c.vertices, c.rods, c.clamps, c.anchors);
-    let read = 32 * v + 16 * v + 16 * v + 16 * v + 36 * cl + 16 * r + 32 * 2 * a + 16;
+    let read = 32 * v + 16 * v + 16 * v + 16 * v + 36 * cl + 16 * r + 32 * 2 * a + 20;
     let written = (32 + 32 + 16) * v;
     let model = TrafficModel::from_shaders();
     let got = model.kernel_bytes(Kernel::Integrate, &c);

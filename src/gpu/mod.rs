@@ -413,9 +413,11 @@ impl GpuContext {
         }
     }
 
-    /// The simulator's kernels for this device, for every collider kind:
-    /// compiled on the first call, then shared by every simulator on this
-    /// context and its clones.
+    /// The simulator's kernels for this device, for every collider kind and
+    /// consecutive per-vertex buffers: compiled on the first call, then
+    /// shared by every simulator on this context and its clones that uses
+    /// them (a simulator takes the kernels for its own colliders and vertex
+    /// layout: `pipelines_for`).
     pub fn pipelines(&self) -> std::sync::Arc<pipelines::Pipelines> {
         self.pipelines_for(
             pipelines::ColliderKinds::ALL,

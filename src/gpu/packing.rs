@@ -131,8 +131,9 @@ pub struct Packing {
     /// The clamped rod ends (one placeholder when there is none: a buffer is
     /// never empty).
     pub clamps: Vec<GpuClamp>,
-    /// Per edge of the `RodSet` (flat edge order), its index in the GPU's
-    /// per-vertex edge buffers (edge j of a rod at its vertex j).
+    /// Per edge of the `RodSet` (flat edge order), the vertex (rod order)
+    /// whose element of the GPU's per-vertex buffers holds it (edge j of a
+    /// rod at its vertex j; the element is `layout.slot` of that).
     pub edge_index: Vec<usize>,
     /// Per vertex, the world point its GPU position is relative to (shared
     /// with position read-backs in flight).
@@ -609,6 +610,16 @@ mod tests {
         let packed = layout.pack(&x);
         assert_eq!(packed[56], 9 * 5 + 3);
         assert_eq!(layout.unpack(packed), x);
+        // A rod count that fills its blocks: rod 12 (second block), vertex 2
+        // of 3: 8·3 + 2·8 + 4.
+        let full = VertexLayout::of(&equal_rods(16, 3), true);
+        assert_eq!(full.slot(12 * 3 + 2), 44);
+        let mut seen = [false; 48];
+        for v in 0..48 {
+            assert!(!std::mem::replace(&mut seen[full.slot(v)], true));
+        }
+        let x: Vec<usize> = (0..48).collect();
+        assert_eq!(full.unpack(full.pack(&x)), x);
     }
 
     /// Consecutive where interleaving is off, where fewer rods than a block

@@ -326,7 +326,9 @@ impl GpuSimulator {
     /// a remainder, the point `cell · POSITION_QUANTUM + rem` relative to the
     /// vertex's rod origin: see `vertex_origins`), for drawing straight from
     /// the simulation without a copy through the CPU (shaders/render.wgsl
-    /// reads them so).
+    /// reads them so). Vertex `v` is element `vertex_layout().slot(v)`: on a
+    /// CPU adapter rods of one length are interleaved (`VertexLayout`);
+    /// `world_position_buffer` is in rod order on every device.
     pub fn position_buffer(&self) -> &wgpu::Buffer {
         &self.buffers.pos
     }
@@ -405,8 +407,8 @@ impl GpuSimulator {
     }
 
     /// The per-edge frames (`EdgeFrame`: tangent with θ in w, Bishop vector
-    /// u; edge j of a rod at the index of its first vertex), for drawing the
-    /// material frame.
+    /// u; edge j of a rod at the element of its first vertex,
+    /// `vertex_layout().slot(v)`), for drawing the material frame.
     pub fn frame_buffer(&self) -> &wgpu::Buffer {
         &self.buffers.frame
     }
