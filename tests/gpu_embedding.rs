@@ -8,7 +8,7 @@ use common::*;
 use glam::DVec3;
 use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
-use strands::gpu::{GpuContext, GpuSimulator, TWIST_TOLERANCE_F32, read_mapped};
+use strands::gpu::{GpuContext, GpuSimulator, TWIST_TOLERANCE_F32};
 use strands::params::{SimParams, Wind};
 use strands::rods::RodMaterial;
 
@@ -47,20 +47,6 @@ fn simulator(ctx: &GpuContext, material: Option<RodMaterial>) -> GpuSimulator {
     }
     let (rods, state) = build(&specs, anchors);
     GpuSimulator::new(ctx, rods, state, SimParams::default()).expect("GPU simulator")
-}
-
-/// A GPU buffer's first `size` bytes, through a staging copy.
-fn read_buffer(ctx: &GpuContext, buffer: &wgpu::Buffer, size: u64) -> Vec<u8> {
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test staging"),
-        size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-    ctx.queue.submit([encoder.finish()]);
-    read_mapped(&ctx.device, &staging, size)
 }
 
 /// The world-position buffer holds, after every frame, each vertex's world

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use common::*;
 use strands::gpu::packing::VertexLayout;
-use strands::gpu::{Form, GpuSimulator, read_mapped};
+use strands::gpu::{Form, GpuSimulator};
 use strands::scene::Scene;
 
 const SCENE: &str = r#"
@@ -72,21 +72,6 @@ up = [0.0, -1.0, 0.0]
 groups = ["hair"]
 resolution = 12
 "#;
-
-/// The raw bytes of a buffer's first `size` bytes.
-fn raw(sim: &GpuSimulator, buffer: &wgpu::Buffer, size: u64) -> Vec<u8> {
-    let device = &sim.context().device;
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test read-back"),
-        size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-    sim.context().queue.submit([encoder.finish()]);
-    read_mapped(device, &staging, size)
-}
 
 /// Interleaved and consecutive give the same bits: a kernel that indexed a
 /// per-vertex buffer without `vertex_slot`, or a host upload or read-back
@@ -193,7 +178,10 @@ fn interleaved_rods_give_the_consecutive_layouts_bits() {
                     a.world_position_buffer().clone(),
                     b.world_position_buffer().clone(),
                 );
-                let (wa, wb) = (raw(&a, &ba, size), raw(&b, &bb, size));
+                let (wa, wb) = (
+                    read_buffer(a.context(), &ba, size),
+                    read_buffer(b.context(), &bb, size),
+                );
                 assert_eq!(wa, wb, "{at}: world positions");
             }
             let travel = max_diff(&b.read_state().pos, &state.pos);
@@ -207,8 +195,8 @@ fn interleaved_rods_give_the_consecutive_layouts_bits() {
             // consecutive one (32 bytes a position).
             let size = (nv * 32) as u64;
             let (ra, rb) = (
-                raw(&a, a.position_buffer(), size),
-                raw(&b, b.position_buffer(), size),
+                read_buffer(a.context(), a.position_buffer(), size),
+                read_buffer(b.context(), b.position_buffer(), size),
             );
             for v in 0..nv {
                 let s = a.vertex_layout().slot(v);

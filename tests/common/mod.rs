@@ -141,3 +141,17 @@ pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f64::max)
 }
+
+/// A GPU buffer's first `size` bytes, through a staging copy.
+pub fn read_buffer(ctx: &strands::gpu::GpuContext, buffer: &wgpu::Buffer, size: u64) -> Vec<u8> {
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test staging"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+    ctx.queue.submit([encoder.finish()]);
+    strands::gpu::read_mapped(&ctx.device, &staging, size)
+}
