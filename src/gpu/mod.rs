@@ -221,6 +221,9 @@ pub struct GpuContext {
     /// Whether rod sets of one length are interleaved in the per-vertex
     /// buffers (see `with_consecutive_vertices`).
     interleave: bool,
+    /// Whether the kernels read a scene's few colliders into a table before
+    /// their collider loops (see `with_indexed_colliders`).
+    collider_tables: bool,
     pipelines: PipelineCache,
 }
 
@@ -276,9 +279,18 @@ impl GpuContext {
     /// rods its SIMD lanes walk together then read neighbouring elements.
     /// At 4000 hair strands that took 8 % off lavapipe's step; at 1000 it
     /// made no difference (docs/BENCHMARKS.md). The same results to the bit.
+    ///
+    /// On a CPU adapter the kernels read the values of a scene's colliders
+    /// (up to `pipelines::TABLE_COLLIDERS`) into a table before their
+    /// collider loops (`pipelines::ColliderKinds`): such an adapter reads a
+    /// uniform inside a loop lane by lane on every pass. That took 16 % off
+    /// lavapipe's finishing kernel on the hair workload (docs/BENCHMARKS.md).
+    /// Not on GPUs, where the table would hold registers. The same results
+    /// to the bit.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         GpuContext {
             interleave: info.device_type == wgpu::DeviceType::Cpu,
+            collider_tables: info.device_type == wgpu::DeviceType::Cpu,
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
             grid_i64: device.features().contains(GRID_I64_FEATURES),
             wide_positions: info.device_type == wgpu::DeviceType::Cpu
@@ -370,6 +382,35 @@ impl GpuContext {
         self.interleave
     }
 
+    /// This device with each collider's values read at its index in the
+    /// collider loops even where `from_device` would read a few into a
+    /// table first: what GPUs run (tests compare the two). Kernels are
+    /// compiled anew for it.
+    pub fn with_indexed_colliders(&self) -> Self {
+        GpuContext {
+            collider_tables: false,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        }
+    }
+
+    /// This device reading a scene's few colliders into a table even where
+    /// `from_device` would not (a GPU: for comparing the two there).
+    /// Kernels are compiled anew for it.
+    pub fn with_collider_tables(&self) -> Self {
+        GpuContext {
+            collider_tables: true,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the kernels read a scene's few colliders into a table first
+    /// (`from_device`, `pipelines::ColliderKinds`).
+    pub fn collider_tables(&self) -> bool {
+        self.collider_tables
+    }
+
     /// Whether the kernels read and write positions, velocities, contacts
     /// and grid fields as 64-bit words (`from_device`).
     pub fn wide_positions(&self) -> bool {
@@ -426,14 +467,20 @@ impl GpuContext {
     }
 
     /// The kernels with contact code for the collider `kinds` only
-    /// (`pipelines::ColliderKinds`) and per-vertex buffers in `layout`,
-    /// compiled on the first call for those kinds and that interleaved
-    /// length, then shared like `pipelines`.
+    /// (`pipelines::ColliderKinds`; with their table only where this context
+    /// reads colliders into one, `collider_tables`) and per-vertex buffers
+    /// in `layout`, compiled on the first call for those kinds and that
+    /// interleaved length, then shared like `pipelines`.
     pub fn pipelines_for(
         &self,
         kinds: pipelines::ColliderKinds,
         layout: packing::VertexLayout,
     ) -> std::sync::Arc<pipelines::Pipelines> {
+        let kinds = if self.collider_tables {
+            kinds
+        } else {
+            kinds.indexed()
+        };
         let mut map = self
             .pipelines
             .0
