@@ -75,13 +75,15 @@ fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: Materi
 // (`twist_gradient`'s terms): vertex k's stencil completes Cₖ before Sₖ is
 // used and starts Cₖ₋₁, so no gradient is read from memory.
 fn elastic_forces(r: u32) {
-    var w = sweep_start(r);
-    for (var k = rods[r].vertex_count - 2u; k >= 1u; k--) {
+    let rod = rods[r];
+    let sf = step_forces();
+    var w = sweep_start(rod);
+    for (var k = rod.vertex_count - 2u; k >= 1u; k--) {
         let x = w.x_next;
-        write_force(r, k + 1u, sweep_vertex(r, k, &w), x);
+        write_force(rod, sf, k + 1u, sweep_vertex(rod, k, &w), x);
     }
-    write_force(r, 1u, vec3<f32>(w.f_next), w.x_next);
-    write_force(r, 0u, vec3<f32>(w.f_cur), w.x_cur);
+    write_force(rod, sf, 1u, vec3<f32>(w.f_next), w.x_next);
+    write_force(rod, sf, 0u, vec3<f32>(w.f_cur), w.x_cur);
 }
 
 // The sweep's state from one vertex to the next (`elastic_forces`): Sₖ (or
@@ -96,31 +98,31 @@ struct Sweep {
     x_cur: Position,
 }
 
-fn sweep_start(r: u32) -> Sweep {
-    let o = rods[r].vertex_offset;
-    let n = rods[r].vertex_count;
+fn sweep_start(rod: Rod) -> Sweep {
+    let o = rod.vertex_offset;
+    let n = rod.vertex_count;
     let ne = n - 1u;
     // Holonomy: Cⱼ = ∂E_bend/∂θʲ, except at a clamped last edge where
     // Cₙ = −∂E_twist/∂θⁿ = −2β(θⁿ − θⁿ⁻¹)/l̄ₙ (the last interior vertex's
     // twisting term).
     var s = 0.0;
-    if (rods[r].end_clamp != NONE && n >= 3u) {
+    if (rod.end_clamp != NONE && n >= 3u) {
         let v = o + ne - 1u;
         let m = frame[vertex_slot(v)].tangent.w - frame[vertex_slot(v - 1u)].tangent.w;
-        s = -(2.0 * rods[r].bending.w * m / rest[vertex_slot(v)].voronoi);
+        s = -(2.0 * rod.bending.w * m / rest[vertex_slot(v)].voronoi);
     }
     return Sweep(s, vec3<real>(0.0), vec3<real>(0.0), edge_material_frame(o + ne - 1u, false), pos_get(o + n - 1u), pos_get(o + n - 2u));
 }
 
 // Interior vertex k's stencil, in the sweep from the tip: returns vertex
 // k + 1's elastic force, complete, and moves the sweep down one vertex.
-fn sweep_vertex(r: u32, k: u32, w: ptr<function, Sweep>) -> vec3<f32> {
-    let v = rods[r].vertex_offset + k;
+fn sweep_vertex(rod: Rod, k: u32, w: ptr<function, Sweep>) -> vec3<f32> {
+    let v = rod.vertex_offset + k;
     let prev = edge_material_frame(v - 1u, false);
     let x_prev = pos_get(v - 1u);
-    let st = bending_stencil(v, rods[r].bending.xyz, prev, (*w).next, x_prev, (*w).x_cur, (*w).x_next);
+    let st = bending_stencil(v, rod.bending.xyz, prev, (*w).next, x_prev, (*w).x_cur, (*w).x_next);
     // Cₖ complete (but a clamped last edge's): here s = Σ_{j≥k} Cⱼ.
-    if (k + 2u < rods[r].vertex_count || rods[r].end_clamp == NONE) {
+    if (k + 2u < rod.vertex_count || rod.end_clamp == NONE) {
         (*w).s -= st.c.y;
     }
     let g = st.grad;
@@ -137,48 +139,62 @@ fn sweep_vertex(r: u32, k: u32, w: ptr<function, Sweep>) -> vec3<f32> {
     return done;
 }
 
-// Air velocity at x: U + g d̂ sin(2π(f t − d̂·x/λ)) (src/params.rs `Wind::at`).
-fn wind_at(x: vec3<f32>) -> vec3<f32> {
-    if (params.wind.w == 0.0) {
-        return params.wind.xyz;
-    }
-    let phase = params.wind_phase - params.gust.w * dot(params.gust.xyz, x);
-    return params.wind.xyz + params.gust.xyz * (params.wind.w * sin(phase));
+// What the forces read of the step, read before a walk's loop and passed
+// on: on a software adapter a uniform read inside a loop is a read lane by
+// lane on every pass.
+struct StepForces {
+    gravity: vec3<f32>,
+    wind: vec4<f32>,
+    gust: vec4<f32>,
+    wind_phase: f32,
 }
 
-// Gravity and linear drag −c L (v − w(x, t)) on local vertex i of rod r, L its
-// Voronoi length (src/cpu/forces.rs `external_forces`); x its position, u
-// its velocity (used only where there is drag).
-fn external_force(r: u32, i: u32, x: Position, u: vec3<f32>) -> vec3<f32> {
-    let v = rods[r].vertex_offset + i;
-    let c = rods[r].drag;
+fn step_forces() -> StepForces {
+    return StepForces(params.gravity.xyz, params.wind, params.gust, params.wind_phase);
+}
+
+// Air velocity at x: U + g d̂ sin(2π(f t − d̂·x/λ)) (src/params.rs `Wind::at`).
+fn wind_at(sf: StepForces, x: vec3<f32>) -> vec3<f32> {
+    if (sf.wind.w == 0.0) {
+        return sf.wind.xyz;
+    }
+    let phase = sf.wind_phase - sf.gust.w * dot(sf.gust.xyz, x);
+    return sf.wind.xyz + sf.gust.xyz * (sf.wind.w * sin(phase));
+}
+
+// Gravity and linear drag −c L (v − w(x, t)) on local vertex i of rod
+// `rod`, L its Voronoi length (src/cpu/forces.rs `external_forces`); x its
+// position, u its velocity (used only where there is drag).
+fn external_force(rod: Rod, sf: StepForces, i: u32, x: Position, u: vec3<f32>) -> vec3<f32> {
+    let v = rod.vertex_offset + i;
+    let c = rod.drag;
     var len = rest[vertex_slot(v)].rest_len;
     if (i > 0u) {
         len += rest[vertex_slot(v - 1u)].rest_len;
     }
     len *= 0.5;
-    var f = params.gravity.xyz * rest[vertex_slot(v)].mass;
+    var f = sf.gravity * rest[vertex_slot(v)].mass;
     if (c > 0.0) {
-        f -= (u - wind_at(rods[r].origin.xyz + position_f32(x))) * (c * len);
+        f -= (u - wind_at(sf, rod.origin.xyz + position_f32(x))) * (c * len);
     }
     return f;
 }
 
 // x: the vertex's position; its velocity is read only where there is drag.
-fn write_force(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
+fn write_force(rod: Rod, sf: StepForces, i: u32, elastic: vec3<f32>, x: Position) {
     var u = vec3<f32>(0.0);
-    if (rods[r].drag > 0.0) {
-        u = vel_load(rods[r].vertex_offset + i).xyz;
+    if (rod.drag > 0.0) {
+        u = vel_load(rod.vertex_offset + i).xyz;
     }
-    store_force(r, i, elastic, x, u);
+    store_force(rod, sf, i, elastic, x, u);
 }
 
 // Local vertex i's total force, its elastic part given, x its position and
 // u its velocity: stored for `integrate` and `project_velocity`, and
 // returned.
-fn store_force(r: u32, i: u32, elastic: vec3<f32>, x: Position, u: vec3<f32>) -> vec3<f32> {
-    let f = elastic + external_force(r, i, x, u);
-    scratch[vertex_slot(rods[r].vertex_offset + i)].force = vec4<f32>(f, 0.0);
+fn store_force(rod: Rod, sf: StepForces, i: u32, elastic: vec3<f32>, x: Position, u: vec3<f32>) -> vec3<f32> {
+    let f = elastic + external_force(rod, sf, i, x, u);
+    scratch[vertex_slot(rod.vertex_offset + i)].force = vec4<f32>(f, 0.0);
     return f;
 }
 
@@ -356,7 +372,7 @@ fn forces_pack(w: u32, lid: u32) {
             if (k > 0u) {
                 f[q] -= pack_rows_joined(i - 1u);
             }
-            write_force(r, k, vec3<f32>(f[q]), pos_get(v));
+            write_force(rods[r], step_forces(), k, vec3<f32>(f[q]), pos_get(v));
         }
     }
 }

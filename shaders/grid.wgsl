@@ -261,7 +261,8 @@ fn grid_splat_rod(r: u32) {
     // The cells the walk splats into, lowest and highest along each axis.
     var low = vec3<i32>(2147483647);
     var high = vec3<i32>(-1);
-    for (var v = o; v < o + rods[r].vertex_count; v++) {
+    let end = o + rods[r].vertex_count;
+    for (var v = o; v < end; v++) {
         let mass_q = grid_vertex[vertex_slot(v)].mass_q;
         if (mass_q != 0u) {
             let q = grid_position(g, origin + position_f32(pos_get(v)));
@@ -537,7 +538,8 @@ fn grid_blend_rod(r: u32) -> f32 {
     let origin = rods[r].origin.xyz;
     var fields = BlendFields(vec3<i32>(-1), array<vec4<f32>, 8>());
     var strain = strain_walk();
-    for (var i = 0u; i < rods[r].vertex_count; i++) {
+    let n = rods[r].vertex_count;
+    for (var i = 0u; i < n; i++) {
         let v = o + i;
         let friction = grid_vertex[vertex_slot(v)].friction;
         var p = pos_get(v);

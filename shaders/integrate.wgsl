@@ -25,13 +25,13 @@ fn integrate_vertex(v: u32) {
 
 // The symplectic Euler update of vertex v (the CPU's first loop).
 fn integrate_free_vertex(v: u32) {
-    integrate_free_vertex_from(v, pos_get(v), vel_load(v), scratch[vertex_slot(v)].force.xyz);
+    integrate_free_vertex_from(v, pos_get(v), vel_load(v), scratch[vertex_slot(v)].force.xyz, params.h);
 }
 
 // `integrate_free_vertex` from vertex v's position, velocity (w: the count
-// of `project_velocity`, kept) and force as read.
-fn integrate_free_vertex_from(v: u32, old: Position, u_old: vec4<f32>, force: vec3<f32>) {
-    let h = params.h;
+// of `project_velocity`, kept) and force as read; h the substep (`params.h`,
+// which a walk reads before its loop).
+fn integrate_free_vertex_from(v: u32, old: Position, u_old: vec4<f32>, force: vec3<f32>, h: f32) {
     let u = u_old.xyz + force * (h * rest[vertex_slot(v)].inv_mass);
     let x = moved(old, u * h);
     vel_store(v, vec4<f32>(u, u_old.w));

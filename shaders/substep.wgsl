@@ -223,13 +223,17 @@ fn project_walk(r: u32, shake: bool, unresolved: f32) -> u32 {
 // flag: a flag would make the forces kernels use `pos_start` and `pos_unc`
 // too, past the 8 storage buffers a WebGPU device allows a staged kernel.
 fn substep_start_walk(r: u32) {
-    var w = sweep_start(r);
-    for (var k = rods[r].vertex_count - 2u; k >= 1u; k--) {
+    let rod = rods[r];
+    let sf = step_forces();
+    let h = params.h;
+    let shake = params.projection == PROJECTION_SHAKE;
+    var w = sweep_start(rod);
+    for (var k = rod.vertex_count - 2u; k >= 1u; k--) {
         let x = w.x_next;
-        start_vertex(r, k + 1u, sweep_vertex(r, k, &w), x);
+        start_vertex(rod, sf, h, shake, k + 1u, sweep_vertex(rod, k, &w), x);
     }
-    start_vertex(r, 1u, vec3<f32>(w.f_next), w.x_next);
-    start_vertex(r, 0u, vec3<f32>(w.f_cur), w.x_cur);
+    start_vertex(rod, sf, h, shake, 1u, vec3<f32>(w.f_next), w.x_next);
+    start_vertex(rod, sf, h, shake, 0u, vec3<f32>(w.f_cur), w.x_cur);
     integrate_clamped_ends(r);
 }
 
@@ -240,15 +244,15 @@ fn substep_start_walk(r: u32) {
 // (`integrate_free_vertex_from`). The sweep reads no vertex again once its
 // force is done, and each vertex's update reads only its own values, so
 // this is `forces`, `save_start` and `integrate`'s free loop in turn.
-fn start_vertex(r: u32, i: u32, elastic: vec3<f32>, x: Position) {
-    let v = rods[r].vertex_offset + i;
+fn start_vertex(rod: Rod, sf: StepForces, h: f32, shake: bool, i: u32, elastic: vec3<f32>, x: Position) {
+    let v = rod.vertex_offset + i;
     let u = vel_load(v);
-    let f = store_force(r, i, elastic, x, u.xyz);
-    if (params.projection == PROJECTION_SHAKE) {
+    let f = store_force(rod, sf, i, elastic, x, u.xyz);
+    if (shake) {
         pos_start[vertex_slot(v)] = x;
     }
     if (rest[vertex_slot(v)].clamp == NONE) {
-        integrate_free_vertex_from(v, x, u, f);
+        integrate_free_vertex_from(v, x, u, f, h);
     }
 }
 
