@@ -31,8 +31,7 @@ override HAS_SDF: bool = true;
 // scene's collider count, at most `TABLE_COLLIDERS`; src/gpu/pipelines.rs
 // `ColliderKinds`), each kernel that runs contact first reads every
 // collider's values into `collider_table` (`collider_table_fill`), and
-// collider k's are taken from it by `select` (`collider_item`,
-// `collider_start_pose`, `collider_end_pose`, `collider_motion`), the loops
+// collider k's are taken from it by `select` (`collider_values`), the loops
 // over the colliders run to that constant count, and nothing in them reads
 // the uniforms. With 0 (GPUs, and scenes with more colliders) collider k's
 // values are read at index k, as before. The same values either way.
@@ -92,10 +91,14 @@ fn motion_pick(a: ColliderNow, b: ColliderNow, s: bool) -> ColliderNow {
     return ColliderNow(select(a.motion, b.motion, s), select(a.p0, b.p0, s), select(a.p1, b.p1, s));
 }
 
-// Collider k's values from the table, the entries after the first picked
-// by `select` where k names them (an index into a function's array would be
-// a read lane by lane again).
-fn collider_table_at(k: u32) -> ColliderAt {
+// Collider k's values: from the table where there is one, the entries
+// after the first picked by `select` where k names them (an index into a
+// function's array would be a read lane by lane again); else read at
+// index k.
+fn collider_values(k: u32) -> ColliderAt {
+    if (COLLIDER_TABLE == 0u) {
+        return collider_at(k);
+    }
     var t = collider_table[0];
     if (COLLIDER_TABLE > 1u) {
         t = collider_at_pick(t, collider_table[1], k == 1u);
@@ -113,34 +116,6 @@ fn collider_at_pick(a: ColliderAt, b: ColliderAt, s: bool) -> ColliderAt {
     return ColliderAt(collider_pick(a.c, b.c, s), pose_pick(a.start, b.start, s), pose_pick(a.end, b.end, s), motion_pick(a.now, b.now, s));
 }
 
-fn collider_item(k: u32) -> Collider {
-    if (COLLIDER_TABLE > 0u) {
-        return collider_table_at(k).c;
-    }
-    return colliders.items[k];
-}
-
-fn collider_start_pose(k: u32) -> Pose {
-    if (COLLIDER_TABLE > 0u) {
-        return collider_table_at(k).start;
-    }
-    return params.collider_start[k];
-}
-
-fn collider_end_pose(k: u32) -> Pose {
-    if (COLLIDER_TABLE > 0u) {
-        return collider_table_at(k).end;
-    }
-    return params.collider_end[k];
-}
-
-fn collider_motion(k: u32) -> ColliderNow {
-    if (COLLIDER_TABLE > 0u) {
-        return collider_table_at(k).now;
-    }
-    return params.collider_now[k];
-}
-
 fn rotate_inverse(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
     return rotate(vec4<f32>(-q.xyz, q.w), v);
 }
@@ -156,15 +131,17 @@ fn to_local(p: Pose, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
 // rotation (`ColliderNow.motion`) rather than one into the collider's frame
 // and one out of it.
 fn back(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
-    let s = collider_start_pose(k).offset.xyz;
-    let e = collider_end_pose(k).offset.xyz;
-    return (s - origin) + rotate(collider_motion(k).motion, (origin - e) + x);
+    let m = collider_values(k);
+    let s = m.start.offset.xyz;
+    let e = m.end.offset.xyz;
+    return (s - origin) + rotate(m.now.motion, (origin - e) + x);
 }
 
 fn forward(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
-    let s = collider_start_pose(k).offset.xyz;
-    let e = collider_end_pose(k).offset.xyz;
-    return (e - origin) + rotate_inverse(collider_motion(k).motion, (origin - s) + x);
+    let m = collider_values(k);
+    let s = m.start.offset.xyz;
+    let e = m.end.offset.xyz;
+    return (e - origin) + rotate_inverse(m.now.motion, (origin - s) + x);
 }
 
 // Velocity over the substep of collider k's surface point at x at its end
@@ -184,8 +161,9 @@ fn collider_now(c: Collider, k: u32, origin: vec3<f32>) -> Collider {
         return c;
     }
     var w = c;
-    let pivot = collider_end_pose(k).offset.xyz - origin;
-    let s = collider_motion(k);
+    let m = collider_values(k);
+    let pivot = m.end.offset.xyz - origin;
+    let s = m.now;
     w.p0 = vec4<f32>(pivot + s.p0.xyz, 0.0);
     if (c.kind == PLANE) {
         w.p1 = vec4<f32>(s.p1.xyz, 0.0);
@@ -348,7 +326,7 @@ fn path_distance(c: Collider, q0: vec3<f32>, q1: vec3<f32>) -> f32 {
 // every other shape where it is.
 fn distance_now(c: Collider, cw: Collider, k: u32, x: vec3<f32>, origin: vec3<f32>) -> Distance {
     if (HAS_SDF && c.kind == SDF) {
-        let p = collider_end_pose(k);
+        let p = collider_values(k).end;
         let d = sdf_sample(c, to_local(p, x, origin));
         return Distance(d.phi, rotate(p.rotation, d.normal));
     }
@@ -362,7 +340,7 @@ fn distance_now(c: Collider, cw: Collider, k: u32, x: vec3<f32>, origin: vec3<f3
 // below a grid cell.
 fn path_distance_now(c: Collider, cw: Collider, k: u32, x0: vec3<f32>, x1: vec3<f32>, origin: vec3<f32>) -> f32 {
     if (HAS_SDF && c.kind == SDF) {
-        let p = collider_end_pose(k);
+        let p = collider_values(k).end;
         return path_distance(c, to_local(p, x0, origin), to_local(p, x1, origin));
     }
     return path_distance(cw, x0, x1);
@@ -384,8 +362,9 @@ fn bounding_sphere(c: Collider, k: u32, origin: vec3<f32>) -> vec4<f32> {
     if (c.kind != SPHERE && c.kind != CAPSULE) {
         return vec4<f32>(0.0, 0.0, 0.0, -1.0);
     }
-    let pivot = collider_end_pose(k).offset.xyz - origin;
-    let s = collider_motion(k);
+    let m = collider_values(k);
+    let pivot = m.end.offset.xyz - origin;
+    let s = m.now;
     let a = pivot + s.p0.xyz;
     if (c.kind == SPHERE) {
         return vec4<f32>(a, c.radius);
@@ -416,7 +395,7 @@ fn segment_may_reach(bound: vec4<f32>, q0: vec3<f32>, q1: vec3<f32>, reach: f32)
 fn colliders_near_vertex(rho: f32, origin: vec3<f32>, x: vec3<f32>, x_start: vec3<f32>, x_unc: vec3<f32>) -> u32 {
     var near = 0u;
     for (var k = 0u; k < collider_count(); k++) {
-        let c = collider_item(k);
+        let c = collider_values(k).c;
         let reach = rho + c.margin;
         let b = bounding_sphere(c, k, origin);
         if (b.w < 0.0 || segment_may_reach(b, x, x, reach)
@@ -445,7 +424,7 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
     var todo = colliders_near_vertex(rho, origin, x_in, x_start, x_unc);
     for (; todo != 0u; todo &= todo - 1u) {
         let k = firstTrailingBit(todo);
-        let c = collider_item(k);
+        let c = collider_values(k).c;
         let cw = collider_now(c, k, origin);
         let reach = rho + c.margin;
         if (stage_phase == 0u) {
@@ -595,7 +574,7 @@ fn contact_edge_ends(e: EdgeEnds, first: u32, wa: f32, wb: f32, start_a: vec3<f3
     var contact_a = e.ca;
     var contact_b = e.cb;
     for (var k = first; k < collider_count(); k++) {
-        let c = collider_item(k);
+        let c = collider_values(k).c;
         let x_a = position_f32(pa);
         let x_b = position_f32(pb);
         let push = edge_push(c, collider_now(c, k, origin), x_a, x_b, wa, wb, rho);
@@ -679,7 +658,7 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
 fn first_edge_push(pa: Position, pb: Position, wa: f32, wb: f32, origin: vec3<f32>, rho: f32) -> u32 {
     var first = 0u;
     for (; first < collider_count(); first++) {
-        let c = collider_item(first);
+        let c = collider_values(first).c;
         if (edge_push(c, collider_now(c, first, origin), position_f32(pa), position_f32(pb), wa, wb, rho).hit) {
             break;
         }
