@@ -261,22 +261,33 @@ fn grid_splat_rod(r: u32) {
     // The cells the walk splats into, lowest and highest along each axis.
     var low = vec3<i32>(2147483647);
     var high = vec3<i32>(-1);
+    // The rod's vertices outside the grid and its fastest |v_q|, counted
+    // here and added to the counters once (each counter access is a loop
+    // over the lanes; the sum and the maximum are the same in any order).
+    var outside = 0u;
+    var vmax = 0u;
     let end = o + rods[r].vertex_count;
     for (var v = o; v < end; v++) {
         let mass_q = grid_vertex[vertex_slot(v)].mass_q;
         if (mass_q != 0u) {
             let q = grid_position(g, origin + position_f32(pos_get(v)));
             if (q.w == 0) {
-                grid_counter_add(GRID_OUTSIDE, 1u);
+                outside++;
             } else {
                 let cell = q.xyz >> vec3<u32>(FRAC_BITS);
                 low = min(low, cell);
                 high = max(high, cell);
-                splat_window_add(&window, g, q.xyz, mass_q, splat_velocity(v));
+                let vq = quantise_velocity(vel_load(v).xyz);
+                vmax = max(vmax, quantised_speed(vq));
+                splat_window_add(&window, g, q.xyz, mass_q, vq);
             }
         }
     }
     splat_window_flush(&window, g);
+    if (outside != 0u) {
+        grid_counter_add(GRID_OUTSIDE, outside);
+    }
+    raise_vmax(vmax);
     if (high.x >= 0) {
         grid_box_raise(group, g, vec3<u32>(low), vec3<u32>(high));
     }
@@ -315,14 +326,23 @@ fn splat_corners(g: GridGroup, q: vec3<i32>, mass_q: u32, vq: vec3<i32>) {
 // Vertex v's quantised velocity, the substep's fastest |v_q| raised to it.
 fn splat_velocity(v: u32) -> vec3<i32> {
     let vq = quantise_velocity(vel_load(v).xyz);
-    let speed = vec3<u32>(abs(vq));
-    // Every vertex would race for this one word: one that cannot raise it
-    // leaves it alone (the same maximum).
-    let vmax = max(speed.x, max(speed.y, speed.z));
-    if (vmax > grid_counter(GRID_VMAX)) {
-        grid_counter_max(GRID_VMAX, vmax);
-    }
+    raise_vmax(quantised_speed(vq));
     return vq;
+}
+
+// The largest |component| of a quantised velocity.
+fn quantised_speed(vq: vec3<i32>) -> u32 {
+    let speed = vec3<u32>(abs(vq));
+    return max(speed.x, max(speed.y, speed.z));
+}
+
+// The substep's fastest |v_q| raised to `speed`. Every vertex would race
+// for this one word: one that cannot raise it leaves it alone (the same
+// maximum).
+fn raise_vmax(speed: u32) {
+    if (speed > grid_counter(GRID_VMAX)) {
+        grid_counter_max(GRID_VMAX, speed);
+    }
 }
 
 // Node index (within the whole grid buffer) of node n of grid g.
