@@ -31,7 +31,8 @@
 #                              than the checkout's (else the run stops)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-times bench-gpu bench-cpu bench-forms
-#                              bench-stencil (default: all). To split the
+#                              bench-stencil bench-layouts (default: all).
+#                              To split the
 #                              measurement over several calls of a tool with
 #                              a time limit per command
 
@@ -180,7 +181,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-times bench-gpu bench-cpu bench-forms bench-stencil"
+all_steps="tests kernel-times bench-gpu bench-cpu bench-forms bench-stencil bench-layouts"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -359,6 +360,12 @@ wanted bench-forms && step bench-forms "$strands" bench --backend gpu --workload
 wanted bench-stencil && step bench-stencil "$strands" bench --backend gpu --workload hair --strands "$timing_strands" \
     --gpu-stencil f64,f32 \
     --out "$OUT/bench-stencil.json" --plot "$OUT/bench-stencil.svg"
+# The two data layouts (README, "The two data layouts"): whether the CPU
+# adapter's choices (64-bit words, interleaved rods, collider tables) help
+# or hurt on this GPU. At 1 M vertices (1000 strands when quick).
+wanted bench-layouts && step bench-layouts "$strands" bench --backend gpu --workload hair,grass --strands "$timing_strands" \
+    --gpu-layout gpu,cpu \
+    --out "$OUT/bench-layouts.json" --plot "$OUT/bench-layouts.svg"
 
 if [ ${#failed[@]} -eq 0 ]; then
     say "all steps passed; results in $OUT"

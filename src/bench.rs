@@ -206,6 +206,11 @@ pub struct Measurement {
     /// CPU and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_stencil: Option<String>,
+    /// The GPU's data layout ("gpu", "cpu": `strands::gpu::DataLayout`;
+    /// "mixed" for neither), recorded where `strands bench --gpu-layout`
+    /// asked for it; absent otherwise (the adapter's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_layout: Option<String>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -467,6 +472,7 @@ fn measure_with(
         backend: format!("{backend:?}").to_lowercase(),
         gpu_form: None,
         gpu_stencil: None,
+        gpu_layout: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -800,15 +806,21 @@ pub fn bytes(b: u64) -> String {
 }
 
 impl Measurement {
-    /// The backend as the table and plot name it: `cpu`, `gpu:FORM`, or
-    /// `gpu:FORM:f32` for a GPU row with the bending stencil in f32.
+    /// The backend as the table and plot name it: `cpu`, `gpu:FORM`,
+    /// `gpu:FORM:f32` for a GPU row with the bending stencil in f32, and
+    /// `…:LAYOUT-layout` for one whose data layout was asked for.
     pub fn label(&self) -> String {
         let stencil = match self.gpu_stencil.as_deref() {
             Some("f32") => ":f32",
             _ => "",
         };
+        let layout = self
+            .gpu_layout
+            .as_deref()
+            .map(|l| format!(":{l}-layout"))
+            .unwrap_or_default();
         match &self.gpu_form {
-            Some(form) => format!("{}:{form}{stencil}", self.backend),
+            Some(form) => format!("{}:{form}{stencil}{layout}", self.backend),
             None => self.backend.clone(),
         }
     }
@@ -907,13 +919,16 @@ pub fn compare(old: &Report, new: &Report) -> String {
             m.strands,
             m.vertices
         );
-        // A GPU row matches one of the same form, or one from a report
-        // that did not record its form.
+        // A GPU row matches one of the same form, stencil and layout, or
+        // one from a report that did not record them.
         let forms_match = |o: &Measurement| {
             (match (&o.gpu_form, &m.gpu_form) {
                 (Some(a), Some(b)) => a == b,
                 _ => true,
             }) && (match (&o.gpu_stencil, &m.gpu_stencil) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }) && (match (&o.gpu_layout, &m.gpu_layout) {
                 (Some(a), Some(b)) => a == b,
                 _ => true,
             })

@@ -146,6 +146,19 @@ struct BenchArgs {
         value_name = "PRECISION"
     )]
     gpu_stencils: Vec<strands::gpu::Stencil>,
+    /// GPU data layouts to time, each a row with each form and precision
+    /// (gpu: each rod's vertices in order, state as 32-bit elements,
+    /// colliders read at their index; cpu: rods interleaved by 8, state as
+    /// 64-bit words, colliders read into a table first; README "On the
+    /// GPU"); default: the adapter's own (cpu on a CPU adapter, else gpu).
+    /// The same results either way. Asks for the GPU like --gpu-form.
+    #[arg(
+        long = "gpu-layout",
+        value_enum,
+        value_delimiter = ',',
+        value_name = "LAYOUT"
+    )]
+    gpu_layouts: Vec<strands::gpu::DataLayout>,
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]
     warmup: u32,
@@ -582,6 +595,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     for (flag, given) in [
         ("--gpu-form", !args.gpu_forms.is_empty()),
         ("--gpu-stencil", !args.gpu_stencils.is_empty()),
+        ("--gpu-layout", !args.gpu_layouts.is_empty()),
     ] {
         if given && !backends.contains(&BackendKind::Gpu) {
             anyhow::bail!(
@@ -597,7 +611,8 @@ fn bench(args: BenchArgs) -> Result<()> {
     let (gpu, gpu_error) = if backends.contains(&BackendKind::Gpu) {
         let requested = (!args.backends.is_empty()
             || !args.gpu_forms.is_empty()
-            || !args.gpu_stencils.is_empty())
+            || !args.gpu_stencils.is_empty()
+            || !args.gpu_layouts.is_empty())
         .then_some(BackendKind::Gpu);
         let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
         match choice.gpu {
@@ -668,8 +683,9 @@ fn bench(args: BenchArgs) -> Result<()> {
     } else {
         args.gpu_forms.iter().copied().map(Some).collect()
     };
-    // The GPU with each bending-stencil precision asked for.
-    let gpus: Vec<strands::gpu::GpuContext> = match &gpu {
+    // The GPU with each bending-stencil precision asked for, each in each
+    // data layout asked for.
+    let stencils: Vec<strands::gpu::GpuContext> = match &gpu {
         None => Vec::new(),
         Some(ctx) if args.gpu_stencils.is_empty() => vec![ctx.clone()],
         Some(ctx) => args
@@ -680,6 +696,14 @@ fn bench(args: BenchArgs) -> Result<()> {
                     .map_err(|e| anyhow::anyhow!("--gpu-stencil {}: {e}", st.name()))
             })
             .collect::<Result<_>>()?,
+    };
+    let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_layouts.is_empty() {
+        stencils
+    } else {
+        stencils
+            .iter()
+            .flat_map(|ctx| args.gpu_layouts.iter().map(|&l| ctx.with_data_layout(l)))
+            .collect()
     };
     // Each workload on each backend, the GPU in each form and stencil
     // precision asked for (the index into `gpus`).
@@ -754,6 +778,16 @@ fn bench(args: BenchArgs) -> Result<()> {
         } else {
             on
         };
+        let layout = (backend == BackendKind::Gpu && !args.gpu_layouts.is_empty()).then(|| {
+            gpus[g]
+                .data_layout()
+                .map_or("mixed", strands::gpu::DataLayout::name)
+                .to_string()
+        });
+        let on = match &layout {
+            Some(l) => format!("{on}, {l} layout"),
+            None => on,
+        };
         bar.set_message(format!("{} {strands} strands on {on}", p.name()));
         if built.as_ref().is_none_or(|(j, _)| *j != i) {
             // Free the last scene before building the next.
@@ -762,11 +796,18 @@ fn bench(args: BenchArgs) -> Result<()> {
         }
         let w = &built.as_ref().unwrap().1;
         let mut m = bench::measure(w, backend, gpus.get(g), settings, &mut || bar.inc(1));
+        m.gpu_layout = layout;
         m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
         bar.set_position(done);
         // Two forms asked for can run as one (a fused form with Jacobi
         // runs its staged twin): one row for it.
-        let row = (i, backend, m.gpu_form.clone(), m.gpu_stencil.clone());
+        let row = (
+            i,
+            backend,
+            m.gpu_form.clone(),
+            m.gpu_stencil.clone(),
+            m.gpu_layout.clone(),
+        );
         if m.error.is_none() && measured.contains(&row) {
             // `suspend`, not `println`, which prints nothing where the bar
             // is hidden (stderr not a terminal).

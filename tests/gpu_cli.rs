@@ -275,6 +275,71 @@ fn bench_times_each_gpu_form_asked_for() {
     );
 }
 
+/// `--gpu-layout`: `strands bench` times one GPU row per data layout asked
+/// for, each labelled and recorded in the JSON; the layouts give the same
+/// bits (`GpuContext` docs), so both rows end at the same largest strain
+/// after the same iterations. Refused with `--backend cpu`.
+#[test]
+fn gpu_layout_rows_run_the_same_steps() {
+    let dir = std::env::temp_dir().join(format!("strands-gpu-layout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("layout.json");
+    let bench = |args: &[&str]| {
+        strands()
+            .args([
+                "bench",
+                "--warmup",
+                "0",
+                "--repeats",
+                "1",
+                "--substeps",
+                "2",
+            ])
+            .args(["--workload", "hair", "--strands", "16", "--vertices", "8"])
+            .args(args)
+            .arg("--out")
+            .arg(&json)
+            .arg("--plot")
+            .arg(dir.join("layout.svg"))
+            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+            .output()
+            .unwrap()
+    };
+    let out = bench(&["--backend", "gpu", "--gpu-layout", "gpu,cpu"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(":gpu-layout ") && stdout.contains(":cpu-layout "),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = report["results"].as_array().unwrap();
+    let layouts: Vec<&str> = rows
+        .iter()
+        .map(|r| r["gpu_layout"].as_str().unwrap())
+        .collect();
+    assert_eq!(layouts, ["gpu", "cpu"]);
+    for r in rows {
+        assert!(r["error"].is_null(), "{r}");
+        assert!(r["max_strain"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["max_strain"], rows[0]["max_strain"]);
+        assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
+        assert_eq!(r["projection_iterations"], rows[0]["projection_iterations"]);
+    }
+    let cpu = bench(&["--backend", "cpu", "--gpu-layout", "cpu"]);
+    let err = String::from_utf8_lossy(&cpu.stderr);
+    assert!(!cpu.status.success());
+    assert!(
+        err.contains("--gpu-layout") && err.contains("--backend cpu"),
+        "{err}"
+    );
+}
+
 /// `--gpu-stencil`: `strands bench` times one GPU row per precision asked
 /// for, each recorded in the JSON and the f32 one labelled so in the table;
 /// both rows run the same steps (same twist and projection iterations).

@@ -199,6 +199,34 @@ impl Stencil {
     }
 }
 
+/// How the kernels lay out and read their data (`GpuContext::data_layout`): the
+/// three choices `GpuContext::from_device` makes by device type, taken
+/// together, so that one device can time both (`strands bench
+/// --gpu-layout`). The results are the same bits either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum DataLayout {
+    /// A GPU's: each rod's vertices one after another, positions,
+    /// velocities, contacts and grid fields as 32-bit elements, each
+    /// collider's values read at its index.
+    Gpu,
+    /// A CPU adapter's: rods of one length interleaved in blocks of 8, that
+    /// state as 64-bit words (where the device has
+    /// `wgpu::Features::SHADER_INT64`), a scene's few colliders read into a
+    /// table before the collider loops.
+    Cpu,
+}
+
+impl DataLayout {
+    /// "gpu" or "cpu".
+    pub fn name(self) -> &'static str {
+        match self {
+            DataLayout::Gpu => "gpu",
+            DataLayout::Cpu => "cpu",
+        }
+    }
+}
+
 /// A wgpu device and queue to simulate on, and the simulator's kernels
 /// compiled for that device (made on first use, shared by its clones).
 #[derive(Clone, Debug)]
@@ -409,6 +437,36 @@ impl GpuContext {
     /// (`from_device`, `pipelines::ColliderKinds`).
     pub fn collider_tables(&self) -> bool {
         self.collider_tables
+    }
+
+    /// This device with every choice of `layout` (`DataLayout`): the
+    /// vertex order, the state's words and the collider reads. Kernels are
+    /// compiled anew for it.
+    pub fn with_data_layout(&self, layout: DataLayout) -> Self {
+        match layout {
+            DataLayout::Gpu => self
+                .with_consecutive_vertices()
+                .with_struct_positions()
+                .with_indexed_colliders(),
+            DataLayout::Cpu => {
+                let c = self.with_interleaved_vertices().with_collider_tables();
+                c.with_wide_positions().unwrap_or(c)
+            }
+        }
+    }
+
+    /// The layout the kernels use, or `None` where its choices were made
+    /// one by one and are of neither (`with_consecutive_vertices`, ...).
+    pub fn data_layout(&self) -> Option<DataLayout> {
+        let int64 = self
+            .device
+            .features()
+            .contains(wgpu::Features::SHADER_INT64);
+        match (self.interleave, self.collider_tables, self.wide_positions) {
+            (false, false, false) => Some(DataLayout::Gpu),
+            (true, true, wide) if wide == int64 => Some(DataLayout::Cpu),
+            _ => None,
+        }
     }
 
     /// Whether the kernels read and write positions, velocities, contacts
