@@ -705,8 +705,8 @@ fn bench(args: BenchArgs) -> Result<()> {
             .flat_map(|ctx| args.gpu_layouts.iter().map(|&l| ctx.with_data_layout(l)))
             .collect()
     };
-    // Each workload on each backend, the GPU in each form and stencil
-    // precision asked for (the index into `gpus`).
+    // Each workload on each backend, the GPU in each form, stencil
+    // precision and data layout asked for (the index into `gpus`).
     let runs: Vec<(usize, BackendKind, Option<strands::gpu::Form>, usize)> = plan
         .iter()
         .enumerate()
@@ -832,7 +832,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     }
     bar.finish_and_clear();
     if args.grow {
-        // With the first stencil precision asked for.
+        // With the first stencil precision and data layout asked for.
         let Some(ctx) = gpus.first() else {
             anyhow::bail!("--grow needs a GPU adapter");
         };
