@@ -15,7 +15,7 @@
 #                                    (the lent GPU machines have none): the
 #                                    release binary and the GPU test
 #                                    executables, stripped, in
-#                                    .gpu-bundle/bundle.tar.xz (~30 MB), which
+#                                    .gpu-bundle/bundle.tar.xz (~40 MB), which
 #                                    the measurement runs where there is no
 #                                    cargo
 #
