@@ -137,6 +137,57 @@ fn default_backend_is_the_cpu_on_a_software_adapter() {
     }
 }
 
+/// `strands bench` of one short frame of 16 hair strands of 8 vertices on
+/// the GPU with `args` (a GPU row per form, precision or layout they ask
+/// for), its report in a directory of its own named after `name`: the
+/// table it printed and the report's rows. The bench must succeed.
+fn quick_gpu_rows(name: &str, args: &[&str]) -> (String, Vec<serde_json::Value>) {
+    let dir = std::env::temp_dir().join(format!("strands-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join(format!("{name}.json"));
+    let out = strands()
+        .args([
+            "bench",
+            "--backend",
+            "gpu",
+            "--warmup",
+            "0",
+            "--repeats",
+            "1",
+        ])
+        .args(["--workload", "hair", "--strands", "16", "--vertices", "8"])
+        .args(["--substeps", "2"])
+        .args(args)
+        .arg("--out")
+        .arg(&json)
+        .arg("--plot")
+        .arg(dir.join(format!("{name}.svg")))
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (stdout, report["results"].as_array().unwrap().clone())
+}
+
+/// `strands bench --backend cpu` with a flag that names GPU rows: refused,
+/// saying which flag and that `--backend cpu` leaves the GPU out.
+fn assert_bench_refuses_with_cpu_backend(flag: &str, value: &str) {
+    let cpu = strands()
+        .args(["bench", "--backend", "cpu", flag, value])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&cpu.stderr);
+    assert!(!cpu.status.success());
+    assert!(err.contains(flag) && err.contains("--backend cpu"), "{err}");
+}
+
 /// `strands bench --gpu-form`: one GPU row per form asked for, each
 /// labelled with its form in the table and the JSON, all measured (no
 /// error) and taking the same twist iterations; a fused form asked for with
@@ -200,16 +251,7 @@ fn bench_times_each_gpu_form_asked_for() {
         assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
     }
     // Forms name GPU rows: with the CPU backend alone they are refused.
-    let cpu = strands()
-        .args(["bench", "--backend", "cpu", "--gpu-form", "walked"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&cpu.stderr);
-    assert!(!cpu.status.success());
-    assert!(
-        err.contains("--gpu-form") && err.contains("--backend cpu"),
-        "{err}"
-    );
+    assert_bench_refuses_with_cpu_backend("--gpu-form", "walked");
     // A fused form with the Jacobi projection runs its staged twin, and
     // the row says so.
     let scene = dir.join("jacobi.toml");
@@ -281,63 +323,24 @@ fn bench_times_each_gpu_form_asked_for() {
 /// after the same iterations. Refused with `--backend cpu`.
 #[test]
 fn gpu_layout_rows_run_the_same_steps() {
-    let dir = std::env::temp_dir().join(format!("strands-gpu-layout-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("layout.json");
-    let bench = |args: &[&str]| {
-        strands()
-            .args([
-                "bench",
-                "--warmup",
-                "0",
-                "--repeats",
-                "1",
-                "--substeps",
-                "2",
-            ])
-            .args(["--workload", "hair", "--strands", "16", "--vertices", "8"])
-            .args(args)
-            .arg("--out")
-            .arg(&json)
-            .arg("--plot")
-            .arg(dir.join("layout.svg"))
-            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-            .output()
-            .unwrap()
-    };
-    let out = bench(&["--backend", "gpu", "--gpu-layout", "gpu,cpu"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (stdout, rows) = quick_gpu_rows("gpu-layout", &["--gpu-layout", "gpu,cpu"]);
     assert!(
         stdout.contains(":gpu-layout ") && stdout.contains(":cpu-layout "),
         "{stdout}"
     );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let rows = report["results"].as_array().unwrap();
     let layouts: Vec<&str> = rows
         .iter()
         .map(|r| r["gpu_layout"].as_str().unwrap())
         .collect();
     assert_eq!(layouts, ["gpu", "cpu"]);
-    for r in rows {
+    for r in &rows {
         assert!(r["error"].is_null(), "{r}");
         assert!(r["max_strain"].as_f64().unwrap() > 0.0, "{r}");
         assert_eq!(r["max_strain"], rows[0]["max_strain"]);
         assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
         assert_eq!(r["projection_iterations"], rows[0]["projection_iterations"]);
     }
-    let cpu = bench(&["--backend", "cpu", "--gpu-layout", "cpu"]);
-    let err = String::from_utf8_lossy(&cpu.stderr);
-    assert!(!cpu.status.success());
-    assert!(
-        err.contains("--gpu-layout") && err.contains("--backend cpu"),
-        "{err}"
-    );
+    assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
 }
 
 /// `--gpu-stencil`: `strands bench` times one GPU row per precision asked
@@ -350,52 +353,20 @@ fn gpu_layout_rows_run_the_same_steps() {
 fn gpu_stencil_precision_is_chosen_and_reported() {
     let dir = std::env::temp_dir().join(format!("strands-gpu-stencil-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("stencil.json");
-    let out = strands()
-        .args([
-            "bench",
-            "--backend",
-            "gpu",
-            "--warmup",
-            "0",
-            "--repeats",
-            "1",
-        ])
-        .args(["--workload", "hair", "--strands", "16", "--vertices", "8"])
-        .args([
-            "--substeps",
-            "2",
-            "--gpu-form",
-            "walked",
-            "--gpu-stencil",
-            "f64,f32",
-        ])
-        .arg("--out")
-        .arg(&json)
-        .arg("--plot")
-        .arg(dir.join("stencil.svg"))
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, rows) = quick_gpu_rows(
+        "gpu-stencil",
+        &["--gpu-form", "walked", "--gpu-stencil", "f64,f32"],
     );
     assert!(
         stdout.contains("gpu:walked ") && stdout.contains("gpu:walked:f32 "),
         "{stdout}"
     );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let rows = report["results"].as_array().unwrap();
     let stencils: Vec<&str> = rows
         .iter()
         .map(|r| r["gpu_stencil"].as_str().unwrap())
         .collect();
     assert_eq!(stencils, ["f64", "f32"]);
-    for r in rows {
+    for r in &rows {
         assert!(r["error"].is_null(), "{r}");
         assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
         assert_eq!(r["projection_iterations"], rows[0]["projection_iterations"]);

@@ -136,16 +136,7 @@ fn collider_table_gives_the_indexed_reads_bits() {
         for frame in 0..4 {
             a.step_checked().expect("stable");
             b.step_checked().expect("stable");
-            let at = format!("{form:?}, frame {frame}");
-            let (sa, sb) = (a.read_state(), b.read_state());
-            assert_eq!(sa.pos, sb.pos, "{at}: positions");
-            assert_eq!(sa.vel, sb.vel, "{at}: velocities");
-            assert_eq!(sa.theta, sb.theta, "{at}: twist");
-            assert_eq!(sa.tangent, sb.tangent, "{at}: tangents");
-            assert_eq!(sa.ref_u, sb.ref_u, "{at}: reference frames");
-            let contacts = b.read_contacts();
-            assert_eq!(a.read_contacts(), contacts, "{at}: contacts");
-            held += contacts.iter().filter(|c| c.depth > 0.0).count();
+            held += assert_same_gpu_bits(&a, &b, &format!("{form:?}, frame {frame}"));
         }
         eprintln!("{form:?}: {held} vertex contacts at the frames' ends");
         touched += held;

@@ -156,16 +156,8 @@ fn interleaved_rods_give_the_consecutive_layouts_bits() {
                 a.step_checked().expect("stable");
                 b.step_checked().expect("stable");
                 let at = format!("{at}, frame {frame}");
-                let (sa, sb) = (a.read_state(), b.read_state());
-                assert_eq!(sa.pos, sb.pos, "{at}: positions");
-                assert_eq!(sa.vel, sb.vel, "{at}: velocities");
-                assert_eq!(sa.theta, sb.theta, "{at}: twist");
-                assert_eq!(sa.tangent, sb.tangent, "{at}: tangents");
-                assert_eq!(sa.ref_u, sb.ref_u, "{at}: reference frames");
-                // The contacts are the last substep's.
-                let contacts = b.read_contacts();
-                assert_eq!(a.read_contacts(), contacts, "{at}: contacts");
-                held += contacts.iter().filter(|c| c.depth > 0.0).count();
+                held += assert_same_gpu_bits(&a, &b, &at);
+                let sa = a.read_state();
                 let pa = a.read_positions_async().wait().unwrap();
                 assert_eq!(
                     pa,

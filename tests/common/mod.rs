@@ -124,6 +124,27 @@ pub fn gpu() -> strands::gpu::GpuContext {
     }
 }
 
+/// Two GPU simulations of one scene, stepped alike, with the same bits:
+/// positions, velocities, twist, tangents, reference frames and contacts
+/// (`at` names the comparison in a failure). Returns the vertices in
+/// contact (depth > 0), so that a caller can check contact was exercised.
+pub fn assert_same_gpu_bits(
+    a: &strands::gpu::GpuSimulator,
+    b: &strands::gpu::GpuSimulator,
+    at: &str,
+) -> usize {
+    let (sa, sb) = (a.read_state(), b.read_state());
+    assert_eq!(sa.pos, sb.pos, "{at}: positions");
+    assert_eq!(sa.vel, sb.vel, "{at}: velocities");
+    assert_eq!(sa.theta, sb.theta, "{at}: twist");
+    assert_eq!(sa.tangent, sb.tangent, "{at}: tangents");
+    assert_eq!(sa.ref_u, sb.ref_u, "{at}: reference frames");
+    // The contacts are the last substep's.
+    let contacts = b.read_contacts();
+    assert_eq!(a.read_contacts(), contacts, "{at}: contacts");
+    contacts.iter().filter(|c| c.depth > 0.0).count()
+}
+
 /// Largest distance between corresponding vectors.
 pub fn max_diff(a: &[DVec3], b: &[DVec3]) -> f64 {
     assert_eq!(a.len(), b.len());
