@@ -29,6 +29,10 @@
 #                              implied by STRANDS_MEASURE_QUICK
 #   STRANDS_MEASURE_ALLOW_STALE=1  run a bundle built from other sources
 #                              than the checkout's (else the run stops)
+#   STRANDS_MEASURE_MIN_TIME   seconds of frames each bench row times at
+#                              least (`strands bench --min-time`; 0.3: a
+#                              few hundred frames at 1 M vertices on a
+#                              GPU, and the bench steps stay within a call)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-times bench-gpu bench-cpu bench-forms
 #                              bench-stencil bench-layouts (default: all).
@@ -197,6 +201,7 @@ done
 
 quick=${STRANDS_MEASURE_QUICK:-}
 timing_strands=32000
+min_time=${STRANDS_MEASURE_MIN_TIME:-0.3}
 if [ -n "$quick" ]; then
     timing_strands=1000
     sizes=1000,4000
@@ -317,7 +322,7 @@ run_test() {
 
 # The adapter wgpu picks, as the bench sees it.
 step adapter "$strands" bench --backend gpu --workload hair --strands 1 --vertices 3 \
-    --warmup 0 --repeats 1 --substeps 1 --out "$OUT/adapter.json" --plot "$OUT/adapter.svg" ||
+    --warmup 0 --repeats 1 --min-time 0 --substeps 1 --out "$OUT/adapter.json" --plot "$OUT/adapter.svg" ||
     exit 1
 adapter=$(grep -m1 '"gpu":' "$OUT/adapter.json" | cut -d'"' -f4)
 say "adapter: $adapter"
@@ -344,26 +349,26 @@ export STRANDS_TIMING_STRANDS=$timing_strands
 wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --nocapture --test-threads 1
 
 # The benchmark: GPU up to 4 M vertices, CPU at the small sizes.
-wanted bench-gpu && step bench-gpu "$strands" bench --backend gpu --workload hair,grass --strands "$sizes" \
+wanted bench-gpu && step bench-gpu "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$sizes" \
     --out "$OUT/bench.json" --plot "$OUT/bench.svg"
-wanted bench-cpu && step bench-cpu "$strands" bench --backend cpu --workload hair,grass --strands 1000,4000 \
+wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --backend cpu --workload hair,grass --strands 1000,4000 \
     --out "$OUT/bench-cpu.json" --plot "$OUT/bench-cpu.svg"
 # The five GPU forms side by side (README, "On the GPU"): which to make the
 # default on this GPU, and what resident positions gain (fused against
 # fused-buffer). At 1 M vertices (32000 hair strands; 1000 when quick).
-wanted bench-forms && step bench-forms "$strands" bench --backend gpu --workload hair,grass --strands "$timing_strands" \
+wanted bench-forms && step bench-forms "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$timing_strands" \
     --gpu-form walked,walked-fused,packed,fused,fused-buffer \
     --out "$OUT/bench-forms.json" --plot "$OUT/bench-forms.svg"
 # The bending stencil in f64 (the default where the GPU has f64 in shaders)
 # against f32, same run (README, "Precision"): what resting below 1e-6 m/s
 # costs on this GPU. At 1 M vertices (1000 strands when quick).
-wanted bench-stencil && step bench-stencil "$strands" bench --backend gpu --workload hair --strands "$timing_strands" \
+wanted bench-stencil && step bench-stencil "$strands" bench --min-time "$min_time" --backend gpu --workload hair --strands "$timing_strands" \
     --gpu-stencil f64,f32 \
     --out "$OUT/bench-stencil.json" --plot "$OUT/bench-stencil.svg"
 # The two data layouts (README, "The two data layouts"): whether the CPU
 # adapter's choices (64-bit words, interleaved rods, collider tables) help
 # or hurt on this GPU. At 1 M vertices (1000 strands when quick).
-wanted bench-layouts && step bench-layouts "$strands" bench --backend gpu --workload hair,grass --strands "$timing_strands" \
+wanted bench-layouts && step bench-layouts "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$timing_strands" \
     --gpu-layout gpu,cpu \
     --out "$OUT/bench-layouts.json" --plot "$OUT/bench-layouts.svg"
 

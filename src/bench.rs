@@ -221,8 +221,12 @@ pub struct Measurement {
     /// "gpu timestamps" (device time of each frame's compute pass) or "wall
     /// clock" (CPU: the frame's wall time; GPU without timestamps: submit and wait).
     pub timing: String,
-    /// Milliseconds per integrator step, over the repeats (null: not measured).
+    /// Milliseconds per integrator step, over the timed frames (null: not measured).
     pub ms_per_step: Option<Spread>,
+    /// Frames timed: `repeats`, or more where they took less than
+    /// `min_time_s` (0 in older reports and where not measured).
+    #[serde(default)]
+    pub frames_timed: u32,
     /// GPU only: wall time per step of submitting a frame and waiting for it.
     pub wall_ms_per_step: Option<Spread>,
     /// Vertices × steps per second at the median.
@@ -342,6 +346,10 @@ pub struct Report {
     pub environment: Environment,
     pub warmup: u32,
     pub repeats: u32,
+    /// The least wall time of timed frames per measurement (s; 0 in
+    /// reports older than `--min-time`: exactly `repeats` frames).
+    #[serde(default)]
+    pub min_time_s: f64,
     pub results: Vec<Measurement>,
 }
 
@@ -353,8 +361,12 @@ pub struct Settings {
     pub gpu_form: Option<crate::gpu::Form>,
     /// Frames run before timing.
     pub warmup: u32,
-    /// Timed frames.
+    /// Timed frames, at least.
     pub repeats: u32,
+    /// Frames are timed past `repeats` until the timed frames' wall time
+    /// adds up to this (s): on a shared machine, slow spells of a second or
+    /// so then move a few frames, not the median.
+    pub min_time_s: f64,
     /// Substeps per frame (one submission on the GPU).
     pub substeps: u32,
 }
@@ -426,13 +438,14 @@ pub fn cpu_name() -> String {
 }
 
 /// Measure one workload on one backend. `tick` is called after every frame
-/// (warm-up and timed), for a progress bar.
+/// (warm-up and timed), for a progress bar, with `true` for a frame beyond
+/// the planned ones (`frames_of`), timed to make up `Settings::min_time_s`.
 pub fn measure(
     workload: &Workload,
     backend: BackendKind,
     gpu: Option<&GpuContext>,
     settings: Settings,
-    tick: &mut dyn FnMut(),
+    tick: &mut dyn FnMut(bool),
 ) -> Measurement {
     measure_with(workload, backend, gpu, settings, tick, true)
 }
@@ -444,7 +457,7 @@ fn measure_with(
     backend: BackendKind,
     gpu: Option<&GpuContext>,
     settings: Settings,
-    tick: &mut dyn FnMut(),
+    tick: &mut dyn FnMut(bool),
     shares: bool,
 ) -> Measurement {
     let scene = &workload.scene;
@@ -497,6 +510,7 @@ fn measure_with(
         simulated_time: 0.0,
         timing: "wall clock".into(),
         ms_per_step: None,
+        frames_timed: 0,
         wall_ms_per_step: None,
         vertex_steps_per_second: None,
         max_strain: None,
@@ -518,28 +532,25 @@ fn measure_with(
         out_of_capacity: false,
     };
     let per_frame = params.substeps as f64;
-    let mut times = Vec::with_capacity(settings.repeats as usize);
-    let mut walls = Vec::with_capacity(settings.repeats as usize);
+    // ms per step of each timed frame.
+    let times: Vec<f64>;
     match backend {
         BackendKind::Cpu => {
             let mut sim = CpuSimulator::new(rods, state, params);
-            for k in 0..settings.warmup + settings.repeats {
+            let frames = timed_frames::<String>(settings, tick, || {
                 let start = Instant::now();
                 let step = sim.advance();
                 let dt = start.elapsed().as_secs_f64();
-                tick();
-                match step {
-                    Ok([twist, projection]) => {
-                        m.projection_iterations = projection;
-                        m.twist_iterations = twist;
-                    }
-                    Err(e) => {
-                        m.error = Some(e.to_string());
-                        return m;
-                    }
-                }
-                if k >= settings.warmup {
-                    times.push(dt * 1e3 / per_frame);
+                let [twist, projection] = step.map_err(|e| e.to_string())?;
+                m.projection_iterations = projection;
+                m.twist_iterations = twist;
+                Ok((dt, dt))
+            });
+            match frames {
+                Ok((t, _)) => times = t,
+                Err(e) => {
+                    m.error = Some(e);
+                    return m;
                 }
             }
             m.max_strain = Some(sim.diagnostics().max_strain);
@@ -570,22 +581,19 @@ fn measure_with(
             m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
             sim.wait();
-            for k in 0..settings.warmup + settings.repeats {
+            let Ok((t, w)) = timed_frames::<std::convert::Infallible>(settings, tick, || {
                 let start = Instant::now();
                 let gpu_time = sim.step_timed();
                 if gpu_time.is_none() {
                     sim.wait();
                 }
                 let wall = start.elapsed().as_secs_f64();
-                tick();
-                if k >= settings.warmup {
-                    times.push(gpu_time.unwrap_or(wall) * 1e3 / per_frame);
-                    walls.push(wall * 1e3 / per_frame);
-                }
-            }
+                Ok((gpu_time.unwrap_or(wall), wall))
+            });
+            times = t;
             if sim.has_timestamps() {
                 m.timing = "gpu timestamps".into();
-                m.wall_ms_per_step = Some(Spread::of(walls));
+                m.wall_ms_per_step = Some(Spread::of(w));
                 let counts = Counts::of(sim.rods());
                 let params = *sim.params();
                 m.gpu_profile = sim.step_profiled().map(|p| {
@@ -643,6 +651,7 @@ fn measure_with(
             };
         }
     }
+    m.frames_timed = times.len() as u32;
     let spread = Spread::of(times);
     m.vertex_steps_per_second = Some(m.vertices as f64 / (spread.median * 1e-3));
     m.achieved_gb_per_s = m
@@ -681,6 +690,35 @@ fn measure_with(
     }
     m.ms_per_step = Some(spread);
     m
+}
+
+/// Runs the warm-up frames, then the timed ones: `settings.repeats` of them,
+/// and more while their wall time adds up to less than
+/// `settings.min_time_s`. `frame` runs one frame and returns its time and
+/// its wall time (s; the same on the CPU, device time on a GPU with
+/// timestamps). Returns both per integrator step (ms) for every timed
+/// frame, or the first error a frame returns.
+fn timed_frames<E>(
+    settings: Settings,
+    tick: &mut dyn FnMut(bool),
+    mut frame: impl FnMut() -> Result<(f64, f64), E>,
+) -> Result<(Vec<f64>, Vec<f64>), E> {
+    let per_frame = settings.substeps as f64;
+    let planned = settings.warmup + settings.repeats;
+    let (mut times, mut walls) = (Vec::new(), Vec::new());
+    let mut timed_wall = 0.0;
+    let mut k = 0;
+    while k < planned || timed_wall < settings.min_time_s {
+        let (time, wall) = frame()?;
+        tick(k >= planned);
+        if k >= settings.warmup {
+            times.push(time * 1e3 / per_frame);
+            walls.push(wall * 1e3 / per_frame);
+            timed_wall += wall;
+        }
+        k += 1;
+    }
+    Ok((times, walls))
 }
 
 /// The traffic model of the simulator's shaders, traced once per process.
@@ -1052,6 +1090,52 @@ mod tests {
         assert_eq!(s.median, 2.0);
     }
 
+    /// `timed_frames`: the warm-up untimed, then `repeats` frames, then more
+    /// while the timed frames' wall time is under `min_time_s` (frames of
+    /// 0.1 s wall here, so 0.35 s takes 4), the extra frames flagged to
+    /// `tick`; times per integrator step in ms, from the frame's own time,
+    /// not its wall time; the first error returned as it is.
+    #[test]
+    fn timed_frames_make_up_the_least_time() {
+        let settings = Settings {
+            gpu_form: None,
+            warmup: 1,
+            repeats: 2,
+            min_time_s: 0.35,
+            substeps: 4,
+        };
+        let mut ticks = Vec::new();
+        let mut n = 0;
+        let (times, walls) = timed_frames::<()>(settings, &mut |extra| ticks.push(extra), || {
+            n += 1;
+            Ok((0.002 * n as f64, 0.1))
+        })
+        .unwrap();
+        assert_eq!(ticks, [false, false, false, true, true]);
+        // Frames 2–5 timed (frame 1 warms up): 2n ms over 4 substeps.
+        assert_eq!(times, [1.0, 1.5, 2.0, 2.5]);
+        assert_eq!(walls, [25.0; 4]);
+        // No least time: exactly the repeats.
+        let exact = Settings {
+            min_time_s: 0.0,
+            ..settings
+        };
+        let (times, _) = timed_frames::<()>(exact, &mut |_| {}, || Ok((0.1, 0.1))).unwrap();
+        assert_eq!(times.len(), 2);
+        // An error stops the frames.
+        let mut n = 0;
+        let failed = timed_frames(settings, &mut |_| {}, || {
+            n += 1;
+            if n == 3 {
+                Err("frame 3")
+            } else {
+                Ok((0.1, 0.1))
+            }
+        });
+        assert_eq!(failed, Err("frame 3"));
+        assert_eq!(n, 3);
+    }
+
     /// A report with an entry that was not measured (e.g. the device could
     /// not hold it) survives JSON and is compared entry by entry.
     #[test]
@@ -1061,10 +1145,11 @@ mod tests {
             gpu_form: None,
             warmup: 0,
             repeats: 1,
+            min_time_s: 0.0,
             substeps: 1,
         };
-        let ok = measure(&w, BackendKind::Cpu, None, settings, &mut || {});
-        let failed = measure(&w, BackendKind::Gpu, None, settings, &mut || {});
+        let ok = measure(&w, BackendKind::Cpu, None, settings, &mut |_| {});
+        let failed = measure(&w, BackendKind::Gpu, None, settings, &mut |_| {});
         assert!(ok.error.is_none() && ok.ms_per_step.is_some());
         assert!(failed.error.is_some() && failed.ms_per_step.is_none());
         let report = Report {
@@ -1080,6 +1165,7 @@ mod tests {
             },
             warmup: 0,
             repeats: 1,
+            min_time_s: 0.0,
             results: vec![ok, failed],
         };
         let back: Report = serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();

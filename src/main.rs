@@ -162,9 +162,14 @@ struct BenchArgs {
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]
     warmup: u32,
-    /// Timed frames; the figures are the median, min and max over them.
+    /// Timed frames, at least; the figures are the median, min and max over them.
     #[arg(long, default_value_t = 5)]
     repeats: u32,
+    /// Time frames past --repeats until the timed frames add up to this many
+    /// seconds of wall time (0: exactly --repeats), so that a slow spell of
+    /// a shared machine moves a few frames, not the median.
+    #[arg(long = "min-time", default_value_t = 1.0, value_name = "SECONDS")]
+    min_time: f64,
     /// Integrator steps per frame (one GPU submission).
     #[arg(long, default_value_t = 10)]
     substeps: u32,
@@ -576,6 +581,12 @@ fn bench(args: BenchArgs) -> Result<()> {
     if args.repeats == 0 || args.substeps == 0 {
         anyhow::bail!("--repeats and --substeps must be at least 1");
     }
+    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
+        anyhow::bail!(
+            "--min-time {}: must be a number of seconds, 0 or more",
+            args.min_time
+        );
+    }
     let old = args
         .compare
         .as_deref()
@@ -728,6 +739,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         gpu_form: gpu_forms[0],
         warmup: args.warmup,
         repeats: args.repeats,
+        min_time_s: args.min_time,
         substeps: args.substeps,
     };
     // The report is rewritten after every measurement, so a run that dies
@@ -737,6 +749,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             environment: env.clone(),
             warmup: settings.warmup,
             repeats: settings.repeats,
+            min_time_s: settings.min_time_s,
             results: results.clone(),
         };
         let f = std::fs::File::create(&args.out)
@@ -746,6 +759,8 @@ fn bench(args: BenchArgs) -> Result<()> {
     };
     let total: u64 = runs.iter().map(|&(i, ..)| plan[i].frames(settings)).sum();
     let mut done = 0;
+    // Frames timed beyond the plan (`--min-time`), added to the bar's length.
+    let mut extra_frames = 0;
     let bar = ProgressBar::new(total).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {elapsed} elapsed {msg}")
             .unwrap(),
@@ -766,7 +781,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         let strands = p.strands();
         done += p.frames(settings);
         if too_big.contains(&key) {
-            bar.set_position(done);
+            bar.set_position(done + extra_frames);
             continue;
         }
         let on = match gpu_form {
@@ -795,10 +810,17 @@ fn bench(args: BenchArgs) -> Result<()> {
             built = Some((i, p.workload()?));
         }
         let w = &built.as_ref().unwrap().1;
-        let mut m = bench::measure(w, backend, gpus.get(g), settings, &mut || bar.inc(1));
+        let mut m = bench::measure(w, backend, gpus.get(g), settings, &mut |extra| {
+            // A frame beyond the plan, timed to make up --min-time.
+            if extra {
+                bar.inc_length(1);
+                extra_frames += 1;
+            }
+            bar.inc(1)
+        });
         m.gpu_layout = layout;
         m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
-        bar.set_position(done);
+        bar.set_position(done + extra_frames);
         // Two forms asked for can run as one (a fused form with Jacobi
         // runs its staged twin): one row for it.
         let row = (
@@ -866,7 +888,7 @@ fn bench(args: BenchArgs) -> Result<()> {
                 }
                 eprintln!("{label}: {n} strands on the GPU…");
                 let w = Workload::standard(kind, n, args.vertices)?;
-                let mut m = bench::measure(&w, BackendKind::Gpu, Some(ctx), settings, &mut || {});
+                let mut m = bench::measure(&w, BackendKind::Gpu, Some(ctx), settings, &mut |_| {});
                 m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
                 let stop = if m.out_of_capacity {
                     Some(format!(
@@ -895,6 +917,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         environment: env,
         warmup: settings.warmup,
         repeats: settings.repeats,
+        min_time_s: settings.min_time_s,
         results,
     };
     print!("{}", bench::table(&report.results));

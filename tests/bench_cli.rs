@@ -32,6 +32,9 @@ fn bench_writes_report_plot_and_compares() {
         "1",
         "--repeats",
         "3",
+        // Tiny frames: the least time makes the bench time more than 3.
+        "--min-time",
+        "0.1",
         "--substeps",
         "2",
     ];
@@ -58,7 +61,21 @@ fn bench_writes_report_plot_and_compares() {
     let results = r["results"].as_array().unwrap();
     // 2 workloads × 2 sizes × 2 backends.
     assert_eq!(results.len(), 8);
+    assert_eq!(r["min_time_s"], 0.1);
     for m in results {
+        // `--min-time`: frames timed past the 3 repeats until their wall
+        // time reached 0.1 s, and not one more (the wall time per step, 2
+        // steps a frame: the CPU's own times; on a GPU with timestamps the
+        // submit-and-wait ones, else its own).
+        let frames = m["frames_timed"].as_u64().unwrap() as f64;
+        let wall = match &m["wall_ms_per_step"] {
+            serde_json::Value::Null => &m["ms_per_step"],
+            w => w,
+        };
+        let (fastest, slowest) = (wall["min"].as_f64().unwrap(), wall["max"].as_f64().unwrap());
+        assert!(frames > 3.0, "{m}");
+        assert!(frames * slowest * 2.0 >= 100.0, "{m}");
+        assert!((frames - 1.0) * fastest * 2.0 < 100.0, "{m}");
         assert!(m.get("error").is_none(), "{m}");
         let s = &m["ms_per_step"];
         let (lo, med, hi) = (
@@ -172,4 +189,18 @@ fn bench_rejects_bad_input_clearly() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json"));
+    for bad in ["-1", "inf", "NaN"] {
+        let o = strands()
+            .args(["bench", "--backend", "cpu", &format!("--min-time={bad}")])
+            .arg("--out")
+            .arg(d.join("x.json"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("--min-time") && err.contains("seconds"),
+            "{err}"
+        );
+    }
 }

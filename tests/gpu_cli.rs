@@ -154,6 +154,8 @@ fn quick_gpu_rows(name: &str, args: &[&str]) -> (String, Vec<serde_json::Value>)
             "0",
             "--repeats",
             "1",
+            "--min-time",
+            "0",
         ])
         .args(["--workload", "hair", "--strands", "16", "--vertices", "8"])
         .args(["--substeps", "2"])
@@ -205,6 +207,7 @@ fn bench_times_each_gpu_form_asked_for() {
             .arg("bench")
             .args(args)
             .args(["--backend", "gpu", "--warmup", "0", "--repeats", "1"])
+            .args(["--min-time", "0"])
             .arg("--out")
             .arg(&json)
             .arg("--plot")
