@@ -157,7 +157,21 @@ pub struct Spread {
     pub max: f64,
 }
 
+/// A median this far above the row's fastest frame marks the row unsteady
+/// (`Spread::is_unsteady`). Rows of a quiet machine stay within ~2 %; on a
+/// shared VM a slow spell of a second or more (~40 % slower frames) that
+/// covers part of a row lifts its median 10–50 % (docs/BENCHMARKS.md,
+/// twentieth session).
+pub const UNSTEADY_MEDIAN: f64 = 1.10;
+
 impl Spread {
+    /// Whether the median is more than `UNSTEADY_MEDIAN` times the fastest
+    /// frame: the machine was slower for part of the row, and its min is the
+    /// figure to compare.
+    pub fn is_unsteady(&self) -> bool {
+        self.median > UNSTEADY_MEDIAN * self.min
+    }
+
     fn of(mut v: Vec<f64>) -> Spread {
         v.sort_by(f64::total_cmp);
         let n = v.len();
@@ -909,7 +923,13 @@ pub fn table(results: &[Measurement]) -> String {
             m.label(),
             m.strands,
             m.vertices,
-            format!("{:.3} ({:.3}–{:.3})", s.median, s.min, s.max),
+            format!(
+                "{:.3}{} ({:.3}–{:.3})",
+                s.median,
+                if s.is_unsteady() { "*" } else { "" },
+                s.min,
+                s.max
+            ),
             vs,
             m.contact_share
                 .map(|c| format!("{:.0}%", 100.0 * c))
@@ -931,6 +951,15 @@ pub fn table(results: &[Measurement]) -> String {
             m.bandwidth_fraction
                 .map(|f| format!("{:.0}%", 100.0 * f))
                 .unwrap_or_else(|| "-".into()),
+        );
+    }
+    if results
+        .iter()
+        .any(|m| m.error.is_none() && m.ms_per_step.is_some_and(|s| s.is_unsteady()))
+    {
+        out += &format!(
+            "*: median over {:.0} % above the row's fastest frame: the machine was slower for part of the row; compare the min, or time more frames (--min-time)\n",
+            100.0 * (UNSTEADY_MEDIAN - 1.0)
         );
     }
     out
@@ -1134,6 +1163,36 @@ mod tests {
         });
         assert_eq!(failed, Err("frame 3"));
         assert_eq!(n, 3);
+    }
+
+    /// The table marks a row whose median is more than 10 % above its
+    /// fastest frame, and says what the mark means, only where a row has it.
+    #[test]
+    fn table_marks_unsteady_rows() {
+        let w = Workload::standard("hair", 4, 8).unwrap();
+        let settings = Settings {
+            gpu_form: None,
+            warmup: 0,
+            repeats: 1,
+            min_time_s: 0.0,
+            substeps: 1,
+        };
+        let mut m = measure(&w, BackendKind::Cpu, None, settings, &mut |_| {});
+        let with = |median: f64| Spread {
+            median,
+            min: 10.0,
+            max: 20.0,
+        };
+        m.ms_per_step = Some(with(10.9));
+        let steady = table(std::slice::from_ref(&m));
+        assert!(
+            steady.contains("10.900 (10.000") && !steady.contains('*'),
+            "{steady}"
+        );
+        m.ms_per_step = Some(with(11.1));
+        let unsteady = table(std::slice::from_ref(&m));
+        assert!(unsteady.contains("11.100* (10.000"), "{unsteady}");
+        assert!(unsteady.contains("*: median over 10 % above"), "{unsteady}");
     }
 
     /// A report with an entry that was not measured (e.g. the device could
