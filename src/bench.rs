@@ -978,6 +978,8 @@ pub fn compare(old: &Report, new: &Report) -> String {
         "{:<10} {:<bw$} {:>8} {:>9}   old ms/step  new ms/step  speed-up\n",
         "workload", "back", "strands", "vertices"
     );
+    // Whether a speed-up is between medians of which one is unsteady.
+    let mut unsteady = false;
     for m in &new.results {
         let head = format!(
             "{:<10} {:<bw$} {:>8} {:>9}",
@@ -1016,15 +1018,26 @@ pub fn compare(old: &Report, new: &Report) -> String {
                 )
             }
             Some(o) => match (&o.ms_per_step, &m.ms_per_step) {
-                (Some(a), Some(b)) => format!(
-                    "{head} {:>13.4} {:>12.4} {:>8.2}×\n",
-                    a.median,
-                    b.median,
-                    a.median / b.median
-                ),
+                (Some(a), Some(b)) => {
+                    let shaky = a.is_unsteady() || b.is_unsteady();
+                    unsteady |= shaky;
+                    format!(
+                        "{head} {:>13.4} {:>12.4} {:>8.2}×{}\n",
+                        a.median,
+                        b.median,
+                        a.median / b.median,
+                        if shaky { "*" } else { "" }
+                    )
+                }
                 _ => format!("{head}  not measured in one of the reports\n"),
             },
         };
+    }
+    if unsteady {
+        out += &format!(
+            "*: in one of the reports the row's median is over {:.0} % above its fastest frame (the machine was slower for part of the row), so the speed-up is uncertain; compare the rows' min, or time more frames (--min-time)\n",
+            100.0 * (UNSTEADY_MEDIAN - 1.0)
+        );
     }
     out
 }
@@ -1230,6 +1243,21 @@ mod tests {
         let back: Report = serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
         let text = compare(&back, &report);
         assert_eq!(text.matches('×').count(), 1, "{text}");
+        // One timed frame: median and min the same, nothing marked.
+        assert!(!text.contains('*'), "{text}");
+        // A new row whose median is 2× its fastest frame: its speed-up marked
+        // and the mark explained.
+        let mut shaky = report.clone();
+        shaky.results[0].ms_per_step = Some(Spread {
+            median: 2.0,
+            min: 1.0,
+            max: 3.0,
+        });
+        let text = compare(&back, &shaky);
+        assert!(
+            text.contains("×*") && text.contains("\n*: in one of the reports"),
+            "{text}"
+        );
         assert!(
             text.contains("not measured in one of the reports"),
             "{text}"
