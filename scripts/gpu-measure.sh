@@ -30,9 +30,10 @@
 #   STRANDS_MEASURE_ALLOW_STALE=1  run a bundle built from other sources
 #                              than the checkout's (else the run stops)
 #   STRANDS_MEASURE_MIN_TIME   seconds of frames each bench row times at
-#                              least (`strands bench --min-time`; 0.3: a
-#                              few hundred frames at 1 M vertices on a
-#                              GPU, and the bench steps stay within a call)
+#                              least (`strands bench --min-time`; 0.3:
+#                              ~150 frames at 1 M vertices at the target's
+#                              0.2 ms a substep, and the bench steps stay
+#                              within a call)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-times bench-gpu bench-cpu bench-forms
 #                              bench-stencil bench-layouts (default: all).

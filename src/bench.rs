@@ -56,7 +56,10 @@ impl Workload {
         ];
         if kind == "hair" {
             // The head moves (0.3 m/s) and turns (60°/s) from the first step,
-            // so the short timed window sees dragged and twisted hair.
+            // so the timed frames see dragged and twisted hair. (With
+            // `Settings::min_time_s` a faster backend times more frames and
+            // so a longer stretch of the motion: `simulated_time` says how
+            // far each row went.)
             set.push(
                 "anchors.head.keyframes=[{ t = 0.0 }, { t = 10.0, translation = [3.0, 0.0, 0.0], rotation = [0.0, 600.0, 0.0] }]"
                     .into(),
@@ -127,7 +130,7 @@ impl Planned {
         }
     }
 
-    /// Frames `measure` will time (`frames_of`).
+    /// Frames `measure` will run at least (`frames_of`).
     pub fn frames(&self, settings: Settings) -> u64 {
         match self {
             Planned::Standard { probe, .. } => frames_of(probe, settings),
@@ -149,7 +152,7 @@ impl Planned {
     }
 }
 
-/// Median, fastest and slowest of the repeats (ms).
+/// Median, fastest and slowest of the timed frames (ms).
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct Spread {
     pub median: f64,
@@ -259,7 +262,7 @@ pub struct Measurement {
     /// Linux, reset before each measurement through /proc/self/clear_refs).
     pub peak_rss_bytes: Option<u64>,
     /// With colliders: the same workload timed again with its colliders
-    /// removed (ms per step, same warm-up and repeats).
+    /// removed (ms per step, same warm-up, repeats and least time).
     #[serde(default)]
     pub ms_per_step_without_contact: Option<Spread>,
     /// With colliders: contact's share of the step, 1 − (median without
@@ -711,7 +714,7 @@ fn measure_with(
 /// `settings.min_time_s`. `frame` runs one frame and returns its time and
 /// its wall time (s; the same on the CPU, device time on a GPU with
 /// timestamps). Returns both per integrator step (ms) for every timed
-/// frame, or the first error a frame returns.
+/// frame, or the first error a frame returns (that frame not ticked).
 fn timed_frames<E>(
     settings: Settings,
     tick: &mut dyn FnMut(bool),
@@ -828,9 +831,10 @@ pub fn traffic_by_buffer(results: &[Measurement]) -> String {
     out
 }
 
-/// Frames `measure` times for a workload: warm-up and repeats, twice when it
-/// has colliders (with and without them, for contact's share), and again
-/// when it has interaction (for the grid's share).
+/// Frames `measure` runs at least for a workload: warm-up and repeats (more
+/// where `Settings::min_time_s` asks for them), twice when it has colliders
+/// (with and without them, for contact's share), and again when it has
+/// interaction (for the grid's share).
 pub fn frames_of(workload: &Workload, settings: Settings) -> u64 {
     let once = (settings.warmup + settings.repeats) as u64;
     let scene = &workload.scene;

@@ -32,9 +32,10 @@ fn bench_writes_report_plot_and_compares() {
         "1",
         "--repeats",
         "3",
-        // Tiny frames: the least time makes the bench time more than 3.
+        // Exactly the repeats: the same stretch of the scenes on both
+        // backends (`bench_times_frames_until_the_least_time` times more).
         "--min-time",
-        "0.1",
+        "0",
         "--substeps",
         "2",
     ];
@@ -61,21 +62,9 @@ fn bench_writes_report_plot_and_compares() {
     let results = r["results"].as_array().unwrap();
     // 2 workloads × 2 sizes × 2 backends.
     assert_eq!(results.len(), 8);
-    assert_eq!(r["min_time_s"], 0.1);
+    assert_eq!(r["min_time_s"], 0.0);
     for m in results {
-        // `--min-time`: frames timed past the 3 repeats until their wall
-        // time reached 0.1 s, and not one more (the wall time per step, 2
-        // steps a frame: the CPU's own times; on a GPU with timestamps the
-        // submit-and-wait ones, else its own).
-        let frames = m["frames_timed"].as_u64().unwrap() as f64;
-        let wall = match &m["wall_ms_per_step"] {
-            serde_json::Value::Null => &m["ms_per_step"],
-            w => w,
-        };
-        let (fastest, slowest) = (wall["min"].as_f64().unwrap(), wall["max"].as_f64().unwrap());
-        assert!(frames > 3.0, "{m}");
-        assert!(frames * slowest * 2.0 >= 100.0, "{m}");
-        assert!((frames - 1.0) * fastest * 2.0 < 100.0, "{m}");
+        assert_eq!(m["frames_timed"], 3, "{m}");
         assert!(m.get("error").is_none(), "{m}");
         let s = &m["ms_per_step"];
         let (lo, med, hi) = (
@@ -170,6 +159,43 @@ fn bench_writes_report_plot_and_compares() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(stdout.matches('×').count(), 8, "{stdout}");
     assert!(!stdout.contains("no comparable figure"), "{stdout}");
+}
+
+/// `--min-time`: tiny frames are timed past the 3 repeats until their wall
+/// time reaches 0.1 s, and not one more, on both backends.
+#[test]
+fn bench_times_frames_until_the_least_time() {
+    let d = dir();
+    let json = d.join("least.json");
+    let o = strands()
+        .args(["bench", "--backend", "cpu,gpu", "--workload", "grass"])
+        .args(["--strands", "12", "--vertices", "16", "--substeps", "2"])
+        .args(["--warmup", "1", "--repeats", "3", "--min-time", "0.1"])
+        .arg("--out")
+        .arg(&json)
+        .arg("--plot")
+        .arg(d.join("least.svg"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r["min_time_s"], 0.1);
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for m in results {
+        // The wall time per step, 2 steps a frame: the CPU's own times; on
+        // a GPU with timestamps the submit-and-wait ones, else its own.
+        let frames = m["frames_timed"].as_u64().unwrap() as f64;
+        let wall = match &m["wall_ms_per_step"] {
+            serde_json::Value::Null => &m["ms_per_step"],
+            w => w,
+        };
+        let (fastest, slowest) = (wall["min"].as_f64().unwrap(), wall["max"].as_f64().unwrap());
+        assert!(frames > 3.0, "{m}");
+        // The timed frames reach 0.1 s; all but the last did not.
+        assert!(frames * slowest * 2.0 >= 100.0, "{m}");
+        assert!((frames - 1.0) * fastest * 2.0 < 100.0, "{m}");
+    }
 }
 
 #[test]
