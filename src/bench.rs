@@ -1182,18 +1182,23 @@ mod tests {
         assert_eq!(n, 3);
     }
 
-    /// The table marks a row whose median is more than 10 % above its
-    /// fastest frame, and says what the mark means, only where a row has it.
-    #[test]
-    fn table_marks_unsteady_rows() {
-        let w = Workload::standard("hair", 4, 8).unwrap();
-        let settings = Settings {
+    /// One timed frame of one substep, no warm-up, no least time.
+    fn one_frame() -> Settings {
+        Settings {
             gpu_form: None,
             warmup: 0,
             repeats: 1,
             min_time_s: 0.0,
             substeps: 1,
-        };
+        }
+    }
+
+    /// The table marks a row whose median is more than 10 % above its
+    /// fastest frame, and says what the mark means, only where a row has it.
+    #[test]
+    fn table_marks_unsteady_rows() {
+        let w = Workload::standard("hair", 4, 8).unwrap();
+        let settings = one_frame();
         let mut m = measure(&w, BackendKind::Cpu, None, settings, &mut |_| {});
         let with = |median: f64| Spread {
             median,
@@ -1217,13 +1222,7 @@ mod tests {
     #[test]
     fn reports_with_failed_entries_round_trip_and_compare() {
         let w = Workload::standard("hair", 4, 8).unwrap();
-        let settings = Settings {
-            gpu_form: None,
-            warmup: 0,
-            repeats: 1,
-            min_time_s: 0.0,
-            substeps: 1,
-        };
+        let settings = one_frame();
         let ok = measure(&w, BackendKind::Cpu, None, settings, &mut |_| {});
         let failed = measure(&w, BackendKind::Gpu, None, settings, &mut |_| {});
         assert!(ok.error.is_none() && ok.ms_per_step.is_some());
