@@ -21,6 +21,15 @@
 // less than a quantum, kept a settled rod trembling at ~3e-6 m/s.
 alias real = f32;
 
+// The length of a stencil vector in its precision. Its own function so that
+// the approximate-math variant (src/gpu/layout.rs `approximate_math`) can
+// leave it exact where `real` is f64, as GPUs' f64 square roots are.
+// BEGIN real arithmetic
+fn length_real(v: vec3<real>) -> real {
+    return length(v);
+}
+// END real arithmetic
+
 const NONE: u32 = 0xffffffffu;
 const WORKGROUP: u32 = 64u;
 const F32_EPSILON: f32 = 1.1920929e-7; // 2⁻²³
@@ -537,7 +546,7 @@ fn curvature_binormal_at(a: Position, b: Position, c: Position) -> vec3<real> {
     let e0 = q0 + r0;
     let e1 = q1 + r1;
     let turn = cross(q0, q1) + (cross(q0, r1) + cross(r0, q1) + cross(r0, r1));
-    return 2.0 * turn / (length(e0) * length(e1) + dot(e0, e1));
+    return 2.0 * turn / (length_real(e0) * length_real(e1) + dot(e0, e1));
 }
 
 fn material_curvature(kb: vec3<f32>, f: MaterialFrame) -> vec2<f32> {
@@ -559,8 +568,8 @@ struct VertexTriple {
 }
 
 fn curvature_binormal_gradient_t(a: vec3<real>, b: vec3<real>, kb: vec3<real>, k: vec3<real>) -> VertexTriple {
-    let la = length(a);
-    let lb = length(b);
+    let la = length_real(a);
+    let lb = length_real(b);
     let d = la * lb + dot(a, b);
     let kbk = dot(kb, k);
     let ga = (2.0 * cross(b, k) - (a * (lb / la) + b) * kbk) / d;

@@ -61,7 +61,7 @@ fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: Materi
     let dk = vec3<real>(prev.m2) * g0.x - vec3<real>(prev.m1) * g0.y + vec3<real>(next.m2) * g1.x - vec3<real>(next.m1) * g1.y;
     let e0 = edge_between(x0, x1);
     let e1 = edge_between(x1, x2);
-    return Stencil(curvature_binormal_gradient_t(e0, e1, kb, dk), kb, vec2<real>(length(e0), length(e1)), c);
+    return Stencil(curvature_binormal_gradient_t(e0, e1, kb, dk), kb, vec2<real>(length_real(e0), length_real(e1)), c);
 }
 
 // Elastic forces in one sweep from the tip (src/cpu/forces.rs

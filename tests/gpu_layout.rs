@@ -116,6 +116,7 @@ fn grid_i64_variant_validates_where_64_bit_atomics_are() {
         resident: true,
         grid_i64: true,
         wide_positions: true,
+        approximate_math: true,
     });
     validate_with(&parse(&all), &all, caps | Caps::FLOAT64);
     let grid_scalar = |m: &naga::Module| {
@@ -134,6 +135,62 @@ fn grid_i64_variant_validates_where_64_bit_atomics_are() {
     };
     assert_eq!(grid_scalar(&m).width, 8);
     assert_eq!(grid_scalar(&module()).width, 4);
+}
+
+/// Calls of `name` in WGSL `source`, outside `//` comments.
+fn calls_of(source: &str, name: &str) -> usize {
+    source
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .map(|code| {
+            code.match_indices(&format!("{name}("))
+                .filter(|(i, _)| {
+                    let before = code[..*i].chars().next_back();
+                    !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                })
+                .count()
+        })
+        .sum()
+}
+
+/// The approximate-math variant (`Variant::approximate_math`): each call of
+/// sin, cos, atan2, length and normalize in the module gets its error term
+/// (counted here independently of `layout::approximate_math`'s scanner),
+/// except `length_real`'s where the stencil is f64; its sites are numbered
+/// once each; and the module validates with either stencil.
+#[test]
+fn approximate_math_wraps_every_approximated_call() {
+    use strands::gpu::layout::{APPROX_ULPS, APPROXIMATE_SOURCE, APPROXIMATED_CALLS};
+    assert!(APPROXIMATE_SOURCE.contains(&format!("const APPROX_ULPS: f32 = {APPROX_ULPS:?};")));
+    let sites: usize = APPROXIMATED_CALLS
+        .iter()
+        .map(|(name, _)| calls_of(SHADER_SOURCE, name))
+        .sum();
+    assert!(sites >= 30, "only {sites} calls found");
+    for f64 in [false, true] {
+        let source = shader_variant(Variant {
+            stencil_f64: f64,
+            approximate_math: true,
+            ..Variant::default()
+        });
+        let body = source
+            .strip_suffix(APPROXIMATE_SOURCE)
+            .expect("the error model appended");
+        let wrapped = calls_of(body, "approx_abs") + calls_of(body, "approx_factor");
+        // `length_real` (one call of length) stays exact in f64.
+        assert_eq!(wrapped, sites - usize::from(f64), "f64 stencil: {f64}");
+        for k in 0..wrapped {
+            let numbered = ["_ABS", "APPROX_ULPS"]
+                .map(|bound| body.matches(&format!("{bound}, {k}u, ")).count());
+            assert_eq!(numbered.iter().sum::<usize>(), 1, "site {k}");
+        }
+        let caps = if f64 {
+            naga::valid::Capabilities::FLOAT64
+        } else {
+            naga::valid::Capabilities::empty()
+        };
+        validate_with(&parse(&source), &source, caps);
+    }
 }
 
 /// Positions and the other wide state as 64-bit words
@@ -166,6 +223,7 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
         resident: true,
         grid_i64: true,
         wide_positions: true,
+        approximate_math: true,
     });
     validate_with(
         &parse(&all),
@@ -428,6 +486,7 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
         resident: true,
         grid_i64: false,
         wide_positions: false,
+        approximate_math: false,
     });
     validate_with(&parse(&both), &both, naga::valid::Capabilities::FLOAT64);
     assert!(both.contains("alias real = f64;") && both.contains(RESIDENT_SOURCE));

@@ -589,6 +589,10 @@ pub struct Variant {
     /// elements, for CPU adapters, which move a storage buffer's elements one
     /// lane at a time.
     pub wide_positions: bool,
+    /// sin, cos, atan2, length and normalize with the errors of a GPU's
+    /// fast approximations (`approximate_math`), to check on a correctly
+    /// rounding adapter what the tests' tolerances allow.
+    pub approximate_math: bool,
 }
 
 /// The module source: `SHADER_SOURCE` with the blocks `variant` asks for
@@ -615,7 +619,127 @@ pub fn shader_variant(variant: Variant) -> std::borrow::Cow<'static, str> {
     if variant.grid_i64 {
         replace(GRID_I64_MARKERS, GRID_I64_SOURCE);
     }
+    if variant.approximate_math {
+        source = approximate_math(&source, variant.stencil_f64) + APPROXIMATE_SOURCE;
+    }
     source.into()
+}
+
+/// shaders/approximate.wgsl: the error model of `approximate_math`.
+pub const APPROXIMATE_SOURCE: &str = include_str!("../../shaders/approximate.wgsl");
+
+/// The relative error, in ulps of f32, that `approximate_math` gives
+/// atan2, length and normalize (shaders/approximate.wgsl `APPROX_ULPS`):
+/// about what WGSL allows a square root (4.5 ulps, as 1/inverseSqrt), above
+/// what GPUs' hardware gives. Tests derive their GPU tolerances with it.
+pub const APPROX_ULPS: f64 = 4.0;
+
+/// The first and last lines of the block of shaders/common.wgsl
+/// (`length_real`) that `approximate_math` leaves exact where the stencil's
+/// `real` is f64.
+pub const REAL_MARKERS: [&str; 2] = ["// BEGIN real arithmetic\n", "// END real arithmetic\n"];
+
+/// The built-in calls `approximate_math` wraps: each name and what its
+/// wrapper adds to or multiplies the call `{c}` by (`{a}`: its arguments,
+/// `{s}`: the site's number), in shaders/approximate.wgsl's terms.
+pub const APPROXIMATED_CALLS: [(&str, &str); 5] = [
+    ("sin", "({c} + approx_abs(APPROX_SIN_ABS, {s}, {a}))"),
+    ("cos", "({c} + approx_abs(APPROX_COS_ABS, {s}, {a}))"),
+    ("atan2", "({c} * approx_factor(APPROX_ULPS, {s}, {c}))"),
+    ("length", "({c} * approx_factor(APPROX_ULPS, {s}, {c}))"),
+    (
+        "normalize",
+        "({c} * approx_factor(APPROX_ULPS, {s}, dot({a}, {a})))",
+    ),
+];
+
+/// `source` with every call of a built-in in `APPROXIMATED_CALLS` (outside
+/// comments, and outside the `REAL_MARKERS` block when `exact_real`)
+/// wrapped in its error (shaders/approximate.wgsl, which the caller appends):
+/// the module as a GPU whose sin, cos and square roots are fast
+/// approximations would compute it, deterministically, on an adapter that
+/// rounds correctly. Nested calls are wrapped inside out; each site gets its
+/// own number, so its errors are unrelated to the other sites'.
+pub fn approximate_math(source: &str, exact_real: bool) -> String {
+    let mut site = 0u32;
+    let (head, exact, tail) = match (exact_real, source.find(REAL_MARKERS[0])) {
+        (true, Some(start)) => {
+            let end = source[start..]
+                .find(REAL_MARKERS[1])
+                .expect("END real arithmetic")
+                + start
+                + REAL_MARKERS[1].len();
+            (&source[..start], &source[start..end], &source[end..])
+        }
+        _ => (source, "", ""),
+    };
+    let mut out = wrap_calls(head, &mut site);
+    out.push_str(exact);
+    out.push_str(&wrap_calls(tail, &mut site));
+    out
+}
+
+/// `approximate_math` on a stretch of source.
+fn wrap_calls(text: &str, site: &mut u32) -> String {
+    let bytes = text.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut i = 0;
+    while i < bytes.len() {
+        if text[i..].starts_with("//") {
+            let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+            out.push_str(&text[i..end]);
+            i = end;
+            continue;
+        }
+        if ident(bytes[i]) && (i == 0 || !(ident(bytes[i - 1]) || bytes[i - 1] == b'.')) {
+            let end = i + bytes[i..].iter().take_while(|&&b| ident(b)).count();
+            let name = &text[i..end];
+            let call = APPROXIMATED_CALLS.iter().find(|(n, _)| *n == name);
+            if let (Some((_, wrapper)), Some(b'(')) = (call, bytes.get(end)) {
+                let close = matching_paren(text, end);
+                let args = wrap_calls(&text[end + 1..close], site);
+                let call = format!("{name}({args})");
+                out.push_str(
+                    &wrapper
+                        .replace("{c}", &call)
+                        .replace("{s}", &format!("{}u", *site))
+                        .replace("{a}", &args),
+                );
+                *site += 1;
+                i = close + 1;
+            } else {
+                out.push_str(name);
+                i = end;
+            }
+            continue;
+        }
+        let len = text[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&text[i..i + len]);
+        i += len;
+    }
+    out
+}
+
+/// The index of the `)` closing the `(` at `open`.
+fn matching_paren(text: &str, open: usize) -> usize {
+    let mut depth = 0;
+    for (k, b) in text.bytes().enumerate().skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return k;
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!(
+        "unbalanced parentheses after {:?}",
+        &text[open..open + 40.min(text.len() - open)]
+    );
 }
 
 /// What a kernel's dispatch covers (`Kernel::domain`).

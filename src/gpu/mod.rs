@@ -252,6 +252,9 @@ pub struct GpuContext {
     /// Whether the kernels read a scene's few colliders into a table before
     /// their collider loops (see `with_indexed_colliders`).
     collider_tables: bool,
+    /// Whether the kernels carry the errors of a GPU's fast sin, cos and
+    /// square roots (see `with_approximate_math`).
+    approximate_math: bool,
     pipelines: PipelineCache,
 }
 
@@ -323,6 +326,7 @@ impl GpuContext {
             grid_i64: device.features().contains(GRID_I64_FEATURES),
             wide_positions: info.device_type == wgpu::DeviceType::Cpu
                 && device.features().contains(wgpu::Features::SHADER_INT64),
+            approximate_math: false,
             device,
             queue,
             info,
@@ -437,6 +441,27 @@ impl GpuContext {
     /// (`from_device`, `pipelines::ColliderKinds`).
     pub fn collider_tables(&self) -> bool {
         self.collider_tables
+    }
+
+    /// This device with the kernels' sin, cos, atan2, length and normalize
+    /// carrying the errors of a GPU's fast approximations
+    /// (`layout::approximate_math`, shaders/approximate.wgsl): for tests, so
+    /// that a correctly rounding adapter (lavapipe) shows whether results
+    /// and tolerances hold where these functions are not correctly rounded.
+    /// Not for simulating: it only adds error. Kernels are compiled anew for
+    /// it.
+    pub fn with_approximate_math(&self) -> Self {
+        GpuContext {
+            approximate_math: true,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the kernels carry the approximate-math errors
+    /// (`with_approximate_math`).
+    pub fn approximate_math(&self) -> bool {
+        self.approximate_math
     }
 
     /// This device with every choice of `layout` (`DataLayout`): the
@@ -555,6 +580,7 @@ impl GpuContext {
                         resident: false,
                         grid_i64: self.grid_i64,
                         wide_positions: self.wide_positions,
+                        approximate_math: self.approximate_math,
                     },
                 ))
             })
@@ -626,7 +652,7 @@ impl GpuContext {
             .collect::<Vec<_>>()
             .join(" ");
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -643,6 +669,11 @@ impl GpuContext {
             },
             if self.wide_positions {
                 "; state in 64-bit words"
+            } else {
+                ""
+            },
+            if self.approximate_math {
+                "; approximate sin, cos and square roots emulated"
             } else {
                 ""
             }

@@ -114,13 +114,38 @@ pub fn elastic_params() -> SimParams {
 /// The GPU for GPU tests: the adapter wgpu's environment picks (lavapipe in
 /// CI). Without one the test fails with the message saying how to get one;
 /// it never passes silently.
+///
+/// With `STRANDS_TEST_APPROXIMATE_MATH=1` the context carries the errors of
+/// a GPU's fast sin, cos and square roots
+/// (`GpuContext::with_approximate_math`): any GPU test binary can then be
+/// run to see whether its tolerances hold where those are not correctly
+/// rounded.
 pub fn gpu() -> strands::gpu::GpuContext {
     match strands::gpu::GpuContext::headless() {
         Ok(ctx) => {
+            let ctx = if std::env::var("STRANDS_TEST_APPROXIMATE_MATH").is_ok_and(|v| v == "1") {
+                ctx.with_approximate_math()
+            } else {
+                ctx
+            };
             eprintln!("GPU test on {}", ctx.describe());
             ctx
         }
         Err(e) => panic!("GPU tests need a GPU adapter: {e}"),
+    }
+}
+
+/// Ulps of f32 that the kernels' atan2, length and normalize may be off
+/// beyond correct rounding on `ctx`, for tolerances: none on a CPU adapter
+/// (lavapipe rounds them correctly), `layout::APPROX_ULPS` where the
+/// context emulates a GPU's approximations (`with_approximate_math`) and on
+/// any other adapter, whose hardware approximates them (the kernels' sin
+/// and cos are their own, correctly rounded to ~1 ulp everywhere).
+pub fn function_ulps(ctx: &strands::gpu::GpuContext) -> f64 {
+    if ctx.approximate_math() || ctx.info.device_type != wgpu::DeviceType::Cpu {
+        strands::gpu::layout::APPROX_ULPS
+    } else {
+        0.0
     }
 }
 
