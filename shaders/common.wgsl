@@ -518,9 +518,49 @@ struct MaterialFrame {
 
 fn material_frame(t: vec3<f32>, u: vec3<f32>, theta: f32) -> MaterialFrame {
     let v = cross(t, u);
-    let s = sin(theta);
-    let c = cos(theta);
-    return MaterialFrame(u * c + v * s, -u * s + v * c);
+    let sc = sin_cos(theta);
+    return MaterialFrame(u * sc.y + v * sc.x, -u * sc.x + v * sc.y);
+}
+
+// π/2 in three parts for `sin_cos`'s reduction: 8 and 12 significant bits,
+// so that k·PIO2_HI and k·PIO2_MID are exact for |k| < 4096 (|θ| < 6400),
+// and the rest rounded.
+const PIO2_HI: f32 = 1.5703125;
+const PIO2_MID: f32 = 4.838705062866211e-4;
+const PIO2_LO: f32 = -4.371138828673793e-8;
+
+// (sin θ, cos θ) from additions and multiplications alone, which WGSL rounds
+// correctly on every device, not from the built-ins, which GPUs evaluate in
+// hardware to an absolute error of ~4e-7 (CUDA's bound for its __sinf and
+// __cosf). A settled rod's θ moves by ulps from substep to substep, and an
+// error that changes with it turns the material frames and the bending
+// forces with them: with such errors emulated
+// (`GpuContext::with_approximate_math`) the settled rod of
+// tests/gpu_settling.rs kept moving at 2.6e-6 m/s, against 3e-7 with
+// correctly rounded ones. θ − kπ/2 (Cody–Waite, exact steps for |θ| < 6400),
+// Taylor polynomials of sin and cos on |r| ≤ π/4 (truncated below 3e-9 of
+// the value), then the quadrant k mod 4. Within a few ulps of the f64
+// values (tests/gpu_sin_cos.rs).
+fn sin_cos(theta: f32) -> vec2<f32> {
+    let k = round(theta * 0.63661977);
+    let r = ((theta - k * PIO2_HI) - k * PIO2_MID) - k * PIO2_LO;
+    let r2 = r * r;
+    let s = r + r * r2 * (-1.0 / 6.0 + r2 * (1.0 / 120.0 + r2 * (-1.0 / 5040.0 + r2 * (1.0 / 362880.0))));
+    let c = 1.0 - 0.5 * r2 + r2 * r2 * (1.0 / 24.0 + r2 * (-1.0 / 720.0 + r2 * (1.0 / 40320.0 + r2 * (-1.0 / 3628800.0))));
+    switch (i32(k) & 3) {
+        case 0: {
+            return vec2<f32>(s, c);
+        }
+        case 1: {
+            return vec2<f32>(c, -s);
+        }
+        case 2: {
+            return vec2<f32>(-s, -c);
+        }
+        default: {
+            return vec2<f32>(-c, s);
+        }
+    }
 }
 
 // --- src/cpu/curvature.rs ---
