@@ -32,7 +32,7 @@ fn caller_device_with(limits: wgpu::Limits, features: wgpu::Features) -> GpuCont
             })
             .await
             .expect("device with the requested limits");
-        GpuContext::from_device(device, queue, adapter.get_info())
+        as_asked(GpuContext::from_device(device, queue, adapter.get_info()))
     })
 }
 

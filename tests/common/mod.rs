@@ -123,15 +123,22 @@ pub fn elastic_params() -> SimParams {
 pub fn gpu() -> strands::gpu::GpuContext {
     match strands::gpu::GpuContext::headless() {
         Ok(ctx) => {
-            let ctx = if std::env::var("STRANDS_TEST_APPROXIMATE_MATH").is_ok_and(|v| v == "1") {
-                ctx.with_approximate_math()
-            } else {
-                ctx
-            };
+            let ctx = as_asked(ctx);
             eprintln!("GPU test on {}", ctx.describe());
             ctx
         }
         Err(e) => panic!("GPU tests need a GPU adapter: {e}"),
+    }
+}
+
+/// `ctx`, with a GPU's approximate math emulated where
+/// `STRANDS_TEST_APPROXIMATE_MATH=1` asks for it (`gpu`): for tests that
+/// make their own device and compare it with `gpu()`'s.
+pub fn as_asked(ctx: strands::gpu::GpuContext) -> strands::gpu::GpuContext {
+    if std::env::var("STRANDS_TEST_APPROXIMATE_MATH").is_ok_and(|v| v == "1") {
+        ctx.with_approximate_math()
+    } else {
+        ctx
     }
 }
 
