@@ -173,6 +173,19 @@ fn collider_now(c: Collider, k: u32, origin: vec3<f32>) -> Collider {
     return w;
 }
 
+// |d| − r, as (|d|² − r²)/(|d| + r): the square root's error scales the
+// gap by a few ulps of itself, not of |d| (src/cpu/contact.rs computes
+// |d| − r, the same in exact arithmetic). A GPU's square root is off by a
+// few ulps (WGSL allows ~4.5), and a few ulps of a 0.1 m head's radius,
+// ~5e-8 m, moved the surface under hair resting on it enough to flip its
+// friction between sticking and sliding: with such errors emulated
+// (`GpuContext::with_approximate_math`) the Jacobi hair of
+// tests/gpu_whole_steps.rs left the CPU's path by 3.3e-4 m, against
+// 1.1e-6 m with correctly rounded ones.
+fn gap_beyond(d: vec3<f32>, r: f32) -> f32 {
+    return (dot(d, d) - r * r) / (length(d) + r);
+}
+
 fn direction(d: vec3<f32>) -> vec3<f32> {
     let l = length(d);
     if (l > 0.0) {
@@ -244,7 +257,7 @@ fn collider_distance(c: Collider, q: vec3<f32>) -> Distance {
             core += (c.p1.xyz - c.p0.xyz) * segment_parameter(q, c.p0.xyz, c.p1.xyz);
         }
         let d = q - core;
-        return Distance(length(d) - c.radius, direction(d));
+        return Distance(gap_beyond(d, c.radius), direction(d));
     }
     // No collider of another kind reaches here (the pipeline's kinds are
     // the scene's).
@@ -301,7 +314,7 @@ fn edge_distance(c: Collider, qa: vec3<f32>, qb: vec3<f32>) -> EdgeDistance {
         return EdgeDistance(false, 0.0, 0.0, vec3<f32>(0.0));
     }
     let d = qa + (qb - qa) * s - core;
-    return EdgeDistance(true, s, length(d) - c.radius, direction(d));
+    return EdgeDistance(true, s, gap_beyond(d, c.radius), direction(d));
 }
 
 fn path_distance(c: Collider, q0: vec3<f32>, q1: vec3<f32>) -> f32 {
