@@ -8,16 +8,19 @@
 // runs them. Hardware evaluates these functions by interpolating tables
 // indexed by the input's leading bits, so its error is a smooth function of
 // the input within each table segment, not a fresh draw at every ulp; the
-// result is then rounded, as a correctly rounded one is. The model: per
-// call site, an error constant over each segment of the input's sign,
-// exponent and leading APPROX_SEGMENT_BITS mantissa bits and unrelated
-// between segments and sites, added before the rounding of the result:
+// result is then rounded. The model: per call site, an error constant over
+// each segment of the input's sign, exponent and leading
+// APPROX_SEGMENT_BITS mantissa bits and unrelated between segments and
+// sites, added to the correctly rounded result (and rounded again):
 // - sin, cos: an absolute error up to 2^-21.41 (sin) and 2^-21.19 (cos) on
 //   [-π, π], CUDA's bounds for its hardware __sinf and __cosf, plus
-//   2^-24 |x| beyond, the range reduction's rounding of 1/2π.
-// - atan2, length, normalize: a relative error up to APPROX_ULPS ulps
-//   (WGSL allows sqrt about 4.5 ulps, from 1/inverseSqrt; CUDA's fast
-//   atan2f is 3 ulps).
+//   2^-24 |x| (applied at every x), for the range reduction's rounding of
+//   1/2π, which grows the error beyond [-π, π].
+// - atan2, length, normalize: a relative error up to APPROX_ULPS ulps,
+//   near what WGSL allows a square root (about 4.5 ulps, from
+//   1/inverseSqrt; CUDA's atan2f is 3 ulps). A conforming normalize may be
+//   off by more (x / length(x): division adds 2.5), which this does not
+//   cover.
 // Division is not perturbed: WGSL allows 2.5 ulps there, an error of the
 // same kind and size as length's.
 

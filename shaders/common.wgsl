@@ -529,8 +529,8 @@ const PIO2_HI: f32 = 1.5703125;
 const PIO2_MID: f32 = 4.838705062866211e-4;
 const PIO2_LO: f32 = -4.371138828673793e-8;
 
-// (sin θ, cos θ) from additions and multiplications alone, which WGSL rounds
-// correctly on every device, not from the built-ins, which GPUs evaluate in
+// (sin θ, cos θ) from additions and multiplications alone, which WGSL
+// requires to be correctly rounded, not from the built-ins, which GPUs evaluate in
 // hardware to an absolute error of ~4e-7 (CUDA's bound for its __sinf and
 // __cosf). A settled rod's θ moves by ulps from substep to substep, and an
 // error that changes with it turns the material frames and the bending
@@ -539,8 +539,11 @@ const PIO2_LO: f32 = -4.371138828673793e-8;
 // tests/gpu_settling.rs kept moving at 2.6e-6 m/s, against 3e-7 with
 // correctly rounded ones. θ − kπ/2 (Cody–Waite, exact steps for |θ| < 6400),
 // Taylor polynomials of sin and cos on |r| ≤ π/4 (truncated below 3e-9 of
-// the value), then the quadrant k mod 4. Within a few ulps of the f64
-// values (tests/gpu_sin_cos.rs).
+// the value), then the quadrant k mod 4. Within 1.5 ulps of the f64 values
+// plus the reduction's error (tests/gpu_sin_cos.rs). A compiler that
+// reassociated the three reduction steps into θ − k(PIO2_HI + PIO2_MID +
+// PIO2_LO) would lose ~ε|k| of r; Metal's fast math, which wgpu leaves on,
+// may (not measured: no Metal device here).
 fn sin_cos(theta: f32) -> vec2<f32> {
     let k = round(theta * 0.63661977);
     let r = ((theta - k * PIO2_HI) - k * PIO2_MID) - k * PIO2_LO;

@@ -630,8 +630,9 @@ pub const APPROXIMATE_SOURCE: &str = include_str!("../../shaders/approximate.wgs
 
 /// The relative error, in ulps of f32, that `approximate_math` gives
 /// atan2, length and normalize (shaders/approximate.wgsl `APPROX_ULPS`):
-/// about what WGSL allows a square root (4.5 ulps, as 1/inverseSqrt), above
-/// what GPUs' hardware gives. Tests derive their GPU tolerances with it.
+/// near what WGSL allows a square root (4.5 ulps, as 1/inverseSqrt; a
+/// conforming normalize may be off by 2.5 more, from its division). Tests
+/// derive their GPU tolerances with it.
 pub const APPROX_ULPS: f64 = 4.0;
 
 /// The first and last lines of the block of shaders/common.wgsl
@@ -658,8 +659,12 @@ pub const APPROXIMATED_CALLS: [(&str, &str); 5] = [
 /// wrapped in its error (shaders/approximate.wgsl, which the caller appends):
 /// the module as a GPU whose sin, cos and square roots are fast
 /// approximations would compute it, deterministically, on an adapter that
-/// rounds correctly. Nested calls are wrapped inside out; each site gets its
-/// own number, so its errors are unrelated to the other sites'.
+/// rounds correctly. Each site gets its own number, so its errors are
+/// unrelated to the other sites'. Nested calls are wrapped inside out, and
+/// a wrapper repeats its call's text, so a nested site's number would
+/// appear more than once (tests/gpu_layout.rs, which finds each once, would
+/// say so; the shaders have none). Calls are found as `name(` outside `//`
+/// comments (the shaders have no `/* */` ones).
 pub fn approximate_math(source: &str, exact_real: bool) -> String {
     let mut site = 0u32;
     let (head, exact, tail) = match (exact_real, source.find(REAL_MARKERS[0])) {
