@@ -530,9 +530,9 @@ const PIO2_MID: f32 = 4.838705062866211e-4;
 const PIO2_LO: f32 = -4.371138828673793e-8;
 
 // (sin θ, cos θ) from additions and multiplications alone, which WGSL
-// requires to be correctly rounded, not from the built-ins, which GPUs evaluate in
-// hardware to an absolute error of ~4e-7 (CUDA's bound for its __sinf and
-// __cosf). A settled rod's θ moves by ulps from substep to substep, and an
+// requires to be correctly rounded, not from the built-ins, which GPUs
+// evaluate in hardware to an absolute error of ~4e-7 (CUDA's bound for its
+// __sinf and __cosf). A settled rod's θ moves by ulps from substep to substep, and an
 // error that changes with it turns the material frames and the bending
 // forces with them: with such errors emulated
 // (`GpuContext::with_approximate_math`) the settled rod of

@@ -466,8 +466,8 @@ fn one_whole_step_matches_cpu() {
 /// `project_shake_rod` walk every rod serially (software adapters). From the same stretched
 /// state both projections match the CPU rod by rod: every movable edge meets
 /// the GPU's stopping rule (strain ≤ 1e-6 + 4ε, plus the k ulps by which
-/// a GPU's approximate length may misjudge it, `common::function_ulps`), and the
-/// positions agree to the sum of those allowances along the rod (each edge's
+/// a GPU's approximate length may misjudge it, `common::function_ulps`),
+/// and the positions agree to the sum of those allowances along the rod (each edge's
 /// length may be off by its allowance, and a vertex sits at the end of the
 /// chain of edges from the root), plus 8 ulps of the positions.
 #[test]
@@ -660,8 +660,8 @@ fn packed_scene() -> (Vec<RodSpec>, State, strands::rods::RodSet, SimParams) {
 /// `clamp_twist`. A tangent is a quanta difference, a length and a division:
 /// 4 roundings, |Δt| ≤ 4ε, plus the k ulps a GPU's approximate normalize
 /// may scale it by (`common::function_ulps`; the scale leaves its
-/// direction, so the transport below does not compound it). Transport compounds ~10 roundings per edge in
-/// either form (the walk: one transport and a normalisation per edge; the
+/// direction, so the transport below does not compound it). Transport
+/// compounds ~10 roundings per edge in either form (the walk: one transport and a normalisation per edge; the
 /// scan: a quaternion of each edge and the products along the scan tree
 /// above it), so |Δuʲ| ≤ 10 (j + 1) ε; a clamped θ inherits its edge's
 /// |Δu| (atan2 of unit vectors) plus the 4ε of its anchor's m₁.

@@ -207,6 +207,8 @@ pub fn collider_distance(shape: &Shape, q: DVec3) -> (f64, DVec3) {
     match shape {
         Shape::Sphere { center, radius } => {
             let d = q - *center;
+            // The GPU computes this gap as (|d|² − r²)/(|d| + r)
+            // (shaders/contact.wgsl `gap_beyond`), the same in exact arithmetic.
             (d.length() - radius, direction(d))
         }
         Shape::Capsule { a, b, radius } => {
