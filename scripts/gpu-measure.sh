@@ -34,6 +34,9 @@
 #                              ~150 frames at 1 M vertices at the target's
 #                              0.2 ms a substep, and the bench steps stay
 #                              within a call)
+#   STRANDS_MEASURE_TEST_TIMEOUT  seconds each test binary may run (and
+#                              kernel-times) before it is stopped and its
+#                              step counted failed (default: no limit)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-times bench-gpu bench-cpu bench-forms
 #                              bench-stencil bench-layouts (default: all).
@@ -311,13 +314,19 @@ fi
 strands=./target/release/strands
 
 # Test binary $1 with the arguments after it, through cargo or the bundle.
+# With STRANDS_MEASURE_TEST_TIMEOUT, stopped after that many seconds (exit
+# 124, a failed step), so that one slow binary leaves time for the rest.
 run_test() {
     local name=$1
     shift
+    local limit=()
+    if [ -n "${STRANDS_MEASURE_TEST_TIMEOUT:-}" ]; then
+        limit=(timeout --kill-after=5 "$STRANDS_MEASURE_TEST_TIMEOUT")
+    fi
     if [ "$runner" = cargo ]; then
-        cargo test --release --locked $offline --test "$name" -- "$@"
+        "${limit[@]}" cargo test --release --locked $offline --test "$name" -- "$@"
     else
-        ".gpu-bundle/run/tests/$name" "$@"
+        "${limit[@]}" ".gpu-bundle/run/tests/$name" "$@"
     fi
 }
 
