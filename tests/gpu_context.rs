@@ -62,7 +62,7 @@ fn runs_on_a_callers_default_device() {
             .contains(wgpu::Features::SHADER_F64)
     );
     // The same kernels on both: the caller's default limits rule out the
-    // fused form, which a GPU would run by default on the library's device.
+    // fused forms, which the library's own device runs by default.
     let form = GpuSimulator::default_form(&theirs_ctx);
     assert!(matches!(form, Form::Walked | Form::Packed), "{form:?}");
     let run = |ctx: &GpuContext| {
@@ -141,7 +141,10 @@ fn too_large_for_a_binding_is_refused_by_name() {
 /// second dimension: on a device limited to 4 workgroups per dimension, 300
 /// rods of 3 vertices (5 workgroups of rods, 15 of vertices) give
 /// bit-identical results (both with the f32 stencil, as the small device
-/// asked for no f64); a scene needing more than 4 × 4 is refused.
+/// asked for no f64, and both in the small device's form: another form's
+/// kernels may round differently on a GPU, whose compiler contracts each
+/// kernel's arithmetic its own way); a scene needing more than 4 × 4 is
+/// refused.
 #[test]
 fn dispatches_beyond_one_dimension_cover_every_rod() {
     let small = caller_device(wgpu::Limits {
@@ -149,9 +152,12 @@ fn dispatches_beyond_one_dimension_cover_every_rod() {
         ..wgpu::Limits::default()
     });
     let specs = rods(300, 3);
+    let form = GpuSimulator::default_form(&small);
     let run = |ctx: &GpuContext| {
         let (r, s) = build(&specs, vec![strands::anchor::Anchor::world()]);
         let mut sim = GpuSimulator::new(ctx, r, s, SimParams::default()).expect("simulator");
+        sim.set_form(form)
+            .expect("every device runs the small one's form");
         for _ in 0..3 {
             sim.step();
         }
@@ -212,4 +218,41 @@ fn interaction_grid_beyond_the_dispatch_limit_is_refused() {
         "{msg}"
     );
     make(60).expect("50 planes within 60 workgroups a dimension");
+}
+
+/// Kernels are compiled as a simulator first runs them, not all at once:
+/// a driver's compiler takes seconds for the big fused kernels (58 s for
+/// every kernel at a one-strand bench's start on an H200 with a cold
+/// cache, docs/BENCHMARKS.md), so a simulator in the walked fused form
+/// compiles none of the packed kernels, and switching to the packed form
+/// compiles its kernels at the next step and still not the packed fused
+/// ones. On a device of its own, so that no other test's simulator
+/// compiled them first.
+#[test]
+fn kernels_are_compiled_as_a_form_first_runs_them() {
+    use strands::gpu::layout::Kernel;
+    use strands::gpu::packing::VertexLayout;
+    use strands::gpu::pipelines::ColliderKinds;
+    let ctx = as_asked(GpuContext::headless().expect("a GPU adapter"));
+    let (r, s) = build(&rods(4, 8), vec![strands::anchor::Anchor::world()]);
+    let pipelines = ctx.pipelines_for(
+        ColliderKinds::of(&r.colliders),
+        VertexLayout::of(&r, ctx.interleaves()),
+    );
+    let mut sim = GpuSimulator::new(&ctx, r, s, SimParams::default()).expect("simulator");
+    sim.set_form(Form::WalkedFused)
+        .expect("the full limits allow the walked fused form");
+    sim.step();
+    assert!(pipelines.is_compiled(Kernel::SubstepRod, Form::WalkedFused));
+    for kernel in [Kernel::Forces, Kernel::Twist, Kernel::Substep] {
+        assert!(
+            !pipelines.is_compiled(kernel, Form::Packed),
+            "{kernel:?} compiled before it ran"
+        );
+    }
+    sim.set_form(Form::Packed).unwrap();
+    sim.step();
+    assert!(pipelines.is_compiled(Kernel::Forces, Form::Packed));
+    assert!(pipelines.is_compiled(Kernel::Twist, Form::Packed));
+    assert!(!pipelines.is_compiled(Kernel::Substep, Form::Fused));
 }

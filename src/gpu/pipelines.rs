@@ -3,6 +3,7 @@
 //! every simulator on it. The state they run on is `super::buffers`.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 use super::layout::{BindingKind, GpuStep, Kernel, Variant, binding_kind, shader_variant};
 use super::schedule::Form;
@@ -76,23 +77,30 @@ impl ColliderKinds {
     }
 }
 
-/// The shader module's kernels, compiled for one device.
+/// The shader module's kernels for one device: their layouts made at once,
+/// each pipeline compiled on first use (`Pipelines::pipeline`), in a
+/// simulator's first step in a form (or a frame that needs a kernel its
+/// earlier frames did not, after `set_params` or `set_form`). Compiling
+/// all of them up front, kernels of forms it never runs among them, held a
+/// one-strand bench 27 s on lavapipe with a cold shader cache, and 58 s
+/// on an H200 (NVIDIA 580.159.04, cold driver cache, other processes
+/// compiling beside it): docs/BENCHMARKS.md, twenty-second session.
 pub struct Pipelines {
     /// Group 0 of every kernel: the step values (dynamic offset), rods, rest
     /// data and anchor poses.
     pub world_layout: wgpu::BindGroupLayout,
     /// Group 1 of each kernel: the state buffers it binds (`Kernel::bindings`).
     pub layouts: HashMap<Kernel, wgpu::BindGroupLayout>,
-    /// Each kernel's pipeline, of those the device can run
-    /// (`Kernel::supported`): the fused substep kernels are missing on a
-    /// device with WebGPU's default limits (`Pipelines::has`).
-    /// The packed fused kernels (`Kernel::is_resident`) keep a pack's
-    /// positions in workgroup memory (shaders/resident.wgsl).
-    pub pipelines: HashMap<Kernel, wgpu::ComputePipeline>,
-    /// The same packed fused kernels built from the buffer module, their
-    /// positions read and written in the position buffer by every stage
-    /// (`Form::FusedBuffer`: what residency gains, measured).
-    pub buffer_fused: HashMap<Kernel, wgpu::ComputePipeline>,
+    /// Each kernel the device can run (`Kernel::supported`; the fused
+    /// substep kernels are missing on a device with WebGPU's default limits,
+    /// `Pipelines::has`), with its pipeline once compiled.
+    kernels: HashMap<Kernel, LazyKernel>,
+    /// The shader modules compiled so far, by (resident positions, 64-bit
+    /// words).
+    modules: Mutex<HashMap<(bool, bool), wgpu::ShaderModule>>,
+    device: wgpu::Device,
+    /// The WGSL override constants of every pipeline.
+    constants: Vec<(&'static str, f64)>,
     /// Vertices per rod of the interleaved per-vertex buffers they index
     /// (`packing::VertexLayout::interleave`; 0: consecutive).
     pub interleave: u32,
@@ -103,6 +111,18 @@ pub struct Pipelines {
     /// kernels whose `Kernel::wide_positions_pay` is true, the others are
     /// built without it).
     pub variant: Variant,
+}
+
+/// A kernel's pipeline layout, and its pipelines once compiled: the
+/// packed fused kernels (`Kernel::is_resident`) have two, one keeping a
+/// pack's positions in workgroup memory (shaders/resident.wgsl) and one
+/// built from the buffer module, its positions read and written in the
+/// position buffer by every stage (`Form::FusedBuffer`: what residency
+/// gains, measured).
+struct LazyKernel {
+    layout: wgpu::PipelineLayout,
+    own: OnceLock<wgpu::ComputePipeline>,
+    from_buffer: OnceLock<wgpu::ComputePipeline>,
 }
 
 /// A compute-visible storage buffer entry.
@@ -172,7 +192,8 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
 }
 
 impl Pipelines {
-    /// Compile every kernel of shaders/ for `device`, the contact code for
+    /// The kernels of shaders/ for `device` (compiled as they are first
+    /// used), the contact code for
     /// the collider `kinds` only, from the module `variant` (the device must
     /// have the features it needs, `layout::Variant`), with resident
     /// positions for the packed fused kernels and without 64-bit words for
@@ -192,36 +213,6 @@ impl Pipelines {
             ..variant
         };
         let limits = device.limits();
-        // The modules the kernels need, each compiled once: with or without
-        // resident positions (the packed fused kernels,
-        // shaders/resident.wgsl), and with 64-bit words where the variant
-        // has them and the kernel gains by them (`Kernel::wide_positions_pay`).
-        let mut modules: HashMap<(bool, bool), wgpu::ShaderModule> = HashMap::new();
-        let mut module_for = |resident: bool, kernel: Kernel| {
-            let wide = variant.wide_positions && kernel.wide_positions_pay();
-            modules
-                .entry((resident, wide))
-                .or_insert_with(|| {
-                    let v = Variant {
-                        resident,
-                        wide_positions: wide,
-                        ..variant
-                    };
-                    kernels_module(
-                        device,
-                        wgpu::ShaderModuleDescriptor {
-                            label: Some(match (resident, wide) {
-                                (false, false) => "strands",
-                                (false, true) => "strands (64-bit words)",
-                                (true, false) => "strands (resident positions)",
-                                (true, true) => "strands (resident positions, 64-bit words)",
-                            }),
-                            source: wgpu::ShaderSource::Wgsl(shader_variant(v)),
-                        },
-                    )
-                })
-                .clone()
-        };
         let world_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("world"),
             entries: &[
@@ -241,8 +232,7 @@ impl Pipelines {
             ],
         });
         let mut layouts = HashMap::new();
-        let mut pipelines = HashMap::new();
-        let mut buffer_fused = HashMap::new();
+        let mut kernels = HashMap::new();
         for kernel in Kernel::ALL.into_iter().filter(|k| k.supported(&limits)) {
             let name = kernel.entry_point();
             let entries: Vec<_> = kernel.bindings().iter().map(|&b| layout_entry(b)).collect();
@@ -255,60 +245,114 @@ impl Pipelines {
                 bind_group_layouts: &[Some(&world_layout), Some(&layout)],
                 immediate_size: 0,
             });
-            let build = |module: &wgpu::ShaderModule| {
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(name),
-                    layout: Some(&pipeline_layout),
-                    module,
-                    entry_point: Some(name),
-                    compilation_options: wgpu::PipelineCompilationOptions {
-                        constants: &constants,
-                        ..Default::default()
-                    },
-                    cache: None,
-                })
-            };
-            if kernel.is_resident() {
-                pipelines.insert(kernel, build(&module_for(true, kernel)));
-                buffer_fused.insert(kernel, build(&module_for(false, kernel)));
-            } else {
-                pipelines.insert(kernel, build(&module_for(false, kernel)));
-            }
+            kernels.insert(
+                kernel,
+                LazyKernel {
+                    layout: pipeline_layout,
+                    own: OnceLock::new(),
+                    from_buffer: OnceLock::new(),
+                },
+            );
             layouts.insert(kernel, layout);
         }
         Pipelines {
             world_layout,
             layouts,
-            pipelines,
-            buffer_fused,
+            kernels,
+            modules: Mutex::new(HashMap::new()),
+            device: device.clone(),
+            constants,
             interleave,
             kinds,
             variant,
         }
     }
 
-    /// The pipeline of `kernel` in `form`: the buffer module's build of a
-    /// packed fused kernel for `Form::FusedBuffer`, else the kernel's own.
+    /// The module the kernels are compiled from, with or without resident
+    /// positions (the packed fused kernels, shaders/resident.wgsl), and
+    /// with 64-bit words where the variant has them and the kernel gains by
+    /// them (`Kernel::wide_positions_pay`); each compiled once.
+    fn module(&self, resident: bool, kernel: Kernel) -> wgpu::ShaderModule {
+        let wide = self.variant.wide_positions && kernel.wide_positions_pay();
+        let mut modules = self
+            .modules
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        modules
+            .entry((resident, wide))
+            .or_insert_with(|| {
+                let v = Variant {
+                    resident,
+                    wide_positions: wide,
+                    ..self.variant
+                };
+                kernels_module(
+                    &self.device,
+                    wgpu::ShaderModuleDescriptor {
+                        label: Some(match (resident, wide) {
+                            (false, false) => "strands",
+                            (false, true) => "strands (64-bit words)",
+                            (true, false) => "strands (resident positions)",
+                            (true, true) => "strands (resident positions, 64-bit words)",
+                        }),
+                        source: wgpu::ShaderSource::Wgsl(shader_variant(v)),
+                    },
+                )
+            })
+            .clone()
+    }
+
+    /// The pipeline of `kernel` in `form`, compiled now if it was not yet:
+    /// the buffer module's build of a packed fused kernel for
+    /// `Form::FusedBuffer`, else the kernel's own.
     ///
     /// # Panics
     /// Where the device does not run `kernel` (`has`).
     pub fn pipeline(&self, kernel: Kernel, form: Form) -> &wgpu::ComputePipeline {
-        let map = if form == Form::FusedBuffer && kernel.is_resident() {
-            &self.buffer_fused
-        } else {
-            &self.pipelines
-        };
-        map.get(&kernel).unwrap_or_else(|| {
+        let lazy = self.kernels.get(&kernel).unwrap_or_else(|| {
             panic!(
                 "kernel `{}` was not built for this device (Kernel::supported)",
                 kernel.entry_point()
             )
+        });
+        let resident = kernel.is_resident() && form != Form::FusedBuffer;
+        let cell = if kernel.is_resident() && !resident {
+            &lazy.from_buffer
+        } else {
+            &lazy.own
+        };
+        cell.get_or_init(|| {
+            let name = kernel.entry_point();
+            self.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(name),
+                    layout: Some(&lazy.layout),
+                    module: &self.module(resident, kernel),
+                    entry_point: Some(name),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &self.constants,
+                        ..Default::default()
+                    },
+                    cache: None,
+                })
         })
     }
 
-    /// Whether `kernel` was built (`Kernel::supported` on this device).
+    /// Whether the pipeline of `kernel` in `form` (`pipeline`) has been
+    /// compiled.
+    pub fn is_compiled(&self, kernel: Kernel, form: Form) -> bool {
+        self.kernels.get(&kernel).is_some_and(|lazy| {
+            if kernel.is_resident() && form == Form::FusedBuffer {
+                lazy.from_buffer.get().is_some()
+            } else {
+                lazy.own.get().is_some()
+            }
+        })
+    }
+
+    /// Whether `kernel` runs on this device (`Kernel::supported`).
     pub fn has(&self, kernel: Kernel) -> bool {
-        self.pipelines.contains_key(&kernel)
+        self.kernels.contains_key(&kernel)
     }
 }
 
