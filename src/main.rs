@@ -130,10 +130,10 @@ struct BenchArgs {
     #[arg(long = "backend", value_enum, value_delimiter = ',')]
     backends: Vec<BackendKind>,
     /// GPU forms to time, each a row (walked, walked-fused, packed, fused,
-    /// fused-buffer: how the per-rod stages run, README "On the GPU"); default: the
-    /// adapter's own (walked-fused on a CPU adapter, fused on a GPU whose
-    /// limits allow it, else packed). Asks for the GPU, even a software
-    /// adapter; refused with --backend cpu.
+    /// fused-buffer: how the per-rod stages run, README "On the GPU"); default:
+    /// walked-fused where the device's limits allow it, else walked (the
+    /// fastest on lavapipe and on an H200, docs/BENCHMARKS.md). Asks for the
+    /// GPU, even a software adapter; refused with --backend cpu.
     #[arg(long = "gpu-form", value_delimiter = ',', value_name = "FORM")]
     gpu_forms: Vec<strands::gpu::Form>,
     /// GPU bending-stencil precisions to time, each a row with each form

@@ -339,8 +339,8 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
     assert!(fast < 0.5, "GPU fast projection kept {fast:.3} E₀");
 }
 
-/// The kernels in the forms the adapter does not run by default (on a CPU
-/// adapter the default is the fused walk, on a GPU the fused packed form):
+/// The kernels in the forms the adapter does not run by default (the fused
+/// walk where the device's limits allow it, `GpuSimulator::default_form`):
 /// the walked stages as separate dispatches, the packed twist solve, frames,
 /// forces, projection and the parallel contact stages, as separate
 /// dispatches and as one `substep` dispatch, over the twisting rod (angles

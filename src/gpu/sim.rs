@@ -612,23 +612,20 @@ impl GpuSimulator {
         self.form
     }
 
-    /// The form a simulator on `ctx` starts in: walked on adapters that are
-    /// CPUs (lavapipe), where barriers and the packed stages' extra work
-    /// cost more than the walk (docs/BENCHMARKS.md), packed on GPUs; fused
-    /// (`Form::WalkedFused`, `Form::Fused`) where the device's limits allow
-    /// it (`layout::walked_fused_supported`, `layout::fused_supported`).
+    /// The form a simulator on `ctx` starts in: the walked stages fused
+    /// into one dispatch a substep (`Form::WalkedFused`) where the device's
+    /// limits allow it (`layout::walked_fused_supported`), else the walked
+    /// stages apart (`Form::Walked`). Fastest of the five on lavapipe and
+    /// on an H200, for 32-vertex hair and grass at 1 M vertices (1.48
+    /// ms/substep against 2.04 walked, 2.80 packed, 3.21 fused-buffer and
+    /// 5.37 fused on the H200: docs/BENCHMARKS.md, twenty-second session);
+    /// not measured for long strands, where the packed forms spread a
+    /// strand over a workgroup (`set_form`).
     pub fn default_form(ctx: &GpuContext) -> Form {
-        let limits = ctx.device.limits();
-        if ctx.info.device_type == wgpu::DeviceType::Cpu {
-            if super::layout::walked_fused_supported(&limits) {
-                Form::WalkedFused
-            } else {
-                Form::Walked
-            }
-        } else if super::layout::fused_supported(&limits) {
-            Form::Fused
+        if super::layout::walked_fused_supported(&ctx.device.limits()) {
+            Form::WalkedFused
         } else {
-            Form::Packed
+            Form::Walked
         }
     }
 
