@@ -14,6 +14,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
+use rand::RngExt;
 use strands::gpu::{Form, GpuSimulator};
 use strands::scene::Scene;
 
@@ -76,10 +77,34 @@ groups = ["hair"]
 resolution = 16
 "#;
 
+/// The substeps per frame of the scene with `set` (`sim.substeps`).
+fn substeps_of(set: &[&str]) -> u32 {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    Scene::parse(SCENE, Path::new("fused.toml"), &set)
+        .unwrap()
+        .params
+        .substeps
+}
+
 /// Largest position (m) and twist-angle (rad) differences between the
 /// `staged` and `fused` forms after `frames` frames of the scene with
 /// `set`, and the least of how far the hair and the long strand moved.
 fn staged_against_fused(staged: Form, fused: Form, set: &[&str], frames: usize) -> (f64, f64, f64) {
+    let (dx, dtheta, travel, _) = staged_against_fused_with(staged, fused, set, frames, 0.0);
+    (dx, dtheta, travel)
+}
+
+/// `staged_against_fused`, and (where `ulps` > 0) how far `staged` moves
+/// from its own path when each start position coordinate is moved by
+/// `ulps` of itself (f32 units in the last place, alternate signs at
+/// random): what the scene's dynamics make of a rounding difference.
+fn staged_against_fused_with(
+    staged: Form,
+    fused: Form,
+    set: &[&str],
+    frames: usize,
+    ulps: f64,
+) -> (f64, f64, f64, f64) {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, Path::new("fused.toml"), &set).unwrap();
     let (rods, state) = scene.build();
@@ -104,7 +129,7 @@ fn staged_against_fused(staged: Form, fused: Form, set: &[&str], frames: usize) 
         *v += unit(&mut r) * 0.2;
     }
     let ctx = gpu();
-    let run = |form: Form| {
+    let run = |form: Form, state: &strands::rods::State| {
         let mut g = GpuSimulator::new(&ctx, rods.clone(), state.clone(), scene.params).unwrap();
         g.set_form(form)
             .expect("the test adapter runs the fused form");
@@ -114,38 +139,71 @@ fn staged_against_fused(staged: Form, fused: Form, set: &[&str], frames: usize) 
         }
         (start, g.read_state())
     };
-    let (start, staged) = run(staged);
-    let (_, fused) = run(fused);
+    let (start, staged_end) = run(staged, &state);
+    let (_, fused_end) = run(fused, &state);
+    let amplified = if ulps > 0.0 {
+        let mut moved = state.clone();
+        for p in moved.pos.iter_mut() {
+            for c in 0..3 {
+                let ulp = (p[c] as f32).abs().max(f32::MIN_POSITIVE) as f64 * f32::EPSILON as f64;
+                p[c] += if r.random_bool(0.5) { ulps } else { -ulps } * ulp;
+            }
+        }
+        max_diff(&run(staged, &moved).1.pos, &staged_end.pos)
+    } else {
+        0.0
+    };
     // The least of how far the hair and the long strand moved.
-    let long = hair..staged.pos.len();
-    let travel = max_diff(&staged.pos[..hair], &start.pos[..hair])
-        .min(max_diff(&staged.pos[long.clone()], &start.pos[long]));
+    let long = hair..staged_end.pos.len();
+    let travel = max_diff(&staged_end.pos[..hair], &start.pos[..hair])
+        .min(max_diff(&staged_end.pos[long.clone()], &start.pos[long]));
     (
-        max_diff(&staged.pos, &fused.pos),
-        max_abs_diff(&staged.theta, &fused.theta),
+        max_diff(&staged_end.pos, &fused_end.pos),
+        max_abs_diff(&staged_end.theta, &fused_end.theta),
         travel,
+        amplified,
     )
 }
 
 /// Same stages, same order, same f32 arithmetic: the two forms differ only
 /// where the shader compiler contracts or orders the inlined code
 /// differently, a few ulps of a position (ε|x| ≈ 3e-8 m at 0.35 m from the
-/// origin) a substep, grown by the dynamics over 3 frames (24 substeps):
-/// bound 1e-6 m, the one-frame GPU–CPU parity bound, and 1e-5 rad.
+/// origin) a substep, grown by the dynamics over 3 frames (24 substeps).
+///
+/// On a CPU adapter (lavapipe: 5.8e-8 m measured): bound 1e-6 m, the
+/// one-frame GPU–CPU parity bound. A GPU's compiler contracts into fused
+/// multiply-adds wherever it likes, differently in the two forms' inlined
+/// code (an H200 measured 2.95e-6 m over 3 frames, twenty-second
+/// session), and the chaotic hair grows each such difference: a 4-ulp
+/// move of the start positions grows to 9.7e-6 m in 3 frames, 80 times.
+/// There the forms run one frame, and the bound is derived from the
+/// scene: at most `APPROX_ULPS` (4) ulps of difference a substep, each
+/// grown by the dynamics at most as a difference present from the start
+/// is, so at most (substeps) × (how far the staged form's path moves in
+/// that frame when its start positions move by 4 ulps), measured here in
+/// the same run; and never below 1e-6 m. A real fault (a stage skipped, a
+/// lost store, a barrier missing) moves vertices by contact's or the
+/// projection's corrections, ~1e-4 m and more. Twist: 1e-5 rad.
 fn assert_agree(set: &[&str]) {
+    let ulps = common::function_ulps(&gpu());
+    let frames = if ulps > 0.0 { 1 } else { 3 };
     for (staged, fused) in [
         (Form::Packed, Form::Fused),
         (Form::Packed, Form::FusedBuffer),
         (Form::Walked, Form::WalkedFused),
     ] {
-        let (dx, dtheta, travel) = staged_against_fused(staged, fused, set, 3);
+        let (dx, dtheta, travel, amplified) =
+            staged_against_fused_with(staged, fused, set, frames, ulps);
+        let substeps = frames as u32 * substeps_of(set);
+        let bound = (substeps as f64 * amplified).max(1e-6);
         eprintln!(
-            "{set:?}: {staged:?} − {fused:?} {dx:.3e} m, {dtheta:.3e} rad; travel {travel:.3e} m"
+            "{set:?}: {staged:?} − {fused:?} {dx:.3e} m, {dtheta:.3e} rad; travel {travel:.3e} m; \
+             {ulps} ulps at the start move {staged:?} {amplified:.3e} m; bound {bound:.3e} m"
         );
         assert!(travel > 1e-3, "a strand did not move: {travel:.3e} m");
         assert!(
-            dx <= 1e-6,
-            "{set:?}, {fused:?}: positions differ by {dx:.3e} m"
+            dx <= bound,
+            "{set:?}, {fused:?}: positions differ by {dx:.3e} m (bound {bound:.3e} m)"
         );
         assert!(
             dtheta <= 1e-5,
