@@ -37,6 +37,14 @@
 #   STRANDS_MEASURE_TEST_TIMEOUT  seconds each test binary may run (and
 #                              kernel-times) before it is stopped and its
 #                              step counted failed (default: no limit)
+#   STRANDS_MEASURE_TEST_JOBS  test binaries to run at once (default 1)
+#   STRANDS_MEASURE_DEADLINE   seconds from the start by which every step
+#                              must end: each runs under `timeout` with the
+#                              time left, and a step with none left is
+#                              skipped and counted failed (default: none)
+#   STRANDS_MEASURE_PACK       a .tar.gz file to pack everything under $OUT
+#                              into when the script ends, however it ends
+#                              (for a tool that returns few files)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-times bench-gpu bench-cpu bench-forms
 #                              bench-stencil bench-layouts (default: all).
@@ -172,14 +180,35 @@ fi
 OUT=${OUT:-./gpu-measure-out}
 mkdir -p "$OUT"
 : >"$OUT/summary.txt"
+if [ -n "${STRANDS_MEASURE_PACK:-}" ]; then
+    pack=$(realpath -m "$STRANDS_MEASURE_PACK")
+    trap 'tar czf "$pack" -C "$OUT" . && echo "== packed $OUT into $pack"' EXIT
+fi
 failed=()
 say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+# Seconds left before STRANDS_MEASURE_DEADLINE (empty without one).
+started=$SECONDS
+time_left() {
+    [ -z "${STRANDS_MEASURE_DEADLINE:-}" ] || echo $((STRANDS_MEASURE_DEADLINE - (SECONDS - started)))
+}
 # Run a step, its output to $OUT/$1.log (and the terminal); note failures.
+# Under a deadline a program runs under `timeout` with the time left (a
+# test binary through `run_test`), and a step with none left is skipped.
 step() {
     local name=$1
     shift
+    local left limit=()
+    left=$(time_left)
+    if [ -n "$left" ]; then
+        if [ "$left" -le 5 ]; then
+            failed+=("$name")
+            say "$name: skipped, $((SECONDS - started)) s of STRANDS_MEASURE_DEADLINE=${STRANDS_MEASURE_DEADLINE} gone"
+            return 1
+        fi
+        declare -F "$1" >/dev/null || limit=(timeout --kill-after=5 "$left")
+    fi
     say "$name: $*"
-    "$@" 2>&1 | tee "$OUT/$name.log"
+    "${limit[@]}" "$@" 2>&1 | tee "$OUT/$name.log"
     local rc=${PIPESTATUS[0]}
     if [ "$rc" -ne 0 ]; then
         failed+=("$name")
@@ -315,13 +344,19 @@ strands=./target/release/strands
 
 # Test binary $1 with the arguments after it, through cargo or the bundle.
 # With STRANDS_MEASURE_TEST_TIMEOUT, stopped after that many seconds (exit
-# 124, a failed step), so that one slow binary leaves time for the rest.
+# 124, a failed step), so that one slow binary leaves time for the rest;
+# under a deadline, at it at the latest.
 run_test() {
     local name=$1
     shift
-    local limit=()
-    if [ -n "${STRANDS_MEASURE_TEST_TIMEOUT:-}" ]; then
-        limit=(timeout --kill-after=5 "$STRANDS_MEASURE_TEST_TIMEOUT")
+    local limit=() cap left
+    cap=${STRANDS_MEASURE_TEST_TIMEOUT:-}
+    left=$(time_left)
+    if [ -n "$left" ] && { [ -z "$cap" ] || [ "$left" -lt "$cap" ]; }; then
+        cap=$left
+    fi
+    if [ -n "$cap" ]; then
+        limit=(timeout --kill-after=5 "$cap")
     fi
     if [ "$runner" = cargo ]; then
         "${limit[@]}" cargo test --release --locked $offline --test "$name" -- "$@"
@@ -347,10 +382,33 @@ if [ -n "${STRANDS_MEASURE_TESTS:-}" ]; then
 else
     read -ra tests <<<"$(gpu_tests | xargs)"
 fi
-wanted tests && for t in "${tests[@]}"; do
-    [ "$t" = none ] && continue
-    step "test-$t" run_test "$t"
-done
+# With STRANDS_MEASURE_TEST_JOBS=N, N binaries at a time, each with two
+# test threads (on a lent H200 most of a binary's time was the driver
+# compiling and the CPU reference, not the GPU), their summary lines
+# written as they end.
+jobs=${STRANDS_MEASURE_TEST_JOBS:-1}
+if wanted tests && [ "$jobs" -gt 1 ]; then
+    for t in "${tests[@]}"; do
+        [ "$t" = none ] && continue
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+        (
+            failed=()
+            step "test-$t" run_test "$t" --test-threads 2 >/dev/null
+            [ ${#failed[@]} -eq 0 ] || echo "${failed[*]}" >"$OUT/test-$t.failed"
+        ) &
+    done
+    wait
+    grep '^== test-' "$OUT/summary.txt"
+    for t in "${tests[@]}"; do
+        [ -s "$OUT/test-$t.failed" ] && failed+=("test-$t")
+        rm -f "$OUT/test-$t.failed"
+    done
+elif wanted tests; then
+    for t in "${tests[@]}"; do
+        [ "$t" = none ] && continue
+        step "test-$t" run_test "$t"
+    done
+fi
 
 # Each kernel alone, packed against walked, and every dispatch of a substep,
 # at 1 M vertices (32000 hair strands × 32; 1000 when quick): where a
