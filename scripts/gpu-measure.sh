@@ -43,8 +43,9 @@
 #                              time left, and a step with none left is
 #                              skipped and counted failed (default: none)
 #   STRANDS_MEASURE_PACK       a .tar.gz file to pack everything under $OUT
-#                              into when the script ends, however it ends
-#                              (for a tool that returns few files)
+#                              into when the script ends (also on an error
+#                              or SIGTERM; not when killed with SIGKILL),
+#                              for a tool that returns few files
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-times bench-gpu bench-cpu bench-forms
 #                              bench-stencil bench-layouts (default: all).

@@ -99,7 +99,7 @@ fn interleaved_rods_give_the_consecutive_layouts_bits() {
         let interleaved = ctx.with_interleaved_vertices();
         let consecutive = ctx.with_consecutive_vertices();
         // Every form with the fast projection, with the grid and without;
-        // SHAKE (its start positions) in the default form of a CPU adapter;
+        // SHAKE (its start positions) in the default form, walked-fused;
         // Jacobi (its second position buffer; it runs staged in any form)
         // walked.
         let fast = "sim.projection.method=\"fast\"";

@@ -538,7 +538,8 @@ impl GpuContext {
     }
 
     /// The simulator's kernels for this device, for every collider kind and
-    /// consecutive per-vertex buffers: compiled on the first call, then
+    /// consecutive per-vertex buffers: made on the first call (each
+    /// kernel's pipeline compiled when first run, `Pipelines::pipeline`), then
     /// shared by every simulator on this context and its clones that uses
     /// them (a simulator takes the kernels for its own colliders and vertex
     /// layout: `pipelines_for`).
@@ -552,8 +553,9 @@ impl GpuContext {
     /// The kernels with contact code for the collider `kinds` only
     /// (`pipelines::ColliderKinds`; with their table only where this context
     /// reads colliders into one, `collider_tables`) and per-vertex buffers
-    /// in `layout`, compiled on the first call for those kinds and that
-    /// interleaved length, then shared like `pipelines`.
+    /// in `layout`, made on the first call for those kinds and that
+    /// interleaved length (each pipeline compiled when first run), then
+    /// shared like `pipelines`.
     pub fn pipelines_for(
         &self,
         kinds: pipelines::ColliderKinds,

@@ -78,13 +78,18 @@ impl ColliderKinds {
 }
 
 /// The shader module's kernels for one device: their layouts made at once,
-/// each pipeline compiled on first use (`Pipelines::pipeline`), in a
-/// simulator's first step in a form (or a frame that needs a kernel its
-/// earlier frames did not, after `set_params` or `set_form`). Compiling
-/// all of them up front, kernels of forms it never runs among them, held a
-/// one-strand bench 27 s on lavapipe with a cold shader cache, and 58 s
-/// on an H200 (NVIDIA 580.159.04, cold driver cache, other processes
-/// compiling beside it): docs/BENCHMARKS.md, twenty-second session.
+/// each pipeline compiled on first use (`Pipelines::pipeline`): in a
+/// simulator's first step in a form, or a frame that needs a kernel its
+/// earlier frames did not (after `set_params` or `set_form`), unless
+/// `GpuSimulator::compile_kernels` asked first. Compiling all of them up
+/// front, kernels of forms it never runs among them, held a one-strand
+/// bench 26.9 s on lavapipe with Mesa's shader cache off (16.2 s
+/// compiling as needed). On an H200 (NVIDIA 580.159.04) a one-strand
+/// bench that compiled them all took 58 s, 37 s of it CPU time, with a
+/// cold driver cache and other processes compiling beside it; most of it
+/// presumably the driver's compiler (naga's share on lavapipe is under
+/// 1 % by perf), not measured apart: docs/BENCHMARKS.md, twenty-second
+/// session.
 pub struct Pipelines {
     /// Group 0 of every kernel: the step values (dynamic offset), rods, rest
     /// data and anchor poses.

@@ -671,6 +671,18 @@ impl GpuSimulator {
         Ok(())
     }
 
+    /// Compile now the kernels the substeps run in the current form and
+    /// settings (`substep_schedule`), where not yet compiled. Otherwise
+    /// each kernel is compiled when a step first runs it (`Pipelines`),
+    /// which a driver may take seconds over for the big fused kernels: an
+    /// application calls this at load, and after `set_form` or
+    /// `set_params`, to keep that out of its frames.
+    pub fn compile_kernels(&self) {
+        for d in substep_schedule(&self.rods, &self.params, self.form) {
+            self.pipelines.pipeline(d.kernel, self.form);
+        }
+    }
+
     /// Encode substep `k` (its step values already written): the
     /// dispatches of `schedule::substep_schedule`, in the order of
     /// `cpu::substep`.
