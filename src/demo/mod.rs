@@ -205,6 +205,8 @@ impl World {
             |(lo, hi), p| (lo.min(*p), hi.max(*p)),
         );
         let sim = GpuSimulator::new(ctx, rods, state, s.scene.params)?;
+        // The driver's compile here, before the window's first frames.
+        sim.compile_kernels();
         let head = find_head(&s.scene);
         let control = head.map(|(anchor, _, _)| Control {
             anchor,
