@@ -256,6 +256,13 @@ pub struct Measurement {
     pub twist_iterations: u32,
     /// GPU buffers allocated for this simulation (bytes).
     pub gpu_bytes: Option<u64>,
+    /// GPU only: seconds spent compiling the kernels of the row's form
+    /// before its first frame (`GpuSimulator::compile_kernels`; near 0
+    /// where an earlier row on the same device compiled them, or the
+    /// driver's shader cache had them). A driver that compiles at a
+    /// kernel's first dispatch instead (lavapipe) leaves most of it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_compile_s: Option<f64>,
     /// Host memory of the rods' rest data and state (bytes).
     pub host_bytes: u64,
     /// Peak resident memory of the process during this measurement (bytes;
@@ -534,6 +541,7 @@ fn measure_with(
         projection_iterations: 0,
         twist_iterations: 0,
         gpu_bytes: None,
+        gpu_compile_s: None,
         host_bytes: host_bytes(&rods),
         peak_rss_bytes: None,
         ms_per_step_without_contact: None,
@@ -597,6 +605,9 @@ fn measure_with(
             m.gpu_form = Some(sim.running_form().name().into());
             m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
+            let compile = Instant::now();
+            sim.compile_kernels();
+            m.gpu_compile_s = Some(compile.elapsed().as_secs_f64());
             sim.wait();
             let Ok((t, w)) = timed_frames::<std::convert::Infallible>(settings, tick, || {
                 let start = Instant::now();
@@ -791,6 +802,23 @@ pub fn profiles(results: &[Measurement]) -> String {
             m.label(),
             m.strands,
             kernels.join(", ")
+        );
+    }
+    out
+}
+
+/// Under the table: for each GPU row, how long its kernels took to compile
+/// before its first frame; empty when no row has it.
+pub fn compile_times(results: &[Measurement]) -> String {
+    let mut out = String::new();
+    for m in results {
+        let Some(s) = m.gpu_compile_s else { continue };
+        out += &format!(
+            "compile {} {} {} strands: {s:.3} s for the form's kernels before the first frame \
+             (~0 where an earlier row or the driver's cache had them)\n",
+            m.workload,
+            m.label(),
+            m.strands,
         );
     }
     out

@@ -930,6 +930,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     }
     print!("{}", bench::traffic_by_buffer(&report.results));
     print!("{}", bench::profiles(&report.results));
+    print!("{}", bench::compile_times(&report.results));
     if let Some(old) = &old {
         println!();
         print!("{}", bench::compare(old, &report));

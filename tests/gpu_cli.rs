@@ -252,7 +252,14 @@ fn bench_times_each_gpu_form_asked_for() {
     for r in rows {
         assert!(r["error"].is_null(), "{r}");
         assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
+        // Each row says how long its form's kernels took to compile.
+        let compile = r["gpu_compile_s"].as_f64();
+        assert!(compile.is_some_and(|s| s >= 0.0), "{r}");
     }
+    assert!(
+        stdout.contains("compile hair gpu:walked 16 strands: "),
+        "{stdout}"
+    );
     // Forms name GPU rows: with the CPU backend alone they are refused.
     assert_bench_refuses_with_cpu_backend("--gpu-form", "walked");
     // A fused form with the Jacobi projection runs its staged twin, and
