@@ -130,6 +130,19 @@ struct LazyKernel {
     from_buffer: OnceLock<wgpu::ComputePipeline>,
 }
 
+impl LazyKernel {
+    /// Where `kernel`'s pipeline for `form` is kept, and whether it is
+    /// built from the resident-positions module: the buffer module's build
+    /// of a packed fused kernel for `Form::FusedBuffer`, else its own.
+    fn cell(&self, kernel: Kernel, form: Form) -> (&OnceLock<wgpu::ComputePipeline>, bool) {
+        if kernel.is_resident() && form == Form::FusedBuffer {
+            (&self.from_buffer, false)
+        } else {
+            (&self.own, kernel.is_resident())
+        }
+    }
+}
+
 /// A compute-visible storage buffer entry.
 fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
@@ -320,12 +333,7 @@ impl Pipelines {
                 kernel.entry_point()
             )
         });
-        let resident = kernel.is_resident() && form != Form::FusedBuffer;
-        let cell = if kernel.is_resident() && !resident {
-            &lazy.from_buffer
-        } else {
-            &lazy.own
-        };
+        let (cell, resident) = lazy.cell(kernel, form);
         cell.get_or_init(|| {
             let name = kernel.entry_point();
             self.device
@@ -346,13 +354,9 @@ impl Pipelines {
     /// Whether the pipeline of `kernel` in `form` (`pipeline`) has been
     /// compiled.
     pub fn is_compiled(&self, kernel: Kernel, form: Form) -> bool {
-        self.kernels.get(&kernel).is_some_and(|lazy| {
-            if kernel.is_resident() && form == Form::FusedBuffer {
-                lazy.from_buffer.get().is_some()
-            } else {
-                lazy.own.get().is_some()
-            }
-        })
+        self.kernels
+            .get(&kernel)
+            .is_some_and(|lazy| lazy.cell(kernel, form).0.get().is_some())
     }
 
     /// Whether `kernel` runs on this device (`Kernel::supported`).
