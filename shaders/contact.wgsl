@@ -874,20 +874,20 @@ fn contact_pack(w: u32, lid: u32) {
     let v0 = rods[rods_of.x].vertex_offset;
     let last = rods_of.y - 1u;
     let n = rods[last].vertex_offset + rods[last].vertex_count - v0;
-    for (var i = lid; i < n; i += WORKGROUP) {
+    for (var i = lid; i < n; i += PACK_WORKGROUP) {
         let r = rest[vertex_slot(v0 + i)].rod;
         contact_at(v0 + i, rods[r].origin.xyz, rods[r].radius);
     }
     for (var parity = 0u; parity < 2u; parity++) {
         storageBarrier();
         workgroupBarrier();
-        for (var i = lid; i < n; i += WORKGROUP) {
+        for (var i = lid; i < n; i += PACK_WORKGROUP) {
             contact_edge_of(v0 + i, parity);
         }
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(PACK_WORKGROUP)
 fn contact_packed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     stage_phase = params.phase;
     let w = pack_index(wid, groups);

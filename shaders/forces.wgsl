@@ -6,7 +6,7 @@
 // * `forces`: one workgroup per pack of consecutive rods (src/gpu/pack.rs,
 //   as shaders/project_pack.wgsl), every stage parallel over the pack's
 //   rows (row i: vertex v0 + i and the edge starting there; invocation lid
-//   holds rows lid + 64q): the stages of `elastic_forces_stencils`, with
+//   holds rows lid + PACK_WORKGROUP·q): the stages of `elastic_forces_stencils`, with
 //   the holonomy sums by the doubling scan of `suffix_sums`. A rod longer
 //   than a pack is walked by one invocation.
 
@@ -241,7 +241,7 @@ fn forces_pack(w: u32, lid: u32) {
     var kbs: array<vec3<real>, ROWS_PER_INVOCATION>;
     var lens: array<vec2<real>, ROWS_PER_INVOCATION>;
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let r = rest[vertex_slot(v)].rod;
@@ -264,7 +264,7 @@ fn forces_pack(w: u32, lid: u32) {
     // (b) Cⱼ per edge, as `twist_gradient` sums it (vertex j's part, then
     // vertex j+1's); at a clamped last edge −∂E_twist/∂θⁿ instead.
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let r = rest[vertex_slot(v)].rod;
@@ -293,7 +293,7 @@ fn forces_pack(w: u32, lid: u32) {
     for (var s = 1u; s < most; s *= 2u) {
         var sums: array<f32, ROWS_PER_INVOCATION>;
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 let r = rest[vertex_slot(v)].rod;
@@ -306,7 +306,7 @@ fn forces_pack(w: u32, lid: u32) {
         }
         workgroupBarrier();
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 forces_holonomy[i] = sums[q];
             }
@@ -318,7 +318,7 @@ fn forces_pack(w: u32, lid: u32) {
     var own: array<vec3<real>, ROWS_PER_INVOCATION>;
     var on_next: array<vec3<real>, ROWS_PER_INVOCATION>;
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let r = rest[vertex_slot(v)].rod;
@@ -343,7 +343,7 @@ fn forces_pack(w: u32, lid: u32) {
     // on the next.
     var f: array<vec3<real>, ROWS_PER_INVOCATION>;
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         f[q] = vec3<real>(0.0);
         if (i < n) {
             let v = v0 + i;
@@ -357,14 +357,14 @@ fn forces_pack(w: u32, lid: u32) {
     }
     workgroupBarrier();
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             pack_rows_split(i, on_next[q]);
         }
     }
     workgroupBarrier();
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let r = rest[vertex_slot(v)].rod;
@@ -389,7 +389,7 @@ fn pack_rows_joined(i: u32) -> vec3<real> {
     return vec3<real>(pack_rows_a[i].xyz) + vec3<real>(pack_rows_b[i].xyz);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(PACK_WORKGROUP)
 fn forces(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     let w = pack_index(wid, groups);
     if (w >= params.rod_count || rods[w].pack_end == 0u) {

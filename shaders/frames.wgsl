@@ -117,7 +117,7 @@ fn frames_pack(w: u32, lid: u32) {
     }
     // (a) Tangents; the first edge's u⁰ carried in time to its new tangent.
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let r = rest[vertex_slot(v)].rod;
@@ -136,7 +136,7 @@ fn frames_pack(w: u32, lid: u32) {
     workgroupBarrier();
     // (b) Each edge's transport from the one before.
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let r = rest[vertex_slot(v)].rod;
@@ -156,7 +156,7 @@ fn frames_pack(w: u32, lid: u32) {
     for (var s = 1u; s < most; s *= 2u) {
         var products: array<vec4<f32>, ROWS_PER_INVOCATION>;
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 let j = v - rods[rest[vertex_slot(v)].rod].vertex_offset;
@@ -168,7 +168,7 @@ fn frames_pack(w: u32, lid: u32) {
         }
         workgroupBarrier();
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 pack_rows_b[i] = products[q];
             }
@@ -178,7 +178,7 @@ fn frames_pack(w: u32, lid: u32) {
     // (d) uʲ = Qⱼ u⁰, re-orthonormalised against tʲ, each frame written
     // once; the row of a clamped end edge sets its twist from the anchor.
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let r = rest[vertex_slot(v)].rod;
@@ -204,7 +204,7 @@ fn frames_pack(w: u32, lid: u32) {
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(PACK_WORKGROUP)
 fn frames(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     let w = pack_index(wid, groups);
     if (w >= params.rod_count || rods[w].pack_end == 0u) {

@@ -6,7 +6,7 @@
 // the vertex that ends each rod, for an edge that cannot move, and for every
 // edge of a rod that has converged, so the rods of a pack never couple and
 // each rod takes exactly the iterations it would alone. Invocation `lid`
-// holds rows lid, lid + 64, lid + 128, lid + 192 (coalesced loads).
+// holds rows lid + PACK_WORKGROUP·q, q < ROWS_PER_INVOCATION (coalesced loads).
 //
 // Per Newton iteration: (1) which rods still have strain above the allowance
 // (per-rod atomics in workgroup memory; the loop ends when no rod of the pack
@@ -17,9 +17,15 @@
 // (PACK_ROWS vertices) is a pack of its own and one invocation runs the
 // serial `newton_projection` on it.
 
-const PACK_ROWS: u32 = 256u;         // vertices of a pack at most (src/gpu/pack.rs)
-const ROWS_PER_INVOCATION: u32 = 4u; // PACK_ROWS / WORKGROUP
+// The pack's shape (src/gpu/pack.rs `PackShape`; this block is the
+// default, 256 rows on 64 invocations, and `layout::shader_variant` puts
+// another shape's in its place).
+// BEGIN pack shape
+const PACK_ROWS: u32 = 256u;         // vertices of a pack at most
+const PACK_WORKGROUP: u32 = 64u;     // invocations of a per-pack workgroup
+const ROWS_PER_INVOCATION: u32 = 4u; // PACK_ROWS / PACK_WORKGROUP
 const PACK_RODS: u32 = 128u;         // rods of a pack at most (2 vertices each at least)
+// END pack shape
 // A row whose reduced diagonal falls below this fraction of its own is
 // singular (src/cpu/project.rs `PCR_SINGULAR`): for the symmetric positive
 // definite systems of the projection the reduced diagonal is 1/(A⁻¹)ᵢᵢ,
@@ -57,7 +63,7 @@ fn pack_rods(w: u32) -> vec2<u32> {
 // the rods still iterating (`all`: of every rod).
 fn measure_strain(lid: u32, v0: u32, n: u32, first: u32, tolerance: f32, exact: f32, exact_ulps: f32, all: bool) {
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let k = rest[vertex_slot(v)].rod - first;
@@ -87,7 +93,7 @@ fn pcr_solve(lid: u32, n: u32) {
         var upper: array<f32, ROWS_PER_INVOCATION>;
         var rhs: array<f32, ROWS_PER_INVOCATION>;
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 var b = pcr_diag[i];
                 var d = pcr_rhs[i];
@@ -113,7 +119,7 @@ fn pcr_solve(lid: u32, n: u32) {
         }
         workgroupBarrier();
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 pcr_lower[i] = lower[q];
                 pcr_diag[i] = diag[q];
@@ -124,7 +130,7 @@ fn pcr_solve(lid: u32, n: u32) {
         workgroupBarrier();
     }
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             pcr_rhs[i] = pcr_rhs[i] / pcr_diag[i];
         }
@@ -150,7 +156,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         return;
     }
     let tolerance = max(params.fast_tolerance, FAST_TOLERANCE_F32);
-    for (var k = lid; k < nr; k += WORKGROUP) {
+    for (var k = lid; k < nr; k += PACK_WORKGROUP) {
         rod_active[k] = 1u;
         // SHAKE's extra Newton step past the f32 allowance (`newton_projection`).
         rod_polish[k] = select(0u, 1u, shake);
@@ -159,7 +165,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
     }
     if (shake) {
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n && rest[vertex_slot(v0 + i)].rest_len > 0.0) {
                 let v = v0 + i;
                 scratch[vertex_slot(v)].kb = vec4<f32>(displacement(pos_start[vertex_slot(v)], pos_start[vertex_slot(v + 1u)]), 0.0);
@@ -170,7 +176,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
     workgroupBarrier();
     for (var it = 0u; it <= params.fast_max_iterations; it++) {
         // (1) Rods with work left.
-        for (var k = lid; k < nr; k += WORKGROUP) {
+        for (var k = lid; k < nr; k += PACK_WORKGROUP) {
             atomicStore(&rod_over[k], 0u);
             atomicStore(&rod_over_exact[k], 0u);
         }
@@ -180,7 +186,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         workgroupBarrier();
         measure_strain(lid, v0, n, first, tolerance, tolerance, 0.0, false);
         workgroupBarrier();
-        for (var k = lid; k < nr; k += WORKGROUP) {
+        for (var k = lid; k < nr; k += PACK_WORKGROUP) {
             if (rod_active[k] == 1u) {
                 if (rod_iterations[k] >= params.fast_max_iterations) {
                     rod_active[k] = 0u;
@@ -206,7 +212,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         // (2) This iteration's edge vectors, saved before any vertex moves.
         if (!shake) {
             for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-                let i = lid + q * WORKGROUP;
+                let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
                     if (rest[vertex_slot(v)].rest_len > 0.0 && rod_active[rest[vertex_slot(v)].rod - first] == 1u) {
@@ -220,7 +226,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         // (3) Diagonal and constraint value Cⱼ = |eʲ|² − |ēʲ|² of each row
         // (`newton_projection`).
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 var flag = 0u;
@@ -248,7 +254,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         // −4 eⁱ·W(i+1) dⁱ⁺¹, A[i][i−1] = −4 eⁱ·W(i) dⁱ⁻¹ (SHAKE) or, symmetric,
         // −4 eⁱ⁻¹·W(i) dⁱ (fast, as the serial form computes it).
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 var lower = 0.0;
@@ -274,7 +280,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         // (5)
         pcr_solve(lid, n);
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n && row_edge[i] == 1u && !(pcr_diag[i] > PCR_SINGULAR * row_diag[i])) {
                 atomicStore(&rod_singular[rest[vertex_slot(v0 + i)].rod - first], 1u);
             }
@@ -283,7 +289,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         // (6) Each vertex moves by its edges' multipliers, unless its rod's
         // system was singular (the serial form stops before moving).
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 let k = rest[vertex_slot(v)].rod - first;
@@ -300,7 +306,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
             }
         }
         workgroupBarrier();
-        for (var k = lid; k < nr; k += WORKGROUP) {
+        for (var k = lid; k < nr; k += PACK_WORKGROUP) {
             if (rod_active[k] == 1u) {
                 if (atomicLoad(&rod_singular[k]) != 0u) {
                     rod_active[k] = 0u;
@@ -315,14 +321,14 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
     // Iterations, and a failed projection (`newton_projection`): only the
     // plain projection (phase 0) can fail the run.
     let fail = max(tolerance, PROJECTION_FAIL_STRAIN);
-    for (var k = lid; k < nr; k += WORKGROUP) {
+    for (var k = lid; k < nr; k += PACK_WORKGROUP) {
         atomicStore(&rod_over[k], 0u);
         atomicStore(&rod_over_exact[k], 0u);
     }
     workgroupBarrier();
     measure_strain(lid, v0, n, first, tolerance, fail, 4.0, true);
     workgroupBarrier();
-    for (var k = lid; k < nr; k += WORKGROUP) {
+    for (var k = lid; k < nr; k += PACK_WORKGROUP) {
         atomicMax(&stats[1], rod_iterations[k]);
         let over = atomicLoad(&rod_over_exact[k]);
         if (stage_phase == 0u && atomicLoad(&rod_over[k]) != 0u && over != 0u) {
@@ -347,7 +353,7 @@ fn pack_index(wid: vec3<u32>, groups: vec3<u32>) -> u32 {
     return wid.x + wid.y * groups.x;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(PACK_WORKGROUP)
 fn project_fast(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     stage_phase = params.phase;
     let w = pack_index(wid, groups);
@@ -357,7 +363,7 @@ fn project_fast(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     project_pack(w, lid, false);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(PACK_WORKGROUP)
 fn project_shake(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     stage_phase = params.phase;
     let w = pack_index(wid, groups);

@@ -67,7 +67,7 @@ fn resident_load(w: u32, lid: u32) {
     if (range.y > PACK_ROWS) {
         return;
     }
-    for (var i = lid; i < range.y; i += WORKGROUP) {
+    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
         resident_put(i, pos_load(range.x + i));
     }
     resident_first = range.x;
@@ -79,7 +79,7 @@ fn resident_store(w: u32, lid: u32) {
         return;
     }
     let range = pack_vertex_range(w);
-    for (var i = lid; i < range.y; i += WORKGROUP) {
+    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
         pos_store(range.x + i, resident_row(i));
     }
     resident_first = NONE;

@@ -64,7 +64,7 @@ fn pack_needs_contact_again(w: u32, lid: u32, projected: bool) -> bool {
     let rods_of = pack_rods(w);
     let range = pack_vertex_range(w);
     var found = false;
-    for (var i = lid; i < range.y; i += WORKGROUP) {
+    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
         if (contact_normal_depth(range.x + i).w != 0.0) {
             found = true;
         }
@@ -73,7 +73,7 @@ fn pack_needs_contact_again(w: u32, lid: u32, projected: bool) -> bool {
         if (range.y > PACK_ROWS) {
             found = true;
         } else {
-            for (var k = lid; k < rods_of.y - rods_of.x; k += WORKGROUP) {
+            for (var k = lid; k < rods_of.y - rods_of.x; k += PACK_WORKGROUP) {
                 if (rod_iterations[k] > 0u) {
                     found = true;
                 }
@@ -96,7 +96,7 @@ fn substep_start_pack(w: u32, lid: u32) {
     stage_barrier();
     let range = pack_vertex_range(w);
     let shake = params.projection == PROJECTION_SHAKE;
-    for (var i = lid; i < range.y; i += WORKGROUP) {
+    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
         let v = range.x + i;
         if (shake) {
             pos_start[vertex_slot(v)] = pos_get(v);
@@ -131,7 +131,7 @@ fn substep_finish_pack(w: u32, lid: u32) {
         }
     }
     let range = pack_vertex_range(w);
-    for (var i = lid; i < range.y; i += WORKGROUP) {
+    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
         project_velocity_vertex(range.x + i);
     }
     stage_barrier();
@@ -140,7 +140,7 @@ fn substep_finish_pack(w: u32, lid: u32) {
     twist_pack(w, lid);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(PACK_WORKGROUP)
 fn substep_start(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     let w = pack_index(wid, groups);
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
@@ -151,14 +151,14 @@ fn substep_start(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     substep_start_pack(w, lid);
     stage_barrier();
     let range = pack_vertex_range(w);
-    for (var i = lid; i < range.y; i += WORKGROUP) {
+    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
         grid_splat_vertex(range.x + i);
     }
     stage_barrier();
     resident_store(w, lid);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(PACK_WORKGROUP)
 fn substep_finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     let w = pack_index(wid, groups);
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
@@ -167,7 +167,7 @@ fn substep_finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
     resident_load(w, lid);
     stage_barrier();
     let range = pack_vertex_range(w);
-    for (var i = lid; i < range.y; i += WORKGROUP) {
+    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
         grid_blend_vertex(range.x + i);
     }
     stage_barrier();
@@ -176,7 +176,7 @@ fn substep_finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
     resident_store(w, lid);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(PACK_WORKGROUP)
 fn substep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     let w = pack_index(wid, groups);
     if (w >= params.rod_count || rods[w].pack_end == 0u) {

@@ -507,7 +507,7 @@ fn twist_rod_sums(lid: u32, v0: u32, n: u32, most: u32) {
     for (var s = 1u; s < most; s *= 2u) {
         var sums: array<f32, ROWS_PER_INVOCATION>;
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 let r = rest[vertex_slot(v)].rod;
@@ -519,7 +519,7 @@ fn twist_rod_sums(lid: u32, v0: u32, n: u32, most: u32) {
         }
         workgroupBarrier();
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 twist_sum[i] = sums[q];
             }
@@ -577,7 +577,7 @@ fn twist_pack(w: u32, lid: u32) {
     }
     let most = pack_most_edges(rods_of) + 1u;
     // (0) κb of every vertex, the trial angles, |θ| maxima for the tolerance.
-    for (var k = lid; k < nr; k += WORKGROUP) {
+    for (var k = lid; k < nr; k += PACK_WORKGROUP) {
         let f = twist_free(first + k);
         rod_active[k] = select(0u, 1u, f.x < f.y);
         rod_iterations[k] = 0u;
@@ -590,7 +590,7 @@ fn twist_pack(w: u32, lid: u32) {
     }
     workgroupBarrier();
     for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-        let i = lid + q * WORKGROUP;
+        let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
             let r = rest[vertex_slot(v)].rod;
@@ -608,7 +608,7 @@ fn twist_pack(w: u32, lid: u32) {
         }
     }
     workgroupBarrier();
-    for (var k = lid; k < nr; k += WORKGROUP) {
+    for (var k = lid; k < nr; k += PACK_WORKGROUP) {
         let theta_max = bitcast<f32>(atomicLoad(&rod_over_exact[k]));
         pack_rods_a[k].w = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * theta_max);
     }
@@ -616,14 +616,14 @@ fn twist_pack(w: u32, lid: u32) {
     workgroupBarrier();
     for (var it = 0u; it < params.twist_max_iterations; it++) {
         // (1) Gradient and Hessian of the edges of rods still iterating.
-        for (var k = lid; k < nr; k += WORKGROUP) {
+        for (var k = lid; k < nr; k += PACK_WORKGROUP) {
             atomicStore(&rod_over[k], 0u);
             atomicStore(&rod_over_exact[k], 0u);
             twist_state[k] &= TWIST_HAVE_E0;
         }
         workgroupBarrier();
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 let r = rest[vertex_slot(v)].rod;
@@ -642,7 +642,7 @@ fn twist_pack(w: u32, lid: u32) {
         }
         storageBarrier();
         workgroupBarrier();
-        for (var k = lid; k < nr; k += WORKGROUP) {
+        for (var k = lid; k < nr; k += PACK_WORKGROUP) {
             if (rod_active[k] == 1u) {
                 if (atomicLoad(&rod_over[k]) == 0u) {
                     rod_active[k] = 0u;
@@ -658,13 +658,13 @@ fn twist_pack(w: u32, lid: u32) {
         }
         // (3) Newton directions, Levenberg-shifted where H is not positive definite.
         for (var attempt = 0u; attempt < 64u; attempt++) {
-            for (var k = lid; k < nr; k += WORKGROUP) {
+            for (var k = lid; k < nr; k += PACK_WORKGROUP) {
                 atomicStore(&rod_singular[k], 0u);
             }
             // The minors' matrices of the free rows of rods not yet solved,
             // the identity elsewhere.
             for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-                let i = lid + q * WORKGROUP;
+                let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
                     var m = vec4<f32>(1.0, 0.0, 0.0, 1.0);
@@ -687,7 +687,7 @@ fn twist_pack(w: u32, lid: u32) {
             for (var s = 1u; s < most; s *= 2u) {
                 var prod: array<vec4<f32>, ROWS_PER_INVOCATION>;
                 for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-                    let i = lid + q * WORKGROUP;
+                    let i = lid + q * PACK_WORKGROUP;
                     if (i < n) {
                         let v = v0 + i;
                         var p = vec4<f32>(pcr_lower[i], pcr_diag[i], pcr_upper[i], pcr_rhs[i]);
@@ -700,7 +700,7 @@ fn twist_pack(w: u32, lid: u32) {
                 }
                 workgroupBarrier();
                 for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-                    let i = lid + q * WORKGROUP;
+                    let i = lid + q * PACK_WORKGROUP;
                     if (i < n) {
                         pcr_lower[i] = prod[q].x;
                         pcr_diag[i] = prod[q].y;
@@ -712,7 +712,7 @@ fn twist_pack(w: u32, lid: u32) {
             }
             // Dᵢ (up to a positive factor) = the product's m00.
             for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-                let i = lid + q * WORKGROUP;
+                let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
                     if (twist_row_in(v, first, 0u) && (twist_state[rest[vertex_slot(v)].rod - first] & TWIST_SOLVED) == 0u && !(pcr_lower[i] > 0.0)) {
@@ -723,7 +723,7 @@ fn twist_pack(w: u32, lid: u32) {
             workgroupBarrier();
             // The system of the rods that passed now; the identity elsewhere.
             for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-                let i = lid + q * WORKGROUP;
+                let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
                     let r = rest[vertex_slot(v)].rod;
@@ -752,7 +752,7 @@ fn twist_pack(w: u32, lid: u32) {
             workgroupBarrier();
             pcr_solve(lid, n);
             for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-                let i = lid + q * WORKGROUP;
+                let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
                     let k = rest[vertex_slot(v)].rod - first;
@@ -762,7 +762,7 @@ fn twist_pack(w: u32, lid: u32) {
                 }
             }
             workgroupBarrier();
-            for (var k = lid; k < nr; k += WORKGROUP) {
+            for (var k = lid; k < nr; k += PACK_WORKGROUP) {
                 if (rod_active[k] == 1u && (twist_state[k] & TWIST_SOLVED) == 0u) {
                     if (atomicLoad(&rod_singular[k]) == 0u) {
                         twist_state[k] |= TWIST_SOLVED;
@@ -781,7 +781,7 @@ fn twist_pack(w: u32, lid: u32) {
         workgroupBarrier();
         // (4) Slope and largest step of each solved rod; the rods without a
         // direction stop (`twist_walk`'s break).
-        for (var k = lid; k < nr; k += WORKGROUP) {
+        for (var k = lid; k < nr; k += PACK_WORKGROUP) {
             atomicStore(&rod_over[k], 0u);
             if (rod_active[k] == 1u && (twist_state[k] & TWIST_SOLVED) == 0u) {
                 rod_active[k] = 0u;
@@ -789,7 +789,7 @@ fn twist_pack(w: u32, lid: u32) {
         }
         workgroupBarrier();
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 var slope = 0.0;
@@ -803,7 +803,7 @@ fn twist_pack(w: u32, lid: u32) {
         }
         workgroupBarrier();
         twist_rod_sums(lid, v0, n, most);
-        for (var k = lid; k < nr; k += WORKGROUP) {
+        for (var k = lid; k < nr; k += PACK_WORKGROUP) {
             if (rod_active[k] == 1u) {
                 twist_g[k].x = twist_sum[rods[first + k].vertex_offset - v0];
                 twist_g[k].y = bitcast<f32>(atomicLoad(&rod_over[k]));
@@ -812,7 +812,7 @@ fn twist_pack(w: u32, lid: u32) {
         workgroupBarrier();
         // A step below the tolerance is taken without a line search.
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 let k = rest[vertex_slot(v)].rod - first;
@@ -822,7 +822,7 @@ fn twist_pack(w: u32, lid: u32) {
             }
         }
         workgroupBarrier();
-        for (var k = lid; k < nr; k += WORKGROUP) {
+        for (var k = lid; k < nr; k += PACK_WORKGROUP) {
             if (rod_active[k] == 1u) {
                 if (twist_g[k].y < pack_rods_a[k].w) {
                     rod_iterations[k] = it + 1u;
@@ -840,7 +840,7 @@ fn twist_pack(w: u32, lid: u32) {
         }
         // (5) The energy at the current angles where not known yet.
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 let r = rest[vertex_slot(v)].rod;
@@ -854,7 +854,7 @@ fn twist_pack(w: u32, lid: u32) {
         }
         workgroupBarrier();
         twist_rod_sums(lid, v0, n, most);
-        for (var k = lid; k < nr; k += WORKGROUP) {
+        for (var k = lid; k < nr; k += PACK_WORKGROUP) {
             if (rod_active[k] == 1u && (twist_state[k] & TWIST_HAVE_E0) == 0u) {
                 pack_rods_a[k].z = twist_sum[rods[first + k].vertex_offset - v0];
                 twist_state[k] |= TWIST_HAVE_E0;
@@ -865,7 +865,7 @@ fn twist_pack(w: u32, lid: u32) {
         // halving its own α until it accepts or gives up.
         for (var ls = 0u; ls < 64u; ls++) {
             for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-                let i = lid + q * WORKGROUP;
+                let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
                     if (twist_row_in(v, first, TWIST_SEARCH)) {
@@ -877,7 +877,7 @@ fn twist_pack(w: u32, lid: u32) {
             storageBarrier();
             workgroupBarrier();
             for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-                let i = lid + q * WORKGROUP;
+                let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
                     let r = rest[vertex_slot(v)].rod;
@@ -890,7 +890,7 @@ fn twist_pack(w: u32, lid: u32) {
             }
             workgroupBarrier();
             twist_rod_sums(lid, v0, n, most);
-            for (var k = lid; k < nr; k += WORKGROUP) {
+            for (var k = lid; k < nr; k += PACK_WORKGROUP) {
                 if (rod_active[k] == 1u && (twist_state[k] & TWIST_SEARCH) != 0u) {
                     let e1 = twist_sum[rods[first + k].vertex_offset - v0];
                     let e0 = pack_rods_a[k].z;
@@ -919,7 +919,7 @@ fn twist_pack(w: u32, lid: u32) {
         }
         // The accepted angles; a step below the tolerance ends the rod's solve.
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
-            let i = lid + q * WORKGROUP;
+            let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
                 if (twist_row_in(v, first, TWIST_SOLVED)) {
@@ -929,7 +929,7 @@ fn twist_pack(w: u32, lid: u32) {
         }
         storageBarrier();
         workgroupBarrier();
-        for (var k = lid; k < nr; k += WORKGROUP) {
+        for (var k = lid; k < nr; k += PACK_WORKGROUP) {
             if (rod_active[k] == 1u) {
                 if (pack_rods_a[k].y * twist_g[k].y < pack_rods_a[k].w) {
                     rod_active[k] = 0u;
@@ -943,12 +943,12 @@ fn twist_pack(w: u32, lid: u32) {
         }
     }
     workgroupBarrier();
-    for (var k = lid; k < nr; k += WORKGROUP) {
+    for (var k = lid; k < nr; k += PACK_WORKGROUP) {
         atomicMax(&stats[0], rod_iterations[k]);
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(PACK_WORKGROUP)
 fn twist(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     let w = pack_index(wid, groups);
     if (w >= params.rod_count || rods[w].pack_end == 0u) {

@@ -238,6 +238,7 @@ fn kernels_are_compiled_as_a_form_first_runs_them() {
     let pipelines = ctx.pipelines_for(
         ColliderKinds::of(&r.colliders),
         VertexLayout::of(&r, ctx.interleaves()),
+        ctx.pack_shape(),
     );
     let mut sim = GpuSimulator::new(&ctx, r, s, SimParams::default()).expect("simulator");
     sim.set_form(Form::WalkedFused)

@@ -117,6 +117,7 @@ fn grid_i64_variant_validates_where_64_bit_atomics_are() {
         grid_i64: true,
         wide_positions: true,
         approximate_math: true,
+        pack: strands::gpu::pack::PackShape::ALL[0],
     });
     validate_with(&parse(&all), &all, caps | Caps::FLOAT64);
     let grid_scalar = |m: &naga::Module| {
@@ -224,6 +225,7 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
         grid_i64: true,
         wide_positions: true,
         approximate_math: true,
+        pack: strands::gpu::pack::PackShape::ALL[0],
     });
     validate_with(
         &parse(&all),
@@ -464,6 +466,69 @@ fn workgroup_memory_fits_the_default_limit() {
     }
 }
 
+/// The pack shapes (`Variant::pack`, `PackShape`): each module is the
+/// default with the block between shaders/project_pack.wgsl's pack-shape
+/// markers replaced by the shape's constants and nothing else; it
+/// validates; every per-pack kernel's workgroup has the shape's
+/// invocations and every other kernel the default's; and the packed fused
+/// substep holds `layout::fused_workgroup_bytes` of workgroup memory with
+/// resident positions (what `Kernel::supported` is sized by for the
+/// default shape), which is why a small shape fits more workgroups on a
+/// multiprocessor.
+#[test]
+fn pack_shape_variants_size_the_packed_kernels() {
+    use strands::gpu::layout::{PACK_SHAPE_MARKERS, fused_workgroup_bytes};
+    use strands::gpu::pack::PackShape;
+    for shape in PackShape::ALL {
+        let source = shader_variant(Variant {
+            pack: shape,
+            ..Variant::default()
+        });
+        if shape == PackShape::DEFAULT {
+            assert_eq!(source, SHADER_SOURCE);
+            // The default block, marker lines and all, is what `wgsl` writes.
+            let start = SHADER_SOURCE.find(PACK_SHAPE_MARKERS[0]).unwrap();
+            let end = SHADER_SOURCE.find(PACK_SHAPE_MARKERS[1]).unwrap();
+            let block: String = SHADER_SOURCE[start..end]
+                .lines()
+                .skip(1)
+                .map(|l| format!("{}\n", l.split("//").next().unwrap().trim_end()))
+                .collect();
+            assert_eq!(block, shape.wgsl());
+        } else {
+            assert_only_block_replaced(&source, PACK_SHAPE_MARKERS, &shape.wgsl());
+        }
+        let m = parse(&source);
+        validate(&m, &source);
+        let default = module();
+        let size = |m: &naga::Module, k: Kernel| {
+            m.entry_points
+                .iter()
+                .find(|e| e.name == k.entry_point())
+                .unwrap_or_else(|| panic!("no entry point {}", k.entry_point()))
+                .workgroup_size
+        };
+        for k in Kernel::ALL {
+            if k.per_pack() {
+                assert_eq!(size(&m, k), [shape.invocations(), 1, 1], "{k:?}");
+            } else {
+                assert_eq!(size(&m, k), size(&default, k), "{k:?}");
+            }
+        }
+        // The default's per-vertex and per-rod kernels: `WORKGROUP` wide.
+        assert_eq!(size(&default, Kernel::ForcesRod), [strands::gpu::WORKGROUP, 1, 1]);
+        let resident_source = shader_variant(Variant {
+            pack: shape,
+            resident: true,
+            ..Variant::default()
+        });
+        let resident = parse(&resident_source);
+        let bytes = workgroup_bytes(&resident, Kernel::Substep.entry_point());
+        assert_eq!(bytes, fused_workgroup_bytes(shape) as usize, "{shape} rows");
+        eprintln!("{shape}-row packs on {} invocations: fused substep {bytes} B of workgroup memory", shape.invocations());
+    }
+}
+
 /// The packed fused kernels' module (`shader_variant` with `resident`) is the
 /// buffer module with the block between the markers replaced by
 /// shaders/resident.wgsl and nothing else; it validates (also with the f64
@@ -487,6 +552,7 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
         grid_i64: false,
         wide_positions: false,
         approximate_math: false,
+        pack: Default::default(),
     });
     validate_with(&parse(&both), &both, naga::valid::Capabilities::FLOAT64);
     assert!(both.contains("alias real = f64;") && both.contains(RESIDENT_SOURCE));

@@ -16,7 +16,26 @@ use strands::cpu::contact::Contact;
 use strands::cpu::{self, CpuSimulator, frames, project, twist};
 use strands::gpu::{GpuSimulator, JacobiPass, Kernel, VertexBuffer};
 use strands::params::{Projection, SimParams, Wind};
+use strands::gpu::pack::{PACK_ROWS, PackShape};
 use strands::rods::State;
+
+/// Each kernel of `kernels` with each pack shape it runs in: a per-pack
+/// kernel (`Kernel::per_pack`) in every shape (`PackShape::ALL`, rods
+/// longer than a pack walked by one invocation), a walked one in the
+/// default (it uses no packs).
+fn in_every_shape(kernels: &[Kernel]) -> Vec<(Kernel, PackShape)> {
+    kernels
+        .iter()
+        .flat_map(|&k| {
+            let shapes: &[PackShape] = if k.per_pack() {
+                &PackShape::ALL
+            } else {
+                &[PackShape::DEFAULT]
+            };
+            shapes.iter().map(move |&s| (k, s))
+        })
+        .collect()
+}
 
 /// Random curved anisotropic rods with every end condition, roots on a
 /// moving, turning anchor, drag and gusty wind.
@@ -495,14 +514,15 @@ fn packed_projections_match_cpu_across_packs() {
             spec
         })
         .collect();
-    let packs = strands::gpu::pack::pack_ends(lengths.iter().copied());
+    let packs = strands::gpu::pack::pack_ends(lengths.iter().copied(), PACK_ROWS);
     assert!(packs.len() >= 5, "{packs:?}");
-    for (shake, kernel) in [
-        (false, Kernel::ProjectFast),
-        (false, Kernel::ProjectFastRod),
-        (true, Kernel::ProjectShake),
-        (true, Kernel::ProjectShakeRod),
-    ] {
+    for (kernel, shape) in in_every_shape(&[
+        Kernel::ProjectFast,
+        Kernel::ProjectFastRod,
+        Kernel::ProjectShake,
+        Kernel::ProjectShakeRod,
+    ]) {
+        let shake = matches!(kernel, Kernel::ProjectShake | Kernel::ProjectShakeRod);
         let params = SimParams {
             projection: if shake {
                 Projection::Shake {
@@ -518,7 +538,7 @@ fn packed_projections_match_cpu_across_packs() {
             ..SimParams::default()
         };
         let (rods, state) = build(&specs, vec![Anchor::world()]);
-        let ctx = gpu();
+        let ctx = gpu().with_pack_shape(shape);
         let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
         let (t, h) = (0.0, params.h());
         gpu.run_kernel(Kernel::SaveStart, t, h);
@@ -581,7 +601,7 @@ fn packed_projections_match_cpu_across_packs() {
             );
         }
         eprintln!(
-            "{kernel:?}: {} packs; worst difference {worst:.2} of its allowance",
+            "{kernel:?}, {shape}-row packs: {} packs (of 256 rows); worst difference {worst:.2} of its allowance",
             packs.len()
         );
     }
@@ -637,7 +657,7 @@ fn packed_scene() -> (Vec<RodSpec>, State, strands::rods::RodSet, SimParams) {
             spec
         })
         .collect();
-    let packs = strands::gpu::pack::pack_ends(lengths.iter().copied());
+    let packs = strands::gpu::pack::pack_ends(lengths.iter().copied(), PACK_ROWS);
     assert!(packs.len() >= 5, "{packs:?}");
     let params = SimParams {
         wind: Wind {
@@ -674,8 +694,8 @@ fn packed_frames_match_cpu_across_packs() {
     for p in moved.pos.iter_mut() {
         *p += unit(&mut rng) * 2e-3;
     }
-    for kernel in [Kernel::Frames, Kernel::FramesRod] {
-        let ctx = gpu();
+    for (kernel, shape) in in_every_shape(&[Kernel::Frames, Kernel::FramesRod]) {
+        let ctx = gpu().with_pack_shape(shape);
         let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
         let (t, h) = (0.0, params.h());
         gpu.write_state(&moved);
@@ -726,7 +746,7 @@ fn packed_frames_match_cpu_across_packs() {
             }
         }
         eprintln!(
-            "{kernel:?}: worst |Δu| {worst:.3} of its bound; 255-edge helix: max |Δu| {helix:.2e} ({:.1} ε)",
+            "{kernel:?}, {shape}-row packs: worst |Δu| {worst:.3} of its bound; 255-edge helix: max |Δu| {helix:.2e} ({:.1} ε)",
             helix / eps
         );
     }
@@ -743,8 +763,8 @@ fn packed_frames_match_cpu_across_packs() {
 fn packed_forces_match_cpu_across_packs() {
     let (_, state, rods, params) = packed_scene();
     let eps = f32::EPSILON as f64;
-    for kernel in [Kernel::Forces, Kernel::ForcesRod] {
-        let ctx = gpu();
+    for (kernel, shape) in in_every_shape(&[Kernel::Forces, Kernel::ForcesRod]) {
+        let ctx = gpu().with_pack_shape(shape);
         let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
         let (t, h) = (0.0, params.h());
         gpu.write_state(&state);
@@ -804,7 +824,7 @@ fn packed_forces_match_cpu_across_packs() {
             );
             worst = worst.max(d / bound);
         }
-        eprintln!("{kernel:?}: worst difference {worst:.3} of its bound");
+        eprintln!("{kernel:?}, {shape}-row packs: worst difference {worst:.3} of its bound");
     }
 }
 
@@ -820,8 +840,8 @@ fn packed_forces_match_cpu_across_packs() {
 #[test]
 fn packed_twist_matches_cpu_across_packs() {
     let (_, state, rods, params) = packed_scene();
-    for kernel in [Kernel::Twist, Kernel::TwistRod] {
-        let ctx = gpu();
+    for (kernel, shape) in in_every_shape(&[Kernel::Twist, Kernel::TwistRod]) {
+        let ctx = gpu().with_pack_shape(shape);
         let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
         let (t, h) = (0.0, params.h());
         gpu.write_state(&state);
@@ -860,7 +880,7 @@ fn packed_twist_matches_cpu_across_packs() {
             shifted += free_free as usize;
         }
         eprintln!(
-            "{kernel:?}: θ differs by {worst:.2e} rad ({shifted} free–free rods by their twist); the solve moved θ by up to {moved:.2e}"
+            "{kernel:?}, {shape}-row packs: θ differs by {worst:.2e} rad ({shifted} free–free rods by their twist); the solve moved θ by up to {moved:.2e}"
         );
         assert!(moved > 0.1, "the angles hardly moved ({moved:.2e} rad)");
         assert!(worst < 1e-5, "{kernel:?}: θ differs by {worst:.2e} rad");

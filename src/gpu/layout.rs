@@ -101,12 +101,20 @@ pub const PROJECTION_JACOBI: u32 = 3;
 /// it also allows `FUSED_WORKGROUP_BYTES` (`fused_supported`).
 pub const FUSED_STORAGE_BUFFERS: u32 = 15;
 
-/// Workgroup memory of the packed fused substep kernels (the union of their
-/// stages' arrays, 26,120 B, and the pack's positions resident for the
-/// whole dispatch, 6,144 B: shaders/resident.wgsl; tests/gpu_layout.rs
-/// checks it against naga), above WebGPU's default 16 KiB; lavapipe allows
-/// 32 KiB, recent GPUs 48 KiB or more.
-pub const FUSED_WORKGROUP_BYTES: u32 = 32264;
+/// Workgroup memory of the packed fused substep kernels for packs of
+/// `pack`'s shape: 126 B a row and 8 more (the union of their stages'
+/// arrays, 102 B a row and 8, and the pack's positions resident for the
+/// whole dispatch, 24 B a row: shaders/resident.wgsl; tests/gpu_layout.rs
+/// checks it against naga for every shape).
+pub const fn fused_workgroup_bytes(pack: super::pack::PackShape) -> u32 {
+    126 * pack.rows() as u32 + 8
+}
+
+/// `fused_workgroup_bytes` of the default 256-row packs, 32,264 B, above
+/// WebGPU's default 16 KiB; lavapipe allows 32 KiB, recent GPUs 48 KiB or
+/// more. The fused kernels are built only where a device allows this
+/// (`fused_supported`), whatever the shape.
+pub const FUSED_WORKGROUP_BYTES: u32 = fused_workgroup_bytes(super::pack::PackShape::DEFAULT);
 // lavapipe, which runs the tests (CI has no GPU), allows 32 KiB: the packed
 // fused form must fit it to be tested there.
 const _: () = assert!(FUSED_WORKGROUP_BYTES <= 32768);
@@ -593,7 +601,14 @@ pub struct Variant {
     /// fast approximations (`approximate_math`), to check on a correctly
     /// rounding adapter what the tests' tolerances allow.
     pub approximate_math: bool,
+    /// The packs' shape (`pack::PackShape`): the constants of shaders/
+    /// project_pack.wgsl's `pack shape` block.
+    pub pack: super::pack::PackShape,
 }
+
+/// The first and last lines of the block of shaders/project_pack.wgsl
+/// that sets the packs' shape (`PackShape::wgsl` replaces it).
+pub const PACK_SHAPE_MARKERS: [&str; 2] = ["// BEGIN pack shape\n", "// END pack shape\n"];
 
 /// The module source: `SHADER_SOURCE` with the blocks `variant` asks for
 /// replaced (`SHADER_SOURCE` itself for the default variant).
@@ -618,6 +633,9 @@ pub fn shader_variant(variant: Variant) -> std::borrow::Cow<'static, str> {
     }
     if variant.grid_i64 {
         replace(GRID_I64_MARKERS, GRID_I64_SOURCE);
+    }
+    if variant.pack != super::pack::PackShape::default() {
+        replace(PACK_SHAPE_MARKERS, &variant.pack.wgsl());
     }
     if variant.approximate_math {
         source = approximate_math(&source, variant.stencil_f64) + APPROXIMATE_SOURCE;

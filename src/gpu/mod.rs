@@ -255,6 +255,8 @@ pub struct GpuContext {
     /// Whether the kernels carry the errors of a GPU's fast sin, cos and
     /// square roots (see `with_approximate_math`).
     approximate_math: bool,
+    /// The packs' shape (see `with_pack_shape`).
+    pack: pack::PackShape,
     pipelines: PipelineCache,
 }
 
@@ -262,10 +264,11 @@ pub struct GpuContext {
 pub const GRID_I64_FEATURES: wgpu::Features =
     wgpu::Features::SHADER_INT64.union(wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS);
 
-/// `GpuContext`'s kernels, built once per device, set of collider kinds and
-/// interleaved rod length (`packing::VertexLayout::interleave`, 0 for none).
+/// `GpuContext`'s kernels, built once per device, set of collider kinds,
+/// interleaved rod length (`packing::VertexLayout::interleave`, 0 for none)
+/// and pack shape.
 type PipelineMap = std::collections::HashMap<
-    (pipelines::ColliderKinds, u32),
+    (pipelines::ColliderKinds, u32, pack::PackShape),
     std::sync::Arc<pipelines::Pipelines>,
 >;
 
@@ -327,6 +330,7 @@ impl GpuContext {
             wide_positions: info.device_type == wgpu::DeviceType::Cpu
                 && device.features().contains(wgpu::Features::SHADER_INT64),
             approximate_math: false,
+            pack: pack::PackShape::DEFAULT,
             device,
             queue,
             info,
@@ -458,6 +462,25 @@ impl GpuContext {
         }
     }
 
+    /// This device with the per-pack kernels (`Form::Packed`, `Form::Fused`,
+    /// `Form::FusedBuffer`) built for packs of `shape` (`pack::PackShape`;
+    /// the default is 256 rows on 64 invocations), and rod sets packed for
+    /// it. The same results whatever the shape, for rods no longer than its
+    /// rows (tests/gpu_parity.rs); a longer rod is walked by one
+    /// invocation. The walked forms do not use packs. Kernels are compiled
+    /// anew for it.
+    pub fn with_pack_shape(&self, shape: pack::PackShape) -> Self {
+        GpuContext {
+            pack: shape,
+            ..self.clone()
+        }
+    }
+
+    /// The packs' shape (`with_pack_shape`).
+    pub fn pack_shape(&self) -> pack::PackShape {
+        self.pack
+    }
+
     /// Whether the kernels carry the approximate-math errors
     /// (`with_approximate_math`).
     pub fn approximate_math(&self) -> bool {
@@ -547,19 +570,21 @@ impl GpuContext {
         self.pipelines_for(
             pipelines::ColliderKinds::ALL,
             packing::VertexLayout::CONSECUTIVE,
+            self.pack,
         )
     }
 
     /// The kernels with contact code for the collider `kinds` only
     /// (`pipelines::ColliderKinds`; with their table only where this context
-    /// reads colliders into one, `collider_tables`) and per-vertex buffers
-    /// in `layout`, made on the first call for those kinds and that
-    /// interleaved length (each pipeline compiled when first run), then
-    /// shared like `pipelines`.
+    /// reads colliders into one, `collider_tables`), per-vertex buffers
+    /// in `layout` and packs of `pack`'s shape, made on the first call for
+    /// those kinds, that interleaved length and that shape (each pipeline
+    /// compiled when first run), then shared like `pipelines`.
     pub fn pipelines_for(
         &self,
         kinds: pipelines::ColliderKinds,
         layout: packing::VertexLayout,
+        pack: pack::PackShape,
     ) -> std::sync::Arc<pipelines::Pipelines> {
         let kinds = if self.collider_tables {
             kinds
@@ -571,7 +596,7 @@ impl GpuContext {
             .0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        map.entry((kinds, layout.interleave))
+        map.entry((kinds, layout.interleave, pack))
             .or_insert_with(|| {
                 std::sync::Arc::new(pipelines::Pipelines::new(
                     &self.device,
@@ -583,6 +608,7 @@ impl GpuContext {
                         grid_i64: self.grid_i64,
                         wide_positions: self.wide_positions,
                         approximate_math: self.approximate_math,
+                        pack,
                     },
                 ))
             })

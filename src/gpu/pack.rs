@@ -4,32 +4,144 @@
 //! `substep_start`, `substep_finish`, `substep` that run them in turn).
 //! Testable without a GPU.
 //!
-//! A pack is a run of consecutive rods whose vertices total at most
-//! [`PACK_ROWS`]: hair of 32 vertices packs 8 strands to a workgroup, grass of
-//! 9 vertices 28 blades, so short strands do not leave invocations idle. A
-//! rod longer than a pack is a pack of its own, which the kernel projects
-//! serially on one invocation (the form the kernels had before packs).
+//! A pack is a run of consecutive rods whose vertices total at most the
+//! pack's rows ([`PackShape`]; [`PACK_ROWS`] by default): hair of 32
+//! vertices packs 8 strands to a 256-row workgroup, grass of 9 vertices 28
+//! blades, so short strands do not leave invocations idle. A rod longer than
+//! a pack is a pack of its own, which the kernel projects serially on one
+//! invocation (the form the kernels had before packs).
 
-/// Vertices of a pack at most (`PACK_ROWS` in shaders/project_pack.wgsl):
-/// four per invocation of a 64-wide workgroup.
+use super::WORKGROUP;
+
+/// Vertices of a pack at most in the default shape (`PACK_ROWS` in
+/// shaders/project_pack.wgsl): four per invocation of a 64-wide workgroup.
 pub const PACK_ROWS: usize = 256;
 
-/// Rods of a pack at most (`PACK_RODS` in the shader): a rod has 2 vertices
-/// at least.
+/// Rods of a pack at most in the default shape (`PACK_RODS` in the
+/// shader): a rod has 2 vertices at least.
 pub const PACK_RODS: usize = PACK_ROWS / 2;
 
+/// The shape of the packs: rows (vertices) a pack holds at most, and the
+/// invocations of its workgroup, `WORKGROUP` (64) or the rows where fewer.
+/// The kernels are compiled for one shape (`layout::Variant::pack`), and a
+/// rod set packed for it (`pack_ends`). Smaller packs hold less workgroup
+/// memory (the packed fused kernels: 126 B a row and 8 more,
+/// `layout::fused_workgroup_bytes`), so more of them fit on a GPU's
+/// multiprocessor at once, and at 32 rows a pack's workgroup is one NVIDIA
+/// warp; but a rod longer than the pack is walked by one invocation.
+/// Whether that pays is for a GPU to measure (`strands bench
+/// --gpu-pack-rows`, docs/BENCHMARKS.md): the default stays 256 rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PackShape {
+    rows: u32,
+}
+
+impl Default for PackShape {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl PackShape {
+    /// 256 rows on 64 invocations: shaders/project_pack.wgsl's own.
+    pub const DEFAULT: PackShape = PackShape {
+        rows: PACK_ROWS as u32,
+    };
+
+    /// Every shape the kernels can be built for, smallest first.
+    pub const ALL: [PackShape; 4] = [
+        PackShape { rows: 32 },
+        PackShape { rows: 64 },
+        PackShape { rows: 128 },
+        PackShape { rows: PACK_ROWS as u32 },
+    ];
+
+    /// The shape of `rows` rows. Errors: a count other than 32, 64, 128 or
+    /// 256 (powers of two, so that each invocation holds a whole number of
+    /// rows; 256 at most, as the scans and reductions are sized for).
+    pub fn new(rows: u32) -> Result<PackShape, String> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.rows == rows)
+            .ok_or_else(|| {
+                format!(
+                    "a pack holds 32, 64, 128 or 256 rows (vertices), not {rows}"
+                )
+            })
+    }
+
+    /// The smallest shape that holds a rod of `vertices` vertices whole (the
+    /// largest where none does).
+    pub fn fitting(vertices: usize) -> PackShape {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.rows() >= vertices)
+            .unwrap_or(Self::ALL[Self::ALL.len() - 1])
+    }
+
+    /// Vertices of a pack at most (WGSL `PACK_ROWS`).
+    pub const fn rows(self) -> usize {
+        self.rows as usize
+    }
+
+    /// Invocations of a pack's workgroup (WGSL `PACK_WORKGROUP`).
+    pub fn invocations(self) -> u32 {
+        self.rows.min(WORKGROUP)
+    }
+
+    /// Rows each invocation holds (WGSL `ROWS_PER_INVOCATION`).
+    pub fn rows_per_invocation(self) -> u32 {
+        self.rows / self.invocations()
+    }
+
+    /// Rods of a pack at most (WGSL `PACK_RODS`): 2 vertices each at least.
+    pub fn rods(self) -> usize {
+        self.rows() / 2
+    }
+
+    /// The WGSL constants of this shape: the block between shaders/
+    /// project_pack.wgsl's `BEGIN pack shape` and `END pack shape` lines
+    /// that `layout::shader_variant` puts in place of the default's.
+    pub fn wgsl(self) -> String {
+        format!(
+            "const PACK_ROWS: u32 = {}u;\nconst PACK_WORKGROUP: u32 = {}u;\nconst ROWS_PER_INVOCATION: u32 = {}u;\nconst PACK_RODS: u32 = {}u;\n",
+            self.rows,
+            self.invocations(),
+            self.rows_per_invocation(),
+            self.rods()
+        )
+    }
+}
+
+impl std::fmt::Display for PackShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.rows)
+    }
+}
+
+impl std::str::FromStr for PackShape {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let rows = s
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| format!("a pack's rows are a count (32, 64, 128 or 256), not {s:?}"))?;
+        PackShape::new(rows)
+    }
+}
+
 /// One past the last rod of each pack, for rods of `vertex_counts` vertices
-/// in order: greedy, each pack as many whole rods as fit in [`PACK_ROWS`].
-pub fn pack_ends(vertex_counts: impl IntoIterator<Item = usize>) -> Vec<u32> {
+/// in order: greedy, each pack as many whole rods as fit in `rows`.
+pub fn pack_ends(vertex_counts: impl IntoIterator<Item = usize>, rows: usize) -> Vec<u32> {
     let mut ends = Vec::new();
-    let mut rows = 0;
+    let mut taken = 0;
     let mut r = 0u32;
     for n in vertex_counts {
-        if r > 0 && rows + n > PACK_ROWS {
+        if r > 0 && taken + n > rows {
             ends.push(r);
-            rows = 0;
+            taken = 0;
         }
-        rows += n;
+        taken += n;
         r += 1;
     }
     if r > 0 {
@@ -43,39 +155,70 @@ mod tests {
     use super::*;
 
     /// Every rod is in exactly one pack, in order; no pack but a lone long
-    /// rod exceeds PACK_ROWS vertices; no two neighbouring packs would fit
-    /// in one (greedy), so packs are as full as the order allows.
+    /// rod exceeds the shape's rows; no two neighbouring packs would fit in
+    /// one (greedy), so packs are as full as the order allows. For every
+    /// shape.
     #[test]
     fn packs_cover_the_rods_and_fit() {
-        let counts: Vec<usize> = [32, 32, 9, 300, 2, 2, 256, 255, 1000, 3]
+        let counts: Vec<usize> = [32, 32, 9, 300, 2, 2, 256, 255, 1000, 3, 33, 31, 64, 65]
             .into_iter()
             .chain(std::iter::repeat_n(32, 40))
             .collect();
-        let ends = pack_ends(counts.iter().copied());
-        assert_eq!(*ends.last().unwrap() as usize, counts.len());
-        let mut start = 0usize;
-        let mut sizes = Vec::new();
-        for &end in &ends {
-            let end = end as usize;
-            assert!(end > start, "empty pack");
-            let rows: usize = counts[start..end].iter().sum();
-            assert!(
-                rows <= PACK_ROWS || end - start == 1,
-                "pack {start}..{end} has {rows} vertices"
-            );
-            assert!(end - start <= PACK_RODS);
-            sizes.push((start, end, rows));
-            start = end;
+        for shape in PackShape::ALL {
+            let rows = shape.rows();
+            let ends = pack_ends(counts.iter().copied(), rows);
+            assert_eq!(*ends.last().unwrap() as usize, counts.len());
+            let mut start = 0usize;
+            let mut sizes = Vec::new();
+            for &end in &ends {
+                let end = end as usize;
+                assert!(end > start, "empty pack");
+                let taken: usize = counts[start..end].iter().sum();
+                assert!(
+                    taken <= rows || end - start == 1,
+                    "{rows} rows: pack {start}..{end} has {taken} vertices"
+                );
+                assert!(end - start <= shape.rods());
+                sizes.push((start, end, taken));
+                start = end;
+            }
+            for pair in sizes.windows(2) {
+                assert!(
+                    pair[0].2 + counts[pair[1].0] > rows,
+                    "{rows} rows: pack {:?} could have taken the next rod",
+                    pair[0]
+                );
+            }
         }
-        for pair in sizes.windows(2) {
-            assert!(
-                pair[0].2 + counts[pair[1].0] > PACK_ROWS,
-                "pack {:?} could have taken the next rod",
-                pair[0]
-            );
+        // 32-vertex hair: 8 strands a 256-row pack, 1 a 32-row one.
+        assert_eq!(
+            pack_ends(std::iter::repeat_n(32, 20), PACK_ROWS),
+            vec![8, 16, 20]
+        );
+        assert_eq!(pack_ends(std::iter::repeat_n(32, 3), 32), vec![1, 2, 3]);
+        assert!(pack_ends(std::iter::empty(), PACK_ROWS).is_empty());
+    }
+
+    /// The shapes: each invocation holds a whole number of rows, at most 64
+    /// invocations, the default the shader source's own; `fitting` takes
+    /// the smallest that holds a rod; only the four counts parse.
+    #[test]
+    fn shapes_divide_their_rows_among_invocations() {
+        for s in PackShape::ALL {
+            assert_eq!(s.rows_per_invocation() * s.invocations(), s.rows);
+            assert!(s.invocations() <= WORKGROUP);
+            assert_eq!(s.to_string().parse::<PackShape>(), Ok(s));
+            assert!(s.wgsl().contains(&format!("const PACK_ROWS: u32 = {}u;", s.rows)));
         }
-        // 32-vertex hair: 8 strands a pack.
-        assert_eq!(pack_ends(std::iter::repeat_n(32, 20)), vec![8, 16, 20]);
-        assert!(pack_ends(std::iter::empty()).is_empty());
+        assert_eq!(PackShape::default().rows(), PACK_ROWS);
+        assert_eq!(PackShape::default().rods(), PACK_RODS);
+        assert_eq!(PackShape::default().rows_per_invocation(), 4);
+        assert_eq!(PackShape::new(32).unwrap().invocations(), 32);
+        assert_eq!(PackShape::fitting(32).rows(), 32);
+        assert_eq!(PackShape::fitting(33).rows(), 64);
+        assert_eq!(PackShape::fitting(200).rows(), 256);
+        assert_eq!(PackShape::fitting(1000).rows(), 256);
+        assert!("48".parse::<PackShape>().unwrap_err().contains("not 48"));
+        assert!("x".parse::<PackShape>().is_err());
     }
 }

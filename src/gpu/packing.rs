@@ -12,6 +12,7 @@ use glam::{DVec3, Vec3};
 use super::layout::{
     GpuClamp, GpuColliders, GpuEdgeFrame, GpuGridVertex, GpuPosition, GpuRod, GpuVertexRest, NONE,
 };
+use super::pack::PackShape;
 use crate::contact::Shape;
 use crate::rods::{EndCondition, RodSet, State};
 
@@ -143,6 +144,8 @@ pub struct Packing {
     pub node_offset: Vec<usize>,
     /// Workgroup packs of the per-pack kernels (`super::pack`).
     pub pack_count: u32,
+    /// Their shape, which the kernels must be built for.
+    pub pack: PackShape,
     /// Per vertex, its interaction group, quantised mass and friction factor.
     pub grid_vertex: Vec<GpuGridVertex>,
     /// The colliders as the GPU reads them.
@@ -166,7 +169,7 @@ pub struct SdfAtlas {
 impl Packing {
     /// Pack `rods` with rod origins `origin` (`rod_origins`) for buffers in
     /// `layout`.
-    pub fn new(rods: &RodSet, origin: &[DVec3], layout: VertexLayout) -> Packing {
+    pub fn new(rods: &RodSet, origin: &[DVec3], layout: VertexLayout, pack: PackShape) -> Packing {
         let nv = rods.vertex_count().max(1);
         let mut clamps = Vec::new();
         let mut gpu_rods = Vec::with_capacity(rods.rod_count());
@@ -240,8 +243,10 @@ impl Packing {
         if clamps.is_empty() {
             clamps.push(GpuClamp::default());
         }
-        let pack_ends =
-            super::pack::pack_ends((0..rods.rod_count()).map(|r| rods.vertices(r).len()));
+        let pack_ends = super::pack::pack_ends(
+            (0..rods.rod_count()).map(|r| rods.vertices(r).len()),
+            pack.rows(),
+        );
         for (rod, &end) in gpu_rods.iter_mut().zip(&pack_ends) {
             rod.pack_end = end;
         }
@@ -262,6 +267,7 @@ impl Packing {
             vertex_origin,
             node_offset,
             pack_count: pack_ends.len() as u32,
+            pack,
             grid_vertex: grid_vertices(rods),
             colliders,
             sdf,
@@ -470,6 +476,7 @@ mod tests {
             &rods,
             &rod_origins(&rods, &state),
             VertexLayout::CONSECUTIVE,
+            PackShape::DEFAULT,
         );
         // Edge j of a rod sits at its vertex j: rods start at vertices 0, 4, 6.
         assert_eq!(p.edge_index, vec![0, 1, 2, 4, 6, 7, 8, 9]);
@@ -526,7 +533,7 @@ mod tests {
             *t = 0.1 * j as f64;
         }
         let origin = rod_origins(&rods, &state);
-        let p = Packing::new(&rods, &origin, VertexLayout::CONSECUTIVE);
+        let p = Packing::new(&rods, &origin, VertexLayout::CONSECUTIVE, PackShape::DEFAULT);
         // Origins: each rod's first vertex, to f32.
         assert_eq!(origin[2], state.pos[6].as_vec3().as_dvec3());
         let vel: Vec<[f32; 4]> = state.vel.iter().map(|&v| vec4(v, 0.0)).collect();

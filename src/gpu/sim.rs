@@ -110,10 +110,18 @@ impl GpuSimulator {
         params: SimParams,
     ) -> Result<Self, GpuError> {
         let layout = VertexLayout::of(&rods, ctx.interleaves());
-        let packing = Packing::new(&rods, &rod_origins(&rods, &state), layout);
+        let packing = Packing::new(
+            &rods,
+            &rod_origins(&rods, &state),
+            layout,
+            ctx.pack_shape(),
+        );
         check_limits(&ctx.device.limits(), &rods, &packing)?;
-        let pipelines =
-            ctx.pipelines_for(super::pipelines::ColliderKinds::of(&rods.colliders), layout);
+        let pipelines = ctx.pipelines_for(
+            super::pipelines::ColliderKinds::of(&rods.colliders),
+            layout,
+            packing.pack,
+        );
         let form = Self::default_form(ctx);
         let buffers = Buffers::new(
             &ctx.device,
@@ -225,7 +233,7 @@ impl GpuSimulator {
     /// rod origins) and the interaction grid's vertex masses again, with
     /// rod origins `origin` (the present ones: `self.rod_origins()`).
     fn upload_rest(&mut self, origin: &[DVec3]) {
-        let packing = Packing::new(&self.rods, origin, self.packing.layout);
+        let packing = Packing::new(&self.rods, origin, self.packing.layout, self.packing.pack);
         let q = &self.ctx.queue;
         q.write_buffer(&self.buffers.rods, 0, bytemuck::cast_slice(&packing.rods));
         self.write_vertices(&self.buffers.rest, &packing.rest);
@@ -1207,6 +1215,12 @@ impl GpuSimulator {
     /// `vertex_layout().slot(v)` is vertex `v` of the `RodSet`.
     pub fn vertex_layout(&self) -> VertexLayout {
         self.packing.layout
+    }
+
+    /// The shape of the packs the per-pack kernels run on
+    /// (`GpuContext::with_pack_shape`).
+    pub fn pack_shape(&self) -> super::pack::PackShape {
+        self.packing.pack
     }
 
     /// One of the per-vertex position buffers, in f64.
