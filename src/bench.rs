@@ -228,6 +228,11 @@ pub struct Measurement {
     /// asked for it; absent otherwise (the adapter's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_layout: Option<String>,
+    /// Rows of the GPU's packs (`strands::gpu::pack::PackShape`), recorded
+    /// where `strands bench --gpu-pack-rows` asked for them; absent
+    /// otherwise (256, the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_pack_rows: Option<u32>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -510,6 +515,7 @@ fn measure_with(
         gpu_form: None,
         gpu_stencil: None,
         gpu_layout: None,
+        gpu_pack_rows: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -892,7 +898,8 @@ pub fn bytes(b: u64) -> String {
 impl Measurement {
     /// The backend as the table and plot name it: `cpu`, `gpu:FORM`,
     /// `gpu:FORM:f32` for a GPU row with the bending stencil in f32, and
-    /// `…:LAYOUT-layout` for one whose data layout was asked for.
+    /// `…:LAYOUT-layout` for one whose data layout was asked for,
+    /// `…:ROWS-row-packs` for one whose pack shape was.
     pub fn label(&self) -> String {
         let stencil = match self.gpu_stencil.as_deref() {
             Some("f32") => ":f32",
@@ -903,8 +910,12 @@ impl Measurement {
             .as_deref()
             .map(|l| format!(":{l}-layout"))
             .unwrap_or_default();
+        let packs = self
+            .gpu_pack_rows
+            .map(|r| format!(":{r}-row-packs"))
+            .unwrap_or_default();
         match &self.gpu_form {
-            Some(form) => format!("{}:{form}{stencil}{layout}", self.backend),
+            Some(form) => format!("{}:{form}{stencil}{layout}{packs}", self.backend),
             None => self.backend.clone(),
         }
     }
@@ -1021,7 +1032,8 @@ pub fn compare(old: &Report, new: &Report) -> String {
             m.vertices
         );
         // A GPU row matches one of the same form, stencil and layout, or
-        // one from a report that did not record them.
+        // one from a report that did not record them, and of the same pack
+        // shape (256 rows where none was recorded: the default).
         let forms_match = |o: &Measurement| {
             (match (&o.gpu_form, &m.gpu_form) {
                 (Some(a), Some(b)) => a == b,
@@ -1032,7 +1044,10 @@ pub fn compare(old: &Report, new: &Report) -> String {
             }) && (match (&o.gpu_layout, &m.gpu_layout) {
                 (Some(a), Some(b)) => a == b,
                 _ => true,
-            })
+            }) && {
+                let rows = |r: Option<u32>| r.unwrap_or(crate::gpu::pack::PACK_ROWS as u32);
+                rows(o.gpu_pack_rows) == rows(m.gpu_pack_rows)
+            }
         };
         let found = old.results.iter().find(|o| {
             o.workload == m.workload

@@ -159,6 +159,14 @@ struct BenchArgs {
         value_name = "LAYOUT"
     )]
     gpu_layouts: Vec<strands::gpu::DataLayout>,
+    /// GPU pack shapes to time, each a row with each form, precision and
+    /// layout: rows (vertices) a pack of the per-pack kernels holds, 32, 64,
+    /// 128 or 256, on min(rows, 64) invocations (README "On the GPU");
+    /// default 256. Changes only the packed, fused and fused-buffer forms;
+    /// a rod longer than a pack is walked by one invocation. Asks for the
+    /// GPU like --gpu-form.
+    #[arg(long = "gpu-pack-rows", value_delimiter = ',', value_name = "ROWS")]
+    gpu_pack_rows: Vec<strands::gpu::pack::PackShape>,
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]
     warmup: u32,
@@ -607,6 +615,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         ("--gpu-form", !args.gpu_forms.is_empty()),
         ("--gpu-stencil", !args.gpu_stencils.is_empty()),
         ("--gpu-layout", !args.gpu_layouts.is_empty()),
+        ("--gpu-pack-rows", !args.gpu_pack_rows.is_empty()),
     ] {
         if given && !backends.contains(&BackendKind::Gpu) {
             anyhow::bail!(
@@ -623,7 +632,8 @@ fn bench(args: BenchArgs) -> Result<()> {
         let requested = (!args.backends.is_empty()
             || !args.gpu_forms.is_empty()
             || !args.gpu_stencils.is_empty()
-            || !args.gpu_layouts.is_empty())
+            || !args.gpu_layouts.is_empty()
+            || !args.gpu_pack_rows.is_empty())
         .then_some(BackendKind::Gpu);
         let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
         match choice.gpu {
@@ -716,8 +726,21 @@ fn bench(args: BenchArgs) -> Result<()> {
             .flat_map(|ctx| args.gpu_layouts.iter().map(|&l| ctx.with_data_layout(l)))
             .collect()
     };
+    let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_pack_rows.is_empty() {
+        gpus
+    } else {
+        gpus.iter()
+            .flat_map(|ctx| args.gpu_pack_rows.iter().map(|&p| ctx.with_pack_shape(p)))
+            .collect()
+    };
+    // Whether the GPU runs `form` (None: the default) on packs.
+    let uses_packs = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
+        form.unwrap_or_else(|| strands::gpu::GpuSimulator::default_form(ctx))
+            .packed()
+    };
     // Each workload on each backend, the GPU in each form, stencil
-    // precision and data layout asked for (the index into `gpus`).
+    // precision, data layout and pack shape asked for (the index into
+    // `gpus`).
     let runs: Vec<(usize, BackendKind, Option<strands::gpu::Form>, usize)> = plan
         .iter()
         .enumerate()
@@ -730,6 +753,15 @@ fn bench(args: BenchArgs) -> Result<()> {
                     BackendKind::Gpu => gpu_forms
                         .iter()
                         .flat_map(|&f| (0..gpus.len()).map(move |g| (i, b, f, g)))
+                        // A walked form uses no packs: one row for it, in
+                        // the first shape asked for.
+                        .filter(|&(_, _, f, g)| {
+                            uses_packs(f, &gpus[g])
+                                || args
+                                    .gpu_pack_rows
+                                    .first()
+                                    .is_none_or(|&p| gpus[g].pack_shape() == p)
+                        })
                         .collect(),
                 })
                 .collect::<Vec<_>>()
@@ -803,6 +835,14 @@ fn bench(args: BenchArgs) -> Result<()> {
             Some(l) => format!("{on}, {l} layout"),
             None => on,
         };
+        let pack_rows = (backend == BackendKind::Gpu
+            && !args.gpu_pack_rows.is_empty()
+            && uses_packs(gpu_form, &gpus[g]))
+        .then(|| gpus[g].pack_shape().rows() as u32);
+        let on = match pack_rows {
+            Some(r) => format!("{on}, {r}-row packs"),
+            None => on,
+        };
         bar.set_message(format!("{} {strands} strands on {on}", p.name()));
         if built.as_ref().is_none_or(|(j, _)| *j != i) {
             // Free the last scene before building the next.
@@ -819,6 +859,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             bar.inc(1)
         });
         m.gpu_layout = layout;
+        m.gpu_pack_rows = pack_rows;
         m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
         bar.set_position(done + extra_frames);
         // Two forms asked for can run as one (a fused form with Jacobi
@@ -829,6 +870,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             m.gpu_form.clone(),
             m.gpu_stencil.clone(),
             m.gpu_layout.clone(),
+            m.gpu_pack_rows,
         );
         if m.error.is_none() && measured.contains(&row) {
             // `suspend`, not `println`, which prints nothing where the bar

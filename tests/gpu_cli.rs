@@ -353,6 +353,54 @@ fn gpu_layout_rows_run_the_same_steps() {
     assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
 }
 
+/// `--gpu-pack-rows`: `strands bench` times each form that runs on packs
+/// once per pack shape asked for, each labelled and recorded in the JSON,
+/// and a walked form, which uses no packs, once and unlabelled; the shapes
+/// give the same bits on lavapipe (tests/gpu_fused.rs), so the packed rows
+/// end at the same largest strain after the same iterations. A count that
+/// is no shape, and the flag with `--backend cpu`, are refused.
+#[test]
+fn gpu_pack_rows_time_each_packed_form_per_shape() {
+    let (stdout, rows) = quick_gpu_rows(
+        "gpu-pack-rows",
+        &["--gpu-form", "walked,packed", "--gpu-pack-rows", "32,256"],
+    );
+    assert!(
+        stdout.contains("gpu:packed:32-row-packs ") && stdout.contains("gpu:packed:256-row-packs "),
+        "{stdout}"
+    );
+    let got: Vec<(&str, Option<u64>)> = rows
+        .iter()
+        .map(|r| (r["gpu_form"].as_str().unwrap(), r["gpu_pack_rows"].as_u64()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("walked", None),
+            ("packed", Some(32)),
+            ("packed", Some(256))
+        ]
+    );
+    for r in &rows[1..] {
+        assert!(r["error"].is_null(), "{r}");
+        assert!(r["max_strain"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["max_strain"], rows[1]["max_strain"]);
+        assert_eq!(r["twist_iterations"], rows[1]["twist_iterations"]);
+        assert_eq!(r["projection_iterations"], rows[1]["projection_iterations"]);
+    }
+    let bad = strands()
+        .args(["bench", "--backend", "gpu", "--gpu-pack-rows", "48"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        err.contains("32, 64, 128 or 256 rows (vertices), not 48"),
+        "{err}"
+    );
+    assert_bench_refuses_with_cpu_backend("--gpu-pack-rows", "32");
+}
+
 /// `--gpu-stencil`: `strands bench` times one GPU row per precision asked
 /// for, each recorded in the JSON and the f32 one labelled so in the table;
 /// both rows run the same steps (same twist and projection iterations).

@@ -130,8 +130,20 @@ fn collider_table_gives_the_indexed_reads_bits() {
         };
         // Which kernels each runs: its pipelines' collider table.
         let layout = a.vertex_layout();
-        assert_eq!(tables.pipelines_for(kinds, layout, Default::default()).kinds.table, 4);
-        assert_eq!(indexed.pipelines_for(kinds, layout, Default::default()).kinds.table, 0);
+        assert_eq!(
+            tables
+                .pipelines_for(kinds, layout, Default::default())
+                .kinds
+                .table,
+            4
+        );
+        assert_eq!(
+            indexed
+                .pipelines_for(kinds, layout, Default::default())
+                .kinds
+                .table,
+            0
+        );
         let mut held = 0;
         for frame in 0..4 {
             a.step_checked().expect("stable");

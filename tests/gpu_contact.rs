@@ -279,7 +279,14 @@ fn scene_with_long_rod() -> (RodSet, strands::rods::State) {
     specs.extend_from_within(..n);
     let (mut rods, state) = build(&specs, anchors);
     rods.colliders = colliders;
-    assert!(strands::gpu::pack::pack_ends(specs.iter().map(|s| s.points.len()), strands::gpu::pack::PACK_ROWS).len() >= 3);
+    assert!(
+        strands::gpu::pack::pack_ends(
+            specs.iter().map(|s| s.points.len()),
+            strands::gpu::pack::PACK_ROWS
+        )
+        .len()
+            >= 3
+    );
     (rods, state)
 }
 

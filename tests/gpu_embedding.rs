@@ -216,7 +216,9 @@ fn pipelines_are_built_once_per_device() {
     let a = simulator(&ctx, None);
     let _b = simulator(&ctx.clone(), None);
     let kinds = ColliderKinds::of(&a.rods().colliders);
-    let theirs = ctx.clone().pipelines_for(kinds, a.vertex_layout(), a.pack_shape());
+    let theirs = ctx
+        .clone()
+        .pipelines_for(kinds, a.vertex_layout(), a.pack_shape());
     assert!(std::sync::Arc::ptr_eq(
         &ctx.pipelines_for(kinds, a.vertex_layout(), a.pack_shape()),
         &theirs

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use common::*;
 use rand::RngExt;
+use strands::gpu::pack::PackShape;
 use strands::gpu::{Form, GpuSimulator};
 use strands::scene::Scene;
 
@@ -94,10 +95,7 @@ fn staged_against_fused(staged: Form, fused: Form, set: &[&str], frames: usize) 
     (dx, dtheta, travel)
 }
 
-/// `staged_against_fused`, and (where `ulps` > 0) how far `staged` moves
-/// from its own path when each start position coordinate is moved by
-/// `ulps` of itself (f32 units in the last place, alternate signs at
-/// random): what the scene's dynamics make of a rounding difference.
+/// `staged_against_fused_in` with both forms' packs of the default shape.
 fn staged_against_fused_with(
     staged: Form,
     fused: Form,
@@ -105,6 +103,34 @@ fn staged_against_fused_with(
     frames: usize,
     ulps: f64,
 ) -> (f64, f64, f64, f64) {
+    let shape = PackShape::DEFAULT;
+    staged_against_fused_in((staged, shape), (fused, shape), set, frames, ulps)
+}
+
+/// `staged_against_fused` for each form on packs of its own shape
+/// (`GpuContext::with_pack_shape`), and (where `ulps` > 0) how far `staged`
+/// moves from its own path when each start position coordinate is moved by
+/// `ulps` of itself (f32 units in the last place, alternate signs at
+/// random): what the scene's dynamics make of a rounding difference.
+fn staged_against_fused_in(
+    staged: (Form, PackShape),
+    fused: (Form, PackShape),
+    set: &[&str],
+    frames: usize,
+    ulps: f64,
+) -> (f64, f64, f64, f64) {
+    staged_against_each(staged, &[fused], set, frames, ulps)[0]
+}
+
+/// `staged_against_fused_in` for each run of `others` against `staged`,
+/// which (and its moved twin) runs once.
+fn staged_against_each(
+    staged: (Form, PackShape),
+    others: &[(Form, PackShape)],
+    set: &[&str],
+    frames: usize,
+    ulps: f64,
+) -> Vec<(f64, f64, f64, f64)> {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, Path::new("fused.toml"), &set).unwrap();
     let (rods, state) = scene.build();
@@ -129,7 +155,8 @@ fn staged_against_fused_with(
         *v += unit(&mut r) * 0.2;
     }
     let ctx = gpu();
-    let run = |form: Form, state: &strands::rods::State| {
+    let run = |(form, shape): (Form, PackShape), state: &strands::rods::State| {
+        let ctx = ctx.with_pack_shape(shape);
         let mut g = GpuSimulator::new(&ctx, rods.clone(), state.clone(), scene.params).unwrap();
         g.set_form(form)
             .expect("the test adapter runs the fused form");
@@ -140,7 +167,6 @@ fn staged_against_fused_with(
         (start, g.read_state())
     };
     let (start, staged_end) = run(staged, &state);
-    let (_, fused_end) = run(fused, &state);
     let amplified = if ulps > 0.0 {
         let mut moved = state.clone();
         for p in moved.pos.iter_mut() {
@@ -159,12 +185,18 @@ fn staged_against_fused_with(
     let long = hair..staged_end.pos.len();
     let travel = max_diff(&staged_end.pos[..hair], &start.pos[..hair])
         .min(max_diff(&staged_end.pos[long.clone()], &start.pos[long]));
-    (
-        max_diff(&staged_end.pos, &fused_end.pos),
-        max_abs_diff(&staged_end.theta, &fused_end.theta),
-        travel,
-        amplified,
-    )
+    others
+        .iter()
+        .map(|&other| {
+            let (_, end) = run(other, &state);
+            (
+                max_diff(&staged_end.pos, &end.pos),
+                max_abs_diff(&staged_end.theta, &end.theta),
+                travel,
+                amplified,
+            )
+        })
+        .collect()
 }
 
 /// Same stages, same order, same f32 arithmetic: the two forms differ only
@@ -193,19 +225,26 @@ fn staged_against_fused_with(
 /// contact's or the projection's corrections, ~1e-4 m and more. Twist:
 /// 1e-5 rad.
 fn assert_agree(set: &[&str]) {
+    let d = PackShape::DEFAULT;
+    assert_each_agrees(
+        set,
+        (Form::Packed, d),
+        &[(Form::Fused, d), (Form::FusedBuffer, d)],
+    );
+    assert_each_agrees(set, (Form::Walked, d), &[(Form::WalkedFused, d)]);
+}
+
+/// `assert_agree` for each (form, pack shape) run of `others` against
+/// `staged`.
+fn assert_each_agrees(set: &[&str], staged: (Form, PackShape), others: &[(Form, PackShape)]) {
     let on_gpu = gpu().info.device_type != wgpu::DeviceType::Cpu;
     let (frames, ulps) = if on_gpu {
         (1, strands::gpu::layout::APPROX_ULPS)
     } else {
         (3, 0.0)
     };
-    for (staged, fused) in [
-        (Form::Packed, Form::Fused),
-        (Form::Packed, Form::FusedBuffer),
-        (Form::Walked, Form::WalkedFused),
-    ] {
-        let (dx, dtheta, travel, amplified) =
-            staged_against_fused_with(staged, fused, set, frames, ulps);
+    let results = staged_against_each(staged, others, set, frames, ulps);
+    for (&fused, (dx, dtheta, travel, amplified)) in others.iter().zip(results) {
         let substeps = frames as u32 * substeps_of(set);
         let bound = (substeps as f64 * amplified).max(1e-6);
         eprintln!(
@@ -258,6 +297,47 @@ fn resident_positions_change_nothing_but_where_they_are_kept() {
 #[test]
 fn fused_halves_around_the_grid_match_the_stages() {
     assert_agree(&[]);
+}
+
+/// The packed and fused forms on packs of every smaller shape
+/// (`PackShape`) against the default's 256 rows: the same stages on the
+/// same rows in workgroups of other sizes. Each rod's scans and cyclic
+/// reduction combine its rows by their distance within the rod, wherever it
+/// sits in its pack, and the levels a larger pack adds find no couplings
+/// left (exact no-ops), so on a CPU adapter (lavapipe) the results are the
+/// same bits. A row a shape's loops skipped, a barrier missing at 32
+/// invocations or a rod cut at a pack's edge would move vertices by the
+/// projection's and contact's corrections, ~1e-4 m and more. On a GPU each
+/// shape is its own compiled module, so they agree as two forms do
+/// (`assert_agree`). The 300-vertex rod is a pack of its own in every
+/// shape, the 11-vertex hair 2 to 23 strands a pack. With hair–hair
+/// interaction. The fused form only on the smallest packs, the one shape
+/// whose workgroup is narrower (32 invocations, a row each; 64 and 128
+/// rows differ from 256 only in rows per invocation, as the packed form
+/// checks): llvmpipe takes minutes to compile each fused kernel the first
+/// time, and CI starts with Mesa's shader cache empty.
+#[test]
+fn every_pack_shape_matches_the_default() {
+    let d = PackShape::DEFAULT;
+    let smaller: Vec<PackShape> = PackShape::ALL.into_iter().filter(|&s| s != d).collect();
+    let on_cpu = gpu().info.device_type == wgpu::DeviceType::Cpu;
+    let set: &[&str] = &[];
+    for (form, shapes) in [(Form::Packed, &smaller[..]), (Form::Fused, &smaller[..1])] {
+        let others: Vec<_> = shapes.iter().map(|&s| (form, s)).collect();
+        if !on_cpu {
+            assert_each_agrees(set, (form, d), &others);
+            continue;
+        }
+        let results = staged_against_each((form, d), &others, set, 3, 0.0);
+        for ((_, shape), (dx, dtheta, travel, _)) in others.iter().zip(results) {
+            eprintln!(
+                "{form:?} on 256-row packs − on {shape}-row packs: {dx:.3e} m, {dtheta:.3e} rad; travel {travel:.3e} m"
+            );
+            assert!(travel > 1e-3, "a strand did not move: {travel:.3e} m");
+            assert_eq!(dx, 0.0, "{form:?}, {shape} rows: positions differ");
+            assert_eq!(dtheta, 0.0, "{form:?}, {shape} rows: twist differs");
+        }
+    }
 }
 
 /// Without interaction, one `substep` dispatch, for the fast projection

@@ -516,7 +516,10 @@ fn pack_shape_variants_size_the_packed_kernels() {
             }
         }
         // The default's per-vertex and per-rod kernels: `WORKGROUP` wide.
-        assert_eq!(size(&default, Kernel::ForcesRod), [strands::gpu::WORKGROUP, 1, 1]);
+        assert_eq!(
+            size(&default, Kernel::ForcesRod),
+            [strands::gpu::WORKGROUP, 1, 1]
+        );
         let resident_source = shader_variant(Variant {
             pack: shape,
             resident: true,
@@ -525,7 +528,10 @@ fn pack_shape_variants_size_the_packed_kernels() {
         let resident = parse(&resident_source);
         let bytes = workgroup_bytes(&resident, Kernel::Substep.entry_point());
         assert_eq!(bytes, fused_workgroup_bytes(shape) as usize, "{shape} rows");
-        eprintln!("{shape}-row packs on {} invocations: fused substep {bytes} B of workgroup memory", shape.invocations());
+        eprintln!(
+            "{shape}-row packs on {} invocations: fused substep {bytes} B of workgroup memory",
+            shape.invocations()
+        );
     }
 }
 

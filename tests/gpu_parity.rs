@@ -14,9 +14,9 @@ use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
 use strands::cpu::contact::Contact;
 use strands::cpu::{self, CpuSimulator, frames, project, twist};
+use strands::gpu::pack::{PACK_ROWS, PackShape};
 use strands::gpu::{GpuSimulator, JacobiPass, Kernel, VertexBuffer};
 use strands::params::{Projection, SimParams, Wind};
-use strands::gpu::pack::{PACK_ROWS, PackShape};
 use strands::rods::State;
 
 /// Each kernel of `kernels` with each pack shape it runs in: a per-pack

@@ -53,7 +53,9 @@ impl PackShape {
         PackShape { rows: 32 },
         PackShape { rows: 64 },
         PackShape { rows: 128 },
-        PackShape { rows: PACK_ROWS as u32 },
+        PackShape {
+            rows: PACK_ROWS as u32,
+        },
     ];
 
     /// The shape of `rows` rows. Errors: a count other than 32, 64, 128 or
@@ -63,11 +65,7 @@ impl PackShape {
         Self::ALL
             .into_iter()
             .find(|s| s.rows == rows)
-            .ok_or_else(|| {
-                format!(
-                    "a pack holds 32, 64, 128 or 256 rows (vertices), not {rows}"
-                )
-            })
+            .ok_or_else(|| format!("a pack holds 32, 64, 128 or 256 rows (vertices), not {rows}"))
     }
 
     /// The smallest shape that holds a rod of `vertices` vertices whole (the
@@ -208,7 +206,10 @@ mod tests {
             assert_eq!(s.rows_per_invocation() * s.invocations(), s.rows);
             assert!(s.invocations() <= WORKGROUP);
             assert_eq!(s.to_string().parse::<PackShape>(), Ok(s));
-            assert!(s.wgsl().contains(&format!("const PACK_ROWS: u32 = {}u;", s.rows)));
+            assert!(
+                s.wgsl()
+                    .contains(&format!("const PACK_ROWS: u32 = {}u;", s.rows))
+            );
         }
         assert_eq!(PackShape::default().rows(), PACK_ROWS);
         assert_eq!(PackShape::default().rods(), PACK_RODS);

@@ -110,12 +110,7 @@ impl GpuSimulator {
         params: SimParams,
     ) -> Result<Self, GpuError> {
         let layout = VertexLayout::of(&rods, ctx.interleaves());
-        let packing = Packing::new(
-            &rods,
-            &rod_origins(&rods, &state),
-            layout,
-            ctx.pack_shape(),
-        );
+        let packing = Packing::new(&rods, &rod_origins(&rods, &state), layout, ctx.pack_shape());
         check_limits(&ctx.device.limits(), &rods, &packing)?;
         let pipelines = ctx.pipelines_for(
             super::pipelines::ColliderKinds::of(&rods.colliders),
