@@ -791,10 +791,13 @@ fn collider_kind_overrides_are_declared() {
 /// Which kernels a device can run (`Kernel::supported`): every staged one
 /// on WebGPU's default limits; the walked fused ones once 15 storage
 /// buffers are allowed; the packed fused ones only with the workgroup
-/// memory too.
+/// memory of their pack shape too: WebGPU's default 16 KiB holds packs of
+/// up to 128 rows, not the default 256.
 #[test]
 fn fused_kernels_are_gated_on_the_limits_they_need() {
     use strands::gpu::layout::{FUSED_STORAGE_BUFFERS, FUSED_WORKGROUP_BYTES};
+    use strands::gpu::pack::PackShape;
+    let d = PackShape::DEFAULT;
     let default = wgpu::Limits::default();
     let buffers = wgpu::Limits {
         max_storage_buffers_per_shader_stage: FUSED_STORAGE_BUFFERS,
@@ -805,13 +808,22 @@ fn fused_kernels_are_gated_on_the_limits_they_need() {
         ..buffers.clone()
     };
     for k in Kernel::ALL {
-        assert_eq!(k.supported(&default), !k.is_fused(), "{k:?}");
+        assert_eq!(k.supported(&default, d), !k.is_fused(), "{k:?}");
         assert_eq!(
-            k.supported(&buffers),
+            k.supported(&buffers, d),
             !k.is_fused() || !k.per_pack(),
             "{k:?}"
         );
-        assert!(k.supported(&both), "{k:?}");
+        assert!(k.supported(&both, d), "{k:?}");
     }
-    assert!(Kernel::SubstepRod.supported(&buffers) && !Kernel::Substep.supported(&buffers));
+    assert!(Kernel::SubstepRod.supported(&buffers, d) && !Kernel::Substep.supported(&buffers, d));
+    assert_eq!(default.max_compute_workgroup_storage_size, 16384);
+    for shape in PackShape::ALL {
+        assert_eq!(
+            Kernel::Substep.supported(&buffers, shape),
+            shape.rows() <= 128,
+            "{shape} rows"
+        );
+        assert!(!Kernel::Substep.supported(&default, shape));
+    }
 }

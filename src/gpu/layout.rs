@@ -111,19 +111,20 @@ pub const fn fused_workgroup_bytes(pack: super::pack::PackShape) -> u32 {
 }
 
 /// `fused_workgroup_bytes` of the default 256-row packs, 32,264 B, above
-/// WebGPU's default 16 KiB; lavapipe allows 32 KiB, recent GPUs 48 KiB or
-/// more. The fused kernels are built only where a device allows this
-/// (`fused_supported`), whatever the shape.
+/// WebGPU's default 16 KiB (which packs of up to 128 rows fit); lavapipe
+/// allows 32 KiB, recent GPUs 48 KiB or more. The fused kernels are built
+/// only where a device allows their shape's (`fused_supported`).
 pub const FUSED_WORKGROUP_BYTES: u32 = fused_workgroup_bytes(super::pack::PackShape::DEFAULT);
 // lavapipe, which runs the tests (CI has no GPU), allows 32 KiB: the packed
 // fused form must fit it to be tested there.
 const _: () = assert!(FUSED_WORKGROUP_BYTES <= 32768);
 
 /// Whether a device with `limits` can run the packed fused substep
-/// kernels (`Form::Fused`): storage buffers and workgroup memory.
-pub fn fused_supported(limits: &wgpu::Limits) -> bool {
+/// kernels (`Form::Fused`) on packs of `pack`'s shape: storage buffers
+/// and workgroup memory (`fused_workgroup_bytes`).
+pub fn fused_supported(limits: &wgpu::Limits, pack: super::pack::PackShape) -> bool {
     walked_fused_supported(limits)
-        && limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES
+        && limits.max_compute_workgroup_storage_size >= fused_workgroup_bytes(pack)
 }
 
 /// Whether a device with `limits` can run the walked fused substep kernels
@@ -1066,14 +1067,15 @@ impl Kernel {
         }
     }
 
-    /// Whether a device with `limits` can run the kernel: the fused ones
-    /// need more than WebGPU's default limits (`walked_fused_supported`,
-    /// and for the packed ones `fused_supported`); every other kernel fits
-    /// the defaults (tests/gpu_layout.rs).
-    pub fn supported(self, limits: &wgpu::Limits) -> bool {
+    /// Whether a device with `limits` can run the kernel built for packs
+    /// of `pack`'s shape: the fused ones need more than WebGPU's default
+    /// limits (`walked_fused_supported`, and for the packed ones
+    /// `fused_supported`); every other kernel fits the defaults
+    /// (tests/gpu_layout.rs).
+    pub fn supported(self, limits: &wgpu::Limits, pack: super::pack::PackShape) -> bool {
         match (self.is_fused(), self.per_pack()) {
             (false, _) => true,
-            (true, true) => fused_supported(limits),
+            (true, true) => fused_supported(limits, pack),
             (true, false) => walked_fused_supported(limits),
         }
     }

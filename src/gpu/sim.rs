@@ -10,10 +10,10 @@ use glam::{DQuat, DVec3};
 
 use super::buffers::{Buffers, JacobiPass, VertexBuffer, check_limits, grid_region_reset};
 use super::layout::{
-    Domain, FUSED_STORAGE_BUFFERS, FUSED_WORKGROUP_BYTES, GRID_COUNTERS, GRID_OUTSIDE,
-    GRID_OVERFLOW, GRID_VMAX, GRID_WORDS_PER_NODE, GpuCollider, GpuColliderNow, GpuContact,
-    GpuEdgeFrame, GpuGridGroup, GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST,
-    PROJECTION_JACOBI, PROJECTION_NONE, PROJECTION_SHAKE,
+    Domain, FUSED_STORAGE_BUFFERS, GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_VMAX,
+    GRID_WORDS_PER_NODE, GpuCollider, GpuColliderNow, GpuContact, GpuEdgeFrame, GpuGridGroup,
+    GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST, PROJECTION_JACOBI,
+    PROJECTION_NONE, PROJECTION_SHAKE,
 };
 use super::packing::{Packing, VertexLayout, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
@@ -640,7 +640,7 @@ impl GpuSimulator {
 
     /// Choose the form of the substep. The fused forms need a device opened
     /// with `layout::FUSED_STORAGE_BUFFERS` storage buffers per stage,
-    /// `Form::Fused` also `layout::FUSED_WORKGROUP_BYTES` of workgroup
+    /// `Form::Fused` also `layout::fused_workgroup_bytes` of its pack shape of workgroup
     /// memory (`GpuContext::headless` opens the adapter's full limits); on
     /// one without, this says which limit is short and keeps the form.
     pub fn set_form(&mut self, form: Form) -> Result<(), GpuError> {
@@ -666,7 +666,7 @@ impl GpuSimulator {
                 GpuError::Limit {
                     limit_name: "max_compute_workgroup_storage_size",
                     have: limits.max_compute_workgroup_storage_size as u64,
-                    need: FUSED_WORKGROUP_BYTES as u64,
+                    need: super::layout::fused_workgroup_bytes(self.packing.pack) as u64,
                 }
             });
         }
