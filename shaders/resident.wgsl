@@ -10,9 +10,9 @@
 // order the inlined code differently, a few ulps: tests/gpu_fused.rs).
 //
 // Six scalar arrays rather than a `Position` per row: 24 bytes a row, not
-// 32 (the w components are unused), 6 KiB for a pack's 256 rows, which
-// with the stages' own arrays fits lavapipe's 32 KiB
-// (`FUSED_WORKGROUP_BYTES`); row i is one word of each, so the rows of a
+// 32 (the w components are unused), 6 KiB for the default pack's 256
+// rows, which with the stages' own arrays fits lavapipe's 32 KiB
+// (`fused_workgroup_bytes` in src/gpu/layout.rs); row i is one word of each, so the rows of a
 // workgroup's invocations fall in different banks.
 //
 // A rod longer than a pack is a pack of its own: its positions stay in the

@@ -23,9 +23,9 @@
 // at the end); the rest of the state goes through global memory between
 // stages, rows the same workgroup just wrote, so on a GPU read from its
 // caches. Workgroup memory is the union of the stages' arrays, the largest
-// parts shared (`pack_rows_a`, `pack_rows_b`, `pack_rods_a`), and the 6 KiB
-// of resident positions: `FUSED_WORKGROUP_BYTES` in src/gpu/layout.rs,
-// which tests/gpu_layout.rs checks.
+// parts shared (`pack_rows_a`, `pack_rows_b`, `pack_rods_a`), and the
+// resident positions, 24 B a row: `fused_workgroup_bytes` in
+// src/gpu/layout.rs for each pack shape, which tests/gpu_layout.rs checks.
 
 // `Step.projection` (src/gpu/layout.rs `PROJECTION_*`).
 const PROJECTION_NONE: u32 = 0u;

@@ -738,6 +738,35 @@ fn bench(args: BenchArgs) -> Result<()> {
         form.unwrap_or_else(|| strands::gpu::GpuSimulator::default_form(ctx))
             .packed()
     };
+    if let Some(ctx) = gpus.first()
+        && !args.gpu_pack_rows.is_empty()
+        && !gpu_forms.iter().any(|&f| uses_packs(f, ctx))
+    {
+        anyhow::bail!(
+            "--gpu-pack-rows sizes the packs of the packed, fused and fused-buffer forms, and none of the forms timed ({}) runs on packs: add one with --gpu-form",
+            gpu_forms
+                .iter()
+                .map(|&f| f
+                    .unwrap_or_else(|| strands::gpu::GpuSimulator::default_form(ctx))
+                    .to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    // How a GPU row on `ctx` in `form` is labelled: its data layout and
+    // its packs' rows, where asked for (`--gpu-layout`, `--gpu-pack-rows`;
+    // a walked form has no packs).
+    let layout_of = |ctx: &strands::gpu::GpuContext| {
+        (!args.gpu_layouts.is_empty()).then(|| {
+            ctx.data_layout()
+                .map_or("mixed", strands::gpu::DataLayout::name)
+                .to_string()
+        })
+    };
+    let pack_rows_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
+        (!args.gpu_pack_rows.is_empty() && uses_packs(form, ctx))
+            .then(|| ctx.pack_shape().rows() as u32)
+    };
     // Each workload on each backend, the GPU in each form, stencil
     // precision, data layout and pack shape asked for (the index into
     // `gpus`).
@@ -825,20 +854,13 @@ fn bench(args: BenchArgs) -> Result<()> {
         } else {
             on
         };
-        let layout = (backend == BackendKind::Gpu && !args.gpu_layouts.is_empty()).then(|| {
-            gpus[g]
-                .data_layout()
-                .map_or("mixed", strands::gpu::DataLayout::name)
-                .to_string()
-        });
+        let on_gpu = backend == BackendKind::Gpu;
+        let layout = on_gpu.then(|| layout_of(&gpus[g])).flatten();
         let on = match &layout {
             Some(l) => format!("{on}, {l} layout"),
             None => on,
         };
-        let pack_rows = (backend == BackendKind::Gpu
-            && !args.gpu_pack_rows.is_empty()
-            && uses_packs(gpu_form, &gpus[g]))
-        .then(|| gpus[g].pack_shape().rows() as u32);
+        let pack_rows = on_gpu.then(|| pack_rows_of(gpu_form, &gpus[g])).flatten();
         let on = match pack_rows {
             Some(r) => format!("{on}, {r}-row packs"),
             None => on,
@@ -896,7 +918,8 @@ fn bench(args: BenchArgs) -> Result<()> {
     }
     bar.finish_and_clear();
     if args.grow {
-        // With the first stencil precision and data layout asked for.
+        // With the first stencil precision, data layout and pack shape
+        // asked for.
         let Some(ctx) = gpus.first() else {
             anyhow::bail!("--grow needs a GPU adapter");
         };
@@ -931,6 +954,8 @@ fn bench(args: BenchArgs) -> Result<()> {
                 eprintln!("{label}: {n} strands on the GPU…");
                 let w = Workload::standard(kind, n, args.vertices)?;
                 let mut m = bench::measure(&w, BackendKind::Gpu, Some(ctx), settings, &mut |_| {});
+                m.gpu_layout = layout_of(ctx);
+                m.gpu_pack_rows = pack_rows_of(gpu_form, ctx);
                 m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
                 let stop = if m.out_of_capacity {
                     Some(format!(

@@ -358,7 +358,8 @@ fn gpu_layout_rows_run_the_same_steps() {
 /// and a walked form, which uses no packs, once and unlabelled; the shapes
 /// give the same bits on lavapipe (tests/gpu_fused.rs), so the packed rows
 /// end at the same largest strain after the same iterations. A count that
-/// is no shape, and the flag with `--backend cpu`, are refused.
+/// is no shape, the flag with `--backend cpu`, and the flag with no form
+/// that runs on packs are refused.
 #[test]
 fn gpu_pack_rows_time_each_packed_form_per_shape() {
     let (stdout, rows) = quick_gpu_rows(
@@ -399,6 +400,26 @@ fn gpu_pack_rows_time_each_packed_form_per_shape() {
         "{err}"
     );
     assert_bench_refuses_with_cpu_backend("--gpu-pack-rows", "32");
+    // Without a form that runs on packs the flag would time nothing new.
+    let walked = strands()
+        .args([
+            "bench",
+            "--backend",
+            "gpu",
+            "--gpu-form",
+            "walked",
+            "--gpu-pack-rows",
+            "32",
+        ])
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&walked.stderr);
+    assert!(!walked.status.success());
+    assert!(
+        err.contains("none of the forms timed (walked) runs on packs: add one with --gpu-form"),
+        "{err}"
+    );
 }
 
 /// `--gpu-stencil`: `strands bench` times one GPU row per precision asked

@@ -208,7 +208,7 @@ fn bad_materials_are_refused() {
 
 /// The kernels are compiled once per device, set of collider kinds and
 /// vertex layout: simulators on one context and its clones share them;
-/// another set of kinds has its own.
+/// another set of kinds has its own, and so has another pack shape.
 #[test]
 fn pipelines_are_built_once_per_device() {
     use strands::gpu::pipelines::ColliderKinds;
@@ -240,6 +240,23 @@ fn pipelines_are_built_once_per_device() {
     assert!(!std::sync::Arc::ptr_eq(
         &ctx.pipelines(),
         &other.pipelines()
+    ));
+    // A pack shape has its own kernels, built for it, in the same cache
+    // (`GpuContext::with_pack_shape`); a simulator on such a context packs
+    // its rods for that shape.
+    use strands::gpu::pack::PackShape;
+    let small = PackShape::ALL[0];
+    assert_eq!(a.pack_shape(), PackShape::DEFAULT);
+    let ctx32 = ctx.with_pack_shape(small);
+    let c = simulator(&ctx32, None);
+    assert_eq!(c.pack_shape(), small);
+    let kernels = ctx.pipelines_for(kinds, c.vertex_layout(), small);
+    assert_eq!(kernels.variant.pack, small);
+    assert_eq!(theirs.variant.pack, PackShape::DEFAULT);
+    assert!(!std::sync::Arc::ptr_eq(&kernels, &theirs));
+    assert!(std::sync::Arc::ptr_eq(
+        &kernels,
+        &ctx32.pipelines_for(kinds, c.vertex_layout(), small)
     ));
 }
 

@@ -472,8 +472,8 @@ fn workgroup_memory_fits_the_default_limit() {
 /// validates; every per-pack kernel's workgroup has the shape's
 /// invocations and every other kernel the default's; and the packed fused
 /// substep holds `layout::fused_workgroup_bytes` of workgroup memory with
-/// resident positions (what `Kernel::supported` is sized by for the
-/// default shape), which is why a small shape fits more workgroups on a
+/// resident positions (what `Kernel::supported` asks of a device for that
+/// shape), which is why a small shape fits more workgroups on a
 /// multiprocessor.
 #[test]
 fn pack_shape_variants_size_the_packed_kernels() {

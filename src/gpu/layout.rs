@@ -98,7 +98,8 @@ pub const PROJECTION_JACOBI: u32 = 3;
 /// Storage buffers a fused substep kernel binds (`Kernel::is_fused`), above
 /// WebGPU's default 8: the fused kernels are built only on a device that
 /// allows this many (`walked_fused_supported`), the packed ones only where
-/// it also allows `FUSED_WORKGROUP_BYTES` (`fused_supported`).
+/// it also allows their pack shape's `fused_workgroup_bytes`
+/// (`fused_supported`).
 pub const FUSED_STORAGE_BUFFERS: u32 = 15;
 
 /// Workgroup memory of the packed fused substep kernels for packs of

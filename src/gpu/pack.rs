@@ -68,15 +68,6 @@ impl PackShape {
             .ok_or_else(|| format!("a pack holds 32, 64, 128 or 256 rows (vertices), not {rows}"))
     }
 
-    /// The smallest shape that holds a rod of `vertices` vertices whole (the
-    /// largest where none does).
-    pub fn fitting(vertices: usize) -> PackShape {
-        Self::ALL
-            .into_iter()
-            .find(|s| s.rows() >= vertices)
-            .unwrap_or(Self::ALL[Self::ALL.len() - 1])
-    }
-
     /// Vertices of a pack at most (WGSL `PACK_ROWS`).
     pub const fn rows(self) -> usize {
         self.rows as usize
@@ -198,8 +189,8 @@ mod tests {
     }
 
     /// The shapes: each invocation holds a whole number of rows, at most 64
-    /// invocations, the default the shader source's own; `fitting` takes
-    /// the smallest that holds a rod; only the four counts parse.
+    /// invocations, the default the shader source's own; only the four
+    /// counts parse.
     #[test]
     fn shapes_divide_their_rows_among_invocations() {
         for s in PackShape::ALL {
@@ -215,10 +206,6 @@ mod tests {
         assert_eq!(PackShape::default().rods(), PACK_RODS);
         assert_eq!(PackShape::default().rows_per_invocation(), 4);
         assert_eq!(PackShape::new(32).unwrap().invocations(), 32);
-        assert_eq!(PackShape::fitting(32).rows(), 32);
-        assert_eq!(PackShape::fitting(33).rows(), 64);
-        assert_eq!(PackShape::fitting(200).rows(), 256);
-        assert_eq!(PackShape::fitting(1000).rows(), 256);
         assert!("48".parse::<PackShape>().unwrap_err().contains("not 48"));
         assert!("x".parse::<PackShape>().is_err());
     }

@@ -117,6 +117,8 @@ impl GpuSimulator {
             layout,
             packing.pack,
         );
+        // The per-pack kernels index the packs as they were made.
+        assert_eq!(pipelines.variant.pack, packing.pack);
         let form = Self::default_form(ctx);
         let buffers = Buffers::new(
             &ctx.device,
