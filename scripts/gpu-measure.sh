@@ -47,9 +47,9 @@
 #                              or SIGTERM; not when killed with SIGKILL),
 #                              for a tool that returns few files
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
-#                              kernel-times bench-gpu bench-cpu bench-forms
-#                              bench-packs bench-stencil bench-layouts
-#                              (default: all).
+#                              kernel-times bench-gpu bench-cpu bench-packs
+#                              bench-forms bench-stencil bench-layouts
+#                              (default: all, in that order).
 #                              To split the
 #                              measurement over several calls of a tool with
 #                              a time limit per command
@@ -220,7 +220,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-times bench-gpu bench-cpu bench-forms bench-packs bench-stencil bench-layouts"
+all_steps="tests kernel-times bench-gpu bench-cpu bench-packs bench-forms bench-stencil bench-layouts"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -423,19 +423,21 @@ wanted bench-gpu && step bench-gpu "$strands" bench --min-time "$min_time" --bac
     --out "$OUT/bench.json" --plot "$OUT/bench.svg"
 wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --backend cpu --workload hair,grass --strands 1000,4000 \
     --out "$OUT/bench-cpu.json" --plot "$OUT/bench-cpu.svg"
+# The packed forms on packs of each shape (`--gpu-pack-rows`, README "On
+# the GPU"): whether smaller packs, which hold less workgroup memory and so
+# fit more workgroups on a multiprocessor (32 rows: a warp a pack), speed
+# the strand-per-workgroup design up. Hair at 1 M vertices (1000 strands
+# when quick), against 256 rows in the same run; before the forms, which
+# an H200 has measured, so that a deadline cuts those first.
+wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" --backend gpu --workload hair --strands "$timing_strands" \
+    --gpu-form packed,fused --gpu-pack-rows 32,64,256 \
+    --out "$OUT/bench-packs.json" --plot "$OUT/bench-packs.svg"
 # The five GPU forms side by side (README, "On the GPU"): which to make the
 # default on this GPU, and what resident positions gain (fused against
 # fused-buffer). At 1 M vertices (32000 hair strands; 1000 when quick).
 wanted bench-forms && step bench-forms "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$timing_strands" \
     --gpu-form walked,walked-fused,packed,fused,fused-buffer \
     --out "$OUT/bench-forms.json" --plot "$OUT/bench-forms.svg"
-# The packed forms on packs of each shape (`--gpu-pack-rows`, README "On
-# the GPU"): whether smaller packs, which hold less workgroup memory and so
-# fit more workgroups on a multiprocessor (32 rows: a warp a pack), speed
-# the strand-per-workgroup design up. At 1 M vertices (1000 when quick).
-wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$timing_strands" \
-    --gpu-form packed,fused --gpu-pack-rows 32,64,128,256 \
-    --out "$OUT/bench-packs.json" --plot "$OUT/bench-packs.svg"
 # The bending stencil in f64 (the default where the GPU has f64 in shaders)
 # against f32, same run (README, "Precision"): what resting below 1e-6 m/s
 # costs on this GPU. At 1 M vertices (1000 strands when quick).
