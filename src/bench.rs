@@ -1260,6 +1260,62 @@ mod tests {
         assert!(unsteady.contains("*: median over 10 % above"), "{unsteady}");
     }
 
+    /// `--compare` matches a GPU row only with one of the same pack shape
+    /// (`--gpu-pack-rows`), a row that recorded none counting as the
+    /// default 256 rows; a shape the old report lacks is said so.
+    #[test]
+    fn compare_matches_rows_of_the_same_pack_shape() {
+        let w = Workload::standard("hair", 4, 8).unwrap();
+        let mut base = measure(&w, BackendKind::Cpu, None, one_frame(), &mut |_| {});
+        base.backend = "gpu".into();
+        base.gpu_form = Some("packed".into());
+        let row = |rows: Option<u32>, ms: f64| Measurement {
+            gpu_pack_rows: rows,
+            ms_per_step: Some(Spread {
+                median: ms,
+                min: ms,
+                max: ms,
+            }),
+            ..base.clone()
+        };
+        let report = |results| Report {
+            environment: Environment {
+                strands_version: "test".into(),
+                build_profile: "test".into(),
+                cpu: cpu_name(),
+                cpu_threads: 1,
+                gpu: None,
+                gpu_driver: None,
+                gpu_error: None,
+                gpu_copy_bandwidth: None,
+            },
+            warmup: 0,
+            repeats: 1,
+            min_time_s: 0.0,
+            results,
+        };
+        let old = report(vec![row(Some(32), 4.0), row(None, 2.0)]);
+        let new = report(vec![
+            row(Some(256), 1.0),
+            row(Some(32), 1.0),
+            row(Some(64), 1.0),
+        ]);
+        let text = compare(&old, &new);
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert!(
+            lines[0].contains(":256-row-packs") && lines[0].contains("2.00×"),
+            "{text}"
+        );
+        assert!(
+            lines[1].contains(":32-row-packs") && lines[1].contains("4.00×"),
+            "{text}"
+        );
+        assert!(
+            lines[2].contains(":64-row-packs") && lines[2].contains("no such workload"),
+            "{text}"
+        );
+    }
+
     /// A report with an entry that was not measured (e.g. the device could
     /// not hold it) survives JSON and is compared entry by entry.
     #[test]
