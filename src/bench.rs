@@ -1260,6 +1260,26 @@ mod tests {
         assert!(unsteady.contains("*: median over 10 % above"), "{unsteady}");
     }
 
+    /// A report of `results` from a machine without a GPU (`gpu_error`: why).
+    fn report_of(results: Vec<Measurement>, gpu_error: Option<String>) -> Report {
+        Report {
+            environment: Environment {
+                strands_version: "test".into(),
+                build_profile: "test".into(),
+                cpu: cpu_name(),
+                cpu_threads: 1,
+                gpu: None,
+                gpu_driver: None,
+                gpu_error,
+                gpu_copy_bandwidth: None,
+            },
+            warmup: 0,
+            repeats: 1,
+            min_time_s: 0.0,
+            results,
+        }
+    }
+
     /// `--compare` matches a GPU row only with one of the same pack shape
     /// (`--gpu-pack-rows`), a row that recorded none counting as the
     /// default 256 rows; a shape the old report lacks is said so.
@@ -1278,28 +1298,11 @@ mod tests {
             }),
             ..base.clone()
         };
-        let report = |results| Report {
-            environment: Environment {
-                strands_version: "test".into(),
-                build_profile: "test".into(),
-                cpu: cpu_name(),
-                cpu_threads: 1,
-                gpu: None,
-                gpu_driver: None,
-                gpu_error: None,
-                gpu_copy_bandwidth: None,
-            },
-            warmup: 0,
-            repeats: 1,
-            min_time_s: 0.0,
-            results,
-        };
-        let old = report(vec![row(Some(32), 4.0), row(None, 2.0)]);
-        let new = report(vec![
-            row(Some(256), 1.0),
-            row(Some(32), 1.0),
-            row(Some(64), 1.0),
-        ]);
+        let old = report_of(vec![row(Some(32), 4.0), row(None, 2.0)], None);
+        let new = report_of(
+            vec![row(Some(256), 1.0), row(Some(32), 1.0), row(Some(64), 1.0)],
+            None,
+        );
         let text = compare(&old, &new);
         let lines: Vec<&str> = text.lines().skip(1).collect();
         assert!(
@@ -1326,22 +1329,7 @@ mod tests {
         let failed = measure(&w, BackendKind::Gpu, None, settings, &mut |_| {});
         assert!(ok.error.is_none() && ok.ms_per_step.is_some());
         assert!(failed.error.is_some() && failed.ms_per_step.is_none());
-        let report = Report {
-            environment: Environment {
-                strands_version: "test".into(),
-                build_profile: "test".into(),
-                cpu: cpu_name(),
-                cpu_threads: 1,
-                gpu: None,
-                gpu_driver: None,
-                gpu_error: Some("none".into()),
-                gpu_copy_bandwidth: None,
-            },
-            warmup: 0,
-            repeats: 1,
-            min_time_s: 0.0,
-            results: vec![ok, failed],
-        };
+        let report = report_of(vec![ok, failed], Some("none".into()));
         let back: Report = serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
         let text = compare(&back, &report);
         assert_eq!(text.matches('×').count(), 1, "{text}");

@@ -733,10 +733,13 @@ fn bench(args: BenchArgs) -> Result<()> {
             .flat_map(|ctx| args.gpu_pack_rows.iter().map(|&p| ctx.with_pack_shape(p)))
             .collect()
     };
-    // Whether the GPU runs `form` (None: the default) on packs.
-    let uses_packs = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
+    // The form a GPU row asked for as `form` runs (None: the default), and
+    // whether it runs on packs.
+    let form_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
         form.unwrap_or_else(|| strands::gpu::GpuSimulator::default_form(ctx))
-            .packed()
+    };
+    let uses_packs = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
+        form_of(form, ctx).packed()
     };
     if let Some(ctx) = gpus.first()
         && !args.gpu_pack_rows.is_empty()
@@ -746,9 +749,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             "--gpu-pack-rows sizes the packs of the packed, fused and fused-buffer forms, and none of the forms timed ({}) runs on packs: add one with --gpu-form",
             gpu_forms
                 .iter()
-                .map(|&f| f
-                    .unwrap_or_else(|| strands::gpu::GpuSimulator::default_form(ctx))
-                    .to_string())
+                .map(|&f| form_of(f, ctx).to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
         );

@@ -178,6 +178,18 @@ fn quick_gpu_rows(name: &str, args: &[&str]) -> (String, Vec<serde_json::Value>)
     (stdout, report["results"].as_array().unwrap().clone())
 }
 
+/// Bench rows that ran without error and, giving the same bits, ended at
+/// the same (non-zero) largest strain after the same iterations.
+fn assert_same_steps(rows: &[serde_json::Value]) {
+    for r in rows {
+        assert!(r["error"].is_null(), "{r}");
+        assert!(r["max_strain"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["max_strain"], rows[0]["max_strain"]);
+        assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
+        assert_eq!(r["projection_iterations"], rows[0]["projection_iterations"]);
+    }
+}
+
 /// `strands bench --backend cpu` with a flag that names GPU rows: refused,
 /// saying which flag and that `--backend cpu` leaves the GPU out.
 fn assert_bench_refuses_with_cpu_backend(flag: &str, value: &str) {
@@ -343,13 +355,7 @@ fn gpu_layout_rows_run_the_same_steps() {
         .map(|r| r["gpu_layout"].as_str().unwrap())
         .collect();
     assert_eq!(layouts, ["gpu", "cpu"]);
-    for r in &rows {
-        assert!(r["error"].is_null(), "{r}");
-        assert!(r["max_strain"].as_f64().unwrap() > 0.0, "{r}");
-        assert_eq!(r["max_strain"], rows[0]["max_strain"]);
-        assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
-        assert_eq!(r["projection_iterations"], rows[0]["projection_iterations"]);
-    }
+    assert_same_steps(&rows);
     assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
 }
 
@@ -382,13 +388,7 @@ fn gpu_pack_rows_time_each_packed_form_per_shape() {
             ("packed", Some(256))
         ]
     );
-    for r in &rows[1..] {
-        assert!(r["error"].is_null(), "{r}");
-        assert!(r["max_strain"].as_f64().unwrap() > 0.0, "{r}");
-        assert_eq!(r["max_strain"], rows[1]["max_strain"]);
-        assert_eq!(r["twist_iterations"], rows[1]["twist_iterations"]);
-        assert_eq!(r["projection_iterations"], rows[1]["projection_iterations"]);
-    }
+    assert_same_steps(&rows[1..]);
     let bad = strands()
         .args(["bench", "--backend", "gpu", "--gpu-pack-rows", "48"])
         .output()
