@@ -682,9 +682,27 @@ impl GpuSimulator {
     /// which a driver may take seconds over for the big fused kernels: an
     /// application calls this at load, and after `set_form` or
     /// `set_params`, to keep that out of its frames.
+    ///
+    /// The kernels are compiled side by side, a thread each (at most the
+    /// machine's threads): a driver that compiles as a pipeline is made
+    /// (NVIDIA's) then takes about as long as its biggest kernel rather
+    /// than the sum of them. The pipelines are the same either way.
     pub fn compile_kernels(&self) {
+        let mut kernels = Vec::new();
         for d in substep_schedule(&self.rods, &self.params, self.form) {
-            self.pipelines.pipeline(d.kernel, self.form);
+            if !kernels.contains(&d.kernel) && !self.pipelines.is_compiled(d.kernel, self.form) {
+                kernels.push(d.kernel);
+            }
+        }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for batch in kernels.chunks(threads.max(1)) {
+            std::thread::scope(|s| {
+                for &k in batch {
+                    s.spawn(move || {
+                        self.pipelines.pipeline(k, self.form);
+                    });
+                }
+            });
         }
     }
 
