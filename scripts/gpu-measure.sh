@@ -46,6 +46,13 @@
 #                              into when the script ends (also on an error
 #                              or SIGTERM; not when killed with SIGKILL),
 #                              for a tool that returns few files
+#   STRANDS_MEASURE_DRIVER_CACHE  a .tar.gz file of the driver's shader
+#                              caches (NVIDIA's ~/.cache/nvidia and ~/.nv):
+#                              unpacked into $HOME at the start where it
+#                              exists, and the caches packed into it when
+#                              the script ends, so that a later call on a
+#                              fresh machine of the same driver need not
+#                              compile the kernels again
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-times bench-gpu bench-cpu bench-packs
 #                              bench-forms bench-stencil bench-layouts
@@ -182,12 +189,53 @@ fi
 OUT=${OUT:-./gpu-measure-out}
 mkdir -p "$OUT"
 : >"$OUT/summary.txt"
-if [ -n "${STRANDS_MEASURE_PACK:-}" ]; then
-    pack=$(realpath -m "$STRANDS_MEASURE_PACK")
-    trap 'tar czf "$pack" -C "$OUT" . && echo "== packed $OUT into $pack"' EXIT
-fi
 failed=()
 say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+# The driver's shader caches (where NVIDIA's driver keeps compiled
+# pipelines between runs), relative to $HOME, where they exist.
+driver_caches() {
+    local d
+    for d in .cache/nvidia .nv; do [ -d "$HOME/$d" ] && echo "$d"; done
+}
+driver_cache=
+if [ -n "${STRANDS_MEASURE_DRIVER_CACHE:-}" ]; then
+    driver_cache=$(realpath -m "$STRANDS_MEASURE_DRIVER_CACHE")
+    if [ -f "$driver_cache" ]; then
+        if tar xzf "$driver_cache" -C "$HOME"; then
+            say "driver shader cache: $(tar tzf "$driver_cache" | grep -vc '/$') files from $driver_cache unpacked into $HOME"
+        else
+            say "driver shader cache: could not unpack $driver_cache; the kernels compile cold"
+        fi
+    else
+        say "driver shader cache: no $driver_cache yet; the kernels compile cold"
+    fi
+fi
+# On exit (also an error or SIGTERM): the driver's caches into
+# STRANDS_MEASURE_DRIVER_CACHE, then everything under $OUT into
+# STRANDS_MEASURE_PACK (which is why the cache's line is in the summary).
+save_driver_cache() {
+    [ -n "$driver_cache" ] || return 0
+    local caches
+    caches=$(driver_caches | xargs)
+    if [ -z "$caches" ]; then
+        say "driver shader cache: none found in $HOME/.cache/nvidia or $HOME/.nv; nothing saved"
+    elif tar czf "$driver_cache" -C "$HOME" $caches; then
+        say "driver shader cache: $caches ($(du -sh "$driver_cache" | cut -f1)) saved into $driver_cache"
+    else
+        say "driver shader cache: could not write $driver_cache"
+    fi
+}
+pack=
+if [ -n "${STRANDS_MEASURE_PACK:-}" ]; then
+    pack=$(realpath -m "$STRANDS_MEASURE_PACK")
+fi
+on_exit() {
+    save_driver_cache
+    if [ -n "$pack" ]; then
+        tar czf "$pack" -C "$OUT" . && echo "== packed $OUT into $pack"
+    fi
+}
+trap on_exit EXIT
 # Seconds left before STRANDS_MEASURE_DEADLINE (empty without one).
 started=$SECONDS
 time_left() {
