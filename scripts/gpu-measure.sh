@@ -54,8 +54,8 @@
 #                              fresh machine of the same driver need not
 #                              compile the kernels again
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
-#                              kernel-times bench-gpu bench-cpu bench-packs
-#                              bench-forms bench-stencil bench-layouts
+#                              kernel-times bench-gpu bench-cpu bench-layouts
+#                              bench-packs bench-forms bench-stencil
 #                              (default: all, in that order).
 #                              To split the
 #                              measurement over several calls of a tool with
@@ -268,7 +268,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-times bench-gpu bench-cpu bench-packs bench-forms bench-stencil bench-layouts"
+all_steps="tests kernel-times bench-gpu bench-cpu bench-layouts bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -471,6 +471,16 @@ wanted bench-gpu && step bench-gpu "$strands" bench --min-time "$min_time" --bac
     --out "$OUT/bench.json" --plot "$OUT/bench.svg"
 wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --backend cpu --workload hair,grass --strands 1000,4000 \
     --out "$OUT/bench-cpu.json" --plot "$OUT/bench-cpu.svg"
+# The data layouts (README, "The two data layouts"): whether the CPU
+# adapter's choices (64-bit words, interleaved rods, collider tables) help
+# or hurt on this GPU, and interleaved rods alone (`interleaved`: whole
+# memory sectors for the walks' warps). At 1 M vertices (1000 strands when
+# quick). Before the pack shapes and forms: the walked fused form is the
+# default and was the fastest on the H200, so what speeds it up matters
+# most.
+wanted bench-layouts && step bench-layouts "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$timing_strands" \
+    --gpu-layout gpu,interleaved,cpu \
+    --out "$OUT/bench-layouts.json" --plot "$OUT/bench-layouts.svg"
 # The packed forms on packs of each shape (`--gpu-pack-rows`, README "On
 # the GPU"): whether smaller packs, which hold less workgroup memory and so
 # fit more workgroups on a multiprocessor (32 rows: a warp a pack), speed
@@ -492,12 +502,6 @@ wanted bench-forms && step bench-forms "$strands" bench --min-time "$min_time" -
 wanted bench-stencil && step bench-stencil "$strands" bench --min-time "$min_time" --backend gpu --workload hair --strands "$timing_strands" \
     --gpu-stencil f64,f32 \
     --out "$OUT/bench-stencil.json" --plot "$OUT/bench-stencil.svg"
-# The two data layouts (README, "The two data layouts"): whether the CPU
-# adapter's choices (64-bit words, interleaved rods, collider tables) help
-# or hurt on this GPU. At 1 M vertices (1000 strands when quick).
-wanted bench-layouts && step bench-layouts "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$timing_strands" \
-    --gpu-layout gpu,cpu \
-    --out "$OUT/bench-layouts.json" --plot "$OUT/bench-layouts.svg"
 
 if [ ${#failed[@]} -eq 0 ]; then
     say "all steps passed; results in $OUT"

@@ -223,7 +223,8 @@ pub struct Measurement {
     /// CPU and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_stencil: Option<String>,
-    /// The GPU's data layout ("gpu", "cpu": `strands::gpu::DataLayout`;
+    /// The GPU's data layout ("gpu", "cpu", "interleaved":
+    /// `strands::gpu::DataLayout`;
     /// "mixed" for neither), recorded where `strands bench --gpu-layout`
     /// asked for it; absent otherwise (the adapter's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -149,8 +149,9 @@ struct BenchArgs {
     /// GPU data layouts to time, each a row with each form and precision
     /// (gpu: each rod's vertices in order, state as 32-bit elements,
     /// colliders read at their index; cpu: rods interleaved by 8, state as
-    /// 64-bit words, colliders read into a table first; README "On the
-    /// GPU"); default: the adapter's own (cpu on a CPU adapter, else gpu).
+    /// 64-bit words, colliders read into a table first; interleaved: gpu
+    /// with rods interleaved by 8; README "On the GPU"); default: the
+    /// adapter's own (cpu on a CPU adapter, else gpu).
     /// The same results either way. Asks for the GPU like --gpu-form.
     #[arg(
         long = "gpu-layout",

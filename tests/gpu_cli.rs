@@ -341,20 +341,22 @@ fn bench_times_each_gpu_form_asked_for() {
 
 /// `--gpu-layout`: `strands bench` times one GPU row per data layout asked
 /// for, each labelled and recorded in the JSON; the layouts give the same
-/// bits (`GpuContext` docs), so both rows end at the same largest strain
+/// bits (`GpuContext` docs), so the rows end at the same largest strain
 /// after the same iterations. Refused with `--backend cpu`.
 #[test]
 fn gpu_layout_rows_run_the_same_steps() {
-    let (stdout, rows) = quick_gpu_rows("gpu-layout", &["--gpu-layout", "gpu,cpu"]);
+    let (stdout, rows) = quick_gpu_rows("gpu-layout", &["--gpu-layout", "gpu,interleaved,cpu"]);
     assert!(
-        stdout.contains(":gpu-layout ") && stdout.contains(":cpu-layout "),
+        stdout.contains(":gpu-layout ")
+            && stdout.contains(":interleaved-layout ")
+            && stdout.contains(":cpu-layout "),
         "{stdout}"
     );
     let layouts: Vec<&str> = rows
         .iter()
         .map(|r| r["gpu_layout"].as_str().unwrap())
         .collect();
-    assert_eq!(layouts, ["gpu", "cpu"]);
+    assert_eq!(layouts, ["gpu", "interleaved", "cpu"]);
     assert_same_steps(&rows);
     assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
 }

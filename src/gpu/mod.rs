@@ -215,14 +215,24 @@ pub enum DataLayout {
     /// `wgpu::Features::SHADER_INT64`), a scene's few colliders read into a
     /// table before the collider loops.
     Cpu,
+    /// A GPU's, but with rods of one length interleaved in blocks of 8 as
+    /// on a CPU adapter: the one choice of the CPU adapter's that may pay
+    /// on a GPU too, timed alone. A warp running a walked kernel walks 32
+    /// rods, so with each rod's vertices one after another its read at a
+    /// step touches 32 cache lines; interleaved, runs of 8 neighbouring
+    /// elements (a quarter of the lines; for 16-byte elements half the
+    /// 32-byte sectors too). Not timed on a GPU yet (README, "The two data
+    /// layouts").
+    Interleaved,
 }
 
 impl DataLayout {
-    /// "gpu" or "cpu".
+    /// "gpu", "cpu" or "interleaved".
     pub fn name(self) -> &'static str {
         match self {
             DataLayout::Gpu => "gpu",
             DataLayout::Cpu => "cpu",
+            DataLayout::Interleaved => "interleaved",
         }
     }
 }
@@ -500,6 +510,10 @@ impl GpuContext {
                 let c = self.with_interleaved_vertices().with_collider_tables();
                 c.with_wide_positions().unwrap_or(c)
             }
+            DataLayout::Interleaved => self
+                .with_interleaved_vertices()
+                .with_struct_positions()
+                .with_indexed_colliders(),
         }
     }
 
@@ -512,6 +526,7 @@ impl GpuContext {
             .contains(wgpu::Features::SHADER_INT64);
         match (self.interleave, self.collider_tables, self.wide_positions) {
             (false, false, false) => Some(DataLayout::Gpu),
+            (true, false, false) => Some(DataLayout::Interleaved),
             (true, true, wide) if wide == int64 => Some(DataLayout::Cpu),
             _ => None,
         }
