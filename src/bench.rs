@@ -13,7 +13,7 @@ use crate::backend::BackendKind;
 
 use crate::cpu::{CpuSimulator, check_state, diagnostics_of};
 use crate::gpu::bandwidth::CopyBandwidth;
-use crate::gpu::traffic::{Counts, TrafficModel};
+use crate::gpu::traffic::{Counts, Granularity, TrafficModel};
 use crate::gpu::{GpuContext, GpuError, GpuSimulator};
 use crate::params::{Projection, SimParams};
 use crate::rods::RodSet;
@@ -301,6 +301,12 @@ pub struct Measurement {
     /// the modelled traffic comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_bytes_by_buffer: Option<Vec<BufferTraffic>>,
+    /// GPU only: the traffic model's second floor, the same accesses in
+    /// the 32-byte sectors a GPU's memory moves (`traffic::Granularity`):
+    /// where a kernel reads one member of a larger struct, the sector
+    /// holding it. Bytes per vertex-step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_sector_bytes_per_vertex_step: Option<f64>,
     /// GPU only: the model's bytes per step over the median time per step
     /// (GB/s, 10⁹ B/s).
     #[serde(default)]
@@ -334,6 +340,12 @@ pub struct BufferTraffic {
     pub read: f64,
     /// Bytes written to it per vertex-step.
     pub written: f64,
+    /// `read` counted in 32-byte sectors (`model_sector_bytes_per_vertex_step`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sector_read: Option<f64>,
+    /// `written` counted in 32-byte sectors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sector_written: Option<f64>,
 }
 
 /// One dispatch of a substep in `Measurement::gpu_profile`.
@@ -351,6 +363,10 @@ pub struct KernelTime {
     /// share of `Measurement::model_bytes_per_vertex_step`).
     #[serde(default)]
     pub model_bytes: f64,
+    /// `model_bytes` counted in 32-byte sectors
+    /// (`Measurement::model_sector_bytes_per_vertex_step`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_sector_bytes: Option<f64>,
 }
 
 /// What the machine and the build are.
@@ -557,6 +573,7 @@ fn measure_with(
         grid_share: None,
         model_bytes_per_vertex_step: None,
         model_bytes_by_buffer: None,
+        model_sector_bytes_per_vertex_step: None,
         achieved_gb_per_s: None,
         bandwidth_fraction: None,
         gpu_profile: None,
@@ -641,6 +658,17 @@ fn measure_with(
                                 .kernel_bytes_under(d.kernel, &counts, &params)
                                 .total() as f64
                                 / m.vertices as f64,
+                            model_sector_bytes: Some(
+                                traffic_model()
+                                    .kernel_traffic_under(
+                                        d.kernel,
+                                        &counts,
+                                        &params,
+                                        Granularity::Sectors,
+                                    )
+                                    .total() as f64
+                                    / m.vertices as f64,
+                            ),
                         })
                         .collect()
                 });
@@ -662,14 +690,31 @@ fn measure_with(
                 traffic_model().substep_bytes_in(sim.rods(), sim.params(), sim.running_form());
             m.model_bytes_per_vertex_step = Some(traffic.total() as f64 / m.vertices as f64);
             let per_vertex = |b: u64| b as f64 / m.vertices as f64;
+            let form = sim.running_form();
+            m.model_sector_bytes_per_vertex_step = Some(per_vertex(
+                traffic_model()
+                    .substep_traffic_in(sim.rods(), sim.params(), form, Granularity::Sectors)
+                    .total(),
+            ));
+            let sectors = traffic_model().substep_traffic_by_buffer(
+                sim.rods(),
+                sim.params(),
+                form,
+                Granularity::Sectors,
+            );
             m.model_bytes_by_buffer = Some(
                 traffic_model()
-                    .substep_bytes_by_buffer(sim.rods(), sim.params(), sim.running_form())
+                    .substep_bytes_by_buffer(sim.rods(), sim.params(), form)
                     .into_iter()
-                    .map(|(buffer, b)| BufferTraffic {
-                        buffer,
-                        read: per_vertex(b.read),
-                        written: per_vertex(b.written),
+                    .map(|(buffer, b)| {
+                        let s = sectors.iter().find(|(n, _)| *n == buffer).map(|(_, s)| *s);
+                        BufferTraffic {
+                            buffer,
+                            read: per_vertex(b.read),
+                            written: per_vertex(b.written),
+                            sector_read: s.map(|s| per_vertex(s.read)),
+                            sector_written: s.map(|s| per_vertex(s.written)),
+                        }
                     })
                     .collect(),
             );
@@ -799,12 +844,20 @@ pub fn profiles(results: &[Measurement]) -> String {
             .iter()
             .map(|k| {
                 let phase = if k.phase == 0 { "" } else { "/1" };
-                let gb_per_s = k.model_bytes * m.vertices as f64 / (k.ms_per_step * 1e-3) / 1e9;
-                format!("{}{phase} {:.3} [{gb_per_s:.1}]", k.kernel, k.ms_per_step)
+                let gb_per_s = |b: f64| b * m.vertices as f64 / (k.ms_per_step * 1e-3) / 1e9;
+                let sectors = k
+                    .model_sector_bytes
+                    .map_or(String::new(), |b| format!(" | {:.1}", gb_per_s(b)));
+                format!(
+                    "{}{phase} {:.3} [{:.1}{sectors}]",
+                    k.kernel,
+                    k.ms_per_step,
+                    gb_per_s(k.model_bytes)
+                )
             })
             .collect();
         out += &format!(
-            "profile {} {} {} strands, ms/step by dispatch (a pass each, sum {sum:.3}) [modelled GB/s]: {}\n",
+            "profile {} {} {} strands, ms/step by dispatch (a pass each, sum {sum:.3}) [modelled GB/s | in 32-byte sectors]: {}\n",
             m.workload,
             m.label(),
             m.strands,
@@ -846,8 +899,15 @@ pub fn traffic_by_buffer(results: &[Measurement]) -> String {
             .iter()
             .filter(|b| b.read + b.written >= 0.5)
             .map(|b| {
+                // The sector count where it differs from the bytes.
+                let sectors = match (b.sector_read, b.sector_written) {
+                    (Some(r), Some(w)) if (r + w - b.read - b.written).abs() >= 0.5 => {
+                        format!("; {:.0} in sectors", r + w)
+                    }
+                    _ => String::new(),
+                };
                 format!(
-                    "{} {:.0} ({:.0} + {:.0})",
+                    "{} {:.0} ({:.0} + {:.0}{sectors})",
                     b.buffer,
                     b.read + b.written,
                     b.read,
@@ -855,8 +915,11 @@ pub fn traffic_by_buffer(results: &[Measurement]) -> String {
                 )
             })
             .collect();
+        let sectors = m
+            .model_sector_bytes_per_vertex_step
+            .map_or(String::new(), |s| format!("; in 32-byte sectors {s:.0}"));
         out += &format!(
-            "traffic {} {} {} strands, modelled B/vert-step by buffer, read + written (total {total:.0}): {}\n",
+            "traffic {} {} {} strands, modelled B/vert-step by buffer, read + written (total {total:.0}{sectors}): {}\n",
             m.workload,
             m.label(),
             m.strands,

@@ -107,8 +107,19 @@ fn bench_writes_report_plot_and_compares() {
                 .map(|x| x["read"].as_f64().unwrap() + x["written"].as_f64().unwrap())
                 .sum();
             assert!((by_buffer - b).abs() < 1e-9 * b, "{m}");
+            // The floor in 32-byte sectors: at least the bytes, and the
+            // same sectors by buffer.
+            let sb = m["model_sector_bytes_per_vertex_step"].as_f64().unwrap();
+            assert!(sb >= b, "{sb} sector bytes under {b} bytes: {m}");
+            let sectors_by_buffer: f64 = m["model_bytes_by_buffer"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x["sector_read"].as_f64().unwrap() + x["sector_written"].as_f64().unwrap())
+                .sum();
+            assert!((sectors_by_buffer - sb).abs() < 1e-9 * sb, "{m}");
             // With timestamps, a profile of the same dispatches: their
-            // modelled bytes add up to the row's.
+            // modelled bytes add up to the row's, in bytes and in sectors.
             if m["timing"] == "gpu timestamps" {
                 let p = m["gpu_profile"].as_array().unwrap();
                 assert!(
@@ -117,6 +128,14 @@ fn bench_writes_report_plot_and_compares() {
                 );
                 let bytes: f64 = p.iter().map(|k| k["model_bytes"].as_f64().unwrap()).sum();
                 assert!((bytes - b).abs() < 1e-9 * b, "{bytes} against {b}: {m}");
+                let sectors: f64 = p
+                    .iter()
+                    .map(|k| k["model_sector_bytes"].as_f64().unwrap())
+                    .sum();
+                assert!(
+                    (sectors - sb).abs() < 1e-9 * sb,
+                    "{sectors} against {sb}: {m}"
+                );
             }
             let gbs = m["achieved_gb_per_s"].as_f64().unwrap();
             assert!((gbs - b * v / (med * 1e-3) / 1e9).abs() < 1e-9 * gbs, "{m}");
@@ -125,6 +144,7 @@ fn bench_writes_report_plot_and_compares() {
         } else {
             assert!(m["model_bytes_per_vertex_step"].is_null(), "{m}");
             assert!(m["model_bytes_by_buffer"].is_null(), "{m}");
+            assert!(m["model_sector_bytes_per_vertex_step"].is_null(), "{m}");
             assert!(m["bandwidth_fraction"].is_null(), "{m}");
         }
     }
@@ -134,12 +154,17 @@ fn bench_writes_report_plot_and_compares() {
             && stdout.contains("contact")
             && stdout.contains("B/vert-step")
             && stdout.contains("not a counter")
-            && stdout.contains("B/vert-step by buffer, read + written"),
+            && stdout.contains("B/vert-step by buffer, read + written")
+            && stdout.contains("in 32-byte sectors"),
         "{stdout}"
     );
     // A profile line where a GPU row has one (an adapter with timestamps).
     let profiled = results.iter().any(|m| m["timing"] == "gpu timestamps");
-    assert_eq!(stdout.contains("[modelled GB/s]"), profiled, "{stdout}");
+    assert_eq!(
+        stdout.contains("[modelled GB/s | in 32-byte sectors]"),
+        profiled,
+        "{stdout}"
+    );
     let plot = std::fs::read_to_string(&svg).unwrap();
     // GPU series are named with the form they ran in.
     assert!(plot.contains("<svg") && plot.contains("hair (cpu)") && plot.contains("grass (gpu:"));

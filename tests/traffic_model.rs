@@ -42,6 +42,106 @@ fn integrate_moves_what_a_hand_count_says() {
     );
 }
 
+/// The sector floor of `integrate`, counted by hand from the same reads
+/// and writes as above and the structs' layouts (shaders/common.wgsl),
+/// each 32-byte sector that holds a byte it touches once: per vertex,
+/// `pos` 32 B (a sector), `vel` 16 B (half of one), `scratch.force`
+/// (bytes 48–63 of 64: one sector), and of the 48-byte `rest` bytes 24–27
+/// and 32–43, which two vertices spread over three sectors (48 B a
+/// vertex, the whole struct, where the byte count charges 16). Per clamp,
+/// bytes 0–31 and 48–51 of 64: two sectors; per rod `origin`, bytes 32–47
+/// of 64: one; the two whole 32-byte poses per anchor; of `Step`, `h` at
+/// byte 48 and bytes 64–75 and 80–83: two sectors. Written: `pos`,
+/// `pos_unc` and `vel`, whole and contiguous, as bytes.
+#[test]
+fn integrate_moves_these_sectors_by_hand() {
+    use strands::gpu::traffic::Granularity;
+    let c = Counts {
+        vertices: 100,
+        rods: 5,
+        edges: 95,
+        clamps: 5,
+        anchors: 1,
+        groups: 0,
+        nodes: 0,
+    };
+    let (v, r, cl, a) = (c.vertices, c.rods, c.clamps, c.anchors);
+    let read = (32 + 16 + 32 + 48) * v + 64 * cl + 32 * r + 32 * 2 * a + 64;
+    let written = (32 + 32 + 16) * v;
+    let model = TrafficModel::from_shaders();
+    let params = strands::params::SimParams::default();
+    let got = model.kernel_traffic_under(Kernel::Integrate, &c, &params, Granularity::Sectors);
+    assert_eq!(
+        got,
+        Bytes { read, written },
+        "uses: {:#?}",
+        model.uses(Kernel::Integrate)
+    );
+}
+
+/// `sector_bytes` on layouts counted by hand: the distinct 32-byte
+/// sectors that n elements of a stride occupy with the given byte ranges.
+#[test]
+fn sector_bytes_count_each_sector_once() {
+    use strands::gpu::traffic::sector_bytes;
+    // One 4-byte member of a 48-byte struct: a sector per element.
+    assert_eq!(sector_bytes(4, 48, &[(24, 4)]), 4 * 32);
+    // Bytes 24–27 and 32–43 of 48: element 0 spans sectors 0 and 1,
+    // element 1 (bytes 72–91) sector 2, element 2 (120–139) 3 and 4.
+    assert_eq!(sector_bytes(2, 48, &[(24, 4), (32, 12)]), 3 * 32);
+    assert_eq!(sector_bytes(3, 48, &[(24, 4), (32, 12)]), 5 * 32);
+    // Whole 16-byte elements: two a sector, the last one half used.
+    assert_eq!(sector_bytes(5, 16, &[(0, 16)]), 3 * 32);
+    // The last 16 bytes of 64: one sector of the two.
+    assert_eq!(sector_bytes(3, 64, &[(48, 16)]), 3 * 32);
+    // 4-byte elements: eight a sector.
+    assert_eq!(sector_bytes(9, 4, &[(0, 4)]), 2 * 32);
+    // A sector shared by neighbouring elements is counted once.
+    assert_eq!(sector_bytes(2, 8, &[(0, 8)]), 32);
+    assert_eq!(sector_bytes(0, 48, &[(0, 48)]), 0);
+    assert_eq!(sector_bytes(7, 48, &[]), 0);
+}
+
+/// In every form, the sector floor of each buffer is at least its byte
+/// floor (a sector moves at least the bytes in it), and equal where each
+/// element is read or written whole and a whole number of sectors long
+/// (`pos`, a 32-byte `Position`); the substep's is whole sectors.
+#[test]
+fn sector_floor_bounds() {
+    use strands::gpu::Form;
+    use strands::gpu::traffic::{Granularity, SECTOR_BYTES};
+    let w = Workload::standard("hair", 40, 32).unwrap();
+    let (rods, _) = w.scene.build();
+    let params = strands::bench::bench_params(&rods, &w.scene.params, 2);
+    let model = TrafficModel::from_shaders();
+    for form in [Form::Walked, Form::WalkedFused, Form::Packed, Form::Fused] {
+        let bytes = model.substep_traffic_by_buffer(&rods, &params, form, Granularity::Bytes);
+        let sectors = model.substep_traffic_by_buffer(&rods, &params, form, Granularity::Sectors);
+        for (name, b) in &bytes {
+            let s = sectors
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, s)| *s)
+                .unwrap_or_else(|| panic!("{form:?}: {name} has no sector count"));
+            assert!(
+                s.read >= b.read && s.written >= b.written,
+                "{form:?}: {name} moves fewer sectors ({s:?}) than bytes ({b:?})"
+            );
+            if name == "pos" {
+                assert_eq!(s, *b, "{form:?}: whole 32-byte positions are whole sectors");
+            }
+        }
+        let (b, s) = (
+            model.substep_traffic_in(&rods, &params, form, Granularity::Bytes),
+            model.substep_traffic_in(&rods, &params, form, Granularity::Sectors),
+        );
+        assert!(
+            s.total() >= b.total() && s.total() % SECTOR_BYTES == 0,
+            "{form:?}"
+        );
+    }
+}
+
 /// Every global an entry point reads or writes, by naga's validator (its
 /// `GlobalUse` through calls), is charged to the kernel with the same
 /// direction, and nothing else is; the SDF texture is the one exception

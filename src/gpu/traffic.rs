@@ -15,6 +15,15 @@
 //! allocates). Not counted: the SDF texture (sampled sparsely, through the
 //! texture cache), the per-frame uploads of step values and poses, and the
 //! clearing of the counters.
+//!
+//! A second floor counts the same accesses in the 32-byte sectors a GPU's
+//! memory moves (NVIDIA's L2 cache and DRAM, and most others, transfer no
+//! less): each sector that holds a byte the kernel reads (or writes) once
+//! per kernel (`Granularity::Sectors`). Where a kernel reads one member of
+//! a larger struct (`rest[v].inv_mass`, 4 bytes of 48), the sector holding
+//! it is charged, so this floor shows what an array of structs costs over
+//! an array per member. The same perfect caching within a kernel, none
+//! between kernels.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -102,6 +111,55 @@ pub struct Use {
     pub read: u64,
     /// Bytes of one element the kernel writes.
     pub written: u64,
+    /// Bytes from one element's start to the next's (the array's stride;
+    /// the type's size for a global that is not an array).
+    pub stride: u64,
+    /// The byte ranges (offset, length) of one element the kernel reads:
+    /// the members it loads, or the whole element.
+    pub read_ranges: Vec<(u64, u64)>,
+    /// The byte ranges of one element the kernel writes.
+    pub written_ranges: Vec<(u64, u64)>,
+}
+
+/// What the model counts: the bytes the kernels touch, or the 32-byte
+/// sectors that hold them (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Granularity {
+    Bytes,
+    Sectors,
+}
+
+/// The bytes a GPU's memory moves at the least: 32-byte sectors.
+pub const SECTOR_BYTES: u64 = 32;
+
+/// Bytes of the distinct `SECTOR_BYTES` sectors that `n` consecutive
+/// elements of `stride` bytes, from a sector-aligned start, occupy with the
+/// byte ranges `ranges` (offset, length) of each: each sector once. The
+/// layout repeats every lcm(stride, 32) bytes, a whole number of sectors,
+/// so whole periods are counted once and multiplied.
+pub fn sector_bytes(n: u64, stride: u64, ranges: &[(u64, u64)]) -> u64 {
+    if n == 0 || stride == 0 || ranges.iter().all(|&(_, len)| len == 0) {
+        return 0;
+    }
+    let gcd = |mut a: u64, mut b: u64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let period = SECTOR_BYTES / gcd(stride, SECTOR_BYTES);
+    let sectors_of = |elements: u64| {
+        let mut sectors = std::collections::BTreeSet::new();
+        for k in 0..elements {
+            for &(offset, len) in ranges.iter().filter(|r| r.1 > 0) {
+                let first = (k * stride + offset) / SECTOR_BYTES;
+                let last = (k * stride + offset + len - 1) / SECTOR_BYTES;
+                sectors.extend(first..=last);
+            }
+        }
+        sectors.len() as u64
+    };
+    SECTOR_BYTES * ((n / period) * sectors_of(period) + sectors_of(n % period))
 }
 
 /// Bytes one dispatch of a kernel reads and writes.
@@ -170,6 +228,9 @@ impl TrafficModel {
                             name: var.name.clone().unwrap_or_default(),
                             read: part_bytes(m, g, &read),
                             written: part_bytes(m, g, &written),
+                            stride: element_stride(m, g),
+                            read_ranges: part_ranges(m, g, &read),
+                            written_ranges: part_ranges(m, g, &written),
                         })
                     })
                     .collect();
@@ -188,7 +249,7 @@ impl TrafficModel {
     /// Bytes one dispatch of `kernel` moves: every element of every buffer
     /// its code touches, whatever the settings.
     pub fn kernel_bytes(&self, kernel: Kernel, c: &Counts) -> Bytes {
-        self.kernel_bytes_where(kernel, c, |_| true)
+        self.kernel_bytes_where(kernel, c, Granularity::Bytes, |_| true)
     }
 
     /// Bytes one dispatch of `kernel` moves in a substep under `params`:
@@ -203,18 +264,30 @@ impl TrafficModel {
     /// (`substep_kernels_in`), not of a kernel run on its own whatever the
     /// settings (`GpuSimulator::run_kernel`): that is `kernel_bytes`.
     pub fn kernel_bytes_under(&self, kernel: Kernel, c: &Counts, params: &SimParams) -> Bytes {
-        self.kernel_bytes_where(kernel, c, |u| counted_under(u, params))
+        self.kernel_traffic_under(kernel, c, params, Granularity::Bytes)
+    }
+
+    /// `kernel_bytes_under` counted at granularity `g`.
+    pub fn kernel_traffic_under(
+        &self,
+        kernel: Kernel,
+        c: &Counts,
+        params: &SimParams,
+        g: Granularity,
+    ) -> Bytes {
+        self.kernel_bytes_where(kernel, c, g, |u| counted_under(u, params))
     }
 
     fn kernel_bytes_where(
         &self,
         kernel: Kernel,
         c: &Counts,
+        g: Granularity,
         counted: impl Fn(&Use) -> bool,
     ) -> Bytes {
         let mut total = Bytes::default();
         for u in self.uses(kernel).iter().filter(|u| counted(u)) {
-            total += use_bytes(kernel, u, c);
+            total += use_bytes(kernel, u, c, g);
         }
         total
     }
@@ -234,10 +307,21 @@ impl TrafficModel {
     /// the rest of its state through the caches at best. What `params`
     /// leaves untouched is not counted (`kernel_bytes_under`).
     pub fn substep_bytes_in(&self, rods: &RodSet, params: &SimParams, form: Form) -> Bytes {
+        self.substep_traffic_in(rods, params, form, Granularity::Bytes)
+    }
+
+    /// `substep_bytes_in` counted at granularity `g`.
+    pub fn substep_traffic_in(
+        &self,
+        rods: &RodSet,
+        params: &SimParams,
+        form: Form,
+        g: Granularity,
+    ) -> Bytes {
         let c = Counts::of(rods);
         let mut total = Bytes::default();
         for k in substep_kernels_in(rods, params, form) {
-            total += self.kernel_bytes_under(k, &c, params);
+            total += self.kernel_traffic_under(k, &c, params, g);
         }
         total
     }
@@ -250,11 +334,23 @@ impl TrafficModel {
         params: &SimParams,
         form: Form,
     ) -> Vec<(String, Bytes)> {
+        self.substep_traffic_by_buffer(rods, params, form, Granularity::Bytes)
+    }
+
+    /// `substep_bytes_by_buffer` counted at granularity `g` (most first
+    /// by that count).
+    pub fn substep_traffic_by_buffer(
+        &self,
+        rods: &RodSet,
+        params: &SimParams,
+        form: Form,
+        g: Granularity,
+    ) -> Vec<(String, Bytes)> {
         let c = Counts::of(rods);
         let mut by: BTreeMap<&str, Bytes> = BTreeMap::new();
         for k in substep_kernels_in(rods, params, form) {
             for u in self.uses(k).iter().filter(|u| counted_under(u, params)) {
-                *by.entry(&u.name).or_default() += use_bytes(k, u, &c);
+                *by.entry(&u.name).or_default() += use_bytes(k, u, &c, g);
             }
         }
         let mut out: Vec<(String, Bytes)> = by
@@ -273,8 +369,9 @@ fn counted_under(u: &Use, params: &SimParams) -> bool {
         || !(u.group == 1 && u.binding == binding::POS_START)
 }
 
-/// Bytes one dispatch of `kernel` moves through the binding of `u`.
-fn use_bytes(kernel: Kernel, u: &Use, c: &Counts) -> Bytes {
+/// Bytes one dispatch of `kernel` moves through the binding of `u`,
+/// counted at granularity `g`.
+fn use_bytes(kernel: Kernel, u: &Use, c: &Counts, g: Granularity) -> Bytes {
     let Some(n) = elements(u.group, u.binding, c) else {
         return Bytes::default();
     };
@@ -284,9 +381,15 @@ fn use_bytes(kernel: Kernel, u: &Use, c: &Counts) -> Bytes {
     } else {
         n
     };
-    Bytes {
-        read: u.read * n,
-        written: u.written * n,
+    match g {
+        Granularity::Bytes => Bytes {
+            read: u.read * n,
+            written: u.written * n,
+        },
+        Granularity::Sectors => Bytes {
+            read: sector_bytes(n, u.stride, &u.read_ranges),
+            written: sector_bytes(n, u.stride, &u.written_ranges),
+        },
     }
 }
 
@@ -332,6 +435,42 @@ fn part_bytes(m: &Module, g: Handle<naga::GlobalVariable>, parts: &[Part]) -> u6
             })
             .sum()
     }
+}
+
+/// Bytes from one element of global `g` to the next: the array's stride,
+/// or the type's size for a global that is not an array.
+fn element_stride(m: &Module, g: Handle<naga::GlobalVariable>) -> u64 {
+    match m.types[m.global_variables[g].ty].inner {
+        TypeInner::Array { stride, .. } => stride as u64,
+        ref t => t.size(m.to_ctx()) as u64,
+    }
+}
+
+/// The byte ranges (offset, length) of the given parts of one element of
+/// global `g`: the whole element, or each member.
+fn part_ranges(m: &Module, g: Handle<naga::GlobalVariable>, parts: &[Part]) -> Vec<(u64, u64)> {
+    if parts.contains(&Part::Whole) {
+        return vec![(0, element_stride(m, g))];
+    }
+    let ctx = m.to_ctx();
+    let TypeInner::Struct { ref members, .. } = m.types[element_type(m, g)].inner else {
+        return Vec::new();
+    };
+    let mut ranges: Vec<(u64, u64)> = parts
+        .iter()
+        .map(|p| match p {
+            Part::Member(i) => {
+                let member = &members[*i as usize];
+                (
+                    member.offset as u64,
+                    m.types[member.ty].inner.size(ctx) as u64,
+                )
+            }
+            Part::Whole => unreachable!(),
+        })
+        .collect();
+    ranges.sort();
+    ranges
 }
 
 /// The type of one element of global `g`: the array's element, or the
