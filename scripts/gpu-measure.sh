@@ -48,11 +48,14 @@
 #                              for a tool that returns few files
 #   STRANDS_MEASURE_DRIVER_CACHE  a .tar.gz file of the driver's shader
 #                              caches (NVIDIA's ~/.cache/nvidia and ~/.nv):
-#                              unpacked into $HOME at the start where it
-#                              exists, and the caches packed into it when
-#                              the script ends, so that a later call on a
-#                              fresh machine of the same driver need not
-#                              compile the kernels again
+#                              where it exists, unpacked into $HOME at the
+#                              start; where it does not, the caches are
+#                              packed into it when the script ends (after
+#                              STRANDS_MEASURE_PACK), so that a later call
+#                              on a fresh machine of the same driver need
+#                              not compile the kernels again. Like OUT and
+#                              STRANDS_MEASURE_PACK, a relative path is
+#                              taken from the repository's root
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-times bench-gpu bench-cpu bench-layouts
 #                              bench-packs bench-forms bench-stencil
@@ -197,43 +200,48 @@ driver_caches() {
     local d
     for d in .cache/nvidia .nv; do [ -d "$HOME/$d" ] && echo "$d"; done
 }
-driver_cache=
+# Where to save the driver's caches at the end (empty: nowhere).
+save_cache_to=
 if [ -n "${STRANDS_MEASURE_DRIVER_CACHE:-}" ]; then
     driver_cache=$(realpath -m "$STRANDS_MEASURE_DRIVER_CACHE")
-    if [ -f "$driver_cache" ]; then
+    if [ -z "${HOME:-}" ]; then
+        say "driver shader cache: HOME is not set; not restored or saved"
+    elif [ -f "$driver_cache" ]; then
         if tar xzf "$driver_cache" -C "$HOME"; then
             say "driver shader cache: $(tar tzf "$driver_cache" | grep -vc '/$') files from $driver_cache unpacked into $HOME"
         else
             say "driver shader cache: could not unpack $driver_cache; the kernels compile cold"
         fi
     else
-        say "driver shader cache: no $driver_cache yet; the kernels compile cold"
+        say "driver shader cache: no $driver_cache yet; the kernels compile cold, and the caches go there at the end"
+        save_cache_to=$driver_cache
     fi
 fi
-# On exit (also an error or SIGTERM): the driver's caches into
-# STRANDS_MEASURE_DRIVER_CACHE, then everything under $OUT into
-# STRANDS_MEASURE_PACK (which is why the cache's line is in the summary).
+# The driver's caches into `save_cache_to`, through a temporary file.
 save_driver_cache() {
-    [ -n "$driver_cache" ] || return 0
+    [ -n "$save_cache_to" ] || return 0
     local caches
     caches=$(driver_caches | xargs)
     if [ -z "$caches" ]; then
-        say "driver shader cache: none found in $HOME/.cache/nvidia or $HOME/.nv; nothing saved"
-    elif tar czf "$driver_cache" -C "$HOME" $caches; then
-        say "driver shader cache: $caches ($(du -sh "$driver_cache" | cut -f1)) saved into $driver_cache"
+        echo "== driver shader cache: none found in $HOME/.cache/nvidia or $HOME/.nv; nothing saved"
+    elif tar czf "$save_cache_to.tmp" -C "$HOME" $caches && mv "$save_cache_to.tmp" "$save_cache_to"; then
+        echo "== driver shader cache: $caches ($(du -sh "$save_cache_to" | cut -f1)) saved into $save_cache_to"
     else
-        say "driver shader cache: could not write $driver_cache"
+        echo "== driver shader cache: could not write $save_cache_to"
     fi
 }
 pack=
 if [ -n "${STRANDS_MEASURE_PACK:-}" ]; then
     pack=$(realpath -m "$STRANDS_MEASURE_PACK")
 fi
+# On exit (also an error, or SIGTERM from `timeout`): everything under $OUT
+# into STRANDS_MEASURE_PACK first, the results being what must come back,
+# then the driver's caches (their line is printed, not in the summary).
 on_exit() {
-    save_driver_cache
     if [ -n "$pack" ]; then
         tar czf "$pack" -C "$OUT" . && echo "== packed $OUT into $pack"
     fi
+    save_driver_cache
 }
 trap on_exit EXIT
 # Seconds left before STRANDS_MEASURE_DEADLINE (empty without one).

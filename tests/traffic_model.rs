@@ -105,11 +105,11 @@ fn sector_bytes_count_each_sector_once() {
 /// In every form, the sector floor of each buffer is at least its byte
 /// floor (a sector moves at least the bytes in it), and equal where each
 /// element is read or written whole and a whole number of sectors long
-/// (`pos`, a 32-byte `Position`); the substep's is whole sectors.
+/// (`pos`, a 32-byte `Position`).
 #[test]
 fn sector_floor_bounds() {
     use strands::gpu::Form;
-    use strands::gpu::traffic::{Granularity, SECTOR_BYTES};
+    use strands::gpu::traffic::Granularity;
     let w = Workload::standard("hair", 40, 32).unwrap();
     let (rods, _) = w.scene.build();
     let params = strands::bench::bench_params(&rods, &w.scene.params, 2);
@@ -135,10 +135,7 @@ fn sector_floor_bounds() {
             model.substep_traffic_in(&rods, &params, form, Granularity::Bytes),
             model.substep_traffic_in(&rods, &params, form, Granularity::Sectors),
         );
-        assert!(
-            s.total() >= b.total() && s.total() % SECTOR_BYTES == 0,
-            "{form:?}"
-        );
+        assert!(s.total() >= b.total(), "{form:?}");
     }
 }
 

@@ -220,9 +220,9 @@ pub enum DataLayout {
     /// on a GPU too, timed alone. A warp running a walked kernel walks 32
     /// rods, so with each rod's vertices one after another its read at a
     /// step touches 32 cache lines; interleaved, runs of 8 neighbouring
-    /// elements (a quarter of the lines; for 16-byte elements half the
-    /// 32-byte sectors too). Not timed on a GPU yet (README, "The two data
-    /// layouts").
+    /// elements (a quarter of the lines for 32-byte elements; for 16-byte
+    /// ones an eighth, and half the 32-byte sectors). Not timed on a GPU
+    /// yet (README, "The two data layouts").
     Interleaved,
 }
 

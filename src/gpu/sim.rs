@@ -683,10 +683,13 @@ impl GpuSimulator {
     /// application calls this at load, and after `set_form` or
     /// `set_params`, to keep that out of its frames.
     ///
-    /// The kernels are compiled side by side, a thread each (at most the
-    /// machine's threads): a driver that compiles as a pipeline is made
-    /// (NVIDIA's) then takes about as long as its biggest kernel rather
-    /// than the sum of them. The pipelines are the same either way.
+    /// The kernels are compiled side by side, a thread each (a form has at
+    /// most 15): a driver that compiles as a pipeline is made (NVIDIA's)
+    /// can then take about as long as its biggest kernel rather than the
+    /// sum of them. The pipelines are the same either way. wgpu's error
+    /// scopes belong to a thread, so a scope the caller pushes around this
+    /// call does not see errors in making these pipelines; they go to the
+    /// device's uncaptured-error handler.
     pub fn compile_kernels(&self) {
         let mut kernels = Vec::new();
         for d in substep_schedule(&self.rods, &self.params, self.form) {
@@ -694,16 +697,22 @@ impl GpuSimulator {
                 kernels.push(d.kernel);
             }
         }
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        for batch in kernels.chunks(threads.max(1)) {
-            std::thread::scope(|s| {
-                for &k in batch {
+        std::thread::scope(|s| {
+            let threads: Vec<_> = kernels
+                .iter()
+                .map(|&k| {
                     s.spawn(move || {
                         self.pipelines.pipeline(k, self.form);
-                    });
+                    })
+                })
+                .collect();
+            // A thread's panic reaches the caller with its own message.
+            for t in threads {
+                if let Err(panic) = t.join() {
+                    std::panic::resume_unwind(panic);
                 }
-            });
-        }
+            }
+        });
     }
 
     /// Encode substep `k` (its step values already written): the

@@ -134,10 +134,15 @@ pub const SECTOR_BYTES: u64 = 32;
 
 /// Bytes of the distinct `SECTOR_BYTES` sectors that `n` consecutive
 /// elements of `stride` bytes, from a sector-aligned start, occupy with the
-/// byte ranges `ranges` (offset, length) of each: each sector once. The
+/// byte ranges `ranges` (offset, length, within the element) of each:
+/// each sector once. The
 /// layout repeats every lcm(stride, 32) bytes, a whole number of sectors,
 /// so whole periods are counted once and multiplied.
 pub fn sector_bytes(n: u64, stride: u64, ranges: &[(u64, u64)]) -> u64 {
+    debug_assert!(
+        ranges.iter().all(|&(offset, len)| offset + len <= stride),
+        "ranges {ranges:?} reach past an element of {stride} bytes"
+    );
     if n == 0 || stride == 0 || ranges.iter().all(|&(_, len)| len == 0) {
         return 0;
     }
