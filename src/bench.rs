@@ -234,6 +234,12 @@ pub struct Measurement {
     /// otherwise (256, the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_pack_rows: Option<u32>,
+    /// GPU only: vertices per rod of the interleaved per-vertex buffers the
+    /// run used (`strands::gpu::packing::VertexLayout`), 0 where each rod's
+    /// vertices lay one after another: a layout that interleaves does so
+    /// only for 8 or more rods of one length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_interleave: Option<u32>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -533,6 +539,7 @@ fn measure_with(
         gpu_stencil: None,
         gpu_layout: None,
         gpu_pack_rows: None,
+        gpu_interleave: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -629,6 +636,7 @@ fn measure_with(
             m.gpu_form = Some(sim.running_form().name().into());
             m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
+            m.gpu_interleave = Some(sim.vertex_layout().interleave);
             let compile = Instant::now();
             sim.compile_kernels();
             m.gpu_compile_s = Some(compile.elapsed().as_secs_f64());
@@ -863,6 +871,27 @@ pub fn profiles(results: &[Measurement]) -> String {
             m.strands,
             kernels.join(", ")
         );
+    }
+    out
+}
+
+/// Under the table: each GPU row whose data layout interleaves rods
+/// (`--gpu-layout interleaved` or `cpu`) but ran with each rod's vertices
+/// one after another, since its rods are fewer than 8 or of more than one
+/// length; empty when none.
+pub fn layout_notes(results: &[Measurement]) -> String {
+    let mut out = String::new();
+    for m in results {
+        let interleaving = matches!(m.gpu_layout.as_deref(), Some("interleaved" | "cpu"));
+        if interleaving && m.gpu_interleave == Some(0) {
+            out += &format!(
+                "layout {} {} {} strands: rods not interleaved (fewer than 8, or of more than one length): \
+                 each rod's vertices one after another, as in the gpu layout\n",
+                m.workload,
+                m.label(),
+                m.strands,
+            );
+        }
     }
     out
 }

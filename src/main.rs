@@ -1000,6 +1000,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     print!("{}", bench::traffic_by_buffer(&report.results));
     print!("{}", bench::profiles(&report.results));
     print!("{}", bench::compile_times(&report.results));
+    print!("{}", bench::layout_notes(&report.results));
     if let Some(old) = &old {
         println!();
         print!("{}", bench::compare(old, &report));
