@@ -17,7 +17,8 @@ use std::collections::{BTreeMap, HashMap};
 use strands::bench::{Workload, bench_params};
 use strands::cpu::CpuSimulator;
 use strands::cpu::grid::{
-    GridGeometry, GridNodes, corners, grid_position, grid_splat, quantise_velocity,
+    CellSort, GridGeometry, GridNodes, corners, grid_cell_count, grid_cell_scan, grid_cell_scatter,
+    grid_position, grid_splat, grid_splat_sorted, quantise_velocity,
 };
 
 /// One vertex's grid input: its cell, and its 8 corners' node and weighted
@@ -138,7 +139,7 @@ fn splat_atomics_by_grouping() {
         .collect();
     let mut reference = GridNodes::default();
     reference.clear(&g);
-    grid_splat(&g, &mut reference, &pos, &vel, &mass_q).expect("no overflow");
+    let reference_splat = grid_splat(&g, &mut reference, &pos, &vel, &mass_q).expect("no overflow");
 
     let mut results: Vec<(&str, Sums)> = Vec::new();
     // A: each vertex's 8 nodes at once (the packed `grid_splat`).
@@ -197,22 +198,26 @@ fn splat_atomics_by_grouping() {
         }
     }
     results.push(("32 consecutive rods, lanes combined per step", c));
-    // D: the vertices sorted by cell, then each run of 64 (a workgroup)
-    // summing its nodes in shared memory before the atomics.
-    let mut sorted: Vec<&Input> = inputs.iter().flatten().collect();
-    sorted.sort_by_key(|i| (i.cell[2], i.cell[1], i.cell[0]));
-    for (name, width) in [
-        ("sorted by cell, 32 a group", 32),
-        ("sorted by cell, 64 a group", 64),
-        ("sorted by cell, 256 a group", 256),
-    ] {
-        let mut d = Sums::default();
-        for chunk in sorted.chunks(width) {
-            d.add_grouped(chunk.iter().flat_map(|i| i.adds));
-        }
-        results.push((name, d));
+    // D: the vertices sorted by cell (`cpu::grid::CellSort`, the stages a
+    // GPU would run), then each group of consecutive slots (a workgroup's)
+    // summing its nodes before the adds.
+    let mut sort = CellSort::default();
+    grid_cell_count(&g, &pos, &mass_q, &mut sort);
+    grid_cell_scan(&mut sort);
+    grid_cell_scatter(&mut sort);
+    let mut sorted_words = Vec::new();
+    for width in [32, 64, 256] {
+        let mut nodes = GridNodes::default();
+        nodes.clear(&g);
+        let (splat, words) =
+            grid_splat_sorted(&g, &mut nodes, &pos, &vel, &mass_q, &sort, width).unwrap();
+        assert!(
+            nodes == reference,
+            "sorted, groups of {width}: not the CPU's grid"
+        );
+        assert_eq!(splat, reference_splat, "sorted, groups of {width}");
+        sorted_words.push((width, words));
     }
-
     println!(
         "hair, {strands} strands × {n} vertices, after {frames} frames: {vertices} vertices in the grid, {} nodes reached",
         reference.touched.len()
@@ -235,6 +240,18 @@ fn splat_atomics_by_grouping() {
         assert!(
             s.words <= results[0].1.words,
             "{name}: more adds than per vertex"
+        );
+    }
+    for (width, words) in sorted_words {
+        println!(
+            "{:>45}: {words:>10} words added, {:.2} a vertex, {:.1} % of per vertex",
+            format!("sorted by cell, {width} a group"),
+            words as f64 / vertices as f64,
+            100.0 * words as f64 / base
+        );
+        assert!(
+            words <= results[0].1.words,
+            "sorted, {width}: more adds than per vertex"
         );
     }
 }
