@@ -886,7 +886,7 @@ pub fn layout_notes(results: &[Measurement]) -> String {
         if interleaving && m.gpu_interleave == Some(0) {
             out += &format!(
                 "layout {} {} {} strands: rods not interleaved (fewer than 8, or of more than one length): \
-                 each rod's vertices one after another, as in the gpu layout\n",
+                 each rod's vertices one after another\n",
                 m.workload,
                 m.label(),
                 m.strands,

@@ -142,11 +142,16 @@ fn default_backend_is_the_cpu_on_a_software_adapter() {
 /// for), its report in a directory of its own named after `name`: the
 /// table it printed and the report's rows. The bench must succeed.
 fn quick_gpu_rows(name: &str, args: &[&str]) -> (String, Vec<serde_json::Value>) {
-    quick_gpu_rows_of(name, "16", args)
+    quick_gpu_rows_of(name, "16", "8", args)
 }
 
-/// `quick_gpu_rows` with `count` hair strands.
-fn quick_gpu_rows_of(name: &str, count: &str, args: &[&str]) -> (String, Vec<serde_json::Value>) {
+/// `quick_gpu_rows` with `count` hair strands of `vertices` vertices.
+fn quick_gpu_rows_of(
+    name: &str,
+    count: &str,
+    vertices: &str,
+    args: &[&str],
+) -> (String, Vec<serde_json::Value>) {
     let dir = std::env::temp_dir().join(format!("strands-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join(format!("{name}.json"));
@@ -162,7 +167,14 @@ fn quick_gpu_rows_of(name: &str, count: &str, args: &[&str]) -> (String, Vec<ser
             "--min-time",
             "0",
         ])
-        .args(["--workload", "hair", "--strands", count, "--vertices", "8"])
+        .args([
+            "--workload",
+            "hair",
+            "--strands",
+            count,
+            "--vertices",
+            vertices,
+        ])
         .args(["--substeps", "2"])
         .args(args)
         .arg("--out")
@@ -348,13 +360,18 @@ fn bench_times_each_gpu_form_asked_for() {
 /// for, each labelled and recorded in the JSON; the layouts give the same
 /// bits (`GpuContext` docs), so the rows end at the same largest strain
 /// after the same iterations. The JSON records the interleave each row ran
-/// (the 8-vertex strands interleaved in the interleaved and CPU layouts),
+/// (the 6-vertex strands interleaved in the interleaved and CPU layouts),
 /// and where a layout that interleaves could not (4 strands, fewer than
 /// a block of 8), a line under the table says so. Refused with
 /// `--backend cpu`.
 #[test]
 fn gpu_layout_rows_run_the_same_steps() {
-    let (stdout, rows) = quick_gpu_rows("gpu-layout", &["--gpu-layout", "gpu,interleaved,cpu"]);
+    let (stdout, rows) = quick_gpu_rows_of(
+        "gpu-layout",
+        "16",
+        "6",
+        &["--gpu-layout", "gpu,interleaved,cpu"],
+    );
     assert!(
         stdout.contains(":gpu-layout ")
             && stdout.contains(":interleaved-layout ")
@@ -370,10 +387,10 @@ fn gpu_layout_rows_run_the_same_steps() {
         .iter()
         .map(|r| r["gpu_interleave"].as_u64().unwrap())
         .collect();
-    assert_eq!(interleaves, [0, 8, 8]);
+    assert_eq!(interleaves, [0, 6, 6]);
     assert!(!stdout.contains("rods not interleaved"), "{stdout}");
     let (few, few_rows) =
-        quick_gpu_rows_of("gpu-layout-few", "4", &["--gpu-layout", "interleaved"]);
+        quick_gpu_rows_of("gpu-layout-few", "4", "6", &["--gpu-layout", "interleaved"]);
     assert_eq!(few_rows[0]["gpu_interleave"], 0, "{}", few_rows[0]);
     assert!(
         few.contains(

@@ -364,9 +364,12 @@ pub fn grid_cell_scatter(sort: &mut CellSort) {
 /// Stage 4: the sorted vertices' mass and momentum added to the grid, the
 /// node sums of each `group` consecutive slots gathered first and added
 /// once per node (a node without mass adds nothing; a zero momentum
-/// component is not an add). Returns what `grid_splat` returns (with
-/// `outside` from stage 1) and the 64-bit words added to the grid, the
-/// atomics a GPU would make.
+/// component is not an add). Returns, on `Ok`, what `grid_splat` returns
+/// (with `outside` from stage 1) and the 64-bit words added to the grid,
+/// the atomics a GPU would make. Overflow is checked on each group's
+/// partial sums, then on the grid: for momenta of both signs that can
+/// differ from `grid_splat`'s checks of its running sums, but a node
+/// whose partial sums pass ±2⁶³ fails `could_overflow` either way.
 pub fn grid_splat_sorted(
     g: &GridGeometry,
     nodes: &mut GridNodes,
@@ -592,10 +595,11 @@ mod tests {
 
     /// The sorted splat's stages (`CellSort`): every splatted vertex in one
     /// slot, cells in order, each cell's slots as many as its count; and
-    /// the grid, outside count and fastest velocity `grid_splat`'s exactly,
-    /// for groups of any size, and with the ranks in another order (a
-    /// GPU's counter adds land in any order). A vertex without mass, and
-    /// vertices outside the grid, take no slot.
+    /// the grid, the nodes it touched, the outside count and the fastest
+    /// velocity `grid_splat`'s exactly, for groups of 1, 7, 64 and all,
+    /// with the ranks in two orders (a GPU's counter adds land in any
+    /// order). A vertex without mass, and vertices outside the grid, take
+    /// no slot.
     #[test]
     fn sorted_splat_is_grid_splat_bit_for_bit() {
         let g = grid();
@@ -624,6 +628,14 @@ mod tests {
         let mut sort = CellSort::default();
         grid_cell_count(&g, &pos, &mq, &mut sort);
         assert_eq!(sort.outside, expected.outside);
+        for v in (0..n).filter(|&v| mq[v] == 0) {
+            assert_eq!(sort.cell[v], u32::MAX, "massless vertex {v} has a cell");
+        }
+        let sorted_set = |t: &[u32]| {
+            let mut t = t.to_vec();
+            t.sort();
+            t
+        };
         for reversed in [false, true] {
             if reversed {
                 // Ranks in the other order within each cell.
@@ -682,6 +694,11 @@ mod tests {
                 let (splat, words) =
                     grid_splat_sorted(&g, &mut nodes, &pos, &vel, &mq, &sort, group).unwrap();
                 assert_eq!(nodes, reference, "groups of {group}");
+                assert_eq!(
+                    sorted_set(&nodes.touched),
+                    sorted_set(&reference.touched),
+                    "groups of {group}: nodes touched"
+                );
                 assert_eq!(splat, expected, "groups of {group}");
                 match group {
                     1 => assert_eq!(words, per_vertex),
