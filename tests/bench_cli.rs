@@ -100,23 +100,23 @@ fn bench_writes_report_plot_and_compares() {
             let b = m["model_bytes_per_vertex_step"].as_f64().unwrap();
             assert!(b > 100.0, "{m}");
             // The same bytes by buffer.
-            let by_buffer: f64 = m["model_bytes_by_buffer"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x["read"].as_f64().unwrap() + x["written"].as_f64().unwrap())
-                .sum();
+            // Per buffer, what `read` and `written` (or their sector
+            // counts) add up to.
+            let by_buffer_sum = |read: &str, written: &str| -> f64 {
+                m["model_bytes_by_buffer"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x[read].as_f64().unwrap() + x[written].as_f64().unwrap())
+                    .sum()
+            };
+            let by_buffer = by_buffer_sum("read", "written");
             assert!((by_buffer - b).abs() < 1e-9 * b, "{m}");
             // The floor in 32-byte sectors: at least the bytes, and the
             // same sectors by buffer.
             let sb = m["model_sector_bytes_per_vertex_step"].as_f64().unwrap();
             assert!(sb >= b, "{sb} sector bytes under {b} bytes: {m}");
-            let sectors_by_buffer: f64 = m["model_bytes_by_buffer"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x["sector_read"].as_f64().unwrap() + x["sector_written"].as_f64().unwrap())
-                .sum();
+            let sectors_by_buffer = by_buffer_sum("sector_read", "sector_written");
             assert!((sectors_by_buffer - sb).abs() < 1e-9 * sb, "{m}");
             // With timestamps, a profile of the same dispatches: their
             // modelled bytes add up to the row's, in bytes and in sectors.

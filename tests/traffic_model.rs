@@ -9,6 +9,20 @@ use strands::gpu::Kernel;
 use strands::gpu::layout::SHADER_SOURCE;
 use strands::gpu::traffic::{Bytes, Counts, TrafficModel, substep_kernels};
 
+/// The sizes both hand counts of `integrate` below take: 100 vertices in 5
+/// rods, 5 clamps, one anchor, no grid.
+fn integrate_counts() -> Counts {
+    Counts {
+        vertices: 100,
+        rods: 5,
+        edges: 95,
+        clamps: 5,
+        anchors: 1,
+        groups: 0,
+        nodes: 0,
+    }
+}
+
 /// `integrate` (shaders/integrate.wgsl) with V vertices, R rods, C clamps,
 /// A anchors, counted by reading the kernel:
 /// reads `pos` (a `Position`, 32 B), `vel` (16 B), `scratch.force` (16 B), of `rest` the
@@ -20,15 +34,7 @@ use strands::gpu::traffic::{Bytes, Counts, TrafficModel, substep_kernels};
 /// `pos`, `pos_unc` (32 B each) and `vel` (16 B) per vertex.
 #[test]
 fn integrate_moves_what_a_hand_count_says() {
-    let c = Counts {
-        vertices: 100,
-        rods: 5,
-        edges: 95,
-        clamps: 5,
-        anchors: 1,
-        groups: 0,
-        nodes: 0,
-    };
+    let c = integrate_counts();
     let (v, r, cl, a) = (c.vertices, c.rods, c.clamps, c.anchors);
     let read = 32 * v + 16 * v + 16 * v + 16 * v + 36 * cl + 16 * r + 32 * 2 * a + 20;
     let written = (32 + 32 + 16) * v;
@@ -56,15 +62,7 @@ fn integrate_moves_what_a_hand_count_says() {
 #[test]
 fn integrate_moves_these_sectors_by_hand() {
     use strands::gpu::traffic::Granularity;
-    let c = Counts {
-        vertices: 100,
-        rods: 5,
-        edges: 95,
-        clamps: 5,
-        anchors: 1,
-        groups: 0,
-        nodes: 0,
-    };
+    let c = integrate_counts();
     let (v, r, cl, a) = (c.vertices, c.rods, c.clamps, c.anchors);
     let read = (32 + 16 + 32 + 48) * v + 64 * cl + 32 * r + 32 * 2 * a + 64;
     let written = (32 + 32 + 16) * v;

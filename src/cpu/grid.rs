@@ -261,23 +261,29 @@ pub fn grid_splat(
             if wm > 0 && nodes.mass[k] == 0 {
                 nodes.touched.push(k as u32);
             }
-            let add = |acc: &mut i64, d: i64, what| {
-                *acc = acc
-                    .checked_add(d)
-                    .ok_or(GridError::Overflow { node: k, what })?;
-                Ok::<(), GridError>(())
-            };
-            add(&mut nodes.mass[k], wm, "mass")?;
-            for (p, &u) in nodes.momentum[k].iter_mut().zip(&vq) {
-                let d = wm.checked_mul(u).ok_or(GridError::Overflow {
-                    node: k,
-                    what: "momentum",
-                })?;
-                add(p, d, "momentum")?;
-            }
+            add_share(&mut nodes.mass[k], &mut nodes.momentum[k], k, wm, &vq)?;
         }
     }
     Ok(out)
+}
+
+/// Node `k`'s share of a vertex, `wm = w·m_q` of mass and `wm·v_q` of
+/// momentum, added to the accumulators `mass` and `momentum`; an overflow
+/// is an error naming the node.
+fn add_share(
+    mass: &mut i64,
+    momentum: &mut [i64; 3],
+    k: usize,
+    wm: i64,
+    vq: &[i64; 3],
+) -> Result<(), GridError> {
+    let overflow = |what| GridError::Overflow { node: k, what };
+    *mass = mass.checked_add(wm).ok_or(overflow("mass"))?;
+    for (p, &u) in momentum.iter_mut().zip(vq) {
+        let d = wm.checked_mul(u).ok_or(overflow("momentum"))?;
+        *p = p.checked_add(d).ok_or(overflow("momentum"))?;
+    }
+    Ok(())
 }
 
 /// A splat that sorts the vertices by cell before adding them (the design
@@ -398,16 +404,8 @@ pub fn grid_splat_sorted(
                 out.vmax = out.vmax.max(c.unsigned_abs() as u32);
             }
             for (k, w) in corners(g, q) {
-                let wm = w * mass_q[v] as i64;
-                let e = sums.entry(k).or_default();
-                e.0 = checked(e.0, wm, k, "mass")?;
-                for (p, &u) in e.1.iter_mut().zip(&vq) {
-                    let d = wm.checked_mul(u).ok_or(GridError::Overflow {
-                        node: k,
-                        what: "momentum",
-                    })?;
-                    *p = checked(*p, d, k, "momentum")?;
-                }
+                let (mass, momentum) = sums.entry(k).or_default();
+                add_share(mass, momentum, k, w * mass_q[v] as i64, &vq)?;
             }
         }
         for (k, (m, p)) in sums {
