@@ -74,13 +74,6 @@ fn quantise_velocity(v: vec3<f32>) -> vec3<i32> {
     return vec3<i32>(clamp(floor(v * VELOCITY_SCALE), vec3<f32>(-VELOCITY_LIMIT), vec3<f32>(VELOCITY_LIMIT)));
 }
 
-// BEGIN grid accumulators as u32 pairs
-// The node accumulators and counters of `grid` (shaders/common.wgsl has the
-// layout): this block reads and adds them as pairs of 32-bit atomics; on a
-// device with 64-bit atomics shaders/grid_i64.wgsl replaces it
-// (`layout::shader_variant`), one atomic per value.
-@group(1) @binding(14) var<storage, read_write> grid: array<atomic<u32>>;
-
 // a·b as a 64-bit (low, high) pair.
 fn mul_wide(a: u32, b: u32) -> vec2<u32> {
     let a0 = a & 0xffffu;
@@ -99,6 +92,13 @@ fn negate_wide(d: vec2<u32>) -> vec2<u32> {
     let lo = ~d.x + 1u;
     return vec2<u32>(lo, ~d.y + select(0u, 1u, lo == 0u));
 }
+
+// BEGIN grid accumulators as u32 pairs
+// The node accumulators and counters of `grid` (shaders/common.wgsl has the
+// layout): this block reads and adds them as pairs of 32-bit atomics; on a
+// device with 64-bit atomics shaders/grid_i64.wgsl replaces it
+// (`layout::shader_variant`), one atomic per value.
+@group(1) @binding(14) var<storage, read_write> grid: array<atomic<u32>>;
 
 // Add the 64-bit d to the accumulator at word i: the low word first, then
 // the high word with the carry out of this very addition. A word that would
@@ -156,6 +156,14 @@ fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
             d = negate_wide(d);
         }
         atomic_add_wide(base + 2u + 2u * a, d);
+    }
+}
+
+// Add the sums of several vertices to node k: mass, momentum x, y, z as
+// 64-bit (low, high) pairs (`grid_splat_sorted`).
+fn grid_node_add_sums(k: u32, sums: array<vec2<u32>, 4>) {
+    for (var w = 0u; w < 4u; w++) {
+        atomic_add_wide(k * WORDS_PER_NODE + 2u * w, sums[w]);
     }
 }
 

@@ -150,8 +150,9 @@ fn substep_start(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     stage_barrier();
     substep_start_pack(w, lid);
     stage_barrier();
+    // (With the sorted splat, its kernels splat after this dispatch.)
     let range = pack_vertex_range(w);
-    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
+    for (var i = lid; i < range.y && params.splat == SPLAT_OWN; i += PACK_WORKGROUP) {
         grid_splat_vertex(range.x + i);
     }
     stage_barrier();
@@ -326,7 +327,10 @@ fn substep_start_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
         substep_start_walk(r);
-        grid_splat_rod(r);
+        // (With the sorted splat, its kernels splat after this dispatch.)
+        if (params.splat == SPLAT_OWN) {
+            grid_splat_rod(r);
+        }
     }
 }
 

@@ -240,6 +240,11 @@ pub struct Measurement {
     /// only for 8 or more rods of one length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_interleave: Option<u32>,
+    /// GPU only: how the grid was splatted ("own" or "sorted":
+    /// `strands::gpu::schedule::Splat`); absent on the CPU and in older
+    /// reports (which ran "own").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_splat: Option<String>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -411,6 +416,8 @@ pub struct Settings {
     /// The GPU's form (`GpuSimulator::set_form`); `None`: the adapter's
     /// default (`GpuSimulator::default_form`).
     pub gpu_form: Option<crate::gpu::Form>,
+    /// The GPU's splat (`GpuSimulator::set_splat`); `None`: its own.
+    pub gpu_splat: Option<crate::gpu::schedule::Splat>,
     /// Frames run before timing.
     pub warmup: u32,
     /// Timed frames, at least.
@@ -540,6 +547,7 @@ fn measure_with(
         gpu_layout: None,
         gpu_pack_rows: None,
         gpu_interleave: None,
+        gpu_splat: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -632,8 +640,17 @@ fn measure_with(
                 m.error = Some(format!("GPU form {form}: {e}"));
                 return m;
             }
+            if let Some(splat) = settings.gpu_splat
+                && let Err(e) = sim.set_splat(splat)
+            {
+                m.gpu_form = Some(sim.running_form().name().into());
+                m.gpu_splat = Some(splat.name().into());
+                m.error = Some(format!("GPU splat {splat}: {e}"));
+                return m;
+            }
             // The form that runs: a fused form asked for with Jacobi runs staged.
             m.gpu_form = Some(sim.running_form().name().into());
+            m.gpu_splat = Some(sim.splat().name().into());
             m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
             m.gpu_interleave = Some(sim.vertex_layout().interleave);
@@ -694,25 +711,36 @@ fn measure_with(
                 m.error = Some(e.to_string());
                 return m;
             }
-            let traffic =
-                traffic_model().substep_bytes_in(sim.rods(), sim.params(), sim.running_form());
+            let traffic = traffic_model().substep_bytes_in(
+                sim.rods(),
+                sim.params(),
+                sim.running_form(),
+                sim.splat(),
+            );
             m.model_bytes_per_vertex_step = Some(traffic.total() as f64 / m.vertices as f64);
             let per_vertex = |b: u64| b as f64 / m.vertices as f64;
             let form = sim.running_form();
             m.model_sector_bytes_per_vertex_step = Some(per_vertex(
                 traffic_model()
-                    .substep_traffic_in(sim.rods(), sim.params(), form, Granularity::Sectors)
+                    .substep_traffic_in(
+                        sim.rods(),
+                        sim.params(),
+                        form,
+                        sim.splat(),
+                        Granularity::Sectors,
+                    )
                     .total(),
             ));
             let sectors = traffic_model().substep_traffic_by_buffer(
                 sim.rods(),
                 sim.params(),
                 form,
+                sim.splat(),
                 Granularity::Sectors,
             );
             m.model_bytes_by_buffer = Some(
                 traffic_model()
-                    .substep_bytes_by_buffer(sim.rods(), sim.params(), form)
+                    .substep_bytes_by_buffer(sim.rods(), sim.params(), form, sim.splat())
                     .into_iter()
                     .map(|(buffer, b)| {
                         let s = sectors.iter().find(|(n, _)| *n == buffer).map(|(_, s)| *s);
@@ -1007,8 +1035,12 @@ impl Measurement {
             .gpu_pack_rows
             .map(|r| format!(":{r}-row-packs"))
             .unwrap_or_default();
+        let splat = match self.gpu_splat.as_deref() {
+            Some("sorted") => ":sorted-splat",
+            _ => "",
+        };
         match &self.gpu_form {
-            Some(form) => format!("{}:{form}{stencil}{layout}{packs}", self.backend),
+            Some(form) => format!("{}:{form}{stencil}{layout}{packs}{splat}", self.backend),
             None => self.backend.clone(),
         }
     }
@@ -1140,6 +1172,9 @@ pub fn compare(old: &Report, new: &Report) -> String {
             }) && {
                 let rows = |r: Option<u32>| r.unwrap_or(crate::gpu::pack::PACK_ROWS as u32);
                 rows(o.gpu_pack_rows) == rows(m.gpu_pack_rows)
+            } && {
+                let splat = |s: &Option<String>| s.clone().unwrap_or_else(|| "own".into());
+                splat(&o.gpu_splat) == splat(&m.gpu_splat)
             }
         };
         let found = old.results.iter().find(|o| {
@@ -1281,6 +1316,7 @@ mod tests {
     fn timed_frames_make_up_the_least_time() {
         let settings = Settings {
             gpu_form: None,
+            gpu_splat: None,
             warmup: 1,
             repeats: 2,
             min_time_s: 0.35,
@@ -1322,6 +1358,7 @@ mod tests {
     fn one_frame() -> Settings {
         Settings {
             gpu_form: None,
+            gpu_splat: None,
             warmup: 0,
             repeats: 1,
             min_time_s: 0.0,

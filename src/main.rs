@@ -168,6 +168,14 @@ struct BenchArgs {
     /// GPU like --gpu-form.
     #[arg(long = "gpu-pack-rows", value_delimiter = ',', value_name = "ROWS")]
     gpu_pack_rows: Vec<strands::gpu::pack::PackShape>,
+    /// GPU splats to time, each a row with each form, precision, layout
+    /// and pack shape: own (each form's own splat onto the hair–hair grid)
+    /// or sorted (the vertices sorted by cell first, then each cell's sums
+    /// added once per node: README "On the GPU"); default own. The same
+    /// results either way; changes only scenes with hair–hair interaction.
+    /// Asks for the GPU like --gpu-form.
+    #[arg(long = "gpu-splat", value_delimiter = ',', value_name = "SPLAT")]
+    gpu_splats: Vec<strands::gpu::schedule::Splat>,
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]
     warmup: u32,
@@ -617,6 +625,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         ("--gpu-stencil", !args.gpu_stencils.is_empty()),
         ("--gpu-layout", !args.gpu_layouts.is_empty()),
         ("--gpu-pack-rows", !args.gpu_pack_rows.is_empty()),
+        ("--gpu-splat", !args.gpu_splats.is_empty()),
     ] {
         if given && !backends.contains(&BackendKind::Gpu) {
             anyhow::bail!(
@@ -634,7 +643,8 @@ fn bench(args: BenchArgs) -> Result<()> {
             || !args.gpu_forms.is_empty()
             || !args.gpu_stencils.is_empty()
             || !args.gpu_layouts.is_empty()
-            || !args.gpu_pack_rows.is_empty())
+            || !args.gpu_pack_rows.is_empty()
+            || !args.gpu_splats.is_empty())
         .then_some(BackendKind::Gpu);
         let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
         match choice.gpu {
@@ -769,6 +779,11 @@ fn bench(args: BenchArgs) -> Result<()> {
         (!args.gpu_pack_rows.is_empty() && uses_packs(form, ctx))
             .then(|| ctx.pack_shape().rows() as u32)
     };
+    let gpu_splats: Vec<Option<strands::gpu::schedule::Splat>> = if args.gpu_splats.is_empty() {
+        vec![None]
+    } else {
+        args.gpu_splats.iter().copied().map(Some).collect()
+    };
     // Each workload on each backend, the GPU in each form, stencil
     // precision, data layout and pack shape asked for (the index into
     // `gpus`).
@@ -798,8 +813,17 @@ fn bench(args: BenchArgs) -> Result<()> {
                 .collect::<Vec<_>>()
         })
         .collect();
+    // Each GPU row in each splat asked for.
+    let runs: Vec<_> = runs
+        .into_iter()
+        .flat_map(|(i, b, f, g)| match b {
+            BackendKind::Gpu => gpu_splats.iter().map(|&sp| (i, b, f, sp, g)).collect(),
+            BackendKind::Cpu => vec![(i, b, f, None, g)],
+        })
+        .collect();
     let settings = Settings {
         gpu_form: gpu_forms[0],
+        gpu_splat: gpu_splats[0],
         warmup: args.warmup,
         repeats: args.repeats,
         min_time_s: args.min_time,
@@ -834,9 +858,10 @@ fn bench(args: BenchArgs) -> Result<()> {
     let mut built: Option<(usize, Workload)> = None;
     // (workload, backend, form that ran) of every row.
     let mut measured = Vec::new();
-    for (i, backend, gpu_form, g) in runs {
+    for (i, backend, gpu_form, gpu_splat, g) in runs {
         let settings = Settings {
             gpu_form,
+            gpu_splat,
             ..settings
         };
         let p = &plan[i];
@@ -867,6 +892,10 @@ fn bench(args: BenchArgs) -> Result<()> {
             Some(r) => format!("{on}, {r}-row packs"),
             None => on,
         };
+        let on = match gpu_splat {
+            Some(sp) => format!("{on}, {sp} splat"),
+            None => on,
+        };
         bar.set_message(format!("{} {strands} strands on {on}", p.name()));
         if built.as_ref().is_none_or(|(j, _)| *j != i) {
             // Free the last scene before building the next.
@@ -895,6 +924,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             m.gpu_stencil.clone(),
             m.gpu_layout.clone(),
             m.gpu_pack_rows,
+            m.gpu_splat.clone(),
         );
         if m.error.is_none() && measured.contains(&row) {
             // `suspend`, not `println`, which prints nothing where the bar

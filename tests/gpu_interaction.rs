@@ -73,7 +73,12 @@ fn scene(set: &[&str]) -> (RodSet, State, strands::params::SimParams) {
 /// A GPU simulator whose state has moving, bent hair: the CPU's after a
 /// few frames, with every velocity given a random extra part.
 fn moving_gpu(ctx: &GpuContext) -> GpuSimulator {
-    let (rods, state, params) = scene(&[]);
+    moving_gpu_with(ctx, &[])
+}
+
+/// `moving_gpu` of the scene with `set`.
+fn moving_gpu_with(ctx: &GpuContext, set: &[&str]) -> GpuSimulator {
+    let (rods, state, params) = scene(set);
     let mut cpu = strands::cpu::CpuSimulator::new(rods.clone(), state, params);
     for _ in 0..6 {
         cpu.step().unwrap();
@@ -880,4 +885,162 @@ fn wide_positions_give_the_same_bits_as_structs() {
         assert_eq!(sa.theta, sb.theta, "twist angles (staged: {staged})");
         assert_eq!(ca, cb, "contacts (staged: {staged})");
     }
+}
+
+/// The sorted splat (shaders/grid_sort.wgsl) stage by stage against its CPU
+/// twin (`cpu::grid::CellSort`), on the GPU's own f32 state, with both
+/// accumulator forms:
+/// * `grid_cell_count`: every vertex's cell and every cell's count as the
+///   CPU's, the ranks in a cell a permutation of 0..count (counter adds
+///   land in any order), the outside count the CPU's;
+/// * `grid_cell_scan` and `grid_cell_scan_blocks`: each cell's first slot
+///   the CPU's prefix sum exactly, over more than 64 blocks of 64 cells (a
+///   grid of 20 cells a side, so that an invocation of the second sums two
+///   blocks, and some one), the counts left zero;
+/// * `grid_cell_scatter`: each slot holds a vertex of the CPU's cell for
+///   that slot, each splatted vertex once;
+/// * `grid_splat_sorted`: `grid_splat`'s grid on the CPU bit for bit, and
+///   its fastest velocity.
+#[test]
+fn sorted_splat_stages_are_the_cpus() {
+    let ctx = gpu_i64();
+    for ctx in [ctx.clone(), ctx.with_u32_grid()] {
+        sorted_stages_match(&ctx);
+    }
+}
+
+fn sorted_stages_match(ctx: &GpuContext) {
+    let mut g = moving_gpu_with(ctx, &["interaction.resolution=20"]);
+    let (t, h) = (g.time(), g.params().h());
+    let (geometry, nodes, s) = cpu_grid(&g, t + h);
+    let pos = g.read_grid_positions();
+    let mass_q: Vec<u32> = g
+        .rods()
+        .interaction
+        .vertex
+        .iter()
+        .map(|v| v.mass_q)
+        .collect();
+    let mut sort = grid::CellSort::default();
+    grid::grid_cell_count(&geometry, &pos, &mass_q, &mut sort);
+    let n = geometry.node_count();
+    let nv = pos.len();
+    let blocks = n.div_ceil(64);
+    assert!(
+        (65..128).contains(&blocks),
+        "the scene's grid: {n} nodes, {blocks} blocks"
+    );
+    g.run_kernel(Kernel::GridClear, t, h);
+    g.run_kernel(Kernel::GridCellCount, t, h);
+    let cells = g.read_grid_cells();
+    let words = g.read_grid_sort();
+    assert_eq!(&cells[..n], &sort.count[..], "counts");
+    assert_eq!(&words[..nv], &sort.cell[..], "cells");
+    let mut ranks: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for v in 0..nv {
+        if sort.cell[v] != u32::MAX {
+            ranks[sort.cell[v] as usize].push(words[nv + v]);
+        }
+    }
+    for (c, r) in ranks.iter_mut().enumerate() {
+        r.sort();
+        assert!(
+            r.iter().copied().eq(0..sort.count[c]),
+            "cell {c}: ranks {r:?}"
+        );
+    }
+    assert_eq!(g.read_grid_counters()[GRID_OUTSIDE] as usize, sort.outside);
+    assert_eq!(sort.outside, s.outside);
+    let crowded = sort.count.iter().copied().max().unwrap();
+    assert!(
+        crowded >= 4,
+        "cells hold several vertices: at most {crowded}"
+    );
+    grid::grid_cell_scan(&mut sort);
+    g.run_kernel(Kernel::GridCellScan, t, h);
+    g.run_kernel(Kernel::GridCellScanBlocks, t, h);
+    let cells = g.read_grid_cells();
+    assert!(cells[..n].iter().all(|&c| c == 0), "counts zeroed");
+    for k in 0..n {
+        assert_eq!(
+            cells[n + k] + cells[2 * n + k / 64],
+            sort.start[k],
+            "cell {k}'s first slot"
+        );
+    }
+    let total = sort.start[n] as usize;
+    assert_eq!(cells[2 * n + blocks] as usize, total, "slots in all");
+    grid::grid_cell_scatter(&mut sort);
+    g.run_kernel(Kernel::GridCellScatter, t, h);
+    let words = g.read_grid_sort();
+    let slots = &words[2 * nv..2 * nv + total];
+    for (s, (&gv, &cv)) in slots.iter().zip(&sort.sorted).enumerate() {
+        assert_eq!(
+            sort.cell[gv as usize], sort.cell[cv as usize],
+            "slot {s}: vertex {gv} of another cell than the CPU's {cv}"
+        );
+    }
+    let mut once = slots.to_vec();
+    once.sort();
+    let mut expected = sort.sorted.clone();
+    expected.sort();
+    assert_eq!(once, expected, "each splatted vertex in one slot");
+    g.run_kernel(Kernel::GridSplatSorted, t, h);
+    assert_eq!(g.read_grid(0), nodes, "the sorted splat's grid");
+    assert_eq!(g.read_grid_counters()[GRID_VMAX], s.vmax);
+}
+
+/// Whole frames with the sorted splat give the same bits as with each
+/// form's own (integer sums: the same grid, so the same everything), in
+/// the walked fused form, the packed fused one and the staged walked one
+/// (with the 32-bit pairs); and the grid matters here: the same frames
+/// without interaction end elsewhere.
+#[test]
+fn sorted_splat_runs_bit_for_bit_as_the_own() {
+    use strands::gpu::Form;
+    use strands::gpu::schedule::Splat;
+    let ctx = gpu_i64();
+    let (rods, state, params) = scene(&[]);
+    let run = |ctx: &GpuContext, rods: &RodSet, form: Form, splat: Splat| {
+        let mut g = GpuSimulator::new(ctx, rods.clone(), state.clone(), params).unwrap();
+        g.set_form(form).unwrap();
+        g.set_splat(splat).unwrap();
+        for _ in 0..3 {
+            g.step();
+        }
+        g.read_state()
+    };
+    let u32_grid = ctx.with_u32_grid();
+    let mut own_walked = None;
+    for (ctx, form) in [
+        (&ctx, Form::WalkedFused),
+        (&u32_grid, Form::Walked),
+        (&ctx, Form::Fused),
+    ] {
+        let start = std::time::Instant::now();
+        let own = run(ctx, &rods, form, Splat::Own);
+        let sorted = run(ctx, &rods, form, Splat::Sorted);
+        assert!(max_diff(&own.pos, &state.pos) > 0.01, "the hair moved");
+        let what = format!("{form}, {}", ctx.describe());
+        assert!(
+            own.pos == sorted.pos,
+            "positions differ ({what}) by {:.3e} m",
+            max_diff(&own.pos, &sorted.pos)
+        );
+        assert!(
+            own.vel == sorted.vel,
+            "velocities differ ({what}) by {:.3e} m/s",
+            max_diff(&own.vel, &sorted.vel)
+        );
+        assert!(own.theta == sorted.theta, "twist angles differ ({what})");
+        eprintln!("{what}: {:.1} s", start.elapsed().as_secs_f64());
+        if form == Form::WalkedFused && own_walked.is_none() {
+            own_walked = Some(own);
+        }
+    }
+    let mut alone = rods.clone();
+    alone.interaction.groups.clear();
+    let alone = run(&ctx, &alone, Form::WalkedFused, Splat::Sorted);
+    let d = max_diff(&alone.pos, &own_walked.unwrap().pos);
+    assert!(d > 1e-6, "the grid changes the run: {d:.3e} m");
 }

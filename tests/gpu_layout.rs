@@ -372,9 +372,13 @@ fn kernel_bindings_match_what_each_entry_point_uses() {
             k.entry_point()
         );
         // WebGPU's default limit, which a caller's default device gives;
-        // the fused kernels are built only where the device allows more.
+        // the fused kernels, and the sorted splat's that read the vertices
+        // and write the grid (10), are built only where the device allows
+        // more (`Kernel::supported`).
         let limit = if k.is_fused() {
             strands::gpu::layout::FUSED_STORAGE_BUFFERS as usize
+        } else if k.is_sorted_splat() {
+            10
         } else {
             8
         };
@@ -453,8 +457,14 @@ fn workgroup_memory_fits_the_default_limit() {
             k.entry_point()
         );
         // Only a kernel that runs a workgroup per pack shares memory across
-        // its invocations; `contact_packed` needs only the barriers.
-        if bytes > 0 || k == Kernel::ContactPacked {
+        // its invocations (`contact_packed` needs only the barriers), and
+        // the sorted splat's, over a workgroup's vertices, cells or slots
+        // (all but the scatter, which moves each vertex alone).
+        if k.is_sorted_splat() {
+            let shares = k != Kernel::GridCellScatter;
+            assert_eq!(bytes > 0, shares, "{}", k.entry_point());
+            assert!(!k.per_pack(), "{}", k.entry_point());
+        } else if bytes > 0 || k == Kernel::ContactPacked {
             assert!(k.per_pack(), "{}", k.entry_point());
         } else {
             assert!(
@@ -607,6 +617,11 @@ fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
     if source[..at].ends_with("@workgroup_size(1)") {
         return Domain::Single;
     }
+    // One workgroup: it knows its invocations only within the workgroup.
+    let signature = body.lines().next().unwrap();
+    if signature.contains("local_invocation_index") && !signature.contains("global_invocation_id") {
+        return Domain::Workgroup;
+    }
     // Its invocations index the region `grid_extent` wrote.
     if body.contains("grid_region[") && body.contains("gid.z") {
         return Domain::Region;
@@ -682,11 +697,13 @@ fn wgsl_constants_match_rust() {
     let f32_of = |x: f64| x as f32 as f64;
     use strands::gpu::layout as gl;
     use strands::gpu::pack;
-    let twins: [(&str, f64); 36] = [
+    let twins: [(&str, f64); 38] = [
         ("PROJECTION_NONE", gl::PROJECTION_NONE as f64),
         ("PROJECTION_FAST", gl::PROJECTION_FAST as f64),
         ("PROJECTION_SHAKE", gl::PROJECTION_SHAKE as f64),
         ("PROJECTION_JACOBI", gl::PROJECTION_JACOBI as f64),
+        ("SPLAT_OWN", gl::SPLAT_OWN as f64),
+        ("SPLAT_SORTED", gl::SPLAT_SORTED as f64),
         ("PACK_ROWS", pack::PACK_ROWS as f64),
         ("PACK_RODS", pack::PACK_RODS as f64),
         (
@@ -808,7 +825,18 @@ fn fused_kernels_are_gated_on_the_limits_they_need() {
         ..buffers.clone()
     };
     for k in Kernel::ALL {
-        assert_eq!(k.supported(&default, d), !k.is_fused(), "{k:?}");
+        assert_eq!(
+            k.supported(&default, d),
+            !k.is_fused() && k.storage_buffers() <= 8,
+            "{k:?}"
+        );
+        if k.is_sorted_splat() {
+            let ten = wgpu::Limits {
+                max_storage_buffers_per_shader_stage: 10,
+                ..default.clone()
+            };
+            assert!(k.supported(&ten, d), "{k:?}");
+        }
         assert_eq!(
             k.supported(&buffers, d),
             !k.is_fused() || !k.per_pack(),
@@ -817,6 +845,14 @@ fn fused_kernels_are_gated_on_the_limits_they_need() {
         assert!(k.supported(&both, d), "{k:?}");
     }
     assert!(Kernel::SubstepRod.supported(&buffers, d) && !Kernel::Substep.supported(&buffers, d));
+    // The sorted splat needs 10 storage buffers for two of its kernels.
+    use strands::gpu::layout::sorted_splat_supported;
+    assert!(!sorted_splat_supported(&default) && sorted_splat_supported(&buffers));
+    assert!(
+        Kernel::SORTED_SPLAT
+            .iter()
+            .any(|k| !k.supported(&default, d))
+    );
     assert_eq!(default.max_compute_workgroup_storage_size, 16384);
     for shape in PackShape::ALL {
         assert_eq!(

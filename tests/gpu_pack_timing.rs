@@ -112,7 +112,8 @@ fn substep_kernel_times() {
             })
             .skip(2)
             .collect();
-        let schedule = strands::gpu::schedule::substep_schedule(sim.rods(), &params, f);
+        let schedule =
+            strands::gpu::schedule::substep_schedule(sim.rods(), &params, f, sim.splat());
         let mut total = 0.0;
         for (i, d) in schedule.iter().enumerate() {
             let mut t: Vec<f64> = frames.iter().map(|p| p[i]).collect();

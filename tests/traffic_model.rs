@@ -7,6 +7,7 @@
 use strands::bench::Workload;
 use strands::gpu::Kernel;
 use strands::gpu::layout::SHADER_SOURCE;
+use strands::gpu::schedule::Splat;
 use strands::gpu::traffic::{Bytes, Counts, TrafficModel, substep_kernels};
 
 /// The sizes both hand counts of `integrate` below take: 100 vertices in 5
@@ -107,14 +108,18 @@ fn sector_bytes_count_each_sector_once() {
 #[test]
 fn sector_floor_bounds() {
     use strands::gpu::Form;
+    use strands::gpu::schedule::Splat;
     use strands::gpu::traffic::Granularity;
     let w = Workload::standard("hair", 40, 32).unwrap();
     let (rods, _) = w.scene.build();
     let params = strands::bench::bench_params(&rods, &w.scene.params, 2);
     let model = TrafficModel::from_shaders();
-    for form in [Form::Walked, Form::WalkedFused, Form::Packed, Form::Fused] {
-        let bytes = model.substep_traffic_by_buffer(&rods, &params, form, Granularity::Bytes);
-        let sectors = model.substep_traffic_by_buffer(&rods, &params, form, Granularity::Sectors);
+    let forms = [Form::Walked, Form::WalkedFused, Form::Packed, Form::Fused];
+    for (form, splat) in forms.into_iter().flat_map(|f| Splat::ALL.map(|s| (f, s))) {
+        let bytes =
+            model.substep_traffic_by_buffer(&rods, &params, form, splat, Granularity::Bytes);
+        let sectors =
+            model.substep_traffic_by_buffer(&rods, &params, form, splat, Granularity::Sectors);
         for (name, b) in &bytes {
             let s = sectors
                 .iter()
@@ -130,8 +135,8 @@ fn sector_floor_bounds() {
             }
         }
         let (b, s) = (
-            model.substep_traffic_in(&rods, &params, form, Granularity::Bytes),
-            model.substep_traffic_in(&rods, &params, form, Granularity::Sectors),
+            model.substep_traffic_in(&rods, &params, form, splat, Granularity::Bytes),
+            model.substep_traffic_in(&rods, &params, form, splat, Granularity::Sectors),
         );
         assert!(s.total() >= b.total(), "{form:?}");
     }
@@ -233,7 +238,7 @@ fn fused_substep_models_fewer_bytes_than_its_stages() {
     let (rods, _) = w.scene.build();
     let params = strands::bench::bench_params(&rods, &w.scene.params, 2);
     assert_eq!(
-        substep_kernels_in(&rods, &params, Form::Fused),
+        substep_kernels_in(&rods, &params, Form::Fused, Splat::Own),
         [
             Kernel::GridClear,
             Kernel::SubstepStart,
@@ -242,7 +247,11 @@ fn fused_substep_models_fewer_bytes_than_its_stages() {
         ]
     );
     let model = TrafficModel::from_shaders();
-    let bytes = |form| model.substep_bytes_in(&rods, &params, form).total();
+    let bytes = |form| {
+        model
+            .substep_bytes_in(&rods, &params, form, Splat::Own)
+            .total()
+    };
     let (packed, fused) = (bytes(Form::Packed), bytes(Form::Fused));
     eprintln!(
         "hair: packed {} B, fused {} B per vertex-step",
@@ -303,14 +312,18 @@ fn only_shake_is_charged_for_the_start_positions() {
     let c = Counts::of(&rods);
     let v = rods.vertex_count() as u64;
     for form in [Form::Fused, Form::WalkedFused] {
-        let kernels = substep_kernels_in(&rods, &fast, form);
+        let kernels = substep_kernels_in(&rods, &fast, form, Splat::Own);
         let static_count: u64 = kernels
             .iter()
             .map(|&k| model.kernel_bytes(k, &c).total())
             .sum();
-        let under_fast = model.substep_bytes_in(&rods, &fast, form).total();
+        let under_fast = model
+            .substep_bytes_in(&rods, &fast, form, Splat::Own)
+            .total();
         assert_eq!(static_count, under_fast + 64 * v, "{form}");
-        let under_shake = model.substep_bytes_in(&rods, &shake, form).total();
+        let under_shake = model
+            .substep_bytes_in(&rods, &shake, form, Splat::Own)
+            .total();
         assert_eq!(under_shake, static_count, "{form}");
     }
 }
@@ -336,13 +349,17 @@ fn traffic_by_buffer_adds_up_to_the_substep() {
     let model = TrafficModel::from_shaders();
     for params in [fast, shake] {
         for form in [Form::Packed, Form::Walked, Form::Fused, Form::WalkedFused] {
-            let by = model.substep_bytes_by_buffer(&rods, &params, form);
+            let by = model.substep_bytes_by_buffer(&rods, &params, form, Splat::Own);
             let mut sum = Bytes::default();
             for (_, b) in &by {
                 assert!(b.total() > 0);
                 sum += *b;
             }
-            assert_eq!(sum, model.substep_bytes_in(&rods, &params, form), "{form}");
+            assert_eq!(
+                sum,
+                model.substep_bytes_in(&rods, &params, form, Splat::Own),
+                "{form}"
+            );
             let mut names: Vec<&str> = by.iter().map(|(n, _)| n.as_str()).collect();
             assert!(
                 by.windows(2).all(|p| p[0].1.total() >= p[1].1.total()),

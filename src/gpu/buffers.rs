@@ -10,7 +10,8 @@ use wgpu::util::DeviceExt;
 use super::layout::{
     GRID_COUNTERS, GRID_WORDS_PER_NODE, GpuEdgeFrame, GpuGridGroup, GpuPose, GpuPosition, GpuRod,
     GpuScratch, GpuStep, GpuVertexRest, Kernel, REGION_GROUPS, REGION_LAST_BOX, REGION_WORDS,
-    REGION_WORKGROUP, binding, grid_dispatch_words, grid_region_words,
+    REGION_WORKGROUP, binding, grid_cells_words, grid_dispatch_words, grid_region_words,
+    grid_sort_words,
 };
 use super::packing::{Packing, SdfAtlas};
 use super::pipelines::Pipelines;
@@ -91,6 +92,11 @@ pub struct Buffers {
     /// The region `grid_velocity_box` visits (`layout::grid_region_words`;
     /// `grid_region_reset` is its contents before a walked substep).
     pub grid_region: wgpu::Buffer,
+    /// The sorted splat's per-cell words (`layout::grid_cells_words`).
+    pub grid_cells: wgpu::Buffer,
+    /// The sorted splat's per-vertex words (`layout::grid_sort_words`;
+    /// one vertex's worth without hair–hair interaction).
+    pub grid_sort: wgpu::Buffer,
     /// World positions for a renderer (`Kernel::WorldPositions`), 16 B a vertex.
     pub world_pos: wgpu::Buffer,
     /// Every SDF collider's grid stacked along z (1×1×1 when there is none).
@@ -360,6 +366,16 @@ impl Buffers {
                 "grid_region",
                 bytemuck::cast_slice(&grid_region_reset(&rods.interaction.groups)),
             ),
+            grid_cells: zeroed(
+                device,
+                "grid_cells",
+                (grid_cells_words(node_count) * 4) as u64,
+            ),
+            grid_sort: zeroed(
+                device,
+                "grid_sort",
+                (grid_sort_words(if node_count == 0 { 1 } else { nv }) * 4) as u64,
+            ),
             world_pos: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("world_pos"),
                 size: v16,
@@ -525,6 +541,8 @@ impl Buffers {
             binding::GRID_FIELDS => &self.grid_fields,
             binding::GRID_DISPATCH => &self.grid_dispatch,
             binding::GRID_REGION => &self.grid_region,
+            binding::GRID_CELLS => &self.grid_cells,
+            binding::GRID_SORT => &self.grid_sort,
             binding::WORLD_POS => &self.world_pos,
             _ => unreachable!("binding {b} is not a state buffer"),
         }
@@ -579,6 +597,8 @@ impl Buffers {
             &self.grid_fields,
             &self.grid_dispatch,
             &self.grid_region,
+            &self.grid_cells,
+            &self.grid_sort,
             &self.world_pos,
             &self.readback,
         ]

@@ -53,8 +53,12 @@ pub struct GpuStep {
     pub node_count: u32,
     /// The projection method (`PROJECTION_*`), for the fused substep.
     pub projection: u32,
+    /// How the grid is splatted (`SPLAT_*`): by each form's own splat, or
+    /// by the sorted splat's kernels (`Kernel::GridCellCount`…), when the
+    /// fused halves leave it to them.
+    pub splat: u32,
     /// Padding to WGSL's 16-byte alignment of the arrays that follow.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
     /// Pose of collider k's anchor at `time` (uniform: read by every
     /// vertex, see shaders/common.wgsl).
     pub collider_start: [GpuPose; crate::contact::MAX_COLLIDERS],
@@ -95,6 +99,13 @@ pub const PROJECTION_SHAKE: u32 = 2;
 /// `Step.projection`: Jacobi (the fused substep does not run it).
 pub const PROJECTION_JACOBI: u32 = 3;
 
+/// `Step.splat`: each form's own splat (`grid_splat` per vertex, or in the
+/// fused halves: per vertex packed, the walked window walked).
+pub const SPLAT_OWN: u32 = 0;
+/// `Step.splat`: the sorted splat (`schedule::Splat::Sorted`): the fused
+/// halves do not splat; the `grid_cell_*` kernels and `grid_splat_sorted` do.
+pub const SPLAT_SORTED: u32 = 1;
+
 /// Storage buffers a fused substep kernel binds (`Kernel::is_fused`), above
 /// WebGPU's default 8: the fused kernels are built only on a device that
 /// allows this many (`walked_fused_supported`), the packed ones only where
@@ -126,6 +137,15 @@ const _: () = assert!(FUSED_WORKGROUP_BYTES <= 32768);
 pub fn fused_supported(limits: &wgpu::Limits, pack: super::pack::PackShape) -> bool {
     walked_fused_supported(limits)
         && limits.max_compute_workgroup_storage_size >= fused_workgroup_bytes(pack)
+}
+
+/// Whether a device with `limits` can run every kernel of the sorted
+/// splat (`Kernel::SORTED_SPLAT`): two bind 10 storage buffers, above
+/// WebGPU's default 8 (lavapipe and GPUs allow more).
+pub fn sorted_splat_supported(limits: &wgpu::Limits) -> bool {
+    Kernel::SORTED_SPLAT
+        .iter()
+        .all(|k| k.storage_buffers() as u32 <= limits.max_storage_buffers_per_shader_stage)
 }
 
 /// Whether a device with `limits` can run the walked fused substep kernels
@@ -444,6 +464,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 group_count,
                 node_count,
                 projection,
+                splat,
                 collider_start,
                 collider_end,
                 collider_now
@@ -529,6 +550,7 @@ pub const SHADER_SOURCE: &str = concat!(
     include_str!("../../shaders/contact.wgsl"),
     include_str!("../../shaders/substep.wgsl"),
     include_str!("../../shaders/grid.wgsl"),
+    include_str!("../../shaders/grid_sort.wgsl"),
     include_str!("../../shaders/world.wgsl"),
 );
 
@@ -782,6 +804,8 @@ pub enum Domain {
     Region,
     /// A single invocation (`@workgroup_size(1)`, one workgroup).
     Single,
+    /// A single workgroup of `WORKGROUP` invocations.
+    Workgroup,
     /// One workgroup per pack of rods (`super::pack`).
     Pack,
 }
@@ -850,6 +874,22 @@ pub enum Kernel {
     GridExtent,
     /// `GridVelocity` over `GridExtent`'s region only, dispatched indirectly.
     GridVelocityBox,
+    /// The sorted splat's first stage (`cpu::grid::grid_cell_count`): each
+    /// vertex's cell and its rank among the cell's vertices (a counter
+    /// add); also the vertices outside the grid and the box of cells
+    /// reached, as the walked splat records it.
+    GridCellCount,
+    /// Stage 2, per block of `WORKGROUP` cells: each cell's first slot
+    /// within its block, the block's total, the counts zeroed.
+    GridCellScan,
+    /// Stage 2, one workgroup: each block's first slot, and the slots in all.
+    GridCellScanBlocks,
+    /// Stage 3 (`grid_cell_scatter`): each splatted vertex into its slot.
+    GridCellScatter,
+    /// Stage 4 (`grid_splat_sorted`): the sorted vertices splatted, a
+    /// workgroup's sums per cell gathered in workgroup memory and added to
+    /// the grid once per node.
+    GridSplatSorted,
     /// World positions for a renderer, once per frame when asked for.
     WorldPositions,
     /// The first half of a substep, fused: forces, save_start (SHAKE),
@@ -913,6 +953,12 @@ pub mod binding {
     pub const GRID_DISPATCH: u32 = 18;
     /// The region `GridVelocityBox` visits (`grid_region_words`).
     pub const GRID_REGION: u32 = 19;
+    /// The sorted splat's per-cell words: counts, first slots, block
+    /// totals (`grid_cells_words`; atomics).
+    pub const GRID_CELLS: u32 = 20;
+    /// The sorted splat's per-vertex words: cells, ranks, then the sorted
+    /// vertices (`grid_sort_words`).
+    pub const GRID_SORT: u32 = 21;
 }
 
 /// Words of the `grid_dispatch` buffer for `groups` interaction groups: the
@@ -924,6 +970,22 @@ pub fn grid_dispatch_words(groups: usize) -> usize {
 
 /// First word of the splat's boxes in `grid_dispatch`.
 pub const GRID_BOX: usize = 4;
+
+/// Words of the `grid_cells` buffer for `nodes` grid nodes (all groups):
+/// each cell's count (from 0), its first slot within its block of
+/// `WORKGROUP` cells (from `nodes`), each block's first slot (from
+/// `2·nodes`), then the slots in all (shaders/grid_sort.wgsl). A cell is
+/// named by its lowest node.
+pub fn grid_cells_words(nodes: usize) -> usize {
+    2 * nodes + nodes.div_ceil(super::WORKGROUP as usize) + 1
+}
+
+/// Words of the `grid_sort` buffer for `vertices` vertices: each vertex's
+/// cell (from 0; `NONE` for a vertex not splatted), its rank in the cell
+/// (from `vertices`), and the vertex in each slot (from `2·vertices`).
+pub fn grid_sort_words(vertices: usize) -> usize {
+    3 * vertices
+}
 
 /// Words of the `grid_region` buffer for `groups` interaction groups: 4,
 /// then `REGION_WORDS` per group from `REGION_GROUPS` (shaders/common.wgsl
@@ -974,7 +1036,7 @@ pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
     /// Every kernel, in the order the pipelines are built.
-    pub const ALL: [Kernel; 32] = [
+    pub const ALL: [Kernel; 37] = [
         Kernel::Frames,
         Kernel::FramesRod,
         Kernel::Twist,
@@ -1000,6 +1062,11 @@ impl Kernel {
         Kernel::GridBlend,
         Kernel::GridExtent,
         Kernel::GridVelocityBox,
+        Kernel::GridCellCount,
+        Kernel::GridCellScan,
+        Kernel::GridCellScanBlocks,
+        Kernel::GridCellScatter,
+        Kernel::GridSplatSorted,
         Kernel::WorldPositions,
         Kernel::SubstepStart,
         Kernel::SubstepFinish,
@@ -1037,6 +1104,11 @@ impl Kernel {
             Kernel::GridBlend => "grid_blend",
             Kernel::GridExtent => "grid_extent",
             Kernel::GridVelocityBox => "grid_velocity_box",
+            Kernel::GridCellCount => "grid_cell_count",
+            Kernel::GridCellScan => "grid_cell_scan",
+            Kernel::GridCellScanBlocks => "grid_cell_scan_blocks",
+            Kernel::GridCellScatter => "grid_cell_scatter",
+            Kernel::GridSplatSorted => "grid_splat_sorted",
             Kernel::WorldPositions => "world_positions",
             Kernel::SubstepStart => "substep_start",
             Kernel::SubstepFinish => "substep_finish",
@@ -1058,27 +1130,47 @@ impl Kernel {
             | SubstepFinish | Substep => Domain::Pack,
             FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod
             | SubstepStartRod | SubstepFinishRod | SubstepRod => Domain::Rod,
-            GridVelocity => Domain::Node,
+            GridVelocity | GridCellScan => Domain::Node,
             GridVelocityBox => Domain::Region,
             GridClear | GridExtent => Domain::Single,
+            GridCellScanBlocks => Domain::Workgroup,
+            // `grid_splat_sorted` over the slots, at most one a vertex.
             Integrate | ProjectJacobi | SaveStart | ProjectVelocity | Contact
-            | ContactEdgesEven | ContactEdgesOdd | GridSplat | GridBlend | WorldPositions => {
-                Domain::Vertex
-            }
+            | ContactEdgesEven | ContactEdgesOdd | GridSplat | GridBlend | WorldPositions
+            | GridCellCount | GridCellScatter | GridSplatSorted => Domain::Vertex,
         }
     }
 
     /// Whether a device with `limits` can run the kernel built for packs
     /// of `pack`'s shape: the fused ones need more than WebGPU's default
     /// limits (`walked_fused_supported`, and for the packed ones
-    /// `fused_supported`); every other kernel fits the defaults
-    /// (tests/gpu_layout.rs).
+    /// `fused_supported`), and so do two of the sorted splat's (10 storage
+    /// buffers: `sorted_splat_supported`); every other kernel fits the
+    /// defaults (tests/gpu_layout.rs).
     pub fn supported(self, limits: &wgpu::Limits, pack: super::pack::PackShape) -> bool {
         match (self.is_fused(), self.per_pack()) {
+            (false, _) if self.is_sorted_splat() => {
+                self.storage_buffers() as u32 <= limits.max_storage_buffers_per_shader_stage
+            }
             (false, _) => true,
             (true, true) => fused_supported(limits, pack),
             (true, false) => walked_fused_supported(limits),
         }
+    }
+
+    /// The sorted splat's kernels, in the order a substep dispatches them
+    /// (`schedule::Splat::Sorted`).
+    pub const SORTED_SPLAT: [Kernel; 5] = [
+        Kernel::GridCellCount,
+        Kernel::GridCellScan,
+        Kernel::GridCellScanBlocks,
+        Kernel::GridCellScatter,
+        Kernel::GridSplatSorted,
+    ];
+
+    /// True for the sorted splat's kernels (`Kernel::SORTED_SPLAT`).
+    pub fn is_sorted_splat(self) -> bool {
+        Kernel::SORTED_SPLAT.contains(&self)
     }
 
     /// True for the fused substep kernels, which need more than WebGPU's
@@ -1159,6 +1251,26 @@ impl Kernel {
             Kernel::GridBlend => &[POS, VEL, GRID_VERTEX, GRID_GROUPS, GRID_FIELDS],
             Kernel::GridExtent => &[GRID_GROUPS, GRID, GRID_DISPATCH, GRID_REGION],
             Kernel::GridVelocityBox => &[GRID, GRID_FIELDS, GRID_REGION],
+            Kernel::GridCellCount => &[
+                POS,
+                GRID_VERTEX,
+                GRID_GROUPS,
+                GRID,
+                GRID_DISPATCH,
+                GRID_CELLS,
+                GRID_SORT,
+            ],
+            Kernel::GridCellScan | Kernel::GridCellScanBlocks => &[GRID_CELLS],
+            Kernel::GridCellScatter => &[GRID_CELLS, GRID_SORT],
+            Kernel::GridSplatSorted => &[
+                POS,
+                VEL,
+                GRID_VERTEX,
+                GRID_GROUPS,
+                GRID,
+                GRID_CELLS,
+                GRID_SORT,
+            ],
             Kernel::WorldPositions => &[POS, WORLD_POS],
             Kernel::SubstepStart => &[
                 POS,

@@ -127,6 +127,54 @@ impl std::str::FromStr for Form {
     }
 }
 
+/// How a substep splats the vertices onto the hair–hair grid
+/// (`GpuSimulator::set_splat`). Either way the grid is the CPU's bit for
+/// bit (integer sums); what differs is the atomics it takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Splat {
+    /// Each form's own: `grid_splat`, an atomic add per vertex and node;
+    /// in the packed fused half the same per vertex; in the walked fused
+    /// half the walked window, one add per node and run of a rod's
+    /// vertices in a cell (with 64-bit atomics).
+    #[default]
+    Own,
+    /// The sorted splat (`Kernel::SORTED_SPLAT`, `cpu::grid::CellSort`):
+    /// the vertices counted and sorted by cell, then the sums of each
+    /// workgroup's vertices in a cell added once per node; five dispatches
+    /// in place of the form's own splat (shaders/grid_sort.wgsl).
+    Sorted,
+}
+
+impl Splat {
+    /// Both, in the order `strands bench --gpu-splat` lists them.
+    pub const ALL: [Splat; 2] = [Splat::Own, Splat::Sorted];
+
+    /// The name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Splat::Own => "own",
+            Splat::Sorted => "sorted",
+        }
+    }
+}
+
+impl std::fmt::Display for Splat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Splat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Splat, String> {
+        Splat::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| format!("unknown splat {s:?}: use own or sorted"))
+    }
+}
+
 /// The forces kernel of a form (`substep_schedule`).
 pub fn forces_kernel(packed: bool) -> Kernel {
     if packed {
@@ -163,14 +211,22 @@ pub fn frames_kernel(packed: bool) -> Kernel {
 /// frames, twist, fast and SHAKE projections and the three contact stages
 /// run one workgroup per pack (`Form::Packed`), else one invocation walks
 /// each rod (`Form::Walked`); `Form::Fused` runs the packed stages in one
-/// or two dispatches.
-pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Dispatch> {
-    let grid = [
-        Kernel::GridClear,
-        Kernel::GridSplat,
-        Kernel::GridVelocity,
-        Kernel::GridBlend,
-    ];
+/// or two dispatches. With `Splat::Sorted` the sorted splat's five kernels
+/// take the place of `grid_splat`, or follow a fused first half that then
+/// does not splat.
+pub fn substep_schedule(
+    rods: &RodSet,
+    params: &SimParams,
+    form: Form,
+    splat: Splat,
+) -> Vec<Dispatch> {
+    let splat_kernels: &[Kernel] = match splat {
+        Splat::Own => &[Kernel::GridSplat],
+        Splat::Sorted => &Kernel::SORTED_SPLAT,
+    };
+    let mut grid = vec![Kernel::GridClear];
+    grid.extend_from_slice(splat_kernels);
+    grid.extend([Kernel::GridVelocity, Kernel::GridBlend]);
     let fused = match form.effective(params) {
         Form::Fused | Form::FusedBuffer => {
             Some([Kernel::SubstepStart, Kernel::SubstepFinish, Kernel::Substep])
@@ -191,11 +247,20 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Di
             // `grid_clear`'s work): on a CPU adapter an invocation costs
             // about as much as its node's work, and the bench's hair
             // reaches a box of 42 % of its grid's nodes (docs/BENCHMARKS.md).
-            let kernels = if start == Kernel::SubstepStartRod {
-                [start, Kernel::GridExtent, Kernel::GridVelocityBox, finish]
-            } else {
-                [Kernel::GridClear, start, Kernel::GridVelocity, finish]
+            let sorted: &[Kernel] = match splat {
+                Splat::Own => &[],
+                Splat::Sorted => &Kernel::SORTED_SPLAT,
             };
+            let mut kernels = Vec::new();
+            if start == Kernel::SubstepStartRod {
+                kernels.push(start);
+                kernels.extend_from_slice(sorted);
+                kernels.extend([Kernel::GridExtent, Kernel::GridVelocityBox, finish]);
+            } else {
+                kernels.extend([Kernel::GridClear, start]);
+                kernels.extend_from_slice(sorted);
+                kernels.extend([Kernel::GridVelocity, finish]);
+            }
             kernels.into_iter().map(|k| Dispatch::of(k, 0)).collect()
         } else {
             vec![Dispatch::of(whole, 0)]
@@ -233,7 +298,7 @@ pub fn substep_schedule(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Di
     }
     out.push(Dispatch::of(Kernel::Integrate, 0));
     if rods.interaction.is_active() {
-        out.extend(grid.map(|k| Dispatch::of(k, 0)));
+        out.extend(grid.into_iter().map(|k| Dispatch::of(k, 0)));
     }
     out.extend(project(0));
     if !rods.colliders.is_empty() {
@@ -335,7 +400,7 @@ mod tests {
         let (mut rods, _) = w.scene.build();
         let mut params = w.scene.params;
         let kernels = |rods: &RodSet, params: &SimParams, form| -> Vec<Kernel> {
-            substep_schedule(rods, params, form)
+            substep_schedule(rods, params, form, Splat::Own)
                 .iter()
                 .map(|d| d.kernel)
                 .collect()
@@ -360,7 +425,63 @@ mod tests {
             kernels(&rods, &params, Form::FusedBuffer),
             kernels(&rods, &params, Form::Fused)
         );
+        // The sorted splat's kernels follow the first half (which then does
+        // not splat: `Step.splat`), or replace `grid_splat`.
+        let sorted = |rods: &RodSet, form| -> Vec<Kernel> {
+            substep_schedule(rods, &params, form, Splat::Sorted)
+                .iter()
+                .map(|d| d.kernel)
+                .collect()
+        };
+        let [count, scan, blocks, scatter, splat] = Kernel::SORTED_SPLAT;
+        assert_eq!(
+            [count, scan, blocks, scatter, splat],
+            [
+                GridCellCount,
+                GridCellScan,
+                GridCellScanBlocks,
+                GridCellScatter,
+                GridSplatSorted
+            ]
+        );
+        assert_eq!(
+            sorted(&rods, Form::WalkedFused),
+            [
+                SubstepStartRod,
+                count,
+                scan,
+                blocks,
+                scatter,
+                splat,
+                GridExtent,
+                GridVelocityBox,
+                SubstepFinishRod
+            ]
+        );
+        assert_eq!(
+            sorted(&rods, Form::Fused),
+            [
+                GridClear,
+                SubstepStart,
+                count,
+                scan,
+                blocks,
+                scatter,
+                splat,
+                GridVelocity,
+                SubstepFinish
+            ]
+        );
+        let own = kernels(&rods, &params, Form::Walked);
+        let mut expected = own.clone();
+        let at = own.iter().position(|&k| k == GridSplat).unwrap();
+        expected.splice(at..=at, Kernel::SORTED_SPLAT);
+        assert_eq!(sorted(&rods, Form::Walked), expected);
         rods.interaction.groups.clear();
+        // Without interaction nothing splats, so nothing changes.
+        for form in Form::ALL {
+            assert_eq!(sorted(&rods, form), kernels(&rods, &params, form));
+        }
         assert_eq!(kernels(&rods, &params, Form::Fused), [Substep]);
         assert_eq!(kernels(&rods, &params, Form::FusedBuffer), [Substep]);
         assert_eq!(kernels(&rods, &params, Form::WalkedFused), [SubstepRod]);
@@ -394,7 +515,7 @@ mod tests {
         let params = SimParams::default();
         let kernels = |rods: &RodSet, packed| -> Vec<(Kernel, u32)> {
             let form = if packed { Form::Packed } else { Form::Walked };
-            substep_schedule(rods, &params, form)
+            substep_schedule(rods, &params, form, Splat::Own)
                 .iter()
                 .map(|d| (d.kernel, d.phase))
                 .collect()

@@ -13,11 +13,11 @@ use super::layout::{
     Domain, FUSED_STORAGE_BUFFERS, GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_VMAX,
     GRID_WORDS_PER_NODE, GpuCollider, GpuColliderNow, GpuContact, GpuEdgeFrame, GpuGridGroup,
     GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST, PROJECTION_JACOBI,
-    PROJECTION_NONE, PROJECTION_SHAKE,
+    PROJECTION_NONE, PROJECTION_SHAKE, SPLAT_OWN, SPLAT_SORTED,
 };
 use super::packing::{Packing, VertexLayout, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
-use super::schedule::{Dispatch, Form, substep_schedule};
+use super::schedule::{Dispatch, Form, Splat, substep_schedule};
 use super::{GpuContext, GpuError};
 use crate::contact::MAX_COLLIDERS;
 use crate::cpu::contact::Contact;
@@ -52,6 +52,8 @@ pub struct GpuSimulator {
     packing: Packing,
     /// How the per-rod stages run (`set_form`).
     form: Form,
+    /// How the grid is splatted (`set_splat`).
+    splat: Splat,
     /// Whether each frame ends with `Kernel::WorldPositions`
     /// (`world_position_buffer` was asked for).
     world_positions: bool,
@@ -141,6 +143,7 @@ impl GpuSimulator {
             buffers,
             packing,
             form,
+            splat: Splat::Own,
             world_positions: false,
         };
         sim.write_state(&state);
@@ -486,7 +489,11 @@ impl GpuSimulator {
                 Projection::Shake { .. } => PROJECTION_SHAKE,
                 Projection::Jacobi { .. } => PROJECTION_JACOBI,
             },
-            _pad: [0; 3],
+            splat: match self.splat {
+                Splat::Own => SPLAT_OWN,
+                Splat::Sorted => SPLAT_SORTED,
+            },
+            _pad: [0; 2],
             collider_start,
             collider_end,
             collider_now,
@@ -566,7 +573,7 @@ impl GpuSimulator {
             Domain::Rod => count(self.rods.rod_count()),
             Domain::Node => count(*self.packing.node_offset.last().unwrap()),
             Domain::Vertex => count(self.rods.vertex_count()),
-            Domain::Single => 1,
+            Domain::Single | Domain::Workgroup => 1,
             // Sized on the device (`dispatch_workgroups_indirect` below).
             Domain::Region => 0,
         };
@@ -676,6 +683,39 @@ impl GpuSimulator {
         Ok(())
     }
 
+    /// How the grid is splatted (`set_splat`; `Splat::Own` at first).
+    pub fn splat(&self) -> Splat {
+        self.splat
+    }
+
+    /// Choose how the substeps splat onto the hair–hair grid: the form's
+    /// own splat, or the sorted splat's kernels (`Splat::Sorted`), which
+    /// need a device opened with 10 storage buffers per stage
+    /// (`layout::sorted_splat_supported`; `GpuContext::headless` opens the
+    /// adapter's full limits): on one without, this says so and keeps the
+    /// splat. The grid, and so the run, is the same bit for bit either
+    /// way (tests/gpu_interaction.rs).
+    pub fn set_splat(&mut self, splat: Splat) -> Result<(), GpuError> {
+        if splat == Splat::Sorted && !Kernel::SORTED_SPLAT.iter().all(|&k| self.pipelines.has(k)) {
+            let need = Kernel::SORTED_SPLAT
+                .iter()
+                .map(|k| k.storage_buffers())
+                .max()
+                .unwrap_or(0);
+            return Err(GpuError::Limit {
+                limit_name: "max_storage_buffers_per_shader_stage (the sorted splat)",
+                have: self
+                    .ctx
+                    .device
+                    .limits()
+                    .max_storage_buffers_per_shader_stage as u64,
+                need: need as u64,
+            });
+        }
+        self.splat = splat;
+        Ok(())
+    }
+
     /// Compile now the kernels the substeps run in the current form and
     /// settings (`substep_schedule`), where not yet compiled. Otherwise
     /// each kernel is compiled when a step first runs it (`Pipelines`),
@@ -692,7 +732,7 @@ impl GpuSimulator {
     /// device's uncaptured-error handler.
     pub fn compile_kernels(&self) {
         let mut kernels = Vec::new();
-        for d in substep_schedule(&self.rods, &self.params, self.form) {
+        for d in substep_schedule(&self.rods, &self.params, self.form, self.splat) {
             if !kernels.contains(&d.kernel) && !self.pipelines.is_compiled(d.kernel, self.form) {
                 kernels.push(d.kernel);
             }
@@ -719,7 +759,7 @@ impl GpuSimulator {
     /// dispatches of `schedule::substep_schedule`, in the order of
     /// `cpu::substep`.
     fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
-        for d in substep_schedule(&self.rods, &self.params, self.form) {
+        for d in substep_schedule(&self.rods, &self.params, self.form, self.splat) {
             self.dispatch_in_substep(pass, &d, k);
         }
     }
@@ -765,7 +805,7 @@ impl GpuSimulator {
         }
         let h = self.params.h();
         let n = self.params.substeps;
-        let schedule = substep_schedule(&self.rods, &self.params, self.form);
+        let schedule = substep_schedule(&self.rods, &self.params, self.form, self.splat);
         let queries = 2 * schedule.len() as u32;
         self.write_inputs(self.time, h, n);
         self.track_grid_region(&schedule.iter().map(|d| d.kernel).collect::<Vec<_>>());
@@ -842,10 +882,11 @@ impl GpuSimulator {
         let h = self.params.h();
         let n = self.params.substeps;
         self.write_inputs(self.time, h, n);
-        let kernels: Vec<Kernel> = substep_schedule(&self.rods, &self.params, self.form)
-            .iter()
-            .map(|d| d.kernel)
-            .collect();
+        let kernels: Vec<Kernel> =
+            substep_schedule(&self.rods, &self.params, self.form, self.splat)
+                .iter()
+                .map(|d| d.kernel)
+                .collect();
         self.track_grid_region(&kernels);
         let mut encoder = self
             .ctx
@@ -1204,6 +1245,21 @@ impl GpuSimulator {
     pub fn read_velocities_f32(&self) -> Vec<[f32; 3]> {
         let v: Vec<[f32; 4]> = self.read_vertices_of(&self.buffers.vel);
         v.iter().map(|v| [v[0], v[1], v[2]]).collect()
+    }
+
+    /// The sorted splat's per-cell words (`layout::grid_cells_words`):
+    /// counts, first slots within each block, the blocks' first slots, the
+    /// slots in all.
+    pub fn read_grid_cells(&self) -> Vec<u32> {
+        let n = super::layout::grid_cells_words(self.packing.node_count());
+        self.read(&self.buffers.grid_cells, n)
+    }
+
+    /// The sorted splat's per-vertex words (`layout::grid_sort_words`):
+    /// each vertex's cell, its rank, then the vertex in each slot.
+    pub fn read_grid_sort(&self) -> Vec<u32> {
+        let n = super::layout::grid_sort_words(self.rods.vertex_count());
+        self.read(&self.buffers.grid_sort, n)
     }
 
     /// The `grid_region` buffer's words (`layout::grid_region_words`): the

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, HashMap};
 use naga::{Expression, Function, Handle, Module, Statement, TypeInner};
 
 use super::layout::{Domain, GRID_COUNTERS, GRID_WORDS_PER_NODE, Kernel, SHADER_SOURCE, binding};
-use super::schedule::Form;
+use super::schedule::{Form, Splat};
 use crate::params::{Projection, SimParams};
 use crate::rods::{EndCondition, RodSet};
 
@@ -96,6 +96,9 @@ pub fn elements(group: u32, b: u32, c: &Counts) -> Option<u64> {
         // the indirect dispatch.
         (1, GRID_DISPATCH) => super::layout::grid_dispatch_words(c.groups as usize) as u64,
         (1, GRID_REGION) => super::layout::grid_region_words(c.groups as usize) as u64,
+        // The sorted splat's words, each taken as read or written once.
+        (1, GRID_CELLS) => super::layout::grid_cells_words(c.nodes as usize) as u64,
+        (1, GRID_SORT) => super::layout::grid_sort_words(c.vertices as usize) as u64,
         _ => panic!("traffic model: no element count for binding ({group}, {b})"),
     })
 }
@@ -300,7 +303,7 @@ impl TrafficModel {
     /// Bytes one substep of `rods` under `params` moves in the packed form:
     /// the sum over its dispatches (`substep_kernels`).
     pub fn substep_bytes(&self, rods: &RodSet, params: &SimParams) -> Bytes {
-        self.substep_bytes_in(rods, params, Form::Packed)
+        self.substep_bytes_in(rods, params, Form::Packed, Splat::Own)
     }
 
     /// Bytes one substep moves with its per-rod stages in `form`: the sum
@@ -310,9 +313,16 @@ impl TrafficModel {
     /// dispatch, shaders/resident.wgsl; `Form::FusedBuffer`, the same
     /// kernels with positions in the buffer, is given the same floor) and
     /// the rest of its state through the caches at best. What `params`
-    /// leaves untouched is not counted (`kernel_bytes_under`).
-    pub fn substep_bytes_in(&self, rods: &RodSet, params: &SimParams, form: Form) -> Bytes {
-        self.substep_traffic_in(rods, params, form, Granularity::Bytes)
+    /// leaves untouched is not counted (`kernel_bytes_under`). `splat`:
+    /// the grid's splat (`Splat::Sorted` adds its five dispatches).
+    pub fn substep_bytes_in(
+        &self,
+        rods: &RodSet,
+        params: &SimParams,
+        form: Form,
+        splat: Splat,
+    ) -> Bytes {
+        self.substep_traffic_in(rods, params, form, splat, Granularity::Bytes)
     }
 
     /// `substep_bytes_in` counted at granularity `g`.
@@ -321,11 +331,12 @@ impl TrafficModel {
         rods: &RodSet,
         params: &SimParams,
         form: Form,
+        splat: Splat,
         g: Granularity,
     ) -> Bytes {
         let c = Counts::of(rods);
         let mut total = Bytes::default();
-        for k in substep_kernels_in(rods, params, form) {
+        for k in substep_kernels_in(rods, params, form, splat) {
             total += self.kernel_traffic_under(k, &c, params, g);
         }
         total
@@ -338,8 +349,9 @@ impl TrafficModel {
         rods: &RodSet,
         params: &SimParams,
         form: Form,
+        splat: Splat,
     ) -> Vec<(String, Bytes)> {
-        self.substep_traffic_by_buffer(rods, params, form, Granularity::Bytes)
+        self.substep_traffic_by_buffer(rods, params, form, splat, Granularity::Bytes)
     }
 
     /// `substep_bytes_by_buffer` counted at granularity `g` (most first
@@ -349,11 +361,12 @@ impl TrafficModel {
         rods: &RodSet,
         params: &SimParams,
         form: Form,
+        splat: Splat,
         g: Granularity,
     ) -> Vec<(String, Bytes)> {
         let c = Counts::of(rods);
         let mut by: BTreeMap<&str, Bytes> = BTreeMap::new();
-        for k in substep_kernels_in(rods, params, form) {
+        for k in substep_kernels_in(rods, params, form, splat) {
             for u in self.uses(k).iter().filter(|u| counted_under(u, params)) {
                 *by.entry(&u.name).or_default() += use_bytes(k, u, &c, g);
             }
@@ -380,9 +393,12 @@ fn use_bytes(kernel: Kernel, u: &Use, c: &Counts, g: Granularity) -> Bytes {
     let Some(n) = elements(u.group, u.binding, c) else {
         return Bytes::default();
     };
-    // A single invocation (`grid_clear`) reaches one element.
+    // A single invocation (`grid_clear`) reaches one element; the single
+    // workgroup of `grid_cell_scan_blocks` the blocks' words and the total.
     let n = if kernel.domain() == Domain::Single {
         n.min(1)
+    } else if kernel.domain() == Domain::Workgroup {
+        n.min(c.nodes.div_ceil(super::WORKGROUP as u64) + 1)
     } else {
         n
     };
@@ -403,15 +419,20 @@ fn use_bytes(kernel: Kernel, u: &Use, c: &Counts, g: Granularity) -> Bytes {
 /// iteration is one `ProjectJacobi`. The fused form's own figure is
 /// `substep_kernels_in(.., Form::Fused)`.
 pub fn substep_kernels(rods: &RodSet, params: &SimParams) -> Vec<Kernel> {
-    substep_kernels_in(rods, params, Form::Packed)
+    substep_kernels_in(rods, params, Form::Packed, Splat::Own)
 }
 
 /// The kernels one substep dispatches with its per-rod stages in `form`
 /// (`schedule::substep_schedule`): for `Form::Fused` the two halves
 /// around the grid (or one `substep`), each a kernel that reads and writes
 /// what all its stages touch, which this model counts once per dispatch.
-pub fn substep_kernels_in(rods: &RodSet, params: &SimParams, form: Form) -> Vec<Kernel> {
-    super::schedule::substep_schedule(rods, params, form)
+pub fn substep_kernels_in(
+    rods: &RodSet,
+    params: &SimParams,
+    form: Form,
+    splat: Splat,
+) -> Vec<Kernel> {
+    super::schedule::substep_schedule(rods, params, form, splat)
         .into_iter()
         .map(|d| d.kernel)
         .collect()

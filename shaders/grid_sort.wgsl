@@ -1,0 +1,298 @@
+// The sorted splat (src/cpu/grid.rs `CellSort`, the CPU twin of each
+// kernel here; docs/INTERACTION.md for the design): the grid_splat of
+// shaders/grid.wgsl in four stages, so that the vertices that share a cell
+// are added to its nodes together rather than one atomic each.
+//
+// grid_cell_count (per vertex): the vertex's cell and its rank among the
+//   cell's vertices, from a counter add; the vertices outside the grid and
+//   the box of cells reached, as the walked splat records them.
+// grid_cell_scan (per cell) and grid_cell_scan_blocks (one workgroup):
+//   the exclusive prefix sum of the counts, in blocks of WORKGROUP cells,
+//   each cell's count zeroed for the next substep.
+// grid_cell_scatter (per vertex): each splatted vertex into its slot,
+//   its cell's first slot plus its rank.
+// grid_splat_sorted (per slot): each workgroup's vertices, sorted by cell,
+//   summed per cell in workgroup memory, each cell's sums added to its 8
+//   nodes once.
+//
+// Integer sums, as in grid_splat: the grid is the CPU's bit for bit
+// whatever order the counter adds gave the ranks.
+
+// `Step.splat`: the fused halves splat (the form's own splat), or leave it
+// to the kernels here.
+const SPLAT_OWN: u32 = 0u;
+const SPLAT_SORTED: u32 = 1u;
+
+// `grid_cells` (`layout::grid_cells_words`): with N = params.node_count
+// and a cell named by its lowest node, the counts at [0, N), each cell's
+// first slot within its block of WORKGROUP cells at [N, 2N), each block's
+// first slot at [2N, 2N + blocks), then the slots in all.
+@group(1) @binding(20) var<storage, read_write> grid_cells: array<atomic<u32>>;
+// `grid_sort` (`layout::grid_sort_words`): with V = params.vertex_count,
+// vertex v's cell at [v] (NONE when not splatted: no group, no mass, or
+// outside the grid), its rank at [V + v], and the vertex in slot s at
+// [2V + s]. Indexed by vertex, not `vertex_slot`: only these kernels read it.
+@group(1) @binding(21) var<storage, read_write> grid_sort: array<u32>;
+
+// Blocks of WORKGROUP cells.
+fn cell_blocks() -> u32 {
+    return (params.node_count + WORKGROUP - 1u) / WORKGROUP;
+}
+
+// Word of `grid_cells` holding the slots in all.
+fn cells_total_word() -> u32 {
+    return 2u * params.node_count + cell_blocks();
+}
+
+// The box of cells a workgroup of grid_cell_count reached in the group of
+// its first vertex, encoded as `grid_box_raise` keeps it (maxima, zero for
+// none), and its vertices outside their grid.
+var<workgroup> count_group: u32;
+var<workgroup> count_box: array<atomic<u32>, 6>;
+var<workgroup> count_outside: atomic<u32>;
+
+// Kernel `grid_cell_count` (`grid_cell_count`): one invocation per vertex.
+@compute @workgroup_size(64)
+fn grid_cell_count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let v = invocation(gid, groups);
+    let inside = v < params.vertex_count;
+    if (lid == 0u) {
+        count_group = NONE;
+        if (inside) {
+            count_group = grid_vertex[vertex_slot(v)].group;
+        }
+        for (var a = 0u; a < 6u; a++) {
+            atomicStore(&count_box[a], 0u);
+        }
+        atomicStore(&count_outside, 0u);
+    }
+    workgroupBarrier();
+    if (inside) {
+        grid_cell_count_vertex(v);
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        let outside = atomicLoad(&count_outside);
+        if (outside != 0u) {
+            grid_counter_add(GRID_OUTSIDE, outside);
+        }
+        if (count_group != NONE && atomicLoad(&count_box[3]) != 0u) {
+            let b = GRID_BOX + 6u * count_group;
+            for (var a = 0u; a < 6u; a++) {
+                atomicMax(&grid_dispatch[b + a], atomicLoad(&count_box[a]));
+            }
+        }
+    }
+}
+
+// Vertex v's cell and rank (NONE and 0 when it is not splatted).
+fn grid_cell_count_vertex(v: u32) {
+    let gv = grid_vertex[vertex_slot(v)];
+    var cell = NONE;
+    var rank = 0u;
+    if (gv.group != NONE && gv.mass_q != 0u) {
+        let g = grid_group_now(gv.group);
+        let q = grid_position(g, rods[gv.rod].origin.xyz + position_f32(pos_get(v)));
+        if (q.w == 0) {
+            atomicAdd(&count_outside, 1u);
+        } else {
+            let c = q.xyz >> vec3<u32>(FRAC_BITS);
+            cell = node_index(g, c);
+            rank = atomicAdd(&grid_cells[cell], 1u);
+            let u = vec3<u32>(c);
+            if (gv.group == count_group) {
+                for (var a = 0u; a < 3u; a++) {
+                    atomicMax(&count_box[a], g.dims[a] - u[a]);
+                    atomicMax(&count_box[3u + a], u[a] + 2u);
+                }
+            } else {
+                // A workgroup across two groups' vertices: rare, and direct.
+                grid_box_raise(gv.group, g, u, u);
+            }
+        }
+    }
+    grid_sort[v] = cell;
+    grid_sort[params.vertex_count + v] = rank;
+}
+
+// A scan's workspace: one word per invocation.
+var<workgroup> scan_sums: array<u32, WORKGROUP>;
+
+// The inclusive prefix sum of `scan_sums` over the workgroup, in place
+// (doubling: log2(WORKGROUP) rounds). Every invocation calls it.
+fn scan_workgroup(lid: u32) {
+    workgroupBarrier();
+    for (var d = 1u; d < WORKGROUP; d <<= 1u) {
+        var x = 0u;
+        if (lid >= d) {
+            x = scan_sums[lid - d];
+        }
+        workgroupBarrier();
+        scan_sums[lid] += x;
+        workgroupBarrier();
+    }
+}
+
+// Kernel `grid_cell_scan` (the first part of `grid_cell_scan`): one
+// invocation per cell, a workgroup per block of WORKGROUP cells. Each
+// cell's first slot within its block, each block's total (made the
+// block's first slot by grid_cell_scan_blocks), and the counts zeroed for
+// the next substep's grid_cell_count.
+@compute @workgroup_size(64)
+fn grid_cell_scan(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let k = invocation(gid, groups);
+    let n = params.node_count;
+    var count = 0u;
+    if (k < n) {
+        count = atomicExchange(&grid_cells[k], 0u);
+    }
+    scan_sums[lid] = count;
+    scan_workgroup(lid);
+    if (k < n) {
+        atomicStore(&grid_cells[n + k], scan_sums[lid] - count);
+    }
+    let block = k / WORKGROUP;
+    if (lid == WORKGROUP - 1u && block < cell_blocks()) {
+        atomicStore(&grid_cells[2u * n + block], scan_sums[lid]);
+    }
+}
+
+// Kernel `grid_cell_scan_blocks` (the rest of `grid_cell_scan`): one
+// workgroup. Each block's total becomes its first slot, the exclusive
+// prefix sum of the totals: invocation i sums a run of consecutive blocks,
+// the runs' sums are scanned, and each invocation writes its run's firsts.
+// Then the slots in all.
+@compute @workgroup_size(64)
+fn grid_cell_scan_blocks(@builtin(local_invocation_index) lid: u32) {
+    let blocks = cell_blocks();
+    let base = 2u * params.node_count;
+    let per = (blocks + WORKGROUP - 1u) / WORKGROUP;
+    let first = min(lid * per, blocks);
+    let end = min(first + per, blocks);
+    var sum = 0u;
+    for (var b = first; b < end; b++) {
+        sum += atomicLoad(&grid_cells[base + b]);
+    }
+    scan_sums[lid] = sum;
+    scan_workgroup(lid);
+    var slot = scan_sums[lid] - sum;
+    for (var b = first; b < end; b++) {
+        let total = atomicLoad(&grid_cells[base + b]);
+        atomicStore(&grid_cells[base + b], slot);
+        slot += total;
+    }
+    if (lid == WORKGROUP - 1u) {
+        atomicStore(&grid_cells[base + blocks], scan_sums[lid]);
+    }
+}
+
+// Kernel `grid_cell_scatter` (`grid_cell_scatter`): one invocation per
+// vertex; a splatted vertex into slot (its cell's first) + (its rank).
+@compute @workgroup_size(64)
+fn grid_cell_scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let v = invocation(gid, groups);
+    if (v >= params.vertex_count) {
+        return;
+    }
+    let cell = grid_sort[v];
+    if (cell == NONE) {
+        return;
+    }
+    let n = params.node_count;
+    let first = atomicLoad(&grid_cells[n + cell]) + atomicLoad(&grid_cells[2u * n + cell / WORKGROUP]);
+    grid_sort[2u * params.vertex_count + first + grid_sort[params.vertex_count + v]] = v;
+}
+
+// grid_splat_sorted's workgroup: each slot's cell (NONE past the last
+// slot), and per run of slots with one cell (at the run's first slot) the
+// sums of the corner being added: mass, momentum x, y, z as 64-bit
+// (low, high) pairs, added with a carry as the grid's accumulators are
+// (`atomic_add_wide`). Also the workgroup's fastest |v_q|.
+var<workgroup> sorted_cell: array<u32, WORKGROUP>;
+var<workgroup> sorted_sums: array<atomic<u32>, 512>;  // 8 words × WORKGROUP runs
+var<workgroup> sorted_vmax: atomic<u32>;
+
+// Add the 64-bit d to the workgroup sum at word i (`atomic_add_wide`).
+fn sorted_add_wide(i: u32, d: vec2<u32>) {
+    var carry = 0u;
+    if (d.x != 0u) {
+        let old = atomicAdd(&sorted_sums[i], d.x);
+        carry = select(0u, 1u, old + d.x < old);
+    }
+    let high = d.y + carry;
+    if (high != 0u) {
+        atomicAdd(&sorted_sums[i + 1u], high);
+    }
+}
+
+// Kernel `grid_splat_sorted` (`grid_splat_sorted` with groups of
+// WORKGROUP slots): one invocation per slot. For each of a cell's 8
+// corners in turn, the workgroup's vertices add their shares to their
+// run's sums, and each run's first invocation adds the run's sums to the
+// corner's node: one add per node and run, where grid_splat makes one per
+// node and vertex.
+@compute @workgroup_size(64)
+fn grid_splat_sorted(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    let s = invocation(gid, groups);
+    if (lid == 0u) {
+        atomicStore(&sorted_vmax, 0u);
+    }
+    var cell = NONE;
+    var g: GridGroup;
+    var q = vec3<i32>(0);
+    var mass_q = 0u;
+    var vq = vec3<i32>(0);
+    if (s < params.vertex_count && s < atomicLoad(&grid_cells[cells_total_word()])) {
+        let v = grid_sort[2u * params.vertex_count + s];
+        let gv = grid_vertex[vertex_slot(v)];
+        g = grid_group_now(gv.group);
+        q = grid_position(g, rods[gv.rod].origin.xyz + position_f32(pos_get(v))).xyz;
+        mass_q = gv.mass_q;
+        vq = quantise_velocity(vel_load(v).xyz);
+        cell = node_index(g, q >> vec3<u32>(FRAC_BITS));
+    }
+    sorted_cell[lid] = cell;
+    for (var w = 0u; w < 8u; w++) {
+        atomicStore(&sorted_sums[8u * lid + w], 0u);
+    }
+    workgroupBarrier();
+    if (cell != NONE) {
+        atomicMax(&sorted_vmax, quantised_speed(vq));
+    }
+    // The first slot of this one's run (slots of one cell are consecutive).
+    var head = lid;
+    for (var i = lid; i > 0u; i--) {
+        if (sorted_cell[i - 1u] != cell) {
+            break;
+        }
+        head = i - 1u;
+    }
+    let speed = vec3<u32>(abs(vq));
+    for (var c = 0u; c < 8u; c++) {
+        let kw = corner(g, q, c);
+        if (cell != NONE) {
+            let wm = kw.y * mass_q;
+            sorted_add_wide(8u * head, vec2<u32>(wm, 0u));
+            for (var a = 0u; a < 3u; a++) {
+                var d = mul_wide(wm, speed[a]);
+                if (vq[a] < 0) {
+                    d = negate_wide(d);
+                }
+                sorted_add_wide(8u * head + 2u + 2u * a, d);
+            }
+        }
+        workgroupBarrier();
+        if (cell != NONE && head == lid) {
+            var sums: array<vec2<u32>, 4>;
+            for (var w = 0u; w < 4u; w++) {
+                let i = 8u * lid + 2u * w;
+                sums[w] = vec2<u32>(atomicExchange(&sorted_sums[i], 0u), atomicExchange(&sorted_sums[i + 1u], 0u));
+            }
+            grid_node_add_sums(kw.x, sums);
+        }
+        workgroupBarrier();
+    }
+    if (lid == 0u) {
+        raise_vmax(atomicLoad(&sorted_vmax));
+    }
+}
