@@ -673,6 +673,7 @@ fn measure_with(
                 m.wall_ms_per_step = Some(Spread::of(w));
                 let counts = Counts::of(sim.rods());
                 let params = *sim.params();
+                let splat = sim.splat();
                 m.gpu_profile = sim.step_profiled().map(|p| {
                     p.into_iter()
                         .map(|(d, s)| KernelTime {
@@ -680,7 +681,7 @@ fn measure_with(
                             phase: d.phase,
                             ms_per_step: s * 1e3 / per_frame,
                             model_bytes: traffic_model()
-                                .kernel_bytes_under(d.kernel, &counts, &params)
+                                .kernel_bytes_under(d.kernel, &counts, &params, splat)
                                 .total() as f64
                                 / m.vertices as f64,
                             model_sector_bytes: Some(
@@ -689,6 +690,7 @@ fn measure_with(
                                         d.kernel,
                                         &counts,
                                         &params,
+                                        splat,
                                         Granularity::Sectors,
                                     )
                                     .total() as f64

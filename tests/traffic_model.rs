@@ -69,7 +69,13 @@ fn integrate_moves_these_sectors_by_hand() {
     let written = (32 + 32 + 16) * v;
     let model = TrafficModel::from_shaders();
     let params = strands::params::SimParams::default();
-    let got = model.kernel_traffic_under(Kernel::Integrate, &c, &params, Granularity::Sectors);
+    let got = model.kernel_traffic_under(
+        Kernel::Integrate,
+        &c,
+        &params,
+        Splat::Own,
+        Granularity::Sectors,
+    );
     assert_eq!(
         got,
         Bytes { read, written },
@@ -378,4 +384,48 @@ fn traffic_by_buffer_adds_up_to_the_substep() {
             );
         }
     }
+}
+
+/// Under the sorted splat the fused first halves do not splat
+/// (`Step.splat`), so the grid moves as many bytes a substep as under the
+/// form's own splat (the splat moved to `grid_splat_sorted`, not doubled)
+/// but for `grid_cell_count`'s, which reaches the grid's counters alone.
+#[test]
+fn sorted_splat_moves_the_grid_once() {
+    use strands::gpu::Form;
+    use strands::gpu::traffic::{Counts, Granularity};
+    let w = Workload::standard("hair", 40, 32).unwrap();
+    let (rods, _) = w.scene.build();
+    let params = strands::bench::bench_params(&rods, &w.scene.params, 2);
+    let model = TrafficModel::from_shaders();
+    let grid = |form, splat| {
+        model
+            .substep_bytes_by_buffer(&rods, &params, form, splat)
+            .into_iter()
+            .find(|(name, _)| name == "grid")
+            .map(|(_, b)| b)
+            .unwrap()
+    };
+    for form in [Form::WalkedFused, Form::Fused, Form::Walked] {
+        let own = grid(form, Splat::Own);
+        assert!(own.total() > 0, "{form}");
+        // And the counters `grid_cell_count` adds the outside vertices to.
+        let counters = (strands::gpu::layout::GRID_COUNTERS * 4) as u64;
+        let sorted = grid(form, Splat::Sorted);
+        assert_eq!(sorted.read, own.read + counters, "{form}");
+        assert_eq!(sorted.written, own.written + counters, "{form}");
+    }
+    let c = Counts::of(&rods);
+    let count = model.kernel_traffic_under(
+        Kernel::GridCellCount,
+        &c,
+        &params,
+        Splat::Sorted,
+        Granularity::Bytes,
+    );
+    let whole_grid = model.kernel_bytes_under(Kernel::GridSplatSorted, &c, &params, Splat::Sorted);
+    assert!(
+        count.total() < whole_grid.total() / 4,
+        "{count:?} vs {whole_grid:?}"
+    );
 }

@@ -271,8 +271,16 @@ impl TrafficModel {
     /// of a dispatch the substep's schedule makes under `params`
     /// (`substep_kernels_in`), not of a kernel run on its own whatever the
     /// settings (`GpuSimulator::run_kernel`): that is `kernel_bytes`.
-    pub fn kernel_bytes_under(&self, kernel: Kernel, c: &Counts, params: &SimParams) -> Bytes {
-        self.kernel_traffic_under(kernel, c, params, Granularity::Bytes)
+    /// Likewise under `Splat::Sorted` the fused first halves do not splat
+    /// (`Step.splat`), so their grid bindings move nothing.
+    pub fn kernel_bytes_under(
+        &self,
+        kernel: Kernel,
+        c: &Counts,
+        params: &SimParams,
+        splat: Splat,
+    ) -> Bytes {
+        self.kernel_traffic_under(kernel, c, params, splat, Granularity::Bytes)
     }
 
     /// `kernel_bytes_under` counted at granularity `g`.
@@ -281,9 +289,10 @@ impl TrafficModel {
         kernel: Kernel,
         c: &Counts,
         params: &SimParams,
+        splat: Splat,
         g: Granularity,
     ) -> Bytes {
-        self.kernel_bytes_where(kernel, c, g, |u| counted_under(u, params))
+        self.kernel_bytes_where(kernel, c, g, |u| counted_under(kernel, u, params, splat))
     }
 
     fn kernel_bytes_where(
@@ -337,7 +346,7 @@ impl TrafficModel {
         let c = Counts::of(rods);
         let mut total = Bytes::default();
         for k in substep_kernels_in(rods, params, form, splat) {
-            total += self.kernel_traffic_under(k, &c, params, g);
+            total += self.kernel_traffic_under(k, &c, params, splat, g);
         }
         total
     }
@@ -367,7 +376,11 @@ impl TrafficModel {
         let c = Counts::of(rods);
         let mut by: BTreeMap<&str, Bytes> = BTreeMap::new();
         for k in substep_kernels_in(rods, params, form, splat) {
-            for u in self.uses(k).iter().filter(|u| counted_under(u, params)) {
+            for u in self
+                .uses(k)
+                .iter()
+                .filter(|u| counted_under(k, u, params, splat))
+            {
                 *by.entry(&u.name).or_default() += use_bytes(k, u, &c, g);
             }
         }
@@ -381,10 +394,23 @@ impl TrafficModel {
     }
 }
 
-/// Whether a dispatch under `params` moves `u`'s bytes (`kernel_bytes_under`).
-fn counted_under(u: &Use, params: &SimParams) -> bool {
-    matches!(params.projection, Projection::Shake { .. })
-        || !(u.group == 1 && u.binding == binding::POS_START)
+/// Whether a dispatch of `kernel` under `params` and `splat` moves `u`'s
+/// bytes (`kernel_bytes_under`).
+fn counted_under(kernel: Kernel, u: &Use, params: &SimParams, splat: Splat) -> bool {
+    let shake = matches!(params.projection, Projection::Shake { .. })
+        || !(u.group == 1 && u.binding == binding::POS_START);
+    // The fused first halves reach these only to splat.
+    let splatting = splat == Splat::Own
+        || !matches!(kernel, Kernel::SubstepStart | Kernel::SubstepStartRod)
+        || !(u.group == 1
+            && matches!(
+                u.binding,
+                binding::GRID
+                    | binding::GRID_DISPATCH
+                    | binding::GRID_VERTEX
+                    | binding::GRID_GROUPS
+            ));
+    shake && splatting
 }
 
 /// Bytes one dispatch of `kernel` moves through the binding of `u`,
@@ -394,13 +420,15 @@ fn use_bytes(kernel: Kernel, u: &Use, c: &Counts, g: Granularity) -> Bytes {
         return Bytes::default();
     };
     // A single invocation (`grid_clear`) reaches one element; the single
-    // workgroup of `grid_cell_scan_blocks` the blocks' words and the total.
+    // workgroup of `grid_cell_scan_blocks` the blocks' words and the total;
+    // the sorted splat's other kernels the parts of their word arrays they
+    // index (`sorted_splat_words`).
     let n = if kernel.domain() == Domain::Single {
         n.min(1)
     } else if kernel.domain() == Domain::Workgroup {
         n.min(c.nodes.div_ceil(super::WORKGROUP as u64) + 1)
     } else {
-        n
+        sorted_splat_words(kernel, u.binding, c).unwrap_or(n)
     };
     match g {
         Granularity::Bytes => Bytes {
@@ -412,6 +440,26 @@ fn use_bytes(kernel: Kernel, u: &Use, c: &Counts, g: Granularity) -> Bytes {
             written: sector_bytes(n, u.stride, &u.written_ranges),
         },
     }
+}
+
+/// The words of `grid`, `grid_cells` and `grid_sort` (shaders/grid_sort.wgsl
+/// has their layout) that a kernel of the sorted splat reaches, where it
+/// reaches a part: `grid_cell_count` the grid's counters, the counts, and
+/// the cells and ranks; `grid_cell_scan` the counts, first slots and block
+/// totals; `grid_cell_scatter` the first slots and blocks, and all of
+/// `grid_sort`; `grid_splat_sorted` the total and the slots.
+fn sorted_splat_words(kernel: Kernel, b: u32, c: &Counts) -> Option<u64> {
+    let blocks = c.nodes.div_ceil(super::WORKGROUP as u64);
+    Some(match (kernel, b) {
+        (Kernel::GridCellCount, binding::GRID) => GRID_COUNTERS as u64,
+        (Kernel::GridCellCount, binding::GRID_CELLS) => c.nodes,
+        (Kernel::GridCellCount, binding::GRID_SORT) => 2 * c.vertices,
+        (Kernel::GridCellScan, binding::GRID_CELLS) => 2 * c.nodes + blocks,
+        (Kernel::GridCellScatter, binding::GRID_CELLS) => c.nodes + blocks,
+        (Kernel::GridSplatSorted, binding::GRID_CELLS) => 1,
+        (Kernel::GridSplatSorted, binding::GRID_SORT) => c.vertices,
+        _ => return None,
+    })
 }
 
 /// The kernels one substep dispatches, in order (`schedule::substep_schedule`,
