@@ -159,14 +159,6 @@ fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
     }
 }
 
-// Add the sums of several vertices to node k: mass, momentum x, y, z as
-// 64-bit (low, high) pairs (`grid_splat_sorted`).
-fn grid_node_add_sums(k: u32, sums: array<vec2<u32>, 4>) {
-    for (var w = 0u; w < 4u; w++) {
-        atomic_add_wide(k * WORDS_PER_NODE + 2u * w, sums[w]);
-    }
-}
-
 // Node k's mass as f32, ⌊mass/2³²⌋ (`could_overflow`) and its
 // `NODE_FIELDED` flag, read once.
 fn grid_node_mass(k: u32) -> NodeMass {

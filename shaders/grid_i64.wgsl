@@ -39,18 +39,6 @@ fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
     }
 }
 
-// Add the sums of several vertices to node k: mass, momentum x, y, z as
-// 64-bit (low, high) pairs (`grid_splat_sorted`); a zero is not added.
-fn grid_node_add_sums(k: u32, sums: array<vec2<u32>, 4>) {
-    for (var w = 0u; w < 4u; w++) {
-        // The low word zero-extended whatever the conversion does.
-        let d = (i64(sums[w].x) & 0xffffffffli) | (i64(sums[w].y) << 32u);
-        if (d != 0li) {
-            atomicAdd(&grid[k * 4u + w], d);
-        }
-    }
-}
-
 // Bit 62 of a node's mass word (`NODE_FIELDED_HIGH` in shaders/grid.wgsl).
 const NODE_FIELDED: i64 = 0x4000000000000000li;
 

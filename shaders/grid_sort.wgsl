@@ -11,9 +11,9 @@
 //   each cell's count zeroed for the next substep.
 // grid_cell_scatter (per vertex): each splatted vertex into its slot,
 //   its cell's first slot plus its rank.
-// grid_splat_sorted (per slot): each workgroup's vertices, sorted by cell,
-//   summed per cell in workgroup memory, each cell's sums added to its 8
-//   nodes once.
+// grid_splat_sorted (per run of SORTED_RUN slots): each run's vertices,
+//   sorted by cell, walked with the walked splat's window, so that a
+//   cell's sums are added to its nodes once a run rather than once a vertex.
 //
 // Integer sums, as in grid_splat: the grid is the CPU's bit for bit
 // whatever order the counter adds gave the ranks.
@@ -33,6 +33,9 @@ const SPLAT_SORTED: u32 = 1u;
 // outside the grid), its rank at [V + v], and the vertex in slot s at
 // [2V + s]. Indexed by vertex, not `vertex_slot`: only these kernels read it.
 @group(1) @binding(21) var<storage, read_write> grid_sort: array<u32>;
+
+// Slots an invocation of grid_splat_sorted walks (`layout::SORTED_RUN`).
+const SORTED_RUN: u32 = 16u;
 
 // Blocks of WORKGROUP cells.
 fn cell_blocks() -> u32 {
@@ -203,96 +206,45 @@ fn grid_cell_scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     grid_sort[2u * params.vertex_count + first + grid_sort[params.vertex_count + v]] = v;
 }
 
-// grid_splat_sorted's workgroup: each slot's cell (NONE past the last
-// slot), and per run of slots with one cell (at the run's first slot) the
-// sums of the corner being added: mass, momentum x, y, z as 64-bit
-// (low, high) pairs, added with a carry as the grid's accumulators are
-// (`atomic_add_wide`). Also the workgroup's fastest |v_q|.
-var<workgroup> sorted_cell: array<u32, WORKGROUP>;
-var<workgroup> sorted_sums: array<atomic<u32>, 512>;  // 8 words × WORKGROUP runs
-var<workgroup> sorted_vmax: atomic<u32>;
-
-// Add the 64-bit d to the workgroup sum at word i (`atomic_add_wide`).
-fn sorted_add_wide(i: u32, d: vec2<u32>) {
-    var carry = 0u;
-    if (d.x != 0u) {
-        let old = atomicAdd(&sorted_sums[i], d.x);
-        carry = select(0u, 1u, old + d.x < old);
-    }
-    let high = d.y + carry;
-    if (high != 0u) {
-        atomicAdd(&sorted_sums[i + 1u], high);
-    }
-}
-
-// Kernel `grid_splat_sorted` (`grid_splat_sorted` with groups of
-// WORKGROUP slots): one invocation per slot. For each of a cell's 8
-// corners in turn, the workgroup's vertices add their shares to their
-// run's sums, and each run's first invocation adds the run's sums to the
-// corner's node: one add per node and run, where grid_splat makes one per
-// node and vertex.
+// Kernel `grid_splat_sorted` (`grid_splat_sorted`): one invocation per
+// run of SORTED_RUN consecutive slots, which it walks with the walked
+// splat's window (`SplatWindow`: with 64-bit atomics the sums of
+// consecutive vertices in a cell kept in registers, each node added when
+// the walk leaves it). Sorted by cell, a run's vertices mostly share a
+// few cells: for the hair at 1 M vertices 2.3 adds a vertex where the
+// walk along the rods makes 11.5 and one add per vertex and node 30
+// (tests/splat_atomics.rs). No workgroup memory and no barrier: a run's
+// vertices are read one after another, and the runs side by side.
 @compute @workgroup_size(64)
-fn grid_splat_sorted(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    let s = invocation(gid, groups);
-    if (lid == 0u) {
-        atomicStore(&sorted_vmax, 0u);
+fn grid_splat_sorted(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let first = invocation(gid, groups) * SORTED_RUN;
+    let slots = min(atomicLoad(&grid_cells[cells_total_word()]), params.vertex_count);
+    if (first >= slots) {
+        return;
     }
-    var cell = NONE;
+    let end = min(first + SORTED_RUN, slots);
+    var window = splat_window();
+    var group = NONE;
     var g: GridGroup;
-    var q = vec3<i32>(0);
-    var mass_q = 0u;
-    var vq = vec3<i32>(0);
-    if (s < params.vertex_count && s < atomicLoad(&grid_cells[cells_total_word()])) {
+    var vmax = 0u;
+    for (var s = first; s < end; s++) {
         let v = grid_sort[2u * params.vertex_count + s];
         let gv = grid_vertex[vertex_slot(v)];
-        g = grid_group_now(gv.group);
-        q = grid_position(g, rods[gv.rod].origin.xyz + position_f32(pos_get(v))).xyz;
-        mass_q = gv.mass_q;
-        vq = quantise_velocity(vel_load(v).xyz);
-        cell = node_index(g, q >> vec3<u32>(FRAC_BITS));
-    }
-    sorted_cell[lid] = cell;
-    for (var w = 0u; w < 8u; w++) {
-        atomicStore(&sorted_sums[8u * lid + w], 0u);
-    }
-    workgroupBarrier();
-    if (cell != NONE) {
-        atomicMax(&sorted_vmax, quantised_speed(vq));
-    }
-    // The first slot of this one's run (slots of one cell are consecutive).
-    var head = lid;
-    for (var i = lid; i > 0u; i--) {
-        if (sorted_cell[i - 1u] != cell) {
-            break;
-        }
-        head = i - 1u;
-    }
-    let speed = vec3<u32>(abs(vq));
-    for (var c = 0u; c < 8u; c++) {
-        let kw = corner(g, q, c);
-        if (cell != NONE) {
-            let wm = kw.y * mass_q;
-            sorted_add_wide(8u * head, vec2<u32>(wm, 0u));
-            for (var a = 0u; a < 3u; a++) {
-                var d = mul_wide(wm, speed[a]);
-                if (vq[a] < 0) {
-                    d = negate_wide(d);
-                }
-                sorted_add_wide(8u * head + 2u + 2u * a, d);
+        // Slots of two groups (their cells are apart): the window moves
+        // to the other grid.
+        if (gv.group != group) {
+            if (group != NONE) {
+                splat_window_flush(&window, g);
+                window = splat_window();
             }
+            group = gv.group;
+            g = grid_group_now(group);
         }
-        workgroupBarrier();
-        if (cell != NONE && head == lid) {
-            var sums: array<vec2<u32>, 4>;
-            for (var w = 0u; w < 4u; w++) {
-                let i = 8u * lid + 2u * w;
-                sums[w] = vec2<u32>(atomicExchange(&sorted_sums[i], 0u), atomicExchange(&sorted_sums[i + 1u], 0u));
-            }
-            grid_node_add_sums(kw.x, sums);
-        }
-        workgroupBarrier();
+        let q = grid_position(g, rods[gv.rod].origin.xyz + position_f32(pos_get(v)));
+        let vq = quantise_velocity(vel_load(v).xyz);
+        vmax = max(vmax, quantised_speed(vq));
+        splat_window_add(&window, g, q.xyz, gv.mass_q, vq);
     }
-    if (lid == 0u) {
-        raise_vmax(atomicLoad(&sorted_vmax));
-    }
+    splat_window_flush(&window, g);
+    raise_vmax(vmax);
 }

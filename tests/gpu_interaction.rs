@@ -789,12 +789,36 @@ fn box_of_group(
 
 #[test]
 fn each_of_two_groups_is_the_cpus() {
+    let mut splats = vec![Kernel::GridClear];
+    splats.extend(Kernel::SORTED_SPLAT);
+    two_groups_match(&[Kernel::GridClear, Kernel::GridSplat]);
+    // The sorted splat: some run of slots crosses from one group's cells
+    // to the other's (the window moves to the other grid).
+    two_groups_match(&splats);
+}
+
+fn two_groups_match(splat: &[Kernel]) {
     let (rods, state, params) = two_groups();
     let mut g = GpuSimulator::new(&gpu_i64(), rods, state.clone(), params).unwrap();
     g.write_state(&state);
     let (t, h) = (g.time(), g.params().h());
-    for k in [Kernel::GridClear, Kernel::GridSplat] {
+    for &k in splat {
         g.run_kernel(k, t, h);
+    }
+    if splat.contains(&Kernel::GridSplatSorted) {
+        let nv = g.rods().vertex_count();
+        let first = g.rods().interaction.groups[0]
+            .geometry_at(&g.rods().anchors, t + h)
+            .node_count();
+        let in_first = g.read_grid_sort()[..nv]
+            .iter()
+            .filter(|&&c| (c as usize) < first)
+            .count();
+        let run = strands::gpu::layout::SORTED_RUN as usize;
+        assert!(
+            in_first % run != 0,
+            "no run of slots crosses the groups: {in_first} slots in the first"
+        );
     }
     let inter = g.rods().interaction.clone();
     assert_eq!(inter.groups.len(), 2);

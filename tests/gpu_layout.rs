@@ -458,10 +458,11 @@ fn workgroup_memory_fits_the_default_limit() {
         );
         // Only a kernel that runs a workgroup per pack shares memory across
         // its invocations (`contact_packed` needs only the barriers), and
-        // the sorted splat's, over a workgroup's vertices, cells or slots
-        // (all but the scatter, which moves each vertex alone).
+        // the sorted splat's count and scans, over a workgroup's vertices
+        // or cells (not the scatter, which moves each vertex alone, nor
+        // the splat, whose invocations walk their own slots).
         if k.is_sorted_splat() {
-            let shares = k != Kernel::GridCellScatter;
+            let shares = !matches!(k, Kernel::GridCellScatter | Kernel::GridSplatSorted);
             assert_eq!(bytes > 0, shares, "{}", k.entry_point());
             assert!(!k.per_pack(), "{}", k.entry_point());
         } else if bytes > 0 || k == Kernel::ContactPacked {
@@ -622,6 +623,10 @@ fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
     if signature.contains("local_invocation_index") && !signature.contains("global_invocation_id") {
         return Domain::Workgroup;
     }
+    // Each invocation walks a run of the sorted splat's slots.
+    if body.contains("* SORTED_RUN") {
+        return Domain::SortedRuns;
+    }
     // Its invocations index the region `grid_extent` wrote.
     if body.contains("grid_region[") && body.contains("gid.z") {
         return Domain::Region;
@@ -697,13 +702,14 @@ fn wgsl_constants_match_rust() {
     let f32_of = |x: f64| x as f32 as f64;
     use strands::gpu::layout as gl;
     use strands::gpu::pack;
-    let twins: [(&str, f64); 38] = [
+    let twins: [(&str, f64); 39] = [
         ("PROJECTION_NONE", gl::PROJECTION_NONE as f64),
         ("PROJECTION_FAST", gl::PROJECTION_FAST as f64),
         ("PROJECTION_SHAKE", gl::PROJECTION_SHAKE as f64),
         ("PROJECTION_JACOBI", gl::PROJECTION_JACOBI as f64),
         ("SPLAT_OWN", gl::SPLAT_OWN as f64),
         ("SPLAT_SORTED", gl::SPLAT_SORTED as f64),
+        ("SORTED_RUN", gl::SORTED_RUN as f64),
         ("PACK_ROWS", pack::PACK_ROWS as f64),
         ("PACK_RODS", pack::PACK_RODS as f64),
         (

@@ -69,6 +69,33 @@ impl Sums {
     }
 }
 
+/// The walked splat's window over the vertices of `walk` in order: the
+/// sums of consecutive vertices in one cell kept, each node added when the
+/// walk leaves it (nodes shared with the next cell kept).
+fn window<'a>(sums: &mut Sums, walk: impl Iterator<Item = &'a Input>) {
+    let walk: Vec<&Input> = walk.collect();
+    let mut pending: HashMap<usize, (i64, [i64; 3])> = HashMap::new();
+    for (j, i) in walk.iter().enumerate() {
+        for (k, m, p) in i.adds {
+            accumulate(pending.entry(k).or_default(), m, p);
+        }
+        // Nodes the next vertex's cell does not hold leave the window.
+        let next: Vec<usize> = walk
+            .get(j + 1)
+            .map_or(Vec::new(), |n| n.adds.iter().map(|x| x.0).collect());
+        let mut leaving: Vec<usize> = pending
+            .keys()
+            .copied()
+            .filter(|k| !next.contains(k))
+            .collect();
+        leaving.sort();
+        for k in leaving {
+            let (m, p) = pending.remove(&k).unwrap();
+            sums.add(k, m, p);
+        }
+    }
+}
+
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -153,28 +180,7 @@ fn splat_atomics_by_grouping() {
     // with the next cell kept): grouped per run of a node along the rod.
     let mut b = Sums::default();
     for rod in &inputs {
-        // The node sums pending, added when no later vertex of the run
-        // reaches the node: a node is kept while consecutive cells hold it.
-        let mut pending: HashMap<usize, (i64, [i64; 3])> = HashMap::new();
-        for (j, i) in rod.iter().enumerate() {
-            for (k, m, p) in i.adds {
-                accumulate(pending.entry(k).or_default(), m, p);
-            }
-            // Nodes the next vertex's cell does not hold leave the window.
-            let next: Vec<usize> = rod
-                .get(j + 1)
-                .map_or(Vec::new(), |n| n.adds.iter().map(|x| x.0).collect());
-            let mut leaving: Vec<usize> = pending
-                .keys()
-                .copied()
-                .filter(|k| !next.contains(k))
-                .collect();
-            leaving.sort();
-            for k in leaving {
-                let (m, p) = pending.remove(&k).unwrap();
-                b.add(k, m, p);
-            }
-        }
+        window(&mut b, rod.iter());
     }
     results.push(("walked window (walked-fused)", b));
     // C: a subgroup of 32 lanes walking 32 consecutive rods, the lanes that
@@ -211,6 +217,27 @@ fn splat_atomics_by_grouping() {
         );
         assert_eq!(splat, reference_splat, "sorted, groups of {width}");
         sorted_words.push((width, words));
+    }
+    // E: the sorted slots, an invocation walking each run of `k`
+    // consecutive slots with the walked splat's window (no shared memory,
+    // no barrier: shaders/grid_sort.wgsl's choice).
+    let flat_inputs: Vec<Option<Input>> = flat.iter().map(|&v| input(v)).collect();
+    let mut walked_sorted = Vec::new();
+    for k in [1, 4, 8, 16, 32] {
+        let mut e = Sums::default();
+        for run in sort.sorted.chunks(k) {
+            window(
+                &mut e,
+                run.iter()
+                    .map(|&v| flat_inputs[v as usize].as_ref().expect("sorted vertex")),
+            );
+        }
+        walked_sorted.push((k, e));
+    }
+    for (k, e) in walked_sorted {
+        let name: &'static str =
+            Box::leak(format!("sorted by cell, windows of {k} slots").into_boxed_str());
+        results.push((name, e));
     }
     println!(
         "hair, {strands} strands × {n} vertices, after {frames} frames: {vertices} vertices in the grid, {} nodes reached",

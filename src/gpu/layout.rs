@@ -806,6 +806,9 @@ pub enum Domain {
     Single,
     /// A single workgroup of `WORKGROUP` invocations.
     Workgroup,
+    /// One invocation per run of `SORTED_RUN` slots of the sorted splat
+    /// (at most one slot a vertex).
+    SortedRuns,
     /// One workgroup per pack of rods (`super::pack`).
     Pack,
 }
@@ -886,9 +889,9 @@ pub enum Kernel {
     GridCellScanBlocks,
     /// Stage 3 (`grid_cell_scatter`): each splatted vertex into its slot.
     GridCellScatter,
-    /// Stage 4 (`grid_splat_sorted`): the sorted vertices splatted, a
-    /// workgroup's sums per cell gathered in workgroup memory and added to
-    /// the grid once per node.
+    /// Stage 4 (`grid_splat_sorted`): the sorted vertices splatted, an
+    /// invocation walking each run of `SORTED_RUN` slots with the walked
+    /// splat's window, so that a cell's sums reach its nodes once a run.
     GridSplatSorted,
     /// World positions for a renderer, once per frame when asked for.
     WorldPositions,
@@ -979,6 +982,13 @@ pub const GRID_BOX: usize = 4;
 pub fn grid_cells_words(nodes: usize) -> usize {
     2 * nodes + nodes.div_ceil(super::WORKGROUP as usize) + 1
 }
+
+/// Consecutive slots one invocation of `grid_splat_sorted` walks
+/// (shaders/grid_sort.wgsl): the hair at 1 M vertices adds 2.3 words a
+/// vertex to the grid with runs of 16, 1.3 with 32, 4.3 with 8
+/// (tests/splat_atomics.rs); longer runs are fewer invocations, each a
+/// longer chain of reads.
+pub const SORTED_RUN: u32 = 16;
 
 /// Words of the `grid_sort` buffer for `vertices` vertices: each vertex's
 /// cell (from 0; `NONE` for a vertex not splatted), its rank in the cell
@@ -1134,10 +1144,10 @@ impl Kernel {
             GridVelocityBox => Domain::Region,
             GridClear | GridExtent => Domain::Single,
             GridCellScanBlocks => Domain::Workgroup,
-            // `grid_splat_sorted` over the slots, at most one a vertex.
+            GridSplatSorted => Domain::SortedRuns,
             Integrate | ProjectJacobi | SaveStart | ProjectVelocity | Contact
             | ContactEdgesEven | ContactEdgesOdd | GridSplat | GridBlend | WorldPositions
-            | GridCellCount | GridCellScatter | GridSplatSorted => Domain::Vertex,
+            | GridCellCount | GridCellScatter => Domain::Vertex,
         }
     }
 

@@ -573,6 +573,11 @@ impl GpuSimulator {
             Domain::Rod => count(self.rods.rod_count()),
             Domain::Node => count(*self.packing.node_offset.last().unwrap()),
             Domain::Vertex => count(self.rods.vertex_count()),
+            Domain::SortedRuns => count(
+                self.rods
+                    .vertex_count()
+                    .div_ceil(super::layout::SORTED_RUN as usize),
+            ),
             Domain::Single | Domain::Workgroup => 1,
             // Sized on the device (`dispatch_workgroups_indirect` below).
             Domain::Region => 0,
