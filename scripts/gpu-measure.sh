@@ -57,8 +57,9 @@
 #                              STRANDS_MEASURE_PACK, a relative path is
 #                              taken from the repository's root
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
-#                              kernel-times bench-gpu bench-cpu bench-layouts
-#                              bench-packs bench-forms bench-stencil
+#                              kernel-times bench-splat bench-gpu bench-cpu
+#                              bench-layouts bench-packs bench-forms
+#                              bench-stencil
 #                              (default: all, in that order).
 #                              To split the
 #                              measurement over several calls of a tool with
@@ -276,7 +277,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-times bench-gpu bench-cpu bench-layouts bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-times bench-splat bench-gpu bench-cpu bench-layouts bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -473,6 +474,16 @@ fi
 # substep's time goes.
 export STRANDS_TIMING_STRANDS=$timing_strands
 wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --nocapture --test-threads 1
+
+# The grid's splat (README, "On the GPU"): each form's own against the
+# vertices sorted by cell first (`--gpu-splat sorted`, 2.3 atomic adds a
+# vertex where the walked window makes 11.5: tests/splat_atomics.rs), in
+# the default walked fused form and the staged walked one, whose profile
+# times grid_splat and the sorted splat's kernels as dispatches of their
+# own. Hair at 1 M vertices (1000 strands when quick).
+wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" --backend gpu --workload hair --strands "$timing_strands" \
+    --gpu-form walked-fused,walked --gpu-splat own,sorted \
+    --out "$OUT/bench-splat.json" --plot "$OUT/bench-splat.svg"
 
 # The benchmark: GPU up to 4 M vertices, CPU at the small sizes.
 wanted bench-gpu && step bench-gpu "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$sizes" \

@@ -402,6 +402,55 @@ fn gpu_layout_rows_run_the_same_steps() {
     assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
 }
 
+/// `--gpu-splat`: `strands bench` times one GPU row per splat asked for,
+/// the sorted one labelled, both recorded in the JSON; the sorted splat
+/// gives the grid's bits (tests/gpu_interaction.rs), so the rows end at the
+/// same largest strain after the same iterations, and its profile times
+/// the sorted splat's dispatches where the form's own splat has none.
+/// Refused with `--backend cpu`; an unknown splat refused by name.
+#[test]
+fn gpu_splat_rows_run_the_same_steps() {
+    let (stdout, rows) = quick_gpu_rows("gpu-splat", &["--gpu-splat", "own,sorted"]);
+    assert!(stdout.contains(":sorted-splat "), "{stdout}");
+    let splats: Vec<&str> = rows
+        .iter()
+        .map(|r| r["gpu_splat"].as_str().unwrap())
+        .collect();
+    assert_eq!(splats, ["own", "sorted"]);
+    let dispatches = |r: &serde_json::Value| -> Vec<String> {
+        r["gpu_profile"]
+            .as_array()
+            .map(|p| {
+                p.iter()
+                    .map(|k| k["kernel"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // lavapipe has timestamps: each row's profile names its dispatches.
+    let (own, sorted) = (dispatches(&rows[0]), dispatches(&rows[1]));
+    assert!(!own.iter().any(|k| k.starts_with("grid_cell")), "{own:?}");
+    for k in [
+        "grid_cell_count",
+        "grid_cell_scan",
+        "grid_cell_scatter",
+        "grid_splat_sorted",
+    ] {
+        assert!(sorted.iter().any(|d| d == k), "{k} not in {sorted:?}");
+    }
+    assert_same_steps(&rows);
+    assert_bench_refuses_with_cpu_backend("--gpu-splat", "sorted");
+    let bad = strands()
+        .args(["bench", "--backend", "gpu", "--gpu-splat", "binned"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("binned") && err.contains("sorted"),
+        "{err}"
+    );
+}
+
 /// `--gpu-pack-rows`: `strands bench` times each form that runs on packs
 /// once per pack shape asked for, each labelled and recorded in the JSON,
 /// and a walked form, which uses no packs, once and unlabelled; the shapes
