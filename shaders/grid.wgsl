@@ -300,8 +300,18 @@ fn grid_splat_rod(r: u32) {
 fn grid_box_raise(group: u32, g: GridGroup, low: vec3<u32>, high: vec3<u32>) {
     let b = GRID_BOX + 6u * group;
     for (var a = 0u; a < 3u; a++) {
-        atomicMax(&grid_dispatch[b + a], g.dims[a] - low[a]);
-        atomicMax(&grid_dispatch[b + 3u + a], high[a] + 2u);
+        box_word_raise(b + a, g.dims[a] - low[a]);
+        box_word_raise(b + 3u + a, high[a] + 2u);
+    }
+}
+
+// Word i of `grid_dispatch` raised to x. Every rod (or workgroup) raises
+// the same 6 words of its group, most often to no avail once the box has
+// grown: one that cannot raise a word leaves it alone (a load, not an
+// atomic that waits its turn at the word; the same maximum).
+fn box_word_raise(i: u32, x: u32) {
+    if (x > atomicLoad(&grid_dispatch[i])) {
+        atomicMax(&grid_dispatch[i], x);
     }
 }
 

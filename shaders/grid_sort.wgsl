@@ -6,9 +6,9 @@
 // grid_cell_count (per vertex): the vertex's cell and its rank among the
 //   cell's vertices, from a counter add; the vertices outside the grid and
 //   the box of cells reached, as the walked splat records them.
-// grid_cell_scan (per cell) and grid_cell_scan_blocks (one workgroup):
-//   the exclusive prefix sum of the counts, in blocks of WORKGROUP cells,
-//   each cell's count zeroed for the next substep.
+// grid_cell_scan (per run of CELL_RUN cells) and grid_cell_scan_blocks
+//   (one workgroup): the exclusive prefix sum of the counts, in blocks of
+//   CELL_BLOCK cells, each cell's count zeroed for the next substep.
 // grid_cell_scatter (per vertex): each splatted vertex into its slot,
 //   its cell's first slot plus its rank.
 // grid_splat_sorted (per run of SORTED_RUN slots): each run's vertices,
@@ -25,7 +25,7 @@ const SPLAT_SORTED: u32 = 1u;
 
 // `grid_cells` (`layout::grid_cells_words`): with N = params.node_count
 // and a cell named by its lowest node, the counts at [0, N), each cell's
-// first slot within its block of WORKGROUP cells at [N, 2N), each block's
+// first slot within its block of CELL_BLOCK cells at [N, 2N), each block's
 // first slot at [2N, 2N + blocks), then the slots in all.
 @group(1) @binding(20) var<storage, read_write> grid_cells: array<atomic<u32>>;
 // `grid_sort` (`layout::grid_sort_words`): with V = params.vertex_count,
@@ -37,9 +37,14 @@ const SPLAT_SORTED: u32 = 1u;
 // Slots an invocation of grid_splat_sorted walks (`layout::SORTED_RUN`).
 const SORTED_RUN: u32 = 16u;
 
-// Blocks of WORKGROUP cells.
+// Consecutive cells an invocation of grid_cell_scan sums, and the cells of
+// a block, a workgroup's (`layout::CELL_RUN`, `layout::CELL_BLOCK`).
+const CELL_RUN: u32 = 4u;
+const CELL_BLOCK: u32 = 256u;   // CELL_RUN × WORKGROUP
+
+// Blocks of CELL_BLOCK cells.
 fn cell_blocks() -> u32 {
-    return (params.node_count + WORKGROUP - 1u) / WORKGROUP;
+    return (params.node_count + CELL_BLOCK - 1u) / CELL_BLOCK;
 }
 
 // Word of `grid_cells` holding the slots in all.
@@ -82,9 +87,16 @@ fn grid_cell_count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local
         if (count_group != NONE && atomicLoad(&count_box[3]) != 0u) {
             let b = GRID_BOX + 6u * count_group;
             for (var a = 0u; a < 6u; a++) {
-                atomicMax(&grid_dispatch[b + a], atomicLoad(&count_box[a]));
+                box_word_raise(b + a, atomicLoad(&count_box[a]));
             }
         }
+    }
+}
+
+// The workgroup's box word a raised to x (`box_word_raise`).
+fn count_box_raise(a: u32, x: u32) {
+    if (x > atomicLoad(&count_box[a])) {
+        atomicMax(&count_box[a], x);
     }
 }
 
@@ -105,8 +117,8 @@ fn grid_cell_count_vertex(v: u32) {
             let u = vec3<u32>(c);
             if (gv.group == count_group) {
                 for (var a = 0u; a < 3u; a++) {
-                    atomicMax(&count_box[a], g.dims[a] - u[a]);
-                    atomicMax(&count_box[3u + a], u[a] + 2u);
+                    count_box_raise(a, g.dims[a] - u[a]);
+                    count_box_raise(3u + a, u[a] + 2u);
                 }
             } else {
                 // A workgroup across two groups' vertices: rare, and direct.
@@ -137,24 +149,36 @@ fn scan_workgroup(lid: u32) {
 }
 
 // Kernel `grid_cell_scan` (the first part of `grid_cell_scan`): one
-// invocation per cell, a workgroup per block of WORKGROUP cells. Each
-// cell's first slot within its block, each block's total (made the
-// block's first slot by grid_cell_scan_blocks), and the counts zeroed for
-// the next substep's grid_cell_count.
+// invocation per run of CELL_RUN consecutive cells, a workgroup per block
+// of CELL_BLOCK cells. Each cell's first slot within its block, each
+// block's total (made the block's first slot by grid_cell_scan_blocks),
+// and the counts zeroed for the next substep's grid_cell_count. An
+// invocation sums its run, the workgroup scans the runs' sums, and the
+// invocation writes its cells' firsts: a scan's barriers for every
+// CELL_RUN cells rather than every cell.
 @compute @workgroup_size(64)
 fn grid_cell_scan(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    let k = invocation(gid, groups);
+    let run = invocation(gid, groups);
+    let first = run * CELL_RUN;
     let n = params.node_count;
-    var count = 0u;
-    if (k < n) {
-        count = atomicExchange(&grid_cells[k], 0u);
+    var counts = array<u32, CELL_RUN>();
+    var sum = 0u;
+    for (var j = 0u; j < CELL_RUN; j++) {
+        if (first + j < n) {
+            counts[j] = atomicExchange(&grid_cells[first + j], 0u);
+            sum += counts[j];
+        }
     }
-    scan_sums[lid] = count;
+    scan_sums[lid] = sum;
     scan_workgroup(lid);
-    if (k < n) {
-        atomicStore(&grid_cells[n + k], scan_sums[lid] - count);
+    var slot = scan_sums[lid] - sum;
+    for (var j = 0u; j < CELL_RUN; j++) {
+        if (first + j < n) {
+            atomicStore(&grid_cells[n + first + j], slot);
+            slot += counts[j];
+        }
     }
-    let block = k / WORKGROUP;
+    let block = run / WORKGROUP;
     if (lid == WORKGROUP - 1u && block < cell_blocks()) {
         atomicStore(&grid_cells[2u * n + block], scan_sums[lid]);
     }
@@ -202,7 +226,7 @@ fn grid_cell_scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
         return;
     }
     let n = params.node_count;
-    let first = atomicLoad(&grid_cells[n + cell]) + atomicLoad(&grid_cells[2u * n + cell / WORKGROUP]);
+    let first = atomicLoad(&grid_cells[n + cell]) + atomicLoad(&grid_cells[2u * n + cell / CELL_BLOCK]);
     grid_sort[2u * params.vertex_count + first + grid_sort[params.vertex_count + v]] = v;
 }
 

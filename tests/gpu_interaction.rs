@@ -918,9 +918,10 @@ fn wide_positions_give_the_same_bits_as_structs() {
 ///   CPU's, the ranks in a cell a permutation of 0..count (counter adds
 ///   land in any order), the outside count the CPU's;
 /// * `grid_cell_scan` and `grid_cell_scan_blocks`: each cell's first slot
-///   the CPU's prefix sum exactly, over more than 64 blocks of 64 cells (a
-///   grid of 20 cells a side, so that an invocation of the second sums two
-///   blocks, and some one), the counts left zero;
+///   the CPU's prefix sum exactly, over more than 64 blocks of 256 cells
+///   and a part block (a grid of 32 cells a side, so that an invocation of
+///   the second sums several blocks, and some fewer; 400 strands, so that
+///   cells still hold several vertices), the counts left zero;
 /// * `grid_cell_scatter`: each slot holds a vertex of the CPU's cell for
 ///   that slot, each splatted vertex once;
 /// * `grid_splat_sorted`: `grid_splat`'s grid on the CPU bit for bit, and
@@ -934,7 +935,7 @@ fn sorted_splat_stages_are_the_cpus() {
 }
 
 fn sorted_stages_match(ctx: &GpuContext) {
-    let mut g = moving_gpu_with(ctx, &["interaction.resolution=20"]);
+    let mut g = moving_gpu_with(ctx, &["interaction.resolution=32", "rods.0.count=400"]);
     let (t, h) = (g.time(), g.params().h());
     let (geometry, nodes, s) = cpu_grid(&g, t + h);
     let pos = g.read_grid_positions();
@@ -949,9 +950,10 @@ fn sorted_stages_match(ctx: &GpuContext) {
     grid::grid_cell_count(&geometry, &pos, &mass_q, &mut sort);
     let n = geometry.node_count();
     let nv = pos.len();
-    let blocks = n.div_ceil(64);
+    let block = strands::gpu::layout::CELL_BLOCK as usize;
+    let blocks = n.div_ceil(block);
     assert!(
-        (65..128).contains(&blocks),
+        blocks > 64 && n % block != 0,
         "the scene's grid: {n} nodes, {blocks} blocks"
     );
     g.run_kernel(Kernel::GridClear, t, h);
@@ -987,7 +989,7 @@ fn sorted_stages_match(ctx: &GpuContext) {
     assert!(cells[..n].iter().all(|&c| c == 0), "counts zeroed");
     for k in 0..n {
         assert_eq!(
-            cells[n + k] + cells[2 * n + k / 64],
+            cells[n + k] + cells[2 * n + k / block],
             sort.start[k],
             "cell {k}'s first slot"
         );

@@ -627,6 +627,10 @@ fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
     if body.contains("* SORTED_RUN") {
         return Domain::SortedRuns;
     }
+    // Each invocation sums a run of cells.
+    if body.contains("* CELL_RUN") {
+        return Domain::CellRuns;
+    }
     // Its invocations index the region `grid_extent` wrote.
     if body.contains("grid_region[") && body.contains("gid.z") {
         return Domain::Region;
@@ -702,7 +706,7 @@ fn wgsl_constants_match_rust() {
     let f32_of = |x: f64| x as f32 as f64;
     use strands::gpu::layout as gl;
     use strands::gpu::pack;
-    let twins: [(&str, f64); 39] = [
+    let twins: [(&str, f64); 41] = [
         ("PROJECTION_NONE", gl::PROJECTION_NONE as f64),
         ("PROJECTION_FAST", gl::PROJECTION_FAST as f64),
         ("PROJECTION_SHAKE", gl::PROJECTION_SHAKE as f64),
@@ -710,6 +714,8 @@ fn wgsl_constants_match_rust() {
         ("SPLAT_OWN", gl::SPLAT_OWN as f64),
         ("SPLAT_SORTED", gl::SPLAT_SORTED as f64),
         ("SORTED_RUN", gl::SORTED_RUN as f64),
+        ("CELL_RUN", gl::CELL_RUN as f64),
+        ("CELL_BLOCK", gl::CELL_BLOCK as f64),
         ("PACK_ROWS", pack::PACK_ROWS as f64),
         ("PACK_RODS", pack::PACK_RODS as f64),
         (

@@ -809,6 +809,8 @@ pub enum Domain {
     /// One invocation per run of `SORTED_RUN` slots of the sorted splat
     /// (at most one slot a vertex).
     SortedRuns,
+    /// One invocation per run of `CELL_RUN` cells of the grid.
+    CellRuns,
     /// One workgroup per pack of rods (`super::pack`).
     Pack,
 }
@@ -882,8 +884,9 @@ pub enum Kernel {
     /// add); also the vertices outside the grid and the box of cells
     /// reached, as the walked splat records it.
     GridCellCount,
-    /// Stage 2, per block of `WORKGROUP` cells: each cell's first slot
-    /// within its block, the block's total, the counts zeroed.
+    /// Stage 2, per block of `CELL_BLOCK` cells, an invocation per
+    /// `CELL_RUN`: each cell's first slot within its block, the block's
+    /// total, the counts zeroed.
     GridCellScan,
     /// Stage 2, one workgroup: each block's first slot, and the slots in all.
     GridCellScanBlocks,
@@ -974,13 +977,20 @@ pub fn grid_dispatch_words(groups: usize) -> usize {
 /// First word of the splat's boxes in `grid_dispatch`.
 pub const GRID_BOX: usize = 4;
 
+/// Consecutive cells one invocation of `grid_cell_scan` sums
+/// (shaders/grid_sort.wgsl): a workgroup's scan then serves `CELL_BLOCK`.
+pub const CELL_RUN: u32 = 4;
+
+/// Cells of a block of `grid_cell_scan`, a workgroup's.
+pub const CELL_BLOCK: u32 = CELL_RUN * super::WORKGROUP;
+
 /// Words of the `grid_cells` buffer for `nodes` grid nodes (all groups):
 /// each cell's count (from 0), its first slot within its block of
-/// `WORKGROUP` cells (from `nodes`), each block's first slot (from
+/// `CELL_BLOCK` cells (from `nodes`), each block's first slot (from
 /// `2·nodes`), then the slots in all (shaders/grid_sort.wgsl). A cell is
 /// named by its lowest node.
 pub fn grid_cells_words(nodes: usize) -> usize {
-    2 * nodes + nodes.div_ceil(super::WORKGROUP as usize) + 1
+    2 * nodes + nodes.div_ceil(CELL_BLOCK as usize) + 1
 }
 
 /// Consecutive slots one invocation of `grid_splat_sorted` walks
@@ -1140,7 +1150,8 @@ impl Kernel {
             | SubstepFinish | Substep => Domain::Pack,
             FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod
             | SubstepStartRod | SubstepFinishRod | SubstepRod => Domain::Rod,
-            GridVelocity | GridCellScan => Domain::Node,
+            GridVelocity => Domain::Node,
+            GridCellScan => Domain::CellRuns,
             GridVelocityBox => Domain::Region,
             GridClear | GridExtent => Domain::Single,
             GridCellScanBlocks => Domain::Workgroup,

@@ -572,6 +572,11 @@ impl GpuSimulator {
             Domain::Pack => self.packing.pack_count,
             Domain::Rod => count(self.rods.rod_count()),
             Domain::Node => count(*self.packing.node_offset.last().unwrap()),
+            Domain::CellRuns => count(
+                self.packing
+                    .node_count()
+                    .div_ceil(super::layout::CELL_RUN as usize),
+            ),
             Domain::Vertex => count(self.rods.vertex_count()),
             Domain::SortedRuns => count(
                 self.rods

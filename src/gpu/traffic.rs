@@ -426,7 +426,7 @@ fn use_bytes(kernel: Kernel, u: &Use, c: &Counts, g: Granularity) -> Bytes {
     let n = if kernel.domain() == Domain::Single {
         n.min(1)
     } else if kernel.domain() == Domain::Workgroup {
-        n.min(c.nodes.div_ceil(super::WORKGROUP as u64) + 1)
+        n.min(c.nodes.div_ceil(super::layout::CELL_BLOCK as u64) + 1)
     } else {
         sorted_splat_words(kernel, u.binding, c).unwrap_or(n)
     };
@@ -449,7 +449,7 @@ fn use_bytes(kernel: Kernel, u: &Use, c: &Counts, g: Granularity) -> Bytes {
 /// totals; `grid_cell_scatter` the first slots and blocks, and all of
 /// `grid_sort`; `grid_splat_sorted` the total and the slots.
 fn sorted_splat_words(kernel: Kernel, b: u32, c: &Counts) -> Option<u64> {
-    let blocks = c.nodes.div_ceil(super::WORKGROUP as u64);
+    let blocks = c.nodes.div_ceil(super::layout::CELL_BLOCK as u64);
     Some(match (kernel, b) {
         (Kernel::GridCellCount, binding::GRID) => GRID_COUNTERS as u64,
         (Kernel::GridCellCount, binding::GRID_CELLS) => c.nodes,
