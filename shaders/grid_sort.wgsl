@@ -30,8 +30,10 @@ const SPLAT_SORTED: u32 = 1u;
 @group(1) @binding(20) var<storage, read_write> grid_cells: array<atomic<u32>>;
 // `grid_sort` (`layout::grid_sort_words`): with V = params.vertex_count,
 // vertex v's cell at [v] (NONE when not splatted: no group, no mass, or
-// outside the grid), its rank at [V + v], and the vertex in slot s at
-// [2V + s]. Indexed by vertex, not `vertex_slot`: only these kernels read it.
+// outside the grid), its rank at [V + v], the vertex in slot s at
+// [2V + s], and where vertex v lies in its cell at [3V + v] (its grid
+// position's FRAC_BITS low bits along x, y, z, from bit 0, 5, 10).
+// Indexed by vertex, not `vertex_slot`: only these kernels read it.
 @group(1) @binding(21) var<storage, read_write> grid_sort: array<u32>;
 
 // Slots an invocation of grid_splat_sorted walks (`layout::SORTED_RUN`).
@@ -100,7 +102,8 @@ fn count_box_raise(a: u32, x: u32) {
     }
 }
 
-// Vertex v's cell and rank (NONE and 0 when it is not splatted).
+// Vertex v's cell and rank (NONE and 0 when it is not splatted), and
+// where in the cell it lies (`sorted_position`).
 fn grid_cell_count_vertex(v: u32) {
     let gv = grid_vertex[vertex_slot(v)];
     var cell = NONE;
@@ -114,6 +117,8 @@ fn grid_cell_count_vertex(v: u32) {
             let c = q.xyz >> vec3<u32>(FRAC_BITS);
             cell = node_index(g, c);
             rank = atomicAdd(&grid_cells[cell], 1u);
+            let f = vec3<u32>(q.xyz & vec3<i32>(FRAC_MASK));
+            grid_sort[3u * params.vertex_count + v] = f.x | (f.y << FRAC_BITS) | (f.z << (2u * FRAC_BITS));
             let u = vec3<u32>(c);
             if (gv.group == count_group) {
                 for (var a = 0u; a < 3u; a++) {
@@ -230,6 +235,21 @@ fn grid_cell_scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     grid_sort[2u * params.vertex_count + first + grid_sort[params.vertex_count + v]] = v;
 }
 
+// Vertex v's grid position as grid_cell_count found it: its cell from
+// the cell's node index, and where in the cell from the stored fraction.
+// Not computed again from the position: a driver may round the two
+// kernels' arithmetic differently (fused multiply-adds), and a vertex on
+// a cell's face would then be splatted into a cell it was not counted in
+// (nor its box raised for).
+fn sorted_position(g: GridGroup, v: u32) -> vec3<i32> {
+    let i = grid_sort[v] - g.dims.w;
+    let row = i / g.dims.x;
+    let cell = vec3<u32>(i - row * g.dims.x, row % g.dims.y, row / g.dims.y);
+    let f = grid_sort[3u * params.vertex_count + v];
+    let frac = vec3<u32>(f, f >> FRAC_BITS, f >> (2u * FRAC_BITS)) & vec3<u32>(u32(FRAC_MASK));
+    return vec3<i32>((cell << vec3<u32>(FRAC_BITS)) | frac);
+}
+
 // Kernel `grid_splat_sorted` (`grid_splat_sorted`): one invocation per
 // run of SORTED_RUN consecutive slots, which it walks with the walked
 // splat's window (`SplatWindow`: with 64-bit atomics the sums of
@@ -264,10 +284,9 @@ fn grid_splat_sorted(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
             group = gv.group;
             g = grid_group_now(group);
         }
-        let q = grid_position(g, rods[gv.rod].origin.xyz + position_f32(pos_get(v)));
         let vq = quantise_velocity(vel_load(v).xyz);
         vmax = max(vmax, quantised_speed(vq));
-        splat_window_add(&window, g, q.xyz, gv.mass_q, vq);
+        splat_window_add(&window, g, sorted_position(g, v), gv.mass_q, vq);
     }
     splat_window_flush(&window, g);
     raise_vmax(vmax);

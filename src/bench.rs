@@ -633,6 +633,7 @@ fn measure_with(
                     return m;
                 }
             };
+            m.gpu_splat = settings.gpu_splat.map(|s| s.name().into());
             if let Some(form) = settings.gpu_form
                 && let Err(e) = sim.set_form(form)
             {

@@ -916,7 +916,8 @@ fn wide_positions_give_the_same_bits_as_structs() {
 /// accumulator forms:
 /// * `grid_cell_count`: every vertex's cell and every cell's count as the
 ///   CPU's, the ranks in a cell a permutation of 0..count (counter adds
-///   land in any order), the outside count the CPU's;
+///   land in any order), each vertex's place in its cell the fraction of
+///   the CPU's grid position, the outside count the CPU's;
 /// * `grid_cell_scan` and `grid_cell_scan_blocks`: each cell's first slot
 ///   the CPU's prefix sum exactly, over more than 64 blocks of 256 cells
 ///   and a part block (a grid of 32 cells a side, so that an invocation of
@@ -962,6 +963,16 @@ fn sorted_stages_match(ctx: &GpuContext) {
     let words = g.read_grid_sort();
     assert_eq!(&cells[..n], &sort.count[..], "counts");
     assert_eq!(&words[..nv], &sort.cell[..], "cells");
+    // Where each counted vertex lies in its cell: the fraction bits of the
+    // CPU's grid position, which the splat uses rather than computing the
+    // position again.
+    for v in (0..nv).filter(|&v| sort.cell[v] != u32::MAX) {
+        let q = grid::grid_position(&geometry, pos[v]).unwrap();
+        let mask = (1 << grid::FRAC_BITS) - 1;
+        let f = q.map(|c| (c & mask) as u32);
+        let packed = f[0] | f[1] << grid::FRAC_BITS | f[2] << (2 * grid::FRAC_BITS);
+        assert_eq!(words[3 * nv + v], packed, "vertex {v}'s place in its cell");
+    }
     let mut ranks: Vec<Vec<u32>> = vec![Vec::new(); n];
     for v in 0..nv {
         if sort.cell[v] != u32::MAX {

@@ -386,10 +386,13 @@ fn traffic_by_buffer_adds_up_to_the_substep() {
     }
 }
 
-/// Under the sorted splat the fused first halves do not splat
-/// (`Step.splat`), so the grid moves as many bytes a substep as under the
-/// form's own splat (the splat moved to `grid_splat_sorted`, not doubled)
-/// but for `grid_cell_count`'s, which reaches the grid's counters alone.
+/// The model's account of the sorted splat: the fused first halves do not
+/// splat under it (`Step.splat`; that the kernels honour it is
+/// tests/gpu_interaction.rs's, whose runs would differ with the mass
+/// splatted twice), so the model has the grid move as many bytes a
+/// substep as under the form's own splat (the splat moved to
+/// `grid_splat_sorted`, not doubled) but for `grid_cell_count`'s, which
+/// reaches the grid's counters alone.
 #[test]
 fn sorted_splat_moves_the_grid_once() {
     use strands::gpu::Form;

@@ -92,10 +92,11 @@ pub struct Buffers {
     /// The region `grid_velocity_box` visits (`layout::grid_region_words`;
     /// `grid_region_reset` is its contents before a walked substep).
     pub grid_region: wgpu::Buffer,
-    /// The sorted splat's per-cell words (`layout::grid_cells_words`).
+    /// The sorted splat's per-cell words (`layout::grid_cells_words`), or
+    /// 16 bytes until the sorted splat is asked for (`ensure_sorted_splat`).
     pub grid_cells: wgpu::Buffer,
-    /// The sorted splat's per-vertex words (`layout::grid_sort_words`;
-    /// one vertex's worth without hair–hair interaction).
+    /// The sorted splat's per-vertex words (`layout::grid_sort_words`), or
+    /// 16 bytes until then.
     pub grid_sort: wgpu::Buffer,
     /// World positions for a renderer (`Kernel::WorldPositions`), 16 B a vertex.
     pub world_pos: wgpu::Buffer,
@@ -366,16 +367,10 @@ impl Buffers {
                 "grid_region",
                 bytemuck::cast_slice(&grid_region_reset(&rods.interaction.groups)),
             ),
-            grid_cells: zeroed(
-                device,
-                "grid_cells",
-                (grid_cells_words(node_count) * 4) as u64,
-            ),
-            grid_sort: zeroed(
-                device,
-                "grid_sort",
-                (grid_sort_words(if node_count == 0 { 1 } else { nv }) * 4) as u64,
-            ),
+            // Made when the sorted splat is first asked for
+            // (`ensure_sorted_splat`).
+            grid_cells: zeroed(device, "grid_cells", 16),
+            grid_sort: zeroed(device, "grid_sort", 16),
             world_pos: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("world_pos"),
                 size: v16,
@@ -570,6 +565,38 @@ impl Buffers {
         self.grid_groups = grid_groups(device, groups, n);
         self.bind(device, pipelines);
         self.capacity = (n, a);
+    }
+
+    /// Make the sorted splat's buffers for `vertices` vertices and `nodes`
+    /// grid nodes, zeroed, rebinding what they are bound in; nothing when
+    /// they are made already. Not before: a simulator that splats its own
+    /// way does not hold them (16 B a vertex and about 8 a node). An
+    /// allocation the device refuses is an error, not a panic.
+    pub fn ensure_sorted_splat(
+        &mut self,
+        device: &wgpu::Device,
+        pipelines: &Pipelines,
+        vertices: usize,
+        nodes: usize,
+    ) -> Result<(), GpuError> {
+        let cells = (grid_cells_words(nodes) * 4) as u64;
+        let sort = (grid_sort_words(vertices.max(1)) * 4) as u64;
+        if self.grid_cells.size() >= cells && self.grid_sort.size() >= sort {
+            return Ok(());
+        }
+        let oom_scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let grid_cells = zeroed(device, "grid_cells", cells);
+        let grid_sort = zeroed(device, "grid_sort", sort);
+        if let Some(e) = pollster::block_on(oom_scope.pop()) {
+            return Err(GpuError::OutOfMemory {
+                bytes: self.bytes() + cells + sort,
+                message: e.to_string(),
+            });
+        }
+        self.grid_cells = grid_cells;
+        self.grid_sort = grid_sort;
+        self.bind(device, pipelines);
+        Ok(())
     }
 
     /// Bytes of GPU memory these buffers take (state, rest data, working

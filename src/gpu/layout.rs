@@ -1002,9 +1002,12 @@ pub const SORTED_RUN: u32 = 16;
 
 /// Words of the `grid_sort` buffer for `vertices` vertices: each vertex's
 /// cell (from 0; `NONE` for a vertex not splatted), its rank in the cell
-/// (from `vertices`), and the vertex in each slot (from `2·vertices`).
+/// (from `vertices`), the vertex in each slot (from `2·vertices`), and
+/// where each vertex lies in its cell (from `3·vertices`: the grid
+/// position's fraction bits, so that the splat uses the cell it was
+/// counted in).
 pub fn grid_sort_words(vertices: usize) -> usize {
-    3 * vertices
+    4 * vertices
 }
 
 /// Words of the `grid_region` buffer for `groups` interaction groups: 4,
@@ -1283,15 +1286,9 @@ impl Kernel {
             ],
             Kernel::GridCellScan | Kernel::GridCellScanBlocks => &[GRID_CELLS],
             Kernel::GridCellScatter => &[GRID_CELLS, GRID_SORT],
-            Kernel::GridSplatSorted => &[
-                POS,
-                VEL,
-                GRID_VERTEX,
-                GRID_GROUPS,
-                GRID,
-                GRID_CELLS,
-                GRID_SORT,
-            ],
+            Kernel::GridSplatSorted => {
+                &[VEL, GRID_VERTEX, GRID_GROUPS, GRID, GRID_CELLS, GRID_SORT]
+            }
             Kernel::WorldPositions => &[POS, WORLD_POS],
             Kernel::SubstepStart => &[
                 POS,

@@ -139,9 +139,10 @@ pub enum Splat {
     #[default]
     Own,
     /// The sorted splat (`Kernel::SORTED_SPLAT`, `cpu::grid::CellSort`):
-    /// the vertices counted and sorted by cell, then the sums of each
-    /// workgroup's vertices in a cell added once per node; five dispatches
-    /// in place of the form's own splat (shaders/grid_sort.wgsl).
+    /// the vertices counted and sorted by cell, then each run of
+    /// `layout::SORTED_RUN` sorted vertices walked with the walked splat's
+    /// window, so that a cell's sums reach its nodes once a run; five
+    /// dispatches in place of the form's own splat (shaders/grid_sort.wgsl).
     Sorted,
 }
 

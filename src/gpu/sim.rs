@@ -722,8 +722,22 @@ impl GpuSimulator {
                 need: need as u64,
             });
         }
+        if splat == Splat::Sorted {
+            self.ensure_sorted_splat()?;
+        }
         self.splat = splat;
         Ok(())
+    }
+
+    /// The sorted splat's buffers, made where they were not
+    /// (`Buffers::ensure_sorted_splat`).
+    fn ensure_sorted_splat(&mut self) -> Result<(), GpuError> {
+        self.buffers.ensure_sorted_splat(
+            &self.ctx.device,
+            &self.pipelines,
+            self.rods.vertex_count(),
+            self.packing.node_count(),
+        )
     }
 
     /// Compile now the kernels the substeps run in the current form and
@@ -1076,6 +1090,10 @@ impl GpuSimulator {
             "kernel {} was not built: this device's limits do not allow it (Kernel::supported)",
             kernel.entry_point()
         );
+        if kernel.is_sorted_splat() {
+            self.ensure_sorted_splat()
+                .expect("the sorted splat's buffers fit the device");
+        }
         self.write_inputs(t, h, 1);
         self.track_grid_region(&[kernel]);
         let group = match kernel {
@@ -1260,15 +1278,34 @@ impl GpuSimulator {
     /// The sorted splat's per-cell words (`layout::grid_cells_words`):
     /// counts, first slots within each block, the blocks' first slots, the
     /// slots in all.
+    ///
+    /// # Panics
+    ///
+    /// Before the sorted splat was asked for (`set_splat`) or one of its
+    /// kernels run: its buffers are not made until then.
     pub fn read_grid_cells(&self) -> Vec<u32> {
         let n = super::layout::grid_cells_words(self.packing.node_count());
+        self.assert_sorted_splat_made(&self.buffers.grid_cells, n);
         self.read(&self.buffers.grid_cells, n)
     }
 
+    fn assert_sorted_splat_made(&self, buffer: &wgpu::Buffer, words: usize) {
+        assert!(
+            buffer.size() >= (words * 4) as u64,
+            "the sorted splat's buffers are made when it is first asked for (set_splat) or run"
+        );
+    }
+
     /// The sorted splat's per-vertex words (`layout::grid_sort_words`):
-    /// each vertex's cell, its rank, then the vertex in each slot.
+    /// each vertex's cell, its rank, the vertex in each slot, each
+    /// vertex's place in its cell.
+    ///
+    /// # Panics
+    ///
+    /// As `read_grid_cells`.
     pub fn read_grid_sort(&self) -> Vec<u32> {
         let n = super::layout::grid_sort_words(self.rods.vertex_count());
+        self.assert_sorted_splat_made(&self.buffers.grid_sort, n);
         self.read(&self.buffers.grid_sort, n)
     }
 

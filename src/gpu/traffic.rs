@@ -96,7 +96,8 @@ pub fn elements(group: u32, b: u32, c: &Counts) -> Option<u64> {
         // the indirect dispatch.
         (1, GRID_DISPATCH) => super::layout::grid_dispatch_words(c.groups as usize) as u64,
         (1, GRID_REGION) => super::layout::grid_region_words(c.groups as usize) as u64,
-        // The sorted splat's words, each taken as read or written once.
+        // The sorted splat's words (`sorted_splat_words` counts the parts
+        // each of its kernels reaches).
         (1, GRID_CELLS) => super::layout::grid_cells_words(c.nodes as usize) as u64,
         (1, GRID_SORT) => super::layout::grid_sort_words(c.vertices as usize) as u64,
         _ => panic!("traffic model: no element count for binding ({group}, {b})"),
@@ -422,42 +423,49 @@ fn use_bytes(kernel: Kernel, u: &Use, c: &Counts, g: Granularity) -> Bytes {
     // A single invocation (`grid_clear`) reaches one element; the single
     // workgroup of `grid_cell_scan_blocks` the blocks' words and the total;
     // the sorted splat's other kernels the parts of their word arrays they
-    // index (`sorted_splat_words`).
-    let n = if kernel.domain() == Domain::Single {
-        n.min(1)
+    // read and write (`sorted_splat_words`).
+    let (read_n, written_n) = if kernel.domain() == Domain::Single {
+        (n.min(1), n.min(1))
     } else if kernel.domain() == Domain::Workgroup {
-        n.min(c.nodes.div_ceil(super::layout::CELL_BLOCK as u64) + 1)
+        let blocks = n.min(c.nodes.div_ceil(super::layout::CELL_BLOCK as u64) + 1);
+        (blocks, blocks)
     } else {
-        sorted_splat_words(kernel, u.binding, c).unwrap_or(n)
+        sorted_splat_words(kernel, u.binding, c).unwrap_or((n, n))
     };
     match g {
         Granularity::Bytes => Bytes {
-            read: u.read * n,
-            written: u.written * n,
+            read: u.read * read_n,
+            written: u.written * written_n,
         },
         Granularity::Sectors => Bytes {
-            read: sector_bytes(n, u.stride, &u.read_ranges),
-            written: sector_bytes(n, u.stride, &u.written_ranges),
+            read: sector_bytes(read_n, u.stride, &u.read_ranges),
+            written: sector_bytes(written_n, u.stride, &u.written_ranges),
         },
     }
 }
 
 /// The words of `grid`, `grid_cells` and `grid_sort` (shaders/grid_sort.wgsl
-/// has their layout) that a kernel of the sorted splat reaches, where it
-/// reaches a part: `grid_cell_count` the grid's counters, the counts, and
-/// the cells and ranks; `grid_cell_scan` the counts, first slots and block
-/// totals; `grid_cell_scatter` the first slots and blocks, and all of
-/// `grid_sort`; `grid_splat_sorted` the total and the slots.
-fn sorted_splat_words(kernel: Kernel, b: u32, c: &Counts) -> Option<u64> {
+/// has their layout) that a kernel of the sorted splat reads and writes,
+/// where it reaches a part (N nodes, V vertices, B blocks):
+/// `grid_cell_count` adds to the grid's counters and the N counts and
+/// writes each vertex's cell, rank and place in its cell (3V);
+/// `grid_cell_scan` reads the counts and writes them zero, the first
+/// slots and the block totals (2N + B); `grid_cell_scatter` reads the
+/// first slots and blocks and each vertex's cell and rank (2V), and
+/// writes the slots (V); `grid_splat_sorted` reads the total, the slots
+/// and each vertex's cell and place (3V). (read, written) words.
+fn sorted_splat_words(kernel: Kernel, b: u32, c: &Counts) -> Option<(u64, u64)> {
     let blocks = c.nodes.div_ceil(super::layout::CELL_BLOCK as u64);
+    let (n, v) = (c.nodes, c.vertices);
     Some(match (kernel, b) {
-        (Kernel::GridCellCount, binding::GRID) => GRID_COUNTERS as u64,
-        (Kernel::GridCellCount, binding::GRID_CELLS) => c.nodes,
-        (Kernel::GridCellCount, binding::GRID_SORT) => 2 * c.vertices,
-        (Kernel::GridCellScan, binding::GRID_CELLS) => 2 * c.nodes + blocks,
-        (Kernel::GridCellScatter, binding::GRID_CELLS) => c.nodes + blocks,
-        (Kernel::GridSplatSorted, binding::GRID_CELLS) => 1,
-        (Kernel::GridSplatSorted, binding::GRID_SORT) => c.vertices,
+        (Kernel::GridCellCount, binding::GRID) => (GRID_COUNTERS as u64, GRID_COUNTERS as u64),
+        (Kernel::GridCellCount, binding::GRID_CELLS) => (n, n),
+        (Kernel::GridCellCount, binding::GRID_SORT) => (0, 3 * v),
+        (Kernel::GridCellScan, binding::GRID_CELLS) => (n, 2 * n + blocks),
+        (Kernel::GridCellScatter, binding::GRID_CELLS) => (n + blocks, 0),
+        (Kernel::GridCellScatter, binding::GRID_SORT) => (2 * v, v),
+        (Kernel::GridSplatSorted, binding::GRID_CELLS) => (1, 0),
+        (Kernel::GridSplatSorted, binding::GRID_SORT) => (3 * v, 0),
         _ => return None,
     })
 }
