@@ -6,6 +6,11 @@
 // node's mass and momentum take 4 atomics rather than 7 to 8 as u32 pairs
 // with a carry. Integer sums either way: the same bits in any order.
 @group(1) @binding(14) var<storage, read_write> grid: array<atomic<i64>>;
+// (naga 30 translates `i64(x)` of a u32 x to SPIR-V's SConvert, which
+// sign-extends: x ≥ 2³¹ would turn negative. Every u32 converted below is
+// under 2³¹: counters, node indices + 1, speeds ≤ 2³⁰, weighted masses
+// < 2²⁷. A sorted-splat draft that converted the low words of 64-bit
+// sums failed its parity test on it.)
 
 // Counter c (GRID_VMAX, ...: an even word offset, so a 64-bit slot of its own).
 fn grid_counter(c: u32) -> u32 {
