@@ -475,14 +475,16 @@ fi
 export STRANDS_TIMING_STRANDS=$timing_strands
 wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --nocapture --test-threads 1
 
-# The grid's splat (README, "On the GPU"): each form's own against the
-# vertices sorted by cell first (`--gpu-splat sorted`, 2.3 atomic adds a
-# vertex where the walked window makes 11.5: tests/splat_atomics.rs), in
-# the default walked fused form and the staged walked one, whose profile
-# times grid_splat and the sorted splat's kernels as dispatches of their
-# own. Hair at 1 M vertices (1000 strands when quick).
+# The grid's splat (README, "On the GPU"): the walked fused form's own
+# (the walked window) against the vertices sorted by cell first, each run
+# of 8, 16 (`sorted`) or 32 sorted vertices walked by one invocation
+# (`--gpu-splat sorted:RUN`: 4.3, 2.3 and 1.3 atomic adds a vertex where
+# the walked window makes 11.5, tests/splat_atomics.rs; longer runs are
+# fewer invocations, each a longer chain of reads). The profile times
+# the sorted splat's kernels as dispatches of their own. Hair at 1 M
+# vertices (1000 strands when quick).
 wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" --backend gpu --workload hair --strands "$timing_strands" \
-    --gpu-form walked-fused,walked --gpu-splat own,sorted \
+    --gpu-form walked-fused --gpu-splat own,sorted:8,sorted,sorted:32 \
     --out "$OUT/bench-splat.json" --plot "$OUT/bench-splat.svg"
 
 # The benchmark: GPU up to 4 M vertices, CPU at the small sizes.

@@ -89,6 +89,7 @@ struct Step {
     node_count: u32,        // grid nodes of all groups
     projection: u32,        // PROJECTION_* (shaders/substep.wgsl)
     splat: u32,             // SPLAT_*: the form's own splat, or the sorted splat's kernels (shaders/grid_sort.wgsl)
+    sorted_run: u32,        // slots an invocation of grid_splat_sorted walks
     // Pose of collider k's anchor at `time` and at `time + h` (the pose
     // slots above, per collider rather than per anchor): every vertex reads
     // them, so they are uniform, where a software adapter reads a value

@@ -11,9 +11,10 @@
 //   CELL_BLOCK cells, each cell's count zeroed for the next substep.
 // grid_cell_scatter (per vertex): each splatted vertex into its slot,
 //   its cell's first slot plus its rank.
-// grid_splat_sorted (per run of SORTED_RUN slots): each run's vertices,
-//   sorted by cell, walked with the walked splat's window, so that a
-//   cell's sums are added to its nodes once a run rather than once a vertex.
+// grid_splat_sorted (per run of `params.sorted_run` slots, 16 by default:
+//   `layout::SORTED_RUN`): each run's vertices, sorted by cell, walked
+//   with the walked splat's window, so that a cell's sums are added to
+//   its nodes once a run rather than once a vertex.
 //
 // Integer sums, as in grid_splat: the grid is the CPU's bit for bit
 // whatever order the counter adds gave the ranks.
@@ -35,9 +36,6 @@ const SPLAT_SORTED: u32 = 1u;
 // position's FRAC_BITS low bits along x, y, z, from bit 0, 5, 10).
 // Indexed by vertex, not `vertex_slot`: only these kernels read it.
 @group(1) @binding(21) var<storage, read_write> grid_sort: array<u32>;
-
-// Slots an invocation of grid_splat_sorted walks (`layout::SORTED_RUN`).
-const SORTED_RUN: u32 = 16u;
 
 // Consecutive cells an invocation of grid_cell_scan sums, and the cells of
 // a block, a workgroup's (`layout::CELL_RUN`, `layout::CELL_BLOCK`).
@@ -251,22 +249,22 @@ fn sorted_position(g: GridGroup, v: u32) -> vec3<i32> {
 }
 
 // Kernel `grid_splat_sorted` (`grid_splat_sorted`): one invocation per
-// run of SORTED_RUN consecutive slots, which it walks with the walked
-// splat's window (`SplatWindow`: with 64-bit atomics the sums of
-// consecutive vertices in a cell kept in registers, each node added when
-// the walk leaves it). Sorted by cell, a run's vertices mostly share a
+// run of `params.sorted_run` consecutive slots (16 by default), which it
+// walks with the walked splat's window (`SplatWindow`: with 64-bit
+// atomics the sums of consecutive vertices in a cell kept in registers,
+// each node added when the walk leaves it). Sorted by cell, a run's vertices mostly share a
 // few cells: for the hair at 1 M vertices 2.3 adds a vertex where the
 // walk along the rods makes 11.5 and one add per vertex and node 30
 // (tests/splat_atomics.rs). No workgroup memory and no barrier: a run's
 // vertices are read one after another, and the runs side by side.
 @compute @workgroup_size(64)
 fn grid_splat_sorted(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let first = invocation(gid, groups) * SORTED_RUN;
+    let first = invocation(gid, groups) * params.sorted_run;
     let slots = min(atomicLoad(&grid_cells[cells_total_word()]), params.vertex_count);
     if (first >= slots) {
         return;
     }
-    let end = min(first + SORTED_RUN, slots);
+    let end = min(first + params.sorted_run, slots);
     var window = splat_window();
     var group = NONE;
     var g: GridGroup;

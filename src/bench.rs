@@ -240,9 +240,9 @@ pub struct Measurement {
     /// only for 8 or more rods of one length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_interleave: Option<u32>,
-    /// GPU only: how the grid was splatted ("own" or "sorted":
-    /// `strands::gpu::schedule::Splat`); absent on the CPU and in older
-    /// reports (which ran "own").
+    /// GPU only: how the grid was splatted ("own", "sorted" or
+    /// "sorted:RUN": `strands::gpu::schedule::Splat`); absent on the CPU
+    /// and in older reports (which ran "own").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_splat: Option<String>,
     pub strands: usize,
@@ -633,7 +633,7 @@ fn measure_with(
                     return m;
                 }
             };
-            m.gpu_splat = settings.gpu_splat.map(|s| s.name().into());
+            m.gpu_splat = settings.gpu_splat.map(|s| s.name());
             if let Some(form) = settings.gpu_form
                 && let Err(e) = sim.set_form(form)
             {
@@ -645,13 +645,13 @@ fn measure_with(
                 && let Err(e) = sim.set_splat(splat)
             {
                 m.gpu_form = Some(sim.running_form().name().into());
-                m.gpu_splat = Some(splat.name().into());
+                m.gpu_splat = Some(splat.name());
                 m.error = Some(format!("GPU splat {splat}: {e}"));
                 return m;
             }
             // The form that runs: a fused form asked for with Jacobi runs staged.
             m.gpu_form = Some(sim.running_form().name().into());
-            m.gpu_splat = Some(sim.splat().name().into());
+            m.gpu_splat = Some(sim.splat().name());
             m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
             m.gpu_interleave = Some(sim.vertex_layout().interleave);
@@ -1039,8 +1039,8 @@ impl Measurement {
             .map(|r| format!(":{r}-row-packs"))
             .unwrap_or_default();
         let splat = match self.gpu_splat.as_deref() {
-            Some("sorted") => ":sorted-splat",
-            _ => "",
+            None | Some("own") => String::new(),
+            Some(s) => format!(":{}-splat", s.replace(':', "-")),
         };
         match &self.gpu_form {
             Some(form) => format!("{}:{form}{stencil}{layout}{packs}{splat}", self.backend),

@@ -169,11 +169,13 @@ struct BenchArgs {
     #[arg(long = "gpu-pack-rows", value_delimiter = ',', value_name = "ROWS")]
     gpu_pack_rows: Vec<strands::gpu::pack::PackShape>,
     /// GPU splats to time, each a row with each form, precision, layout
-    /// and pack shape: own (each form's own splat onto the hair–hair grid)
-    /// or sorted (the vertices sorted by cell first, then each cell's sums
-    /// added once per node: README "On the GPU"); default own. The same
-    /// results either way; changes only scenes with hair–hair interaction.
-    /// Asks for the GPU like --gpu-form.
+    /// and pack shape: own (each form's own splat onto the hair–hair grid),
+    /// sorted (the vertices sorted by cell first, then each run of 16
+    /// sorted vertices walked by one invocation, so a cell's sums reach
+    /// its nodes once a run: docs/INTERACTION.md), or sorted:RUN (runs of
+    /// RUN, 1 to 1024); default own. The same results either way; changes
+    /// only scenes with hair–hair interaction. Asks for the GPU like
+    /// --gpu-form.
     #[arg(long = "gpu-splat", value_delimiter = ',', value_name = "SPLAT")]
     gpu_splats: Vec<strands::gpu::schedule::Splat>,
     /// Frames run before timing.

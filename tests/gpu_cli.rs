@@ -402,21 +402,26 @@ fn gpu_layout_rows_run_the_same_steps() {
     assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
 }
 
-/// `--gpu-splat`: `strands bench` times one GPU row per splat asked for,
-/// the sorted one labelled, both recorded in the JSON; the sorted splat
+/// `--gpu-splat`: `strands bench` times one GPU row per splat asked for
+/// (runs of 16 and of 4 for the sorted one), the sorted ones labelled, each
+/// recorded in the JSON; the sorted splat
 /// gives the grid's bits (tests/gpu_interaction.rs), so the rows end at the
 /// same largest strain after the same iterations, and its profile times
 /// the sorted splat's dispatches where the form's own splat has none.
-/// Refused with `--backend cpu`; an unknown splat refused by name.
+/// Refused with `--backend cpu`; an unknown splat and a run of 0 refused
+/// by name.
 #[test]
 fn gpu_splat_rows_run_the_same_steps() {
-    let (stdout, rows) = quick_gpu_rows("gpu-splat", &["--gpu-splat", "own,sorted"]);
-    assert!(stdout.contains(":sorted-splat "), "{stdout}");
+    let (stdout, rows) = quick_gpu_rows("gpu-splat", &["--gpu-splat", "own,sorted,sorted:4"]);
+    assert!(
+        stdout.contains(":sorted-splat ") && stdout.contains(":sorted-4-splat "),
+        "{stdout}"
+    );
     let splats: Vec<&str> = rows
         .iter()
         .map(|r| r["gpu_splat"].as_str().unwrap())
         .collect();
-    assert_eq!(splats, ["own", "sorted"]);
+    assert_eq!(splats, ["own", "sorted", "sorted:4"]);
     let dispatches = |r: &serde_json::Value| -> Vec<String> {
         r["gpu_profile"]
             .as_array()
@@ -440,15 +445,17 @@ fn gpu_splat_rows_run_the_same_steps() {
     }
     assert_same_steps(&rows);
     assert_bench_refuses_with_cpu_backend("--gpu-splat", "sorted");
-    let bad = strands()
-        .args(["bench", "--backend", "gpu", "--gpu-splat", "binned"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&bad.stderr);
-    assert!(
-        !bad.status.success() && err.contains("binned") && err.contains("sorted"),
-        "{err}"
-    );
+    for name in ["binned", "sorted:0"] {
+        let bad = strands()
+            .args(["bench", "--backend", "gpu", "--gpu-splat", name])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(
+            !bad.status.success() && err.contains(name) && err.contains("sorted:RUN"),
+            "{err}"
+        );
+    }
 }
 
 /// `--gpu-pack-rows`: `strands bench` times each form that runs on packs

@@ -1029,9 +1029,9 @@ fn sorted_stages_match(ctx: &GpuContext) {
 
 /// Whole frames with the sorted splat give the same bits as with each
 /// form's own (integer sums: the same grid, so the same everything), in
-/// the walked fused form, the packed fused one and the staged walked one
-/// (with the 32-bit pairs); and the grid matters here: the same frames
-/// without interaction end elsewhere.
+/// the walked fused form, the packed fused one (runs of 5 slots) and the
+/// staged walked one (with the 32-bit pairs); and the grid matters here:
+/// the same frames without interaction end elsewhere.
 #[test]
 fn sorted_splat_runs_bit_for_bit_as_the_own() {
     use strands::gpu::Form;
@@ -1049,16 +1049,17 @@ fn sorted_splat_runs_bit_for_bit_as_the_own() {
     };
     let u32_grid = ctx.with_u32_grid();
     let mut own_walked = None;
-    for (ctx, form) in [
-        (&ctx, Form::WalkedFused),
-        (&u32_grid, Form::Walked),
-        (&ctx, Form::Fused),
+    // Runs of the default 16 slots, and of 5 (most runs end inside a cell).
+    for (ctx, form, splat) in [
+        (&ctx, Form::WalkedFused, Splat::SORTED),
+        (&u32_grid, Form::Walked, Splat::SORTED),
+        (&ctx, Form::Fused, Splat::Sorted { run: 5 }),
     ] {
         let start = std::time::Instant::now();
         let own = run(ctx, &rods, form, Splat::Own);
-        let sorted = run(ctx, &rods, form, Splat::Sorted);
+        let sorted = run(ctx, &rods, form, splat);
         assert!(max_diff(&own.pos, &state.pos) > 0.01, "the hair moved");
-        let what = format!("{form}, {}", ctx.describe());
+        let what = format!("{form}, {splat}, {}", ctx.describe());
         assert!(
             own.pos == sorted.pos,
             "positions differ ({what}) by {:.3e} m",
@@ -1077,7 +1078,7 @@ fn sorted_splat_runs_bit_for_bit_as_the_own() {
     }
     let mut alone = rods.clone();
     alone.interaction.groups.clear();
-    let alone = run(&ctx, &alone, Form::WalkedFused, Splat::Sorted);
+    let alone = run(&ctx, &alone, Form::WalkedFused, Splat::SORTED);
     let d = max_diff(&alone.pos, &own_walked.unwrap().pos);
     assert!(d > 1e-6, "the grid changes the run: {d:.3e} m");
 }

@@ -624,7 +624,7 @@ fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
         return Domain::Workgroup;
     }
     // Each invocation walks a run of the sorted splat's slots.
-    if body.contains("* SORTED_RUN") {
+    if body.contains("* params.sorted_run") {
         return Domain::SortedRuns;
     }
     // Each invocation sums a run of cells.
@@ -706,14 +706,13 @@ fn wgsl_constants_match_rust() {
     let f32_of = |x: f64| x as f32 as f64;
     use strands::gpu::layout as gl;
     use strands::gpu::pack;
-    let twins: [(&str, f64); 41] = [
+    let twins: [(&str, f64); 40] = [
         ("PROJECTION_NONE", gl::PROJECTION_NONE as f64),
         ("PROJECTION_FAST", gl::PROJECTION_FAST as f64),
         ("PROJECTION_SHAKE", gl::PROJECTION_SHAKE as f64),
         ("PROJECTION_JACOBI", gl::PROJECTION_JACOBI as f64),
         ("SPLAT_OWN", gl::SPLAT_OWN as f64),
         ("SPLAT_SORTED", gl::SPLAT_SORTED as f64),
-        ("SORTED_RUN", gl::SORTED_RUN as f64),
         ("CELL_RUN", gl::CELL_RUN as f64),
         ("CELL_BLOCK", gl::CELL_BLOCK as f64),
         ("PACK_ROWS", pack::PACK_ROWS as f64),

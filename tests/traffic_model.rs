@@ -414,7 +414,7 @@ fn sorted_splat_moves_the_grid_once() {
         assert!(own.total() > 0, "{form}");
         // And the counters `grid_cell_count` adds the outside vertices to.
         let counters = (strands::gpu::layout::GRID_COUNTERS * 4) as u64;
-        let sorted = grid(form, Splat::Sorted);
+        let sorted = grid(form, Splat::SORTED);
         assert_eq!(sorted.read, own.read + counters, "{form}");
         assert_eq!(sorted.written, own.written + counters, "{form}");
     }
@@ -423,10 +423,10 @@ fn sorted_splat_moves_the_grid_once() {
         Kernel::GridCellCount,
         &c,
         &params,
-        Splat::Sorted,
+        Splat::SORTED,
         Granularity::Bytes,
     );
-    let whole_grid = model.kernel_bytes_under(Kernel::GridSplatSorted, &c, &params, Splat::Sorted);
+    let whole_grid = model.kernel_bytes_under(Kernel::GridSplatSorted, &c, &params, Splat::SORTED);
     assert!(
         count.total() < whole_grid.total() / 4,
         "{count:?} vs {whole_grid:?}"

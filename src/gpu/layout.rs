@@ -57,8 +57,11 @@ pub struct GpuStep {
     /// by the sorted splat's kernels (`Kernel::GridCellCount`…), when the
     /// fused halves leave it to them.
     pub splat: u32,
+    /// Slots an invocation of `grid_splat_sorted` walks
+    /// (`schedule::Splat::Sorted`'s run).
+    pub sorted_run: u32,
     /// Padding to WGSL's 16-byte alignment of the arrays that follow.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
     /// Pose of collider k's anchor at `time` (uniform: read by every
     /// vertex, see shaders/common.wgsl).
     pub collider_start: [GpuPose; crate::contact::MAX_COLLIDERS],
@@ -465,6 +468,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 node_count,
                 projection,
                 splat,
+                sorted_run,
                 collider_start,
                 collider_end,
                 collider_now
@@ -806,8 +810,8 @@ pub enum Domain {
     Single,
     /// A single workgroup of `WORKGROUP` invocations.
     Workgroup,
-    /// One invocation per run of `SORTED_RUN` slots of the sorted splat
-    /// (at most one slot a vertex).
+    /// One invocation per run of the sorted splat's slots (at most one
+    /// slot a vertex; `Step.sorted_run` slots a run).
     SortedRuns,
     /// One invocation per run of `CELL_RUN` cells of the grid.
     CellRuns,
@@ -993,11 +997,11 @@ pub fn grid_cells_words(nodes: usize) -> usize {
     2 * nodes + nodes.div_ceil(CELL_BLOCK as usize) + 1
 }
 
-/// Consecutive slots one invocation of `grid_splat_sorted` walks
-/// (shaders/grid_sort.wgsl): the hair at 1 M vertices adds 2.3 words a
-/// vertex to the grid with runs of 16, 1.3 with 32, 4.3 with 8
-/// (tests/splat_atomics.rs); longer runs are fewer invocations, each a
-/// longer chain of reads.
+/// Consecutive slots one invocation of `grid_splat_sorted` walks by
+/// default (`schedule::Splat::SORTED`; `Step.sorted_run`): the hair at 1 M
+/// vertices adds 2.3 words a vertex to the grid with runs of 16, 1.3 with
+/// 32, 4.3 with 8 (tests/splat_atomics.rs); longer runs are fewer
+/// invocations, each a longer chain of reads.
 pub const SORTED_RUN: u32 = 16;
 
 /// Words of the `grid_sort` buffer for `vertices` vertices: each vertex's

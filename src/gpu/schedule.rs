@@ -139,29 +139,51 @@ pub enum Splat {
     #[default]
     Own,
     /// The sorted splat (`Kernel::SORTED_SPLAT`, `cpu::grid::CellSort`):
-    /// the vertices counted and sorted by cell, then each run of
-    /// `layout::SORTED_RUN` sorted vertices walked with the walked splat's
+    /// the vertices counted and sorted by cell, then each run of `run`
+    /// sorted vertices walked by one invocation with the walked splat's
     /// window, so that a cell's sums reach its nodes once a run; five
     /// dispatches in place of the form's own splat (shaders/grid_sort.wgsl).
-    Sorted,
+    /// Longer runs add fewer atomics (tests/splat_atomics.rs) on fewer
+    /// invocations, each a longer chain of reads: `Splat::SORTED` takes
+    /// `layout::SORTED_RUN`.
+    Sorted {
+        /// Slots an invocation of `grid_splat_sorted` walks, 1 to
+        /// `MAX_SORTED_RUN`.
+        run: u32,
+    },
 }
 
-impl Splat {
-    /// Both, in the order `strands bench --gpu-splat` lists them.
-    pub const ALL: [Splat; 2] = [Splat::Own, Splat::Sorted];
+/// The longest run of slots `Splat::Sorted` takes.
+pub const MAX_SORTED_RUN: u32 = 1024;
 
-    /// The name on the command line and in reports.
-    pub fn name(self) -> &'static str {
+impl Splat {
+    /// The sorted splat with runs of `layout::SORTED_RUN` slots.
+    pub const SORTED: Splat = Splat::Sorted {
+        run: super::layout::SORTED_RUN,
+    };
+
+    /// Each form's own and the sorted splat with its default runs.
+    pub const ALL: [Splat; 2] = [Splat::Own, Splat::SORTED];
+
+    /// The name on the command line and in reports: `own`, `sorted` (runs
+    /// of `layout::SORTED_RUN`), `sorted:RUN` for other runs.
+    pub fn name(self) -> String {
         match self {
-            Splat::Own => "own",
-            Splat::Sorted => "sorted",
+            Splat::Own => "own".into(),
+            Splat::SORTED => "sorted".into(),
+            Splat::Sorted { run } => format!("sorted:{run}"),
         }
+    }
+
+    /// Whether this is the sorted splat (any run).
+    pub fn is_sorted(self) -> bool {
+        matches!(self, Splat::Sorted { .. })
     }
 }
 
 impl std::fmt::Display for Splat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.write_str(&self.name())
     }
 }
 
@@ -169,10 +191,27 @@ impl std::str::FromStr for Splat {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Splat, String> {
-        Splat::ALL
-            .into_iter()
-            .find(|f| f.name() == s)
-            .ok_or_else(|| format!("unknown splat {s:?}: use own or sorted"))
+        let bad = || {
+            format!(
+                "unknown splat {s:?}: use own, sorted, or sorted:RUN with RUN slots an invocation, 1 to {MAX_SORTED_RUN}"
+            )
+        };
+        match s {
+            "own" => Ok(Splat::Own),
+            "sorted" => Ok(Splat::SORTED),
+            _ => {
+                let run: u32 = s
+                    .strip_prefix("sorted:")
+                    .ok_or_else(bad)?
+                    .parse()
+                    .map_err(|_| bad())?;
+                if (1..=MAX_SORTED_RUN).contains(&run) {
+                    Ok(Splat::Sorted { run })
+                } else {
+                    Err(bad())
+                }
+            }
+        }
     }
 }
 
@@ -223,7 +262,7 @@ pub fn substep_schedule(
 ) -> Vec<Dispatch> {
     let splat_kernels: &[Kernel] = match splat {
         Splat::Own => &[Kernel::GridSplat],
-        Splat::Sorted => &Kernel::SORTED_SPLAT,
+        Splat::Sorted { .. } => &Kernel::SORTED_SPLAT,
     };
     let mut grid = vec![Kernel::GridClear];
     grid.extend_from_slice(splat_kernels);
@@ -250,7 +289,7 @@ pub fn substep_schedule(
             // reaches a box of 42 % of its grid's nodes (docs/BENCHMARKS.md).
             let sorted: &[Kernel] = match splat {
                 Splat::Own => &[],
-                Splat::Sorted => &Kernel::SORTED_SPLAT,
+                Splat::Sorted { .. } => &Kernel::SORTED_SPLAT,
             };
             let mut kernels = Vec::new();
             if start == Kernel::SubstepStartRod {
@@ -389,6 +428,41 @@ mod tests {
         assert!(s.windows(2).all(|w| w[0].dst == w[1].src));
     }
 
+    /// Splats by name: `own`, `sorted` (the default runs), `sorted:RUN`;
+    /// a run of 0, past `MAX_SORTED_RUN` or not a number, and any other
+    /// name, refused saying what is accepted. Names round-trip.
+    #[test]
+    fn splats_parse_and_print_their_names() {
+        assert_eq!("own".parse::<Splat>(), Ok(Splat::Own));
+        assert_eq!("sorted".parse::<Splat>(), Ok(Splat::SORTED));
+        assert_eq!("sorted:32".parse::<Splat>(), Ok(Splat::Sorted { run: 32 }));
+        assert_eq!(
+            format!("sorted:{}", crate::gpu::layout::SORTED_RUN).parse::<Splat>(),
+            Ok(Splat::SORTED)
+        );
+        for bad in [
+            "sorted:0",
+            "sorted:1025",
+            "sorted:x",
+            "sorted:",
+            "binned",
+            "Sorted",
+        ] {
+            let e = bad.parse::<Splat>().unwrap_err();
+            assert!(e.contains(bad) && e.contains("sorted:RUN"), "{e}");
+        }
+        for s in [
+            Splat::Own,
+            Splat::SORTED,
+            Splat::Sorted { run: 1 },
+            Splat::Sorted { run: 1024 },
+        ] {
+            assert_eq!(s.name().parse::<Splat>(), Ok(s));
+        }
+        assert_eq!(Splat::SORTED.name(), "sorted");
+        assert_eq!(Splat::Sorted { run: 8 }.name(), "sorted:8");
+    }
+
     /// The fused form is one dispatch a substep, split around the grid with
     /// hair–hair interaction (the halves splat and blend their own
     /// vertices, so only the clear and `grid_velocity`, which need every
@@ -429,7 +503,7 @@ mod tests {
         // The sorted splat's kernels follow the first half (which then does
         // not splat: `Step.splat`), or replace `grid_splat`.
         let sorted = |rods: &RodSet, form| -> Vec<Kernel> {
-            substep_schedule(rods, &params, form, Splat::Sorted)
+            substep_schedule(rods, &params, form, Splat::SORTED)
                 .iter()
                 .map(|d| d.kernel)
                 .collect()

@@ -491,9 +491,10 @@ impl GpuSimulator {
             },
             splat: match self.splat {
                 Splat::Own => SPLAT_OWN,
-                Splat::Sorted => SPLAT_SORTED,
+                Splat::Sorted { .. } => SPLAT_SORTED,
             },
-            _pad: [0; 2],
+            sorted_run: self.sorted_run(),
+            _pad: 0,
             collider_start,
             collider_end,
             collider_now,
@@ -581,7 +582,7 @@ impl GpuSimulator {
             Domain::SortedRuns => count(
                 self.rods
                     .vertex_count()
-                    .div_ceil(super::layout::SORTED_RUN as usize),
+                    .div_ceil(self.sorted_run() as usize),
             ),
             Domain::Single | Domain::Workgroup => 1,
             // Sized on the device (`dispatch_workgroups_indirect` below).
@@ -706,7 +707,7 @@ impl GpuSimulator {
     /// splat. The grid, and so the run, is the same bit for bit either
     /// way (tests/gpu_interaction.rs).
     pub fn set_splat(&mut self, splat: Splat) -> Result<(), GpuError> {
-        if splat == Splat::Sorted && !Kernel::SORTED_SPLAT.iter().all(|&k| self.pipelines.has(k)) {
+        if splat.is_sorted() && !Kernel::SORTED_SPLAT.iter().all(|&k| self.pipelines.has(k)) {
             let need = Kernel::SORTED_SPLAT
                 .iter()
                 .map(|k| k.storage_buffers())
@@ -722,11 +723,26 @@ impl GpuSimulator {
                 need: need as u64,
             });
         }
-        if splat == Splat::Sorted {
+        if let Splat::Sorted { run } = splat {
+            assert!(
+                (1..=super::schedule::MAX_SORTED_RUN).contains(&run),
+                "a run of {run} slots: 1 to {}",
+                super::schedule::MAX_SORTED_RUN
+            );
             self.ensure_sorted_splat()?;
         }
         self.splat = splat;
         Ok(())
+    }
+
+    /// Slots an invocation of `grid_splat_sorted` walks: the sorted
+    /// splat's run, or `layout::SORTED_RUN` where the kernel runs alone
+    /// (`run_kernel`) under the form's own splat.
+    fn sorted_run(&self) -> u32 {
+        match self.splat {
+            Splat::Sorted { run } => run,
+            Splat::Own => super::layout::SORTED_RUN,
+        }
     }
 
     /// The sorted splat's buffers, made where they were not

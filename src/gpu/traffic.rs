@@ -400,17 +400,15 @@ impl TrafficModel {
 fn counted_under(kernel: Kernel, u: &Use, params: &SimParams, splat: Splat) -> bool {
     let shake = matches!(params.projection, Projection::Shake { .. })
         || !(u.group == 1 && u.binding == binding::POS_START);
-    // The fused first halves reach these only to splat.
-    let splatting = splat == Splat::Own
-        || !matches!(kernel, Kernel::SubstepStart | Kernel::SubstepStartRod)
-        || !(u.group == 1
-            && matches!(
-                u.binding,
-                binding::GRID
-                    | binding::GRID_DISPATCH
-                    | binding::GRID_VERTEX
-                    | binding::GRID_GROUPS
-            ));
+    // The fused first halves reach these only to splat, which they leave
+    // to the sorted splat's kernels under it.
+    let splat_binding = u.group == 1
+        && matches!(
+            u.binding,
+            binding::GRID | binding::GRID_DISPATCH | binding::GRID_VERTEX | binding::GRID_GROUPS
+        );
+    let first_half = matches!(kernel, Kernel::SubstepStart | Kernel::SubstepStartRod);
+    let splatting = !(splat.is_sorted() && first_half && splat_binding);
     shake && splatting
 }
 
