@@ -57,9 +57,9 @@
 #                              STRANDS_MEASURE_PACK, a relative path is
 #                              taken from the repository's root
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
-#                              kernel-times bench-splat bench-gpu bench-cpu
-#                              bench-layouts bench-packs bench-forms
-#                              bench-stencil
+#                              kernel-times bench-target bench-splat
+#                              bench-gpu bench-cpu bench-layouts bench-packs
+#                              bench-forms bench-stencil
 #                              (default: all, in that order).
 #                              To split the
 #                              measurement over several calls of a tool with
@@ -277,7 +277,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-times bench-splat bench-gpu bench-cpu bench-layouts bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-times bench-target bench-splat bench-gpu bench-cpu bench-layouts bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -474,6 +474,13 @@ fi
 # substep's time goes.
 export STRANDS_TIMING_STRANDS=$timing_strands
 wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --nocapture --test-threads 1
+
+# Issue 12's target, 1 M vertices (32000 hair strands × 32; 1000 when
+# quick) in the default form: the hair as the bench runs it, and
+# `hair-nogrid`, the target's workload as the issue states it (twist, the
+# projection, head contact), without the hair–hair grid.
+wanted bench-target && step bench-target "$strands" bench --min-time "$min_time" --backend gpu --workload hair,hair-nogrid --strands "$timing_strands" \
+    --out "$OUT/bench-target.json" --plot "$OUT/bench-target.svg"
 
 # The grid's splat (README, "On the GPU"): the walked fused form's own
 # (the walked window) against the vertices sorted by cell first, each run

@@ -113,7 +113,8 @@ struct DemoArgs {
 
 #[derive(clap::Args)]
 struct BenchArgs {
-    /// Standard workloads to run (hair, grass).
+    /// Standard workloads to run (hair, grass; hair-nogrid: the hair
+    /// without hair–hair interaction, issue 12's target workload).
     #[arg(long = "workload", value_delimiter = ',', default_value = "hair,grass")]
     workloads: Vec<String>,
     /// Strand counts of the standard workloads.
