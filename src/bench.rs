@@ -1058,8 +1058,13 @@ impl Measurement {
 /// The table `strands bench` prints.
 pub fn table(results: &[Measurement]) -> String {
     let bw = results.iter().map(|m| m.label().len()).fold(4, usize::max);
+    // The workload column as wide as its longest name (scene files' stems too).
+    let ww = results
+        .iter()
+        .map(|m| m.workload.chars().count())
+        .fold(10, usize::max);
     let mut out = format!(
-        "{:<10} {:<bw$} {:>8} {:>9} {:>26} {:>11} {:>7} {:>5} {:>9} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
+        "{:<ww$} {:<bw$} {:>8} {:>9} {:>26} {:>11} {:>7} {:>5} {:>9} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
         "workload",
         "back",
         "strands",
@@ -1085,7 +1090,7 @@ pub fn table(results: &[Measurement]) -> String {
             &m.error,
         ) else {
             out += &format!(
-                "{:<10} {:<bw$} {:>8} {:>9}  not measured: {}\n",
+                "{:<ww$} {:<bw$} {:>8} {:>9}  not measured: {}\n",
                 m.workload,
                 m.label(),
                 m.strands,
@@ -1095,7 +1100,7 @@ pub fn table(results: &[Measurement]) -> String {
             continue;
         };
         out += &format!(
-            "{:<10} {:<bw$} {:>8} {:>9} {:>26} {:>11.3e} {:>7} {:>5} {:>9.1e} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
+            "{:<ww$} {:<bw$} {:>8} {:>9} {:>26} {:>11.3e} {:>7} {:>5} {:>9.1e} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
             m.workload,
             m.label(),
             m.strands,
@@ -1151,15 +1156,20 @@ pub fn compare(old: &Report, new: &Report) -> String {
         .iter()
         .map(|m| m.label().len())
         .fold(4, usize::max);
+    let ww = new
+        .results
+        .iter()
+        .map(|m| m.workload.chars().count())
+        .fold(10, usize::max);
     let mut out = format!(
-        "{:<10} {:<bw$} {:>8} {:>9}   old ms/step  new ms/step  speed-up\n",
+        "{:<ww$} {:<bw$} {:>8} {:>9}   old ms/step  new ms/step  speed-up\n",
         "workload", "back", "strands", "vertices"
     );
     // Whether a speed-up is between medians of which one is unsteady.
     let mut unsteady = false;
     for m in &new.results {
         let head = format!(
-            "{:<10} {:<bw$} {:>8} {:>9}",
+            "{:<ww$} {:<bw$} {:>8} {:>9}",
             m.workload,
             m.label(),
             m.strands,
