@@ -91,7 +91,28 @@ struct TwistSweep {
     elimination: Elimination,
 }
 
-fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
+// θ of edge e as the gradient walk reaches it. With `step`, the last
+// Newton step (`scratch[e].s.x`, `newton_back`'s) is taken on a free
+// edge here, written once, rather than by a walk of its own before the
+// walk (`twist_solve`): the same addition, so the same bits, one walk
+// along the rod fewer per accepted step. The walk reads it before its
+// elimination overwrites `scratch[e].s` (`eliminate_row` writes the row
+// before the one it reached).
+fn walk_theta(e: u32, free: vec2<u32>, step: bool) -> f32 {
+    var theta = frame[vertex_slot(e)].tangent.w;
+    if (step && e >= free.x && e < free.y) {
+        theta += scratch[vertex_slot(e)].s.x;
+        frame[vertex_slot(e)].tangent.w = theta;
+    }
+    return theta;
+}
+
+// Edge e's material frame at angle theta.
+fn theta_material_frame(e: u32, theta: f32) -> MaterialFrame {
+    return material_frame(frame[vertex_slot(e)].tangent.xyz, frame[vertex_slot(e)].ref_u.xyz, theta);
+}
+
+fn twist_gradient(r: u32, free: vec2<u32>, store: bool, step: bool) -> TwistSweep {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     var m = vec4<f32>(0.0);
@@ -102,8 +123,8 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
     let b = rods[r].bending.xyz;
     let beta = rods[r].bending.w;
     let b_norm = bending_norm(b);
-    var prev = edge_material_frame(o, false);
-    var theta_prev = frame[vertex_slot(o)].tangent.w;
+    var theta_prev = walk_theta(o, free, step);
+    var prev = theta_material_frame(o, theta_prev);
     m.z = abs(theta_prev);
     // g of edge v − 1 (the first edge before the walk), and its part of the
     // third-derivative bound.
@@ -111,7 +132,8 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
     var c_prev = 0.0;
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
-        let next = edge_material_frame(v, false);
+        let theta = walk_theta(v, free, step);
+        let next = theta_material_frame(v, theta);
         let kb = scratch[vertex_slot(v)].kb.xyz;
         let l = rest[vertex_slot(v)].voronoi;
         let w = array<vec2<f32>, 2>(material_curvature(kb, prev), material_curvature(kb, next));
@@ -134,7 +156,6 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
                 g_next.z += gz;
             }
         }
-        let theta = frame[vertex_slot(v)].tangent.w;
         m.z = max(m.z, abs(theta));
         let dm = theta - theta_prev;
         g_next.y += 2.0 * beta * dm / l;
@@ -307,8 +328,13 @@ fn twist_solve(r: u32) {
     var e0 = 0.0;
     var have_e0 = false;
     var iterations = 0u;
+    // A full step accepted without the energies and not yet taken: the
+    // next gradient walk takes it as it reads each angle (`walk_theta`),
+    // else the walk after the loop.
+    var step_pending = false;
     for (var it = 0u; it < params.twist_max_iterations; it++) {
-        let sweep = twist_gradient(r, vec2<u32>(a, b), false);
+        let sweep = twist_gradient(r, vec2<u32>(a, b), false, step_pending);
+        step_pending = false;
         let maxima = sweep.maxima;
         if (it == 0u) {
             tolerance = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * maxima.z);
@@ -326,7 +352,7 @@ fn twist_solve(r: u32) {
             step = newton_back(a, b, sweep.elimination.x, sweep.elimination.grad);
         }
         for (var shifted = !sweep.elimination.solved; shifted; shifted = false) {
-            _ = twist_gradient(r, vec2<u32>(a, b), true);
+            _ = twist_gradient(r, vec2<u32>(a, b), true, false);
             var mu = 0.0;
             for (var attempt = 1u; attempt < 64u; attempt++) {
                 mu = select(mu * 10.0, 1e-8 * max(maxima.y, 1e-30), mu == 0.0);
@@ -347,13 +373,13 @@ fn twist_solve(r: u32) {
         // `armijo_certified`). Both are taken without the energies.
         let small = max_step < tolerance;
         if (small || armijo_certified(slope, maxima.w, step.w)) {
-            for (var e = a; e < b; e++) {
-                frame[vertex_slot(e)].tangent.w += scratch[vertex_slot(e)].s.x;
-            }
             iterations = it + 1u;
             if (small) {
+                take_twist_step(a, b);
                 break;
             }
+            // Taken by the next gradient walk.
+            step_pending = true;
             // The energy at the new angles is not known.
             have_e0 = false;
             continue;
@@ -391,7 +417,19 @@ fn twist_solve(r: u32) {
             break;
         }
     }
+    // The last iteration's step, where the iterations ran out after it.
+    if (step_pending) {
+        take_twist_step(a, b);
+    }
     stat_max(0u, iterations);
+}
+
+// The Newton step `newton_back` left in `scratch[e].s.x` taken on the
+// free angles a..b.
+fn take_twist_step(a: u32, b: u32) {
+    for (var e = a; e < b; e++) {
+        frame[vertex_slot(e)].tangent.w += scratch[vertex_slot(e)].s.x;
+    }
 }
 
 @compute @workgroup_size(64)

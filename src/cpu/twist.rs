@@ -455,7 +455,20 @@ pub fn twist_in(
         // (The scan, twin of the packed kernel, always searches.)
         let cubic = (form == TwistForm::Walk).then(|| cubic_bound(rest, kb, free.clone()));
         let mut out = TwistSolve::default();
+        // A full step accepted without the energies and not yet taken: the
+        // GPU's walk takes it as its next gradient walk reads each angle
+        // (shaders/twist.wgsl `walk_theta`), one walk fewer; here it is
+        // taken just before the next gradient, the same additions.
+        let mut step_pending = false;
+        let take_step = |theta: &mut [f64], step: &[f64]| {
+            for (s, j) in step.iter().zip(free.clone()) {
+                theta[j] += s;
+            }
+        };
         for it in 0..max_iterations {
+            if std::mem::take(&mut step_pending) {
+                take_step(theta, step);
+            }
             twist_gradient(
                 rest,
                 kb,
@@ -515,13 +528,13 @@ pub fn twist_in(
             // the energies.
             let small = max_step < tolerance;
             if small || cubic.is_some_and(|c| armijo_certified(slope, c, cubes)) {
-                for (s, j) in step.iter().zip(free.clone()) {
-                    theta[j] += s;
-                }
                 out.iterations = it + 1;
                 if small {
+                    take_step(theta, step);
                     break;
                 }
+                // Taken before the next gradient.
+                step_pending = true;
                 // The energy at the new angles is not known.
                 e0 = None;
                 continue;
@@ -551,6 +564,10 @@ pub fn twist_in(
             if alpha * max_step < tolerance {
                 break;
             }
+        }
+        // The last iteration's step, where the iterations ran out after it.
+        if step_pending {
+            take_step(theta, step);
         }
         out
     })
