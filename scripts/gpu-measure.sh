@@ -488,8 +488,11 @@ wanted bench-target && step bench-target "$strands" bench --min-time "$min_time"
 # (`--gpu-splat sorted:RUN`: 4.3, 2.3 and 1.3 atomic adds a vertex where
 # the walked window makes 11.5, tests/splat_atomics.rs; longer runs are
 # fewer invocations, each a longer chain of reads). The profile times
-# the sorted splat's kernels as dispatches of their own. Hair at 1 M
-# vertices (1000 strands when quick).
+# the sorted splat's kernels as dispatches of their own; the walked
+# window is inside `substep_start_rod`, so the rows compare as whole
+# substeps and by that dispatch (the staged walked form, whose profile
+# times `grid_splat` apart, is not re-run). Hair at 1 M vertices (1000
+# strands when quick).
 wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" --backend gpu --workload hair --strands "$timing_strands" \
     --gpu-form walked-fused --gpu-splat own,sorted:8,sorted,sorted:32 \
     --out "$OUT/bench-splat.json" --plot "$OUT/bench-splat.svg"

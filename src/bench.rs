@@ -246,9 +246,9 @@ pub struct Measurement {
     /// only for 8 or more rods of one length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_interleave: Option<u32>,
-    /// GPU only: how the grid was splatted ("own", "sorted" or
-    /// "sorted:RUN": `strands::gpu::schedule::Splat`); absent on the CPU
-    /// and in older reports (which ran "own").
+    /// GPU only: how the grid was splatted ("own", or "sorted:RUN" with
+    /// its run of slots: `strands::gpu::schedule::Splat`); absent on the
+    /// CPU and in older reports (which ran "own").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_splat: Option<String>,
     pub strands: usize,

@@ -172,9 +172,10 @@ struct BenchArgs {
     /// GPU splats to time, each a row with each form, precision, layout
     /// and pack shape: own (each form's own splat onto the hair–hair grid),
     /// sorted (the vertices sorted by cell first, then each run of 16
-    /// sorted vertices walked by one invocation, so a cell's sums reach
-    /// its nodes once a run: docs/INTERACTION.md), or sorted:RUN (runs of
-    /// RUN, 1 to 1024); default own. The same results either way; changes
+    /// sorted vertices, `layout::SORTED_RUN`, walked by one invocation, so
+    /// a cell's sums reach its nodes once a run: docs/INTERACTION.md), or
+    /// sorted:RUN (runs of RUN, 1 to 1024); default own. Rows and the JSON
+    /// name the run (`sorted:16`). The same results either way; changes
     /// only scenes with hair–hair interaction. Asks for the GPU like
     /// --gpu-form.
     #[arg(long = "gpu-splat", value_delimiter = ',', value_name = "SPLAT")]

@@ -403,8 +403,8 @@ fn gpu_layout_rows_run_the_same_steps() {
 }
 
 /// `--gpu-splat`: `strands bench` times one GPU row per splat asked for
-/// (runs of 16 and of 4 for the sorted one), the sorted ones labelled, each
-/// recorded in the JSON; the sorted splat
+/// (runs of 16 and of 4 for the sorted one), the sorted ones labelled with
+/// their run, each recorded in the JSON; the sorted splat
 /// gives the grid's bits (tests/gpu_interaction.rs), so the rows end at the
 /// same largest strain after the same iterations, and its profile times
 /// the sorted splat's dispatches where the form's own splat has none.
@@ -413,15 +413,17 @@ fn gpu_layout_rows_run_the_same_steps() {
 #[test]
 fn gpu_splat_rows_run_the_same_steps() {
     let (stdout, rows) = quick_gpu_rows("gpu-splat", &["--gpu-splat", "own,sorted,sorted:4"]);
+    // Rows name the run, the default's too.
+    let run = strands::gpu::layout::SORTED_RUN;
     assert!(
-        stdout.contains(":sorted-splat ") && stdout.contains(":sorted-4-splat "),
+        stdout.contains(&format!(":sorted-{run}-splat ")) && stdout.contains(":sorted-4-splat "),
         "{stdout}"
     );
     let splats: Vec<&str> = rows
         .iter()
         .map(|r| r["gpu_splat"].as_str().unwrap())
         .collect();
-    assert_eq!(splats, ["own", "sorted", "sorted:4"]);
+    assert_eq!(splats, ["own", &format!("sorted:{run}"), "sorted:4"]);
     let dispatches = |r: &serde_json::Value| -> Vec<String> {
         r["gpu_profile"]
             .as_array()

@@ -937,6 +937,16 @@ fn sorted_splat_stages_are_the_cpus() {
 
 fn sorted_stages_match(ctx: &GpuContext) {
     let mut g = moving_gpu_with(ctx, &["interaction.resolution=32", "rods.0.count=400"]);
+    // A run of slots out of range is refused, and the splat kept.
+    use strands::gpu::schedule::{MAX_SORTED_RUN, Splat};
+    for run in [0, MAX_SORTED_RUN + 1] {
+        let e = g.set_splat(Splat::Sorted { run }).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!("run of {run} slots")),
+            "{e}"
+        );
+        assert_eq!(g.splat(), Splat::Own);
+    }
     let (t, h) = (g.time(), g.params().h());
     let (geometry, nodes, s) = cpu_grid(&g, t + h);
     let pos = g.read_grid_positions();

@@ -203,6 +203,61 @@ fn twist_kernel_matches_cpu_with(kernel: Kernel) {
     assert!(iterations > 0, "the GPU twist solve did not iterate");
 }
 
+/// The walked twist when its iterations run out right after a full step
+/// that needs no line search (one iteration, the angles 1e-3 rad off
+/// equilibrium: a step the third-derivative bound certifies): the step is
+/// taken after the loop, as the next gradient walk would have taken it
+/// (`walk_theta`), and the CPU takes it likewise. Without it the angles
+/// would stay where they started, 1e-3 rad off. Allowed: 1e-5 rad, as
+/// `twist_kernel_matches_cpu`.
+#[test]
+fn walked_twist_takes_a_step_left_when_iterations_run_out() {
+    let (mut cpu, mut gpu) = pair();
+    let (t, h) = (cpu.state.time, cpu.params.h());
+    let mut params = *gpu.params();
+    params.twist_max_iterations = 1;
+    gpu.set_params(params);
+    for (r, _, e) in rods_of(&cpu) {
+        for j in cpu::free_twist_range(&cpu.rods, r) {
+            cpu.state.theta[e.start + j] += 1e-3 * (j as f64).sin();
+        }
+    }
+    gpu.write_state(&cpu.state);
+    cpu.state = gpu.read_state();
+    let start = cpu.state.theta.clone();
+    gpu.run_kernel(Kernel::TwistRod, t, h);
+    let g = gpu.read_state();
+    let (mut worst, mut moved): (f64, f64) = (0.0, 0.0);
+    for (r, v, e) in rods_of(&cpu) {
+        let s = &mut cpu.state;
+        let mut kb = vec![DVec3::ZERO; v.len()];
+        twist::curvature_binormals(&s.pos[v], &mut kb);
+        let solve = twist::twist(
+            cpu::rod_rest(&cpu.rods, r),
+            &kb,
+            &s.tangent[e.clone()],
+            &s.ref_u[e.clone()],
+            &mut s.theta[e.clone()],
+            cpu::free_twist_range(&cpu.rods, r),
+            params.twist_tolerance,
+            1,
+        );
+        assert!(solve.iterations <= 1);
+        for j in e {
+            worst = worst.max((g.theta[j] - s.theta[j]).abs());
+            moved = moved.max((g.theta[j] - start[j]).abs());
+        }
+    }
+    eprintln!("one iteration: θ moved {moved:.2e} rad, GPU − CPU {worst:.2e} rad");
+    assert!(
+        moved > 1e-4,
+        "the step was not taken: θ moved {moved:.2e} rad"
+    );
+    assert!(worst < 1e-5, "θ differs by {worst:.2e} rad");
+    let [iterations, _] = gpu.read_stats();
+    assert_eq!(iterations, 1);
+}
+
 /// Kernel `forces`: elastic (bending, holonomy, clamped-end twist) plus
 /// gravity, drag and wind. Each elastic force is a sum of ~30 terms that
 /// nearly cancel; f32 leaves an error of ~30·3·ε ≈ 1e-5 of the largest term,

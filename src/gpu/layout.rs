@@ -897,7 +897,7 @@ pub enum Kernel {
     /// Stage 3 (`grid_cell_scatter`): each splatted vertex into its slot.
     GridCellScatter,
     /// Stage 4 (`grid_splat_sorted`): the sorted vertices splatted, an
-    /// invocation walking each run of `SORTED_RUN` slots with the walked
+    /// invocation walking each run of `Step.sorted_run` slots with the walked
     /// splat's window, so that a cell's sums reach its nodes once a run.
     GridSplatSorted,
     /// World positions for a renderer, once per frame when asked for.

@@ -177,6 +177,14 @@ pub enum GpuError {
         /// The value needed.
         need: u64,
     },
+    #[error("a sorted splat's run of {run} slots: a run is 1 to {max} slots")]
+    /// `GpuSimulator::set_splat` with a run of slots out of range.
+    SortedRun {
+        /// The run asked for.
+        run: u32,
+        /// The longest run (`schedule::MAX_SORTED_RUN`).
+        max: u32,
+    },
 }
 
 /// The precision of the GPU's bending stencil (`GpuContext::stencil_f64`).

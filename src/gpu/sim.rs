@@ -704,8 +704,9 @@ impl GpuSimulator {
     /// need a device opened with 10 storage buffers per stage
     /// (`layout::sorted_splat_supported`; `GpuContext::headless` opens the
     /// adapter's full limits): on one without, this says so and keeps the
-    /// splat. The grid, and so the run, is the same bit for bit either
-    /// way (tests/gpu_interaction.rs).
+    /// splat, as it does for a run of slots outside 1 to
+    /// `schedule::MAX_SORTED_RUN`. The grid, and so the run, is the same
+    /// bit for bit either way (tests/gpu_interaction.rs).
     pub fn set_splat(&mut self, splat: Splat) -> Result<(), GpuError> {
         if splat.is_sorted() && !Kernel::SORTED_SPLAT.iter().all(|&k| self.pipelines.has(k)) {
             let need = Kernel::SORTED_SPLAT
@@ -724,11 +725,10 @@ impl GpuSimulator {
             });
         }
         if let Splat::Sorted { run } = splat {
-            assert!(
-                (1..=super::schedule::MAX_SORTED_RUN).contains(&run),
-                "a run of {run} slots: 1 to {}",
-                super::schedule::MAX_SORTED_RUN
-            );
+            let max = super::schedule::MAX_SORTED_RUN;
+            if !(1..=max).contains(&run) {
+                return Err(GpuError::SortedRun { run, max });
+            }
             self.ensure_sorted_splat()?;
         }
         self.splat = splat;
