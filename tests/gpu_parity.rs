@@ -151,6 +151,29 @@ fn frames_kernel_matches_cpu_with(kernel: Kernel) {
     assert!(dtheta < tol, "clamped θ differs by {dtheta:.2e}");
 }
 
+/// The CPU's quasistatic twist solve of one rod (`Ranges`) in place, its
+/// curvature binormals from the current positions.
+fn cpu_twist(
+    cpu: &mut CpuSimulator,
+    (r, v, e): Ranges,
+    tolerance: f64,
+    iterations: u32,
+) -> twist::TwistSolve {
+    let s = &mut cpu.state;
+    let mut kb = vec![DVec3::ZERO; v.len()];
+    twist::curvature_binormals(&s.pos[v], &mut kb);
+    twist::twist(
+        cpu::rod_rest(&cpu.rods, r),
+        &kb,
+        &s.tangent[e.clone()],
+        &s.ref_u[e.clone()],
+        &mut s.theta[e],
+        cpu::free_twist_range(&cpu.rods, r),
+        tolerance,
+        iterations,
+    )
+}
+
 /// Kernel `twist`: the quasistatic angles, ∂E/∂θ = 0 (eq. 4). The GPU solve
 /// stops at a 1e-6 rad step; its f32 gradient has an error of ~ε·Σ|terms|,
 /// which moves the root by that over the Hessian: with terms of the size of
@@ -180,21 +203,9 @@ fn twist_kernel_matches_cpu_with(kernel: Kernel) {
     let g = gpu.read_state();
     let mut worst: f64 = 0.0;
     for (r, v, e) in rods_of(&cpu) {
-        let s = &mut cpu.state;
-        let mut kb = vec![DVec3::ZERO; v.len()];
-        twist::curvature_binormals(&s.pos[v], &mut kb);
-        twist::twist(
-            cpu::rod_rest(&cpu.rods, r),
-            &kb,
-            &s.tangent[e.clone()],
-            &s.ref_u[e.clone()],
-            &mut s.theta[e.clone()],
-            cpu::free_twist_range(&cpu.rods, r),
-            1e-12,
-            50,
-        );
+        cpu_twist(&mut cpu, (r, v, e.clone()), 1e-12, 50);
         for j in e {
-            worst = worst.max((g.theta[j] - s.theta[j]).abs());
+            worst = worst.max((g.theta[j] - cpu.state.theta[j]).abs());
         }
     }
     eprintln!("{kernel:?}: θ differs by {worst:.2e} rad");
@@ -229,22 +240,10 @@ fn walked_twist_takes_a_step_left_when_iterations_run_out() {
     let g = gpu.read_state();
     let (mut worst, mut moved): (f64, f64) = (0.0, 0.0);
     for (r, v, e) in rods_of(&cpu) {
-        let s = &mut cpu.state;
-        let mut kb = vec![DVec3::ZERO; v.len()];
-        twist::curvature_binormals(&s.pos[v], &mut kb);
-        let solve = twist::twist(
-            cpu::rod_rest(&cpu.rods, r),
-            &kb,
-            &s.tangent[e.clone()],
-            &s.ref_u[e.clone()],
-            &mut s.theta[e.clone()],
-            cpu::free_twist_range(&cpu.rods, r),
-            params.twist_tolerance,
-            1,
-        );
+        let solve = cpu_twist(&mut cpu, (r, v, e.clone()), params.twist_tolerance, 1);
         assert!(solve.iterations <= 1);
         for j in e {
-            worst = worst.max((g.theta[j] - s.theta[j]).abs());
+            worst = worst.max((g.theta[j] - cpu.state.theta[j]).abs());
             moved = moved.max((g.theta[j] - start[j]).abs());
         }
     }

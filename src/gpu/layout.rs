@@ -146,9 +146,10 @@ pub fn fused_supported(limits: &wgpu::Limits, pack: super::pack::PackShape) -> b
 /// splat (`Kernel::SORTED_SPLAT`): two bind 10 storage buffers, above
 /// WebGPU's default 8 (lavapipe and GPUs allow more).
 pub fn sorted_splat_supported(limits: &wgpu::Limits) -> bool {
+    // (No pack shape matters: none of them is a per-pack kernel.)
     Kernel::SORTED_SPLAT
         .iter()
-        .all(|k| k.storage_buffers() as u32 <= limits.max_storage_buffers_per_shader_stage)
+        .all(|k| k.supported(limits, super::pack::PackShape::DEFAULT))
 }
 
 /// Whether a device with `limits` can run the walked fused substep kernels
