@@ -56,8 +56,10 @@
 #                              not compile the kernels again. Like OUT and
 #                              STRANDS_MEASURE_PACK, a relative path is
 #                              taken from the repository's root
+#   STRANDS_MEASURE_PROFILE_TIMEOUT  seconds each Nsight Compute run of the
+#                              profile step may take (default 90)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
-#                              kernel-times bench-target bench-splat
+#                              kernel-times bench-target bench-splat profile
 #                              bench-gpu bench-cpu bench-layouts bench-packs
 #                              bench-forms bench-stencil
 #                              (default: all, in that order).
@@ -277,7 +279,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-times bench-target bench-splat bench-gpu bench-cpu bench-layouts bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-times bench-target bench-splat profile bench-gpu bench-cpu bench-layouts bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -496,6 +498,70 @@ wanted bench-target && step bench-target "$strands" bench --min-time "$min_time"
 wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" --backend gpu --workload hair --strands "$timing_strands" \
     --gpu-form walked-fused --gpu-splat own,sorted:8,sorted,sorted:32 \
     --out "$OUT/bench-splat.json" --plot "$OUT/bench-splat.svg"
+
+# Nsight Compute (`ncu`, on the lent machines' Firecracker runtime with
+# `--clock-control none`, /work/.library/device/H200.md) on the default
+# form's substep kernels at 1 M vertices (1000 strands when quick): the
+# target's workload without the grid (`substep_rod`), then the hair with it
+# (`substep_start_rod`, `substep_finish_rod`), two launches each. What no
+# bench row can say: registers a thread and achieved occupancy (the walks
+# run 1,000 warps at 1 M vertices, 12 % of an H200's warp slots), why warps
+# stall (waiting on memory, "long scoreboard", would confirm that a walk is
+# its chain of loads; waiting on arithmetic would not), and DRAM and L2
+# throughput against the card's peak. Whether ncu profiles Vulkan compute
+# dispatches is not known here: where it finds none of these kernels it
+# names none, and a second run takes the first 8 dispatches of any name
+# with the launch and occupancy sections only. Where there is no ncu the
+# step says so and passes.
+ncu_path() {
+    local c
+    for c in "$(command -v ncu)" /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda*/bin/ncu; do
+        if [ -x "$c" ]; then
+            echo "$c"
+            return
+        fi
+    done
+}
+profile_kernels() {
+    local ncu cap left w rc=0
+    ncu=$(ncu_path)
+    if [ -z "$ncu" ]; then
+        echo "no ncu (Nsight Compute) on this machine: nothing profiled"
+        return 0
+    fi
+    "$ncu" --version
+    for w in hair-nogrid hair; do
+        cap=${STRANDS_MEASURE_PROFILE_TIMEOUT:-90}
+        left=$(time_left)
+        if [ -n "$left" ] && [ "$left" -lt "$cap" ]; then cap=$left; fi
+        if [ "$cap" -le 5 ]; then
+            echo "no time left for $w"
+            return 1
+        fi
+        local bench=("$strands" bench --backend gpu --workload "$w" --strands "$timing_strands"
+            --warmup 0 --repeats 1 --min-time 0 --substeps 2
+            --out "$OUT/profile-$w.json" --plot "$OUT/profile-$w.svg")
+        echo "== $w: ncu on the substep kernels (at most $cap s)"
+        timeout --kill-after=5 "$cap" "$ncu" --clock-control none --target-processes all \
+            --kernel-name regex:substep --launch-count 2 \
+            --section SpeedOfLight --section Occupancy --section LaunchStats \
+            --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+            "${bench[@]}" >"$OUT/profile-$w.txt" 2>&1 || rc=$?
+        cat "$OUT/profile-$w.txt"
+        if grep -q "No kernels were profiled" "$OUT/profile-$w.txt"; then
+            left=$(time_left)
+            cap=${STRANDS_MEASURE_PROFILE_TIMEOUT:-90}
+            if [ -n "$left" ] && [ "$left" -lt "$cap" ]; then cap=$left; fi
+            echo "== $w: no kernel named substep*; the first 8 dispatches of any name (at most $cap s)"
+            timeout --kill-after=5 "$cap" "$ncu" --clock-control none --target-processes all \
+                --launch-count 8 --section LaunchStats --section Occupancy \
+                "${bench[@]}" >"$OUT/profile-$w-any.txt" 2>&1 || rc=$?
+            cat "$OUT/profile-$w-any.txt"
+        fi
+    done
+    return "$rc"
+}
+wanted profile && step profile profile_kernels
 
 # The benchmark: GPU up to 4 M vertices, CPU at the small sizes.
 wanted bench-gpu && step bench-gpu "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$sizes" \
