@@ -59,9 +59,9 @@
 #   STRANDS_MEASURE_PROFILE_TIMEOUT  seconds each Nsight Compute run of the
 #                              profile step may take (default 90)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
-#                              kernel-times bench-target bench-splat profile
-#                              bench-gpu bench-cpu bench-layouts bench-packs
-#                              bench-forms bench-stencil
+#                              kernel-times bench-target bench-layouts
+#                              bench-splat profile bench-gpu bench-cpu
+#                              bench-packs bench-forms bench-stencil
 #                              (default: all, in that order).
 #                              To split the
 #                              measurement over several calls of a tool with
@@ -279,7 +279,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-times bench-target bench-splat profile bench-gpu bench-cpu bench-layouts bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-times bench-target bench-layouts bench-splat profile bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -484,6 +484,16 @@ wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --no
 wanted bench-target && step bench-target "$strands" bench --min-time "$min_time" --backend gpu --workload hair,hair-nogrid --strands "$timing_strands" \
     --out "$OUT/bench-target.json" --plot "$OUT/bench-target.svg"
 
+# The data layouts (README, "The two data layouts"): whether the CPU
+# adapter's choices (64-bit words, interleaved rods, collider tables) help
+# or hurt on this GPU, and interleaved rods alone (`interleaved`: whole
+# memory sectors for the walks' warps). At 1 M vertices (1000 strands when
+# quick). Before the pack shapes and forms: the walked fused form is the
+# default and was the fastest on the H200, so what speeds it up matters
+# most.
+wanted bench-layouts && step bench-layouts "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair,grass --strands "$timing_strands" \
+    --gpu-layout gpu,interleaved,cpu \
+    --out "$OUT/bench-layouts.json" --plot "$OUT/bench-layouts.svg"
 # The grid's splat (README, "On the GPU"): the walked fused form's own
 # (the walked window) against the vertices sorted by cell first, each run
 # of 8, 16 (`sorted`) or 32 sorted vertices walked by one invocation
@@ -495,7 +505,7 @@ wanted bench-target && step bench-target "$strands" bench --min-time "$min_time"
 # substeps and by that dispatch (the staged walked form, whose profile
 # times `grid_splat` apart, is not re-run). Hair at 1 M vertices (1000
 # strands when quick).
-wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" --backend gpu --workload hair --strands "$timing_strands" \
+wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
     --gpu-form walked-fused --gpu-splat own,sorted:8,sorted,sorted:32 \
     --out "$OUT/bench-splat.json" --plot "$OUT/bench-splat.svg"
 
@@ -563,40 +573,34 @@ profile_kernels() {
 }
 wanted profile && step profile profile_kernels
 
-# The benchmark: GPU up to 4 M vertices, CPU at the small sizes.
-wanted bench-gpu && step bench-gpu "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$sizes" \
+# The benchmark: GPU up to 4 M vertices, CPU at the small sizes. The GPU
+# steps other than the target's time each row once (`--no-shares`): timing a
+# row again without its head and without its grid, for the contact and
+# grid columns, triples a hair row's frames and scene builds (~2.5 s each
+# at 1 M vertices on a 2-core VM), and these steps compare whole rows.
+wanted bench-gpu && step bench-gpu "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair,grass --strands "$sizes" \
     --out "$OUT/bench.json" --plot "$OUT/bench.svg"
 wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --backend cpu --workload hair,grass --strands 1000,4000 \
     --out "$OUT/bench-cpu.json" --plot "$OUT/bench-cpu.svg"
-# The data layouts (README, "The two data layouts"): whether the CPU
-# adapter's choices (64-bit words, interleaved rods, collider tables) help
-# or hurt on this GPU, and interleaved rods alone (`interleaved`: whole
-# memory sectors for the walks' warps). At 1 M vertices (1000 strands when
-# quick). Before the pack shapes and forms: the walked fused form is the
-# default and was the fastest on the H200, so what speeds it up matters
-# most.
-wanted bench-layouts && step bench-layouts "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$timing_strands" \
-    --gpu-layout gpu,interleaved,cpu \
-    --out "$OUT/bench-layouts.json" --plot "$OUT/bench-layouts.svg"
 # The packed forms on packs of each shape (`--gpu-pack-rows`, README "On
 # the GPU"): whether smaller packs, which hold less workgroup memory and so
 # fit more workgroups on a multiprocessor (32 rows: a warp a pack), speed
 # the strand-per-workgroup design up. Hair at 1 M vertices (1000 strands
 # when quick), against 256 rows in the same run; before the forms, which
 # an H200 has measured, so that a deadline cuts those first.
-wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" --backend gpu --workload hair --strands "$timing_strands" \
+wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
     --gpu-form packed,fused --gpu-pack-rows 32,64,256 \
     --out "$OUT/bench-packs.json" --plot "$OUT/bench-packs.svg"
 # The five GPU forms side by side (README, "On the GPU"): which to make the
 # default on this GPU, and what resident positions gain (fused against
 # fused-buffer). At 1 M vertices (32000 hair strands; 1000 when quick).
-wanted bench-forms && step bench-forms "$strands" bench --min-time "$min_time" --backend gpu --workload hair,grass --strands "$timing_strands" \
+wanted bench-forms && step bench-forms "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair,grass --strands "$timing_strands" \
     --gpu-form walked,walked-fused,packed,fused,fused-buffer \
     --out "$OUT/bench-forms.json" --plot "$OUT/bench-forms.svg"
 # The bending stencil in f64 (the default where the GPU has f64 in shaders)
 # against f32, same run (README, "Precision"): what resting below 1e-6 m/s
 # costs on this GPU. At 1 M vertices (1000 strands when quick).
-wanted bench-stencil && step bench-stencil "$strands" bench --min-time "$min_time" --backend gpu --workload hair --strands "$timing_strands" \
+wanted bench-stencil && step bench-stencil "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
     --gpu-stencil f64,f32 \
     --out "$OUT/bench-stencil.json" --plot "$OUT/bench-stencil.svg"
 

@@ -413,7 +413,15 @@ pub struct Report {
     /// reports older than `--min-time`: exactly `repeats` frames).
     #[serde(default)]
     pub min_time_s: f64,
+    /// Whether rows were timed again for contact's and the grid's shares
+    /// (`Settings::shares`; true in reports older than `--no-shares`).
+    #[serde(default = "yes")]
+    pub shares: bool,
     pub results: Vec<Measurement>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// How long to measure.
@@ -434,6 +442,12 @@ pub struct Settings {
     pub min_time_s: f64,
     /// Substeps per frame (one submission on the GPU).
     pub substeps: u32,
+    /// Also time each workload without its colliders and without its
+    /// hair–hair interaction, for contact's and the grid's shares
+    /// (`Measurement::contact_share`, `grid_share`): up to three times a
+    /// row's frames (`frames_of`). `strands bench --no-shares` turns it
+    /// off for experiments that compare whole rows.
+    pub shares: bool,
 }
 
 /// The scene's parameters with the substep shortened to the stability margin
@@ -512,7 +526,7 @@ pub fn measure(
     settings: Settings,
     tick: &mut dyn FnMut(bool),
 ) -> Measurement {
-    measure_with(workload, backend, gpu, settings, tick, true)
+    measure_with(workload, backend, gpu, settings, tick, settings.shares)
 }
 
 /// `measure`; `shares`: also time the workload without its colliders and
@@ -996,13 +1010,19 @@ pub fn traffic_by_buffer(results: &[Measurement]) -> String {
 }
 
 /// Frames `measure` runs at least for a workload: warm-up and repeats (more
-/// where `Settings::min_time_s` asks for them), twice when it has colliders
-/// (with and without them, for contact's share), and again when it has
-/// interaction (for the grid's share).
+/// where `Settings::min_time_s` asks for them), and with
+/// `Settings::shares` twice when it has colliders (with and without them,
+/// for contact's share) and again when it has interaction (for the grid's
+/// share).
 pub fn frames_of(workload: &Workload, settings: Settings) -> u64 {
     let once = (settings.warmup + settings.repeats) as u64;
     let scene = &workload.scene;
-    once * (1 + !scene.colliders.is_empty() as u64 + scene.interaction.is_active() as u64)
+    let again = if settings.shares {
+        !scene.colliders.is_empty() as u64 + scene.interaction.is_active() as u64
+    } else {
+        0
+    };
+    once * (1 + again)
 }
 
 /// Whether an error means larger sizes will not fit either.
@@ -1340,6 +1360,7 @@ mod tests {
             repeats: 2,
             min_time_s: 0.35,
             substeps: 4,
+            shares: true,
         };
         let mut ticks = Vec::new();
         let mut n = 0;
@@ -1382,7 +1403,35 @@ mod tests {
             repeats: 1,
             min_time_s: 0.0,
             substeps: 1,
+            shares: true,
         }
+    }
+
+    /// `Settings::shares` off (`strands bench --no-shares`): the row is
+    /// timed once, so it has neither contact's nor the grid's share and
+    /// `frames_of` counts its frames once; on, the hair (head collider and
+    /// hair–hair grid) is timed three times and has both.
+    #[test]
+    fn rows_without_shares_are_timed_once() {
+        let w = Workload::standard("hair", 4, 8).unwrap();
+        assert!(!w.scene.colliders.is_empty() && w.scene.interaction.is_active());
+        let with = one_frame();
+        let without = Settings {
+            shares: false,
+            ..with
+        };
+        assert_eq!(frames_of(&w, with), 3);
+        assert_eq!(frames_of(&w, without), 1);
+        let mut frames = 0;
+        let m = measure(&w, BackendKind::Cpu, None, with, &mut |_| frames += 1);
+        assert_eq!(frames, 3);
+        assert!(m.contact_share.is_some() && m.grid_share.is_some());
+        let mut frames = 0;
+        let m = measure(&w, BackendKind::Cpu, None, without, &mut |_| frames += 1);
+        assert_eq!(frames, 1);
+        assert!(m.contact_share.is_none() && m.grid_share.is_none());
+        assert!(m.ms_per_step_without_contact.is_none() && m.ms_per_step_without_grid.is_none());
+        assert!(m.ms_per_step.is_some());
     }
 
     /// `hair-nogrid` is the hair workload without hair–hair interaction
@@ -1451,6 +1500,7 @@ mod tests {
             warmup: 0,
             repeats: 1,
             min_time_s: 0.0,
+            shares: true,
             results,
         }
     }

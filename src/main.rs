@@ -191,6 +191,12 @@ struct BenchArgs {
     /// a shared machine moves a few frames, not the median.
     #[arg(long = "min-time", default_value_t = 1.0, value_name = "SECONDS")]
     min_time: f64,
+    /// Time each row once: not again without its colliders and without
+    /// hair–hair interaction, so the contact and grid columns stay empty
+    /// (up to three times fewer frames, for experiments that compare whole
+    /// rows).
+    #[arg(long = "no-shares")]
+    no_shares: bool,
     /// Integrator steps per frame (one GPU submission).
     #[arg(long, default_value_t = 10)]
     substeps: u32,
@@ -832,6 +838,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         repeats: args.repeats,
         min_time_s: args.min_time,
         substeps: args.substeps,
+        shares: !args.no_shares,
     };
     // The report is rewritten after every measurement, so a run that dies
     // (e.g. the GPU runs out of memory) keeps what it measured.
@@ -841,6 +848,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             warmup: settings.warmup,
             repeats: settings.repeats,
             min_time_s: settings.min_time_s,
+            shares: settings.shares,
             results: results.clone(),
         };
         let f = std::fs::File::create(&args.out)
@@ -1021,6 +1029,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         warmup: settings.warmup,
         repeats: settings.repeats,
         min_time_s: settings.min_time_s,
+        shares: settings.shares,
         results,
     };
     print!("{}", bench::table(&report.results));

@@ -63,6 +63,7 @@ fn bench_writes_report_plot_and_compares() {
     // 2 workloads × 2 sizes × 2 backends.
     assert_eq!(results.len(), 8);
     assert_eq!(r["min_time_s"], 0.0);
+    assert_eq!(r["shares"], true);
     for m in results {
         assert_eq!(m["frames_timed"], 3, "{m}");
         assert!(m.get("error").is_none(), "{m}");
@@ -221,6 +222,51 @@ fn bench_times_frames_until_the_least_time() {
         assert!(frames * slowest * 2.0 >= 100.0, "{m}");
         assert!((frames - 1.0) * fastest * 2.0 < 100.0, "{m}");
     }
+}
+
+/// `--no-shares`: each row timed once, so no contact or grid share (the
+/// hair has both a head and hair–hair interaction), and the report says
+/// so; the table's share columns print `-`.
+#[test]
+fn bench_no_shares_times_each_row_once() {
+    let d = dir();
+    let json = d.join("noshares.json");
+    let o = strands()
+        .args([
+            "bench",
+            "--backend",
+            "cpu",
+            "--workload",
+            "hair",
+            "--no-shares",
+        ])
+        .args(["--strands", "12", "--vertices", "16", "--substeps", "2"])
+        .args(["--warmup", "0", "--repeats", "2", "--min-time", "0"])
+        .arg("--out")
+        .arg(&json)
+        .arg("--plot")
+        .arg(d.join("noshares.svg"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r["shares"], false);
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    let m = &results[0];
+    assert_eq!(m["frames_timed"], 2, "{m}");
+    assert!(m["ms_per_step"]["median"].as_f64().unwrap() > 0.0, "{m}");
+    for absent in [
+        "contact_share",
+        "grid_share",
+        "ms_per_step_without_contact",
+        "ms_per_step_without_grid",
+    ] {
+        assert!(m[absent].is_null(), "{absent}: {m}");
+    }
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let row = stdout.lines().find(|l| l.starts_with("hair")).unwrap();
+    assert!(!row.contains('%'), "no share printed: {row}");
 }
 
 #[test]
