@@ -517,8 +517,11 @@ wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" -
 # bench row can say: registers a thread and achieved occupancy (the walks
 # run 1,000 warps at 1 M vertices, 12 % of an H200's warp slots), why warps
 # stall (waiting on memory, "long scoreboard", would confirm that a walk is
-# its chain of loads; waiting on arithmetic would not), and DRAM and L2
-# throughput against the card's peak. Whether ncu profiles Vulkan compute
+# its chain of loads; waiting on arithmetic would not), DRAM and L2
+# throughput against the card's peak, and L1 wavefronts and sectors a
+# request (a warp walking 32 rods laid out one after another touches 32
+# lines a load: if those requests are what a step waits on, the interleaved
+# layout, 4 to 8 lines a load, is the remedy). Whether ncu profiles Vulkan compute
 # dispatches is not known here: where it finds none of these kernels it
 # names none, and a second run takes the first 8 dispatches of any name
 # with the launch and occupancy sections only. Where there is no ncu the
@@ -556,6 +559,7 @@ profile_kernels() {
             --kernel-name regex:substep --launch-count 2 \
             --section SpeedOfLight --section Occupancy --section LaunchStats \
             --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+            --section MemoryWorkloadAnalysis_Tables \
             "${bench[@]}" >"$OUT/profile-$w.txt" 2>&1 || rc=$?
         cat "$OUT/profile-$w.txt"
         if grep -q "No kernels were profiled" "$OUT/profile-$w.txt"; then
@@ -573,14 +577,14 @@ profile_kernels() {
 }
 wanted profile && step profile profile_kernels
 
-# The benchmark: GPU up to 4 M vertices, CPU at the small sizes. The GPU
+# The benchmark: GPU up to 4 M vertices, CPU at the small sizes. The
 # steps other than the target's time each row once (`--no-shares`): timing a
 # row again without its head and without its grid, for the contact and
 # grid columns, triples a hair row's frames and scene builds (~2.5 s each
 # at 1 M vertices on a 2-core VM), and these steps compare whole rows.
 wanted bench-gpu && step bench-gpu "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair,grass --strands "$sizes" \
     --out "$OUT/bench.json" --plot "$OUT/bench.svg"
-wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --backend cpu --workload hair,grass --strands 1000,4000 \
+wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --backend cpu --no-shares --workload hair,grass --strands 1000,4000 \
     --out "$OUT/bench-cpu.json" --plot "$OUT/bench-cpu.svg"
 # The packed forms on packs of each shape (`--gpu-pack-rows`, README "On
 # the GPU"): whether smaller packs, which hold less workgroup memory and so
