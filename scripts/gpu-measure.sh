@@ -62,10 +62,10 @@
 #                              kernel-times bench-target bench-layouts
 #                              bench-splat profile bench-gpu bench-cpu
 #                              bench-packs bench-forms bench-stencil
-#                              (default: all, in that order).
-#                              To split the
-#                              measurement over several calls of a tool with
-#                              a time limit per command
+#                              (default: all, in that order); a few a
+#                              call split the measurement over several
+#                              calls of a tool with a time limit per
+#                              command
 
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -293,6 +293,11 @@ for s in ${STRANDS_MEASURE_STEPS:-}; do
     fi
 done
 
+if [[ ! ${STRANDS_MEASURE_PROFILE_TIMEOUT:-90} =~ ^[0-9]+$ ]]; then
+    echo "STRANDS_MEASURE_PROFILE_TIMEOUT: '$STRANDS_MEASURE_PROFILE_TIMEOUT' is not a whole number of seconds" >&2
+    exit 2
+fi
+
 quick=${STRANDS_MEASURE_QUICK:-}
 timing_strands=32000
 min_time=${STRANDS_MEASURE_MIN_TIME:-0.3}
@@ -427,7 +432,7 @@ run_test() {
 }
 
 # The adapter wgpu picks, as the bench sees it.
-step adapter "$strands" bench --backend gpu --workload hair --strands 1 --vertices 3 \
+step adapter "$strands" bench --backend gpu --no-shares --workload hair --strands 1 --vertices 3 \
     --warmup 0 --repeats 1 --min-time 0 --substeps 1 --out "$OUT/adapter.json" --plot "$OUT/adapter.svg" ||
     exit 1
 adapter=$(grep -m1 '"gpu":' "$OUT/adapter.json" | cut -d'"' -f4)
@@ -513,7 +518,7 @@ wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" -
 # `--clock-control none`, /work/.library/device/H200.md) on the default
 # form's substep kernels at 1 M vertices (1000 strands when quick): the
 # target's workload without the grid (`substep_rod`), then the hair with it
-# (`substep_start_rod`, `substep_finish_rod`), two launches each. What no
+# (`substep_start_rod`, `substep_finish_rod`), two substeps each. What no
 # bench row can say: registers a thread and achieved occupancy (the walks
 # run 1,000 warps at 1 M vertices, 12 % of an H200's warp slots), why warps
 # stall (waiting on memory, "long scoreboard", would confirm that a walk is
@@ -521,22 +526,47 @@ wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" -
 # throughput against the card's peak, and L1 wavefronts and sectors a
 # request (a warp walking 32 rods laid out one after another touches 32
 # lines a load: if those requests are what a step waits on, the interleaved
-# layout, 4 to 8 lines a load, is the remedy). Whether ncu profiles Vulkan compute
-# dispatches is not known here: where it finds none of these kernels it
-# names none, and a second run takes the first 8 dispatches of any name
-# with the launch and occupancy sections only. Where there is no ncu the
-# step says so and passes.
+# layout, 4 to 8 lines a load, is the remedy). Whether ncu profiles Vulkan
+# compute dispatches, and by what names, is not known here: where it
+# profiles no kernel named substep* in the first workload, a second run
+# takes the 8 dispatches after the bench's copy measurement, of any name,
+# with the launch and occupancy sections only, and the step ends there.
+# Where ncu reports an error (==ERROR==) the step fails and stops; where
+# there is no ncu it says so and passes.
 ncu_path() {
-    local c
-    for c in "$(command -v ncu)" /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda*/bin/ncu; do
-        if [ -x "$c" ]; then
-            echo "$c"
-            return
-        fi
-    done
+    local c found
+    found=$(command -v ncu)
+    if [ -z "$found" ]; then
+        # The newest of those installed (the globs expand in sorted order).
+        for c in /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
+            if [ -x "$c" ]; then found=$c; fi
+        done
+    fi
+    echo "$found"
+}
+# Dispatches of the copy-bandwidth measurement, which every `strands bench`
+# makes before its first row (src/gpu/bandwidth.rs: a warm-up pass and 5
+# timed passes of 4 copies each): what the fallback run skips.
+copy_dispatches=24
+# Seconds the next ncu run may take: STRANDS_MEASURE_PROFILE_TIMEOUT, or
+# the time left before the deadline where that is less.
+profile_cap() {
+    local cap=${STRANDS_MEASURE_PROFILE_TIMEOUT:-90} left
+    left=$(time_left)
+    if [ -n "$left" ] && [ "$left" -lt "$cap" ]; then cap=$left; fi
+    echo "$cap"
+}
+# ncu ($ncu) under a cap of $1 seconds, its output to $2 and the log; the
+# rest are ncu's arguments.
+run_ncu() {
+    local cap=$1 out=$2 rc=0
+    shift 2
+    timeout --kill-after=5 "$cap" "$ncu" --clock-control none --target-processes all "$@" >"$out" 2>&1 || rc=$?
+    cat "$out"
+    return "$rc"
 }
 profile_kernels() {
-    local ncu cap left w rc=0
+    local cap w count rc=0
     ncu=$(ncu_path)
     if [ -z "$ncu" ]; then
         echo "no ncu (Nsight Compute) on this machine: nothing profiled"
@@ -544,33 +574,45 @@ profile_kernels() {
     fi
     "$ncu" --version
     for w in hair-nogrid hair; do
-        cap=${STRANDS_MEASURE_PROFILE_TIMEOUT:-90}
-        left=$(time_left)
-        if [ -n "$left" ] && [ "$left" -lt "$cap" ]; then cap=$left; fi
+        cap=$(profile_cap)
         if [ "$cap" -le 5 ]; then
-            echo "no time left for $w"
+            say "profile: no time left for $w"
             return 1
         fi
-        local bench=("$strands" bench --backend gpu --workload "$w" --strands "$timing_strands"
+        # hair-nogrid: `substep_rod` a substep; hair: `substep_start_rod`
+        # and `substep_finish_rod` a substep (2 substeps).
+        count=2
+        [ "$w" = hair ] && count=4
+        local bench=("$strands" bench --backend gpu --no-shares --workload "$w" --strands "$timing_strands"
             --warmup 0 --repeats 1 --min-time 0 --substeps 2
             --out "$OUT/profile-$w.json" --plot "$OUT/profile-$w.svg")
-        echo "== $w: ncu on the substep kernels (at most $cap s)"
-        timeout --kill-after=5 "$cap" "$ncu" --clock-control none --target-processes all \
-            --kernel-name regex:substep --launch-count 2 \
+        echo "== $w: ncu on the first $count substep kernels (at most $cap s)"
+        run_ncu "$cap" "$OUT/profile-$w.txt" --kernel-name regex:substep --launch-count "$count" \
             --section SpeedOfLight --section Occupancy --section LaunchStats \
             --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
             --section MemoryWorkloadAnalysis_Tables \
-            "${bench[@]}" >"$OUT/profile-$w.txt" 2>&1 || rc=$?
-        cat "$OUT/profile-$w.txt"
+            "${bench[@]}" || rc=$?
+        if grep -q "==ERROR==" "$OUT/profile-$w.txt"; then
+            say "profile: ncu failed on $w (==ERROR== in $OUT/profile-$w.txt); nothing more profiled"
+            return 1
+        fi
         if grep -q "No kernels were profiled" "$OUT/profile-$w.txt"; then
-            left=$(time_left)
-            cap=${STRANDS_MEASURE_PROFILE_TIMEOUT:-90}
-            if [ -n "$left" ] && [ "$left" -lt "$cap" ]; then cap=$left; fi
-            echo "== $w: no kernel named substep*; the first 8 dispatches of any name (at most $cap s)"
-            timeout --kill-after=5 "$cap" "$ncu" --clock-control none --target-processes all \
-                --launch-count 8 --section LaunchStats --section Occupancy \
-                "${bench[@]}" >"$OUT/profile-$w-any.txt" 2>&1 || rc=$?
-            cat "$OUT/profile-$w-any.txt"
+            cap=$(profile_cap)
+            if [ "$cap" -le 5 ]; then
+                say "profile: ncu named no substep kernel of $w, and no time is left for a run over any"
+                return 1
+            fi
+            echo "== $w: no kernel named substep*: the 8 dispatches after the copy measurement's $copy_dispatches, any name, launch and occupancy sections (at most $cap s)"
+            run_ncu "$cap" "$OUT/profile-$w-any.txt" --launch-skip "$copy_dispatches" --launch-count 8 \
+                --section LaunchStats --section Occupancy "${bench[@]}" || rc=$?
+            if grep -q "No kernels were profiled" "$OUT/profile-$w-any.txt"; then
+                say "profile: ncu profiled no dispatch of $w at all"
+            else
+                say "profile: ncu names no kernel substep*; what it names is in $OUT/profile-$w-any.txt"
+            fi
+            # The other workload's kernels are named the same way: once is
+            # enough.
+            return "$rc"
         fi
     done
     return "$rc"

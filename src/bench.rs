@@ -1432,6 +1432,15 @@ mod tests {
         assert!(m.contact_share.is_none() && m.grid_share.is_none());
         assert!(m.ms_per_step_without_contact.is_none() && m.ms_per_step_without_grid.is_none());
         assert!(m.ms_per_step.is_some());
+        // A report written before the flag has no `shares`: its rows were
+        // timed with them, and it reads back so.
+        let mut old = report_of(vec![m.clone()], None);
+        old.shares = false;
+        let mut json = serde_json::to_value(&old).unwrap();
+        assert_eq!(json["shares"], false);
+        json.as_object_mut().unwrap().remove("shares");
+        let back: Report = serde_json::from_value(json).unwrap();
+        assert!(back.shares);
     }
 
     /// `hair-nogrid` is the hair workload without hair–hair interaction

@@ -1033,6 +1033,9 @@ fn bench(args: BenchArgs) -> Result<()> {
         results,
     };
     print!("{}", bench::table(&report.results));
+    if !report.shares {
+        println!("contact, grid: not measured (--no-shares)");
+    }
     if report
         .results
         .iter()

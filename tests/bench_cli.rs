@@ -64,6 +64,7 @@ fn bench_writes_report_plot_and_compares() {
     assert_eq!(results.len(), 8);
     assert_eq!(r["min_time_s"], 0.0);
     assert_eq!(r["shares"], true);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("not measured (--no-shares)"));
     for m in results {
         assert_eq!(m["frames_timed"], 3, "{m}");
         assert!(m.get("error").is_none(), "{m}");
@@ -267,6 +268,10 @@ fn bench_no_shares_times_each_row_once() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     let row = stdout.lines().find(|l| l.starts_with("hair")).unwrap();
     assert!(!row.contains('%'), "no share printed: {row}");
+    assert!(
+        stdout.contains("contact, grid: not measured (--no-shares)"),
+        "{stdout}"
+    );
 }
 
 #[test]
