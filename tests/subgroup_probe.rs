@@ -119,7 +119,7 @@ fn subgroup_operations_are_right_at_the_adapters_size() {
     assert!(
         (info.subgroup_min_size as usize..=info.subgroup_max_size as usize).contains(&size)
             && size.is_power_of_two()
-            && LANES % size == 0,
+            && LANES.is_multiple_of(size),
         "subgroup size {size} outside the adapter's {}..{}",
         info.subgroup_min_size,
         info.subgroup_max_size
