@@ -407,6 +407,23 @@ fn run(
             let sim = Simulator::gpu(&ctx, rods, state, params)
                 .map_err(gpu_hint)
                 .with_context(|| path.display().to_string())?;
+            if let Simulator::Gpu { sim: gpu, .. } = &sim {
+                // A driver that compiles a pipeline as it is made (NVIDIA's)
+                // takes its time here, up to minutes the first time, rather
+                // than in a first step that shows no progress.
+                let t = Instant::now();
+                eprint!("GPU: compiling the {} kernels…", gpu.form());
+                gpu.compile_kernels();
+                eprintln!(
+                    " {:.1} s (drivers keep compiled kernels for later runs{})",
+                    t.elapsed().as_secs_f64(),
+                    if ctx.info.device_type == wgpu::DeviceType::Cpu {
+                        "; a software driver may finish them at their first dispatch"
+                    } else {
+                        ""
+                    }
+                );
+            }
             (sim, Some(ctx.describe()))
         }
         _ => {

@@ -56,6 +56,22 @@ fn gpu_run_twists_like_the_cpu() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("backend: gpu on "), "{stderr}");
+    // The kernels compiled before the first step, and said so with the time
+    // it took (on NVIDIA's driver, minutes the first time).
+    let compiled = stderr
+        .lines()
+        .find(|l| l.starts_with("GPU: compiling the ") && l.contains(" kernels… "))
+        .unwrap_or_else(|| panic!("no compile line: {stderr}"));
+    let secs: f64 = compiled
+        .split(" kernels… ")
+        .nth(1)
+        .unwrap()
+        .split(" s (")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|e| panic!("{compiled}: {e}"));
+    assert!(secs >= 0.0, "{compiled}");
     let gpu = json.expect("result written");
     assert_eq!(gpu["backend"], "gpu");
     assert!(!gpu["adapter"].as_str().unwrap().is_empty());
