@@ -60,8 +60,9 @@
 #                              profile step may take (default 90)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-times bench-target bench-layouts
-#                              bench-splat profile bench-gpu bench-cpu
-#                              bench-packs bench-forms bench-stencil
+#                              bench-splat profile probe-tridiagonal
+#                              bench-gpu bench-cpu bench-packs bench-forms
+#                              bench-stencil
 #                              (default: all, in that order); a few a
 #                              call split the measurement over several
 #                              calls of a tool with a time limit per
@@ -279,7 +280,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-times bench-target bench-layouts bench-splat profile bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-times bench-target bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -618,6 +619,17 @@ profile_kernels() {
     return "$rc"
 }
 wanted profile && step profile profile_kernels
+
+# One tridiagonal solve a strand (the core of the projection's and the
+# twist's Newton steps) in the three shapes a form could give it, on the
+# same systems, checked against f64 and timed (tests/gpu_tridiagonal_probe.rs):
+# walked by an invocation a strand (strands one after another, and
+# interleaved by 8), cyclic reduction through workgroup memory with a
+# barrier a level (the packed forms), and by subgroup shuffles, a strand a
+# subgroup (the design not built). 8 and 32 rows, 32000 strands (1000
+# when quick): whether a strand spread over a warp's lanes beats the walk
+# on this GPU before anyone builds a form on it.
+wanted probe-tridiagonal && step probe-tridiagonal run_test gpu_tridiagonal_probe --ignored --nocapture --test-threads 1
 
 # The benchmark: GPU up to 4 M vertices, CPU at the small sizes. The
 # steps other than the target's time each row once (`--no-shares`): timing a
