@@ -412,10 +412,13 @@ fn run(
                 // takes its time here, up to minutes the first time, rather
                 // than in a first step that shows no progress.
                 let t = Instant::now();
-                eprint!("GPU: compiling the {} kernels…", gpu.form());
+                eprint!(
+                    "GPU: compiling the {} kernels…",
+                    gpu.form().effective(gpu.params())
+                );
                 gpu.compile_kernels();
                 eprintln!(
-                    " {:.1} s (drivers keep compiled kernels for later runs{})",
+                    " {:.1} s (most drivers cache compiled kernels for later runs{})",
                     t.elapsed().as_secs_f64(),
                     if ctx.info.device_type == wgpu::DeviceType::Cpu {
                         "; a software driver may finish them at their first dispatch"
