@@ -527,7 +527,7 @@ wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" -
 # throughput against the card's peak, and L1 wavefronts and sectors a
 # request (a warp walking 32 rods laid out one after another touches 32
 # lines a load: if those requests are what a step waits on, the interleaved
-# layout, 4 to 8 lines a load, is the remedy). Whether ncu profiles Vulkan
+# layout, 4 to 16 lines a load by the element's size, is the remedy). Whether ncu profiles Vulkan
 # compute dispatches, and by what names, is not known here: where it
 # profiles no kernel named substep* in the first workload, a second run
 # takes the 8 dispatches after the bench's copy measurement, of any name,

@@ -378,12 +378,8 @@ impl Probe {
         let mut t: Vec<f64> = (0..5).map(|_| run(repeats) / repeats as f64).collect();
         t.sort_by(f64::total_cmp);
         let ms = t[2];
-        read.slice(..)
-            .map_async(wgpu::MapMode::Read, |r| r.unwrap());
-        d.poll(wgpu::PollType::wait_indefinitely()).unwrap();
         let got: Vec<f32> =
-            bytemuck::cast_slice(&read.slice(..).get_mapped_range().unwrap()).to_vec();
-        read.unmap();
+            bytemuck::cast_slice(&strands::gpu::read_mapped(d, &read, x_bytes)).to_vec();
         let x = (0..strands * n).map(|k| got[order(k / n, k % n)]).collect();
         (x, ms)
     }

@@ -113,11 +113,8 @@ fn subgroup_operations_are_right_at_the_adapters_size() {
     }
     encoder.copy_buffer_to_buffer(&out, 0, &read, 0, bytes);
     queue.submit([encoder.finish()]);
-    read.slice(..)
-        .map_async(wgpu::MapMode::Read, |r| r.unwrap());
-    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
     let words: Vec<u32> =
-        bytemuck::cast_slice(&read.slice(..).get_mapped_range().unwrap()).to_vec();
+        bytemuck::cast_slice(&strands::gpu::read_mapped(&device, &read, bytes)).to_vec();
 
     let size = words[0] as usize;
     assert!(
