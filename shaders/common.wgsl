@@ -90,6 +90,7 @@ struct Step {
     projection: u32,        // PROJECTION_* (shaders/substep.wgsl)
     splat: u32,             // SPLAT_*: the form's own splat, or the sorted splat's kernels (shaders/grid_sort.wgsl)
     sorted_run: u32,        // slots an invocation of grid_splat_sorted walks
+    substeps: u32,          // substeps of the frame (`frame_rod`'s loop, shaders/frame.wgsl)
     // Pose of collider k's anchor at `time` and at `time + h` (the pose
     // slots above, per collider rather than per anchor): every vertex reads
     // them, so they are uniform, where a software adapter reads a value
@@ -266,6 +267,36 @@ struct Scratch {
 @group(0) @binding(1) var<storage, read> rods: array<Rod>;
 @group(0) @binding(2) var<storage, read> rest: array<VertexRest>;
 @group(0) @binding(4) var<storage, read> poses: array<Pose>;
+
+// BEGIN substep values from the uniform
+// What changes from one substep of a frame to the next, read where a kernel
+// runs one substep: from `params`, bound at that substep's entry. The
+// module of the whole-frame kernel replaces this block with
+// shaders/frame.wgsl, which reads them from the frame's table of steps.
+fn step_wind_phase() -> f32 {
+    return params.wind_phase;
+}
+
+fn step_slot_start() -> u32 {
+    return params.slot_start;
+}
+
+fn step_slot_end() -> u32 {
+    return params.slot_end;
+}
+
+fn step_collider_start(j: u32) -> Pose {
+    return params.collider_start[j];
+}
+
+fn step_collider_end(j: u32) -> Pose {
+    return params.collider_end[j];
+}
+
+fn step_collider_now(j: u32) -> ColliderNow {
+    return params.collider_now[j];
+}
+// END substep values
 
 // State. Each kernel's pipeline layout holds only the bindings it uses, so
 // no staged kernel binds more than 8 storage buffers (WebGPU's default limit);

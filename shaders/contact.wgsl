@@ -49,7 +49,7 @@ struct ColliderAt {
 var<private> collider_table: array<ColliderAt, TABLE_COLLIDERS>;
 
 fn collider_at(j: u32) -> ColliderAt {
-    return ColliderAt(colliders.items[j], params.collider_start[j], params.collider_end[j], params.collider_now[j]);
+    return ColliderAt(colliders.items[j], step_collider_start(j), step_collider_end(j), step_collider_now(j));
 }
 
 // Every kernel that runs contact calls this first (once, outside its loops).

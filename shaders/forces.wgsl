@@ -150,7 +150,7 @@ struct StepForces {
 }
 
 fn step_forces() -> StepForces {
-    return StepForces(params.gravity.xyz, params.wind, params.gust, params.wind_phase);
+    return StepForces(params.gravity.xyz, params.wind, params.gust, step_wind_phase());
 }
 
 // Air velocity at x: U + g d̂ sin(2π(f t − d̂·x/λ)) (src/params.rs `Wind::at`).

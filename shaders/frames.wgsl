@@ -58,7 +58,7 @@ fn transport_edge(e: u32, xa: Position, xb: Position, prev: Transported) -> Tran
 }
 
 fn clamp_twist_edge(c: u32, e: u32) {
-    let m1 = pose_vector(anchor_pose(clamps[c].anchor, params.slot_end), clamps[c].local_m1.xyz);
+    let m1 = pose_vector(anchor_pose(clamps[c].anchor, step_slot_end()), clamps[c].local_m1.xyz);
     let a = signed_angle(frame[vertex_slot(e)].ref_u.xyz, m1, frame[vertex_slot(e)].tangent.xyz);
     frame[vertex_slot(e)].tangent.w = unwrap_angle(a, frame[vertex_slot(e)].tangent.w);
 }

@@ -204,7 +204,7 @@ fn splat_window_flush(w: ptr<function, SplatWindow>, g: GridGroup) {}
 
 // Index in `grid_groups` of a group's grid at this substep.
 fn grid_group_slot(group: u32) -> u32 {
-    return params.slot_start * params.group_count + group;
+    return step_slot_start() * params.group_count + group;
 }
 
 fn grid_group_now(group: u32) -> GridGroup {

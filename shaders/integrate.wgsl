@@ -48,7 +48,7 @@ fn integrate_anchored_vertex(v: u32, c: u32, slot: u32) {
     if (slot == 1u) {
         local = clamps[c].local_pos1.xyz;
     }
-    let x = position_at(pose_point(anchor_pose(clamps[c].anchor, params.slot_end), local, rods[rest[vertex_slot(v)].rod].origin.xyz));
+    let x = position_at(pose_point(anchor_pose(clamps[c].anchor, step_slot_end()), local, rods[rest[vertex_slot(v)].rod].origin.xyz));
     vel_store(v, vec4<f32>(displacement(old, x) / params.h, vel_load(v).w));
     pos_set(v, x);
     pos_unc_store(v, x);

@@ -412,10 +412,7 @@ fn run(
                 // takes its time here, up to minutes the first time, rather
                 // than in a first step that shows no progress.
                 let t = Instant::now();
-                eprint!(
-                    "GPU: compiling the {} kernels…",
-                    gpu.form().effective(gpu.params())
-                );
+                eprint!("GPU: compiling the {} kernels…", gpu.running_form());
                 gpu.compile_kernels();
                 eprintln!(
                     " {:.1} s (most drivers cache compiled kernels for later runs{})",

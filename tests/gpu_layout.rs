@@ -17,6 +17,31 @@ fn module() -> naga::Module {
     parse(SHADER_SOURCE)
 }
 
+/// The module each kernel is built from on a device without optional
+/// features (`Kernel::source`): `SHADER_SOURCE`'s, or the whole-frame
+/// kernel's variant, which alone holds `frame_rod`.
+struct Modules {
+    default: naga::Module,
+    frame: naga::Module,
+}
+
+impl Modules {
+    fn new() -> Modules {
+        Modules {
+            default: module(),
+            frame: parse(&Kernel::FrameRod.source()),
+        }
+    }
+
+    fn of(&self, k: Kernel) -> &naga::Module {
+        if k.is_frame() {
+            &self.frame
+        } else {
+            &self.default
+        }
+    }
+}
+
 fn validate(m: &naga::Module, source: &str) {
     validate_with(m, source, naga::valid::Capabilities::empty());
 }
@@ -118,6 +143,7 @@ fn grid_i64_variant_validates_where_64_bit_atomics_are() {
         wide_positions: true,
         approximate_math: true,
         pack: strands::gpu::pack::PackShape::ALL[0],
+        frame: true,
     });
     validate_with(&parse(&all), &all, caps | Caps::FLOAT64);
     let grid_scalar = |m: &naga::Module| {
@@ -226,6 +252,7 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
         wide_positions: true,
         approximate_math: true,
         pack: strands::gpu::pack::PackShape::ALL[0],
+        frame: true,
     });
     validate_with(
         &parse(&all),
@@ -268,11 +295,14 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
 
 #[test]
 fn shaders_validate_with_naga() {
-    let m = module();
-    validate(&m, SHADER_SOURCE);
-    // Every kernel the simulator dispatches is a compute entry point.
+    let modules = Modules::new();
+    validate(&modules.default, SHADER_SOURCE);
+    validate(&modules.frame, &Kernel::FrameRod.source());
+    // Every kernel the simulator dispatches is a compute entry point of
+    // the module it is built from.
     for k in Kernel::ALL {
-        let ep = m
+        let ep = modules
+            .of(k)
             .entry_points
             .iter()
             .find(|ep| ep.name == k.entry_point())
@@ -330,14 +360,23 @@ fn rust_structs_match_wgsl_layout() {
 /// validator reports every global an entry point reaches, through calls.
 #[test]
 fn kernel_bindings_match_what_each_entry_point_uses() {
-    let m = module();
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::empty(),
-    )
-    .validate(&m)
-    .unwrap();
+    let modules = Modules::new();
+    let info_of = |m: &naga::Module| {
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(m)
+        .unwrap()
+    };
+    let (info_default, info_frame) = (info_of(&modules.default), info_of(&modules.frame));
     for k in Kernel::ALL {
+        let m = modules.of(k);
+        let info = if k.is_frame() {
+            &info_frame
+        } else {
+            &info_default
+        };
         let (i, _) = m
             .entry_points
             .iter()
@@ -422,7 +461,7 @@ fn workgroup_bytes(m: &naga::Module, name: &str) -> usize {
 /// some (one workgroup per pack: `Kernel::per_pack`).
 #[test]
 fn workgroup_memory_fits_the_default_limit() {
-    let m = module();
+    let modules = Modules::new();
     let resident_source = shader_variant(Variant {
         resident: true,
         ..Variant::default()
@@ -432,7 +471,11 @@ fn workgroup_memory_fits_the_default_limit() {
     assert_eq!(limit, 16384);
     for k in Kernel::ALL {
         let bytes = workgroup_bytes(
-            if k.is_resident() { &resident } else { &m },
+            if k.is_resident() {
+                &resident
+            } else {
+                modules.of(k)
+            },
             k.entry_point(),
         );
         eprintln!("{}: {bytes} bytes of workgroup memory", k.entry_point());
@@ -519,7 +562,9 @@ fn pack_shape_variants_size_the_packed_kernels() {
                 .unwrap_or_else(|| panic!("no entry point {}", k.entry_point()))
                 .workgroup_size
         };
-        for k in Kernel::ALL {
+        // (The whole-frame kernel, in a module of its own, walks rods:
+        // `WORKGROUP` wide in every shape, `shaders_validate_with_naga`.)
+        for k in Kernel::ALL.into_iter().filter(|k| !k.is_frame()) {
             if k.per_pack() {
                 assert_eq!(size(&m, k), [shape.invocations(), 1, 1], "{k:?}");
             } else {
@@ -570,6 +615,7 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
         wide_positions: false,
         approximate_math: false,
         pack: Default::default(),
+        frame: false,
     });
     validate_with(&parse(&both), &both, naga::valid::Capabilities::FLOAT64);
     assert!(both.contains("alias real = f64;") && both.contains(RESIDENT_SOURCE));
@@ -588,6 +634,70 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
         let name = k.entry_point();
         let grown = workgroup_bytes(&resident, name) - workgroup_bytes(&buffer, name);
         assert_eq!(grown, 24 * rows, "{name}");
+    }
+}
+
+/// The whole-frame kernel's module (`shader_variant` with `frame`) is the
+/// default with the block of a substep's changing values replaced by
+/// shaders/frame.wgsl and nothing else; it validates (with the f64 stencil
+/// too); it defines every accessor of that block with the same signature,
+/// so that every stage reads the substep's values through the frame's
+/// table, and no stage reads them from `params` directly (where the whole
+/// frame's dispatch would see its first substep's); and only it holds
+/// `frame_rod`, which no other module's build can therefore run.
+#[test]
+fn frame_variant_reads_each_substeps_values_from_the_frames_table() {
+    use strands::gpu::layout::{FRAME_MARKERS, FRAME_SOURCE};
+    let source = Kernel::FrameRod.source();
+    assert_only_block_replaced(&source, FRAME_MARKERS, FRAME_SOURCE);
+    let m = parse(&source);
+    validate(&m, &source);
+    let f64 = shader_variant(Variant {
+        stencil_f64: true,
+        frame: true,
+        ..Variant::default()
+    });
+    validate_with(&parse(&f64), &f64, naga::valid::Capabilities::FLOAT64);
+    let default = module();
+    let has = |m: &naga::Module, name: &str| m.entry_points.iter().any(|e| e.name == name);
+    assert!(has(&m, "frame_rod") && !has(&default, "frame_rod"));
+    // The accessors' signatures, in each block.
+    let signatures = |block: &str| -> Vec<String> {
+        let mut s: Vec<String> = block
+            .lines()
+            .filter(|l| l.starts_with("fn step_"))
+            .map(|l| l.to_string())
+            .collect();
+        s.sort();
+        s
+    };
+    let start = SHADER_SOURCE.find(FRAME_MARKERS[0]).unwrap();
+    let end = SHADER_SOURCE.find(FRAME_MARKERS[1]).unwrap();
+    let ours = signatures(&SHADER_SOURCE[start..end]);
+    assert_eq!(ours.len(), 6, "{ours:?}");
+    assert_eq!(signatures(FRAME_SOURCE), ours);
+    // Outside the block, `params`' changing members are read through
+    // the accessors alone.
+    let outside = format!("{}{}", &SHADER_SOURCE[..start], &SHADER_SOURCE[end..]);
+    for member in [
+        "wind_phase",
+        "slot_start",
+        "slot_end",
+        "collider_start",
+        "collider_end",
+        "collider_now",
+        "time",
+    ] {
+        let read = format!("params.{member}");
+        let code: Vec<&str> = outside
+            .lines()
+            .map(|l| l.split("//").next().unwrap())
+            .filter(|l| l.contains(&read))
+            .collect();
+        assert!(
+            code.is_empty(),
+            "{read} read outside the accessors: {code:?}"
+        );
     }
 }
 
@@ -668,7 +778,7 @@ fn kernels_are_dispatched_over_what_they_index() {
     for k in Kernel::ALL {
         assert_eq!(
             k.domain(),
-            wgsl_domain(SHADER_SOURCE, k.entry_point()),
+            wgsl_domain(&k.source(), k.entry_point()),
             "{}",
             k.entry_point()
         );

@@ -154,15 +154,22 @@ fn sector_floor_bounds() {
 /// (sampled sparsely, not counted).
 #[test]
 fn traced_accesses_agree_with_naga() {
-    let m = naga::front::wgsl::parse_str(SHADER_SOURCE).unwrap();
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::empty(),
-    )
-    .validate(&m)
-    .unwrap();
+    let validated = |source: &str| {
+        let m = naga::front::wgsl::parse_str(source).unwrap();
+        let info = naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&m)
+        .unwrap();
+        (m, info)
+    };
+    let default = validated(SHADER_SOURCE);
+    // The whole-frame kernel's entry point is in its own module only.
+    let frame = validated(&Kernel::FrameRod.source());
     let model = TrafficModel::from_shaders();
     for k in Kernel::ALL {
+        let (m, info) = if k.is_frame() { &frame } else { &default };
         let i = m
             .entry_points
             .iter()

@@ -58,6 +58,9 @@ pub struct Buffers {
     pub clamps: wgpu::Buffer,
     /// Every anchor's pose at each substep boundary of a frame.
     pub poses: wgpu::Buffer,
+    /// The frame's phase-0 `GpuStep`s one after the other, for the
+    /// whole-frame kernel (`binding::FRAME_STEPS`).
+    pub frame_steps: wgpu::Buffer,
     /// Positions (`GpuPosition`), relative to each rod's origin.
     pub pos: wgpu::Buffer,
     /// Velocities (m/s); w the chatter count.
@@ -284,6 +287,14 @@ fn poses(device: &wgpu::Device, anchors: usize, substeps: u32) -> wgpu::Buffer {
     )
 }
 
+fn frame_steps(device: &wgpu::Device, substeps: u32) -> wgpu::Buffer {
+    zeroed(
+        device,
+        "frame_steps",
+        (substeps as usize * size_of::<GpuStep>()) as u64,
+    )
+}
+
 fn grid_groups(device: &wgpu::Device, groups: usize, substeps: u32) -> wgpu::Buffer {
     zeroed(
         device,
@@ -329,6 +340,7 @@ impl Buffers {
         );
         let clamps = init("clamps", bytemuck::cast_slice(&packing.clamps));
         let poses = poses(device, anchors, substeps);
+        let frame_steps = frame_steps(device, substeps);
         let pos = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("pos"),
             size: positions,
@@ -420,6 +432,7 @@ impl Buffers {
             rest,
             clamps,
             poses,
+            frame_steps,
             pos,
             grid_groups,
         };
@@ -539,11 +552,12 @@ impl Buffers {
             binding::GRID_CELLS => &self.grid_cells,
             binding::GRID_SORT => &self.grid_sort,
             binding::WORLD_POS => &self.world_pos,
+            binding::FRAME_STEPS => &self.frame_steps,
             _ => unreachable!("binding {b} is not a state buffer"),
         }
     }
 
-    /// Grow the `steps`, `poses` and `grid_groups` buffers to hold
+    /// Grow the `steps`, `poses`, `frame_steps` and `grid_groups` buffers to hold
     /// `substeps` substeps of `anchors` anchors and `groups` interaction
     /// groups, rebinding what they are bound in; nothing when they do.
     pub fn ensure_capacity(
@@ -562,6 +576,7 @@ impl Buffers {
         let a = anchors.max(self.capacity.1);
         self.steps = uniform_steps(device, self.step_stride, n);
         self.poses = poses(device, a, n);
+        self.frame_steps = frame_steps(device, n);
         self.grid_groups = grid_groups(device, groups, n);
         self.bind(device, pipelines);
         self.capacity = (n, a);
@@ -608,6 +623,7 @@ impl Buffers {
             &self.rest,
             &self.clamps,
             &self.poses,
+            &self.frame_steps,
             &self.pos,
             &self.vel,
             &self.pos_unc,

@@ -60,8 +60,9 @@ pub struct GpuStep {
     /// Slots an invocation of `grid_splat_sorted` walks
     /// (`schedule::Splat::Sorted`'s run).
     pub sorted_run: u32,
-    /// Padding to WGSL's 16-byte alignment of the arrays that follow.
-    pub _pad: u32,
+    /// Substeps of the frame: the loop of the whole-frame kernel
+    /// (`Kernel::FrameRod`, shaders/frame.wgsl).
+    pub substeps: u32,
     /// Pose of collider k's anchor at `time` (uniform: read by every
     /// vertex, see shaders/common.wgsl).
     pub collider_start: [GpuPose; crate::contact::MAX_COLLIDERS],
@@ -470,6 +471,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 projection,
                 splat,
                 sorted_run,
+                substeps,
                 collider_start,
                 collider_end,
                 collider_now
@@ -582,6 +584,18 @@ pub const RESIDENT_MARKERS: [&str; 2] = [
     "// END positions in the buffer\n",
 ];
 
+/// shaders/frame.wgsl: the whole-frame kernel `frame_rod` and the
+/// accessors of a substep's changing values that read them from the
+/// frame's table of steps, for its module (`Variant::frame`).
+pub const FRAME_SOURCE: &str = include_str!("../../shaders/frame.wgsl");
+
+/// The first and last lines of the block of shaders/common.wgsl that
+/// `FRAME_SOURCE` replaces (the accessors reading `params`).
+pub const FRAME_MARKERS: [&str; 2] = [
+    "// BEGIN substep values from the uniform\n",
+    "// END substep values\n",
+];
+
 /// shaders/grid_i64.wgsl: the grid's accumulators as 64-bit atomics, for
 /// devices with `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`.
 pub const GRID_I64_SOURCE: &str = include_str!("../../shaders/grid_i64.wgsl");
@@ -633,6 +647,10 @@ pub struct Variant {
     /// The packs' shape (`pack::PackShape`): the constants of shaders/
     /// project_pack.wgsl's `pack shape` block.
     pub pack: super::pack::PackShape,
+    /// A substep's changing values from the frame's table of steps
+    /// (shaders/frame.wgsl, with the whole-frame kernel `frame_rod`) in
+    /// place of `params` (the module of `Kernel::FrameRod`).
+    pub frame: bool,
 }
 
 /// The first and last lines of the block of shaders/project_pack.wgsl
@@ -656,6 +674,9 @@ pub fn shader_variant(variant: Variant) -> std::borrow::Cow<'static, str> {
     };
     if variant.resident {
         replace(RESIDENT_MARKERS, RESIDENT_SOURCE);
+    }
+    if variant.frame {
+        replace(FRAME_MARKERS, FRAME_SOURCE);
     }
     if variant.wide_positions {
         replace(POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE);
@@ -919,6 +940,12 @@ pub enum Kernel {
     SubstepFinishRod,
     /// `Substep`, walked.
     SubstepRod,
+    /// Every substep of a frame in one dispatch, `SubstepRod`'s walk in a
+    /// loop over the frame's substeps, each invocation taking its rod
+    /// through them all (`Form::WalkedFrame`, without hair–hair
+    /// interaction; shaders/frame.wgsl, built from its own module:
+    /// `Kernel::is_frame`).
+    FrameRod,
 }
 
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
@@ -970,6 +997,10 @@ pub mod binding {
     /// The sorted splat's per-vertex words: cells, ranks, then the sorted
     /// vertices (`grid_sort_words`).
     pub const GRID_SORT: u32 = 21;
+    /// The frame's `Step`s one after the other (`GpuStep`, phase 0), which
+    /// the whole-frame kernel reads a substep's changing values from
+    /// (shaders/frame.wgsl).
+    pub const FRAME_STEPS: u32 = 22;
 }
 
 /// Words of the `grid_dispatch` buffer for `groups` interaction groups: the
@@ -1052,7 +1083,9 @@ pub enum BindingKind {
 pub fn binding_kind(b: u32) -> BindingKind {
     use binding::*;
     match b {
-        SRC | CLAMPS | GRID_VERTEX | GRID_GROUPS => BindingKind::Storage { read_only: true },
+        SRC | CLAMPS | GRID_VERTEX | GRID_GROUPS | FRAME_STEPS => {
+            BindingKind::Storage { read_only: true }
+        }
         COLLIDERS => BindingKind::Uniform,
         SDF => BindingKind::Texture3d,
         _ => BindingKind::Storage { read_only: false },
@@ -1064,7 +1097,7 @@ pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
     /// Every kernel, in the order the pipelines are built.
-    pub const ALL: [Kernel; 37] = [
+    pub const ALL: [Kernel; 38] = [
         Kernel::Frames,
         Kernel::FramesRod,
         Kernel::Twist,
@@ -1102,6 +1135,7 @@ impl Kernel {
         Kernel::SubstepStartRod,
         Kernel::SubstepFinishRod,
         Kernel::SubstepRod,
+        Kernel::FrameRod,
     ];
 
     /// The kernel's entry point in the WGSL module.
@@ -1144,6 +1178,7 @@ impl Kernel {
             Kernel::SubstepStartRod => "substep_start_rod",
             Kernel::SubstepFinishRod => "substep_finish_rod",
             Kernel::SubstepRod => "substep_rod",
+            Kernel::FrameRod => "frame_rod",
         }
     }
 
@@ -1157,7 +1192,7 @@ impl Kernel {
             Frames | Twist | Forces | ProjectFast | ProjectShake | ContactPacked | SubstepStart
             | SubstepFinish | Substep => Domain::Pack,
             FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod
-            | SubstepStartRod | SubstepFinishRod | SubstepRod => Domain::Rod,
+            | SubstepStartRod | SubstepFinishRod | SubstepRod | FrameRod => Domain::Rod,
             GridVelocity => Domain::Node,
             GridCellScan => Domain::CellRuns,
             GridVelocityBox => Domain::Region,
@@ -1213,7 +1248,28 @@ impl Kernel {
                 | Kernel::SubstepStartRod
                 | Kernel::SubstepFinishRod
                 | Kernel::SubstepRod
+                | Kernel::FrameRod
         )
+    }
+
+    /// True for the whole-frame kernel, built from the module whose
+    /// substep values come from the frame's table rather than `params`
+    /// (`shader_variant` with `frame`); its entry point is in that module
+    /// only (`Kernel::source`).
+    pub fn is_frame(self) -> bool {
+        self == Kernel::FrameRod
+    }
+
+    /// The WGSL of the module the kernel is built from on a device without
+    /// the optional features: `SHADER_SOURCE`, or for the whole-frame
+    /// kernel its variant (`is_frame`). (The packed fused kernels' module
+    /// keeps their positions in workgroup memory but reads and writes the
+    /// same bindings as `SHADER_SOURCE`'s entry points of their names.)
+    pub fn source(self) -> std::borrow::Cow<'static, str> {
+        shader_variant(Variant {
+            frame: self.is_frame(),
+            ..Variant::default()
+        })
     }
 
     /// True for the packed fused substep kernels, built from the module in
@@ -1340,6 +1396,20 @@ impl Kernel {
             Kernel::Substep | Kernel::SubstepRod => &[
                 POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, STATS, CONTACTS, COLLIDERS, SDF,
                 POS_START,
+            ],
+            Kernel::FrameRod => &[
+                POS,
+                VEL,
+                POS_UNC,
+                FRAME,
+                CLAMPS,
+                SCRATCH,
+                STATS,
+                CONTACTS,
+                COLLIDERS,
+                SDF,
+                POS_START,
+                FRAME_STEPS,
             ],
         }
     }

@@ -632,6 +632,7 @@ impl GpuContext {
                         wide_positions: self.wide_positions,
                         approximate_math: self.approximate_math,
                         pack,
+                        frame: false,
                     },
                 ))
             })

@@ -101,8 +101,8 @@ pub struct Pipelines {
     /// `Pipelines::has`), with its pipeline once compiled.
     kernels: HashMap<Kernel, LazyKernel>,
     /// The shader modules compiled so far, by (resident positions, 64-bit
-    /// words).
-    modules: Mutex<HashMap<(bool, bool), wgpu::ShaderModule>>,
+    /// words, the whole-frame kernel's substep values).
+    modules: Mutex<HashMap<(bool, bool, bool), wgpu::ShaderModule>>,
     device: wgpu::Device,
     /// The WGSL override constants of every pipeline.
     constants: Vec<(&'static str, f64)>,
@@ -199,7 +199,7 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
     // runs forever. Every loop in shaders/ ends: each `for` counts over a
     // range fixed when it starts (a rod's vertices or edges, 3 or more
     // vertices by src/build.rs, so that `vertex_count − 2` does not wrap;
-    // a pack's rows; the colliders; the grid groups; a doubling scan's levels, over
+    // a pack's rows; the colliders; the grid groups; a frame's substeps; a doubling scan's levels, over
     // at most `PACK_ROWS` rows, far from where the doubling could wrap) or
     // clears one bit of a mask per pass whose lowest bit only rises
     // (contact's colliders, the splat window's corners); the fast
@@ -290,31 +290,37 @@ impl Pipelines {
     }
 
     /// The module the kernels are compiled from, with or without resident
-    /// positions (the packed fused kernels, shaders/resident.wgsl), and
-    /// with 64-bit words where the variant has them and the kernel gains by
-    /// them (`Kernel::wide_positions_pay`); each compiled once.
+    /// positions (the packed fused kernels, shaders/resident.wgsl), with
+    /// 64-bit words where the variant has them and the kernel gains by
+    /// them (`Kernel::wide_positions_pay`), and for the whole-frame kernel
+    /// with its substep values from the frame's table (`Kernel::is_frame`,
+    /// shaders/frame.wgsl); each compiled once.
     fn module(&self, resident: bool, kernel: Kernel) -> wgpu::ShaderModule {
         let wide = self.variant.wide_positions && kernel.wide_positions_pay();
+        let frame = kernel.is_frame();
         let mut modules = self
             .modules
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         modules
-            .entry((resident, wide))
+            .entry((resident, wide, frame))
             .or_insert_with(|| {
                 let v = Variant {
                     resident,
                     wide_positions: wide,
+                    frame,
                     ..self.variant
                 };
                 kernels_module(
                     &self.device,
                     wgpu::ShaderModuleDescriptor {
-                        label: Some(match (resident, wide) {
-                            (false, false) => "strands",
-                            (false, true) => "strands (64-bit words)",
-                            (true, false) => "strands (resident positions)",
-                            (true, true) => "strands (resident positions, 64-bit words)",
+                        label: Some(match (resident, wide, frame) {
+                            (false, false, false) => "strands",
+                            (false, true, false) => "strands (64-bit words)",
+                            (true, false, false) => "strands (resident positions)",
+                            (true, true, false) => "strands (resident positions, 64-bit words)",
+                            (_, false, true) => "strands (whole frame)",
+                            (_, true, true) => "strands (whole frame, 64-bit words)",
                         }),
                         source: wgpu::ShaderSource::Wgsl(shader_variant(v)),
                     },

@@ -56,13 +56,23 @@ pub enum Form {
     /// than in workgroup memory (shaders/resident.wgsl), to measure what
     /// residency gains on a device. Same limits and schedule as `Fused`.
     FusedBuffer,
+    /// `Form::WalkedFused`'s whole substep in a loop over a frame's
+    /// substeps, one dispatch a frame (`Kernel::FrameRod`): each invocation
+    /// takes its rod through every substep of the frame, so that on a GPU
+    /// a rod's state can stay in the caches from one substep to the next
+    /// rather than be read from memory again. Only where no stage couples
+    /// the rods: with hair–hair interaction the substep runs the walked
+    /// fused halves around the grid, and with Jacobi the walked schedule
+    /// (`substep_schedule`, `frame_in_one_dispatch`).
+    WalkedFrame,
 }
 
 impl Form {
     /// Every form, in the order `strands bench --gpu-form` lists them.
-    pub const ALL: [Form; 5] = [
+    pub const ALL: [Form; 6] = [
         Form::Walked,
         Form::WalkedFused,
+        Form::WalkedFrame,
         Form::Packed,
         Form::Fused,
         Form::FusedBuffer,
@@ -76,6 +86,7 @@ impl Form {
             Form::Packed => "packed",
             Form::Fused => "fused",
             Form::FusedBuffer => "fused-buffer",
+            Form::WalkedFrame => "walked-frame",
         }
     }
 
@@ -86,6 +97,17 @@ impl Form {
         match params.projection {
             Projection::Jacobi { .. } => self.staged(),
             _ => self,
+        }
+    }
+
+    /// The form a substep of `rods` under `params` actually runs in:
+    /// `effective`, and `Form::WalkedFused` for `Form::WalkedFrame` where
+    /// hair–hair interaction couples the rods at every substep (its
+    /// schedule is then walked-fused's: `substep_schedule`).
+    pub fn running(self, rods: &RodSet, params: &SimParams) -> Form {
+        match self.effective(params) {
+            Form::WalkedFrame if rods.interaction.is_active() => Form::WalkedFused,
+            form => form,
         }
     }
 
@@ -102,7 +124,7 @@ impl Form {
     pub fn staged(self) -> Form {
         match self {
             Form::Fused | Form::FusedBuffer | Form::Packed => Form::Packed,
-            Form::WalkedFused | Form::Walked => Form::Walked,
+            Form::WalkedFrame | Form::WalkedFused | Form::Walked => Form::Walked,
         }
     }
 }
@@ -245,6 +267,15 @@ pub fn frames_kernel(packed: bool) -> Kernel {
     }
 }
 
+/// Whether one dispatch runs every substep of a frame: `Form::WalkedFrame`
+/// without hair–hair interaction, whose `substep_schedule` is then that one
+/// dispatch (`Kernel::FrameRod`), encoded once a frame rather than once a
+/// substep. Its bytes in the traffic model are a substep's, as every other
+/// schedule's.
+pub fn frame_in_one_dispatch(rods: &RodSet, params: &SimParams, form: Form) -> bool {
+    form.running(rods, params) == Form::WalkedFrame
+}
+
 /// The dispatches of one substep of `rods` under `params`, in the order of
 /// `cpu::substep`: forces, \[save_start\], integrate, \[grid\], projection,
 /// [contact (vertices, even edges, odd edges), filtered projection,
@@ -276,6 +307,13 @@ pub fn substep_schedule(
             Kernel::SubstepStartRod,
             Kernel::SubstepFinishRod,
             Kernel::SubstepRod,
+        ]),
+        // The halves as walked-fused's with the grid; without it one
+        // dispatch runs the whole frame (`frame_in_one_dispatch`).
+        Form::WalkedFrame => Some([
+            Kernel::SubstepStartRod,
+            Kernel::SubstepFinishRod,
+            Kernel::FrameRod,
         ]),
         _ => None,
     };
@@ -501,6 +539,15 @@ mod tests {
                 SubstepFinishRod
             ]
         );
+        // The whole-frame form runs walked-fused's halves where the grid
+        // couples the rods at every substep.
+        assert_eq!(
+            kernels(&rods, &params, Form::WalkedFrame),
+            kernels(&rods, &params, Form::WalkedFused)
+        );
+        assert!(!frame_in_one_dispatch(&rods, &params, Form::WalkedFrame));
+        assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::WalkedFused);
+        assert_eq!(Form::Fused.running(&rods, &params), Form::Fused);
         // The buffer-positions build of the fused kernels runs the same.
         assert_eq!(
             kernels(&rods, &params, Form::FusedBuffer),
@@ -566,6 +613,16 @@ mod tests {
         assert_eq!(kernels(&rods, &params, Form::Fused), [Substep]);
         assert_eq!(kernels(&rods, &params, Form::FusedBuffer), [Substep]);
         assert_eq!(kernels(&rods, &params, Form::WalkedFused), [SubstepRod]);
+        // One dispatch a frame, only in its own form.
+        assert_eq!(kernels(&rods, &params, Form::WalkedFrame), [FrameRod]);
+        assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::WalkedFrame);
+        for form in Form::ALL {
+            assert_eq!(
+                frame_in_one_dispatch(&rods, &params, form),
+                form == Form::WalkedFrame,
+                "{form}"
+            );
+        }
         params.projection = Projection::Jacobi {
             iterations: 4,
             relaxation: 1.0,
@@ -578,6 +635,13 @@ mod tests {
             kernels(&rods, &params, Form::WalkedFused),
             kernels(&rods, &params, Form::Walked)
         );
+        assert_eq!(
+            kernels(&rods, &params, Form::WalkedFrame),
+            kernels(&rods, &params, Form::Walked)
+        );
+        assert!(!frame_in_one_dispatch(&rods, &params, Form::WalkedFrame));
+        assert_eq!(Form::WalkedFrame.effective(&params), Form::Walked);
+        assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::Walked);
         // What the bench labels such a run with.
         assert_eq!(Form::Fused.effective(&params), Form::Packed);
         assert_eq!(Form::FusedBuffer.effective(&params), Form::Packed);

@@ -17,7 +17,7 @@ use super::layout::{
 };
 use super::packing::{Packing, VertexLayout, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
-use super::schedule::{Dispatch, Form, Splat, substep_schedule};
+use super::schedule::{Dispatch, Form, Splat, frame_in_one_dispatch, substep_schedule};
 use super::{GpuContext, GpuError};
 use crate::contact::MAX_COLLIDERS;
 use crate::cpu::contact::Contact;
@@ -494,7 +494,7 @@ impl GpuSimulator {
                 Splat::Sorted { .. } => SPLAT_SORTED,
             },
             sorted_run: self.sorted_run(),
-            _pad: 0,
+            substeps: self.params.substeps,
             collider_start,
             collider_end,
             collider_now,
@@ -523,6 +523,16 @@ impl GpuSimulator {
             }
         }
         q.write_buffer(&self.buffers.steps, 0, &bytes);
+        // The whole-frame kernel's table: the phase-0 entries one after the
+        // other (it reads the substep's changing values there).
+        if self.frame_in_one_dispatch() {
+            let stride = self.buffers.step_stride as usize;
+            let table: Vec<u8> = (0..substeps as usize)
+                .flat_map(|k| &bytes[2 * k * stride..2 * k * stride + size_of::<GpuStep>()])
+                .copied()
+                .collect();
+            q.write_buffer(&self.buffers.frame_steps, 0, &table);
+        }
         // Each substep's grids, where the CPU puts them: at its end, t + h.
         let groups = &self.rods.interaction.groups;
         if !groups.is_empty() {
@@ -653,9 +663,10 @@ impl GpuSimulator {
     }
 
     /// The form the substeps actually run in: `form`, or its staged twin
-    /// with the Jacobi projection (`Form::effective`).
+    /// with the Jacobi projection, or walked-fused for walked-frame with
+    /// hair–hair interaction (`Form::running`).
     pub fn running_form(&self) -> Form {
-        self.form.effective(&self.params)
+        self.form.running(&self.rods, &self.params)
     }
 
     /// Choose the form of the substep. The fused forms need a device opened
@@ -668,6 +679,7 @@ impl GpuSimulator {
         let kernel = match form.effective(&self.params) {
             Form::Fused | Form::FusedBuffer => Kernel::Substep,
             Form::WalkedFused => Kernel::SubstepRod,
+            Form::WalkedFrame => Kernel::FrameRod,
             Form::Walked | Form::Packed => {
                 self.form = form;
                 return Ok(());
@@ -795,6 +807,21 @@ impl GpuSimulator {
         });
     }
 
+    /// Whether one dispatch runs the whole frame (`schedule::frame_in_one_dispatch`).
+    fn frame_in_one_dispatch(&self) -> bool {
+        frame_in_one_dispatch(&self.rods, &self.params, self.form)
+    }
+
+    /// How many times a frame encodes `substep_schedule`: once a substep,
+    /// or once where its one dispatch runs the whole frame.
+    fn schedules_a_frame(&self) -> u32 {
+        if self.frame_in_one_dispatch() {
+            1
+        } else {
+            self.params.substeps
+        }
+    }
+
     /// Encode substep `k` (its step values already written): the
     /// dispatches of `schedule::substep_schedule`, in the order of
     /// `cpu::substep`.
@@ -835,7 +862,7 @@ impl GpuSimulator {
     /// `step`, with every dispatch in a compute pass of its own between two
     /// timestamps: the GPU time of each dispatch of the substep schedule
     /// (`schedule::substep_schedule`, in its order), summed over the frame's
-    /// substeps (s). A profile, not the frame's time: a pass per dispatch may
+    /// substeps (s; the whole-frame kernel's one dispatch runs them all). A profile, not the frame's time: a pass per dispatch may
     /// add work that one pass does not (`step_timed` is the frame's time).
     /// The state advances exactly as by `step`. `None` when the device has
     /// no `TIMESTAMP_QUERY`.
@@ -864,7 +891,7 @@ impl GpuSimulator {
         });
         let period = self.ctx.queue.get_timestamp_period() as f64 * 1e-9;
         let mut seconds = vec![0.0; schedule.len()];
-        for k in 0..n {
+        for k in 0..self.schedules_a_frame() {
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("profiled substep"),
             });
@@ -883,7 +910,7 @@ impl GpuSimulator {
                 });
                 self.dispatch_in_substep(&mut pass, d, k);
             }
-            if k + 1 == n && self.world_positions {
+            if k + 1 == self.schedules_a_frame() && self.world_positions {
                 let mut pass = encoder.begin_compute_pass(&Default::default());
                 self.dispatch(&mut pass, Kernel::WorldPositions, entry(0, 0));
             }
@@ -946,7 +973,7 @@ impl GpuSimulator {
                     end_of_pass_write_index: Some(1),
                 }),
             });
-            for k in 0..n {
+            for k in 0..self.schedules_a_frame() {
                 self.encode_substep(&mut pass, k);
             }
             if self.world_positions {

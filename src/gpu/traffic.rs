@@ -100,6 +100,9 @@ pub fn elements(group: u32, b: u32, c: &Counts) -> Option<u64> {
         // each of its kernels reaches).
         (1, GRID_CELLS) => super::layout::grid_cells_words(c.nodes as usize) as u64,
         (1, GRID_SORT) => super::layout::grid_sort_words(c.vertices as usize) as u64,
+        // The whole-frame kernel reads one entry a substep, and the model
+        // counts a substep.
+        (1, FRAME_STEPS) => 1,
         _ => panic!("traffic model: no element count for binding ({group}, {b})"),
     })
 }
@@ -208,17 +211,24 @@ enum Part {
 type Access = BTreeMap<Handle<naga::GlobalVariable>, (Vec<Part>, Vec<Part>)>;
 
 impl TrafficModel {
-    /// The model of the simulator's shaders (`layout::SHADER_SOURCE`).
+    /// The model of the simulator's shaders (`layout::SHADER_SOURCE`, and
+    /// the whole-frame kernel's own module: `Kernel::source`).
     pub fn from_shaders() -> TrafficModel {
-        let module = naga::front::wgsl::parse_str(SHADER_SOURCE)
-            .expect("the simulator's shaders parse (tests/gpu_layout.rs)");
-        Self::of_module(&module)
+        let parse = |source: &str| {
+            naga::front::wgsl::parse_str(source)
+                .expect("the simulator's shaders parse (tests/gpu_layout.rs)")
+        };
+        let module = parse(SHADER_SOURCE);
+        let frame = parse(&Kernel::FrameRod.source());
+        Self::of_modules(&module, &frame)
     }
 
-    fn of_module(m: &Module) -> TrafficModel {
+    /// Each kernel's uses traced in `m`, the whole-frame kernel's in `frame`.
+    fn of_modules(module: &Module, frame: &Module) -> TrafficModel {
         let uses = Kernel::ALL
             .iter()
             .map(|&k| {
+                let m = if k.is_frame() { frame } else { module };
                 let ep = m
                     .entry_points
                     .iter()
