@@ -340,8 +340,9 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
 }
 
 /// The kernels in the forms the adapter does not run by default (the fused
-/// walk where the device's limits allow it, `GpuSimulator::default_form`):
-/// the walked stages as separate dispatches, the packed twist solve, frames,
+/// walk where the device's limits allow it, on a CPU adapter with the whole
+/// frame in one dispatch, `GpuSimulator::default_form`): the walked
+/// substep dispatched once a substep and once a frame, the walked stages as separate dispatches, the packed twist solve, frames,
 /// forces, projection and the parallel contact stages, as separate
 /// dispatches and as one `substep` dispatch, over the twisting rod (angles
 /// up to 5π, Newton with line searches every substep) and hair on the
@@ -351,7 +352,13 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
 #[test]
 fn other_kernel_forms_follow_the_same() {
     let default = strands::gpu::GpuSimulator::default_form(&gpu());
-    for form in [Form::Walked, Form::WalkedFused, Form::Packed, Form::Fused] {
+    for form in [
+        Form::Walked,
+        Form::WalkedFused,
+        Form::WalkedFrame,
+        Form::Packed,
+        Form::Fused,
+    ] {
         if form != default {
             twisting_rod_follows_the_same(Some(form));
             moving_head_hair_follows_the_same(Some(form));

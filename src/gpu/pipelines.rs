@@ -199,8 +199,9 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
     // runs forever. Every loop in shaders/ ends: each `for` counts over a
     // range fixed when it starts (a rod's vertices or edges, 3 or more
     // vertices by src/build.rs, so that `vertex_count − 2` does not wrap;
-    // a pack's rows; the colliders; the grid groups; a frame's substeps; a doubling scan's levels, over
-    // at most `PACK_ROWS` rows, far from where the doubling could wrap) or
+    // a pack's rows; the colliders; the grid groups; a frame's substeps; a
+    // doubling scan's levels, over at most `PACK_ROWS` rows, far from where
+    // the doubling could wrap) or
     // clears one bit of a mask per pass whose lowest bit only rises
     // (contact's colliders, the splat window's corners); the fast
     // projection's `while` stops at `fast_max_iterations`, the twist's

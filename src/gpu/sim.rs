@@ -648,17 +648,23 @@ impl GpuSimulator {
     /// The form a simulator on `ctx` starts in: the walked stages fused
     /// into one dispatch a substep (`Form::WalkedFused`) where the device's
     /// limits allow it (`layout::walked_fused_supported`), else the walked
-    /// stages apart (`Form::Walked`). Fastest of the five on lavapipe and
-    /// on an H200, for 32-vertex hair and grass at 1 M vertices (1.48
-    /// ms/substep against 2.04 walked, 2.80 packed, 3.21 fused-buffer and
-    /// 5.37 fused on the H200: docs/BENCHMARKS.md, twenty-second session);
-    /// not measured for long strands, where the packed forms spread a
-    /// strand over a workgroup (`set_form`).
+    /// stages apart (`Form::Walked`). Fastest of the first five on
+    /// lavapipe and on an H200, for 32-vertex hair and grass at 1 M
+    /// vertices (1.48 ms/substep against 2.04 walked, 2.80 packed, 3.21
+    /// fused-buffer and 5.37 fused on the H200: docs/BENCHMARKS.md,
+    /// twenty-second session); not measured for long strands, where the
+    /// packed forms spread a strand over a workgroup (`set_form`). On an
+    /// adapter that is a CPU, the same walk with the whole frame in one
+    /// dispatch where no grid couples the rods (`Form::WalkedFrame`; with
+    /// the grid it runs walked-fused's schedule): the same bits, 2–14 %
+    /// faster on lavapipe (twenty-seventh session); not yet timed on a GPU.
     pub fn default_form(ctx: &GpuContext) -> Form {
-        if super::layout::walked_fused_supported(&ctx.device.limits()) {
-            Form::WalkedFused
-        } else {
+        if !super::layout::walked_fused_supported(&ctx.device.limits()) {
             Form::Walked
+        } else if ctx.info.device_type == wgpu::DeviceType::Cpu {
+            Form::WalkedFrame
+        } else {
+            Form::WalkedFused
         }
     }
 
