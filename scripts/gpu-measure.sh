@@ -59,8 +59,9 @@
 #   STRANDS_MEASURE_PROFILE_TIMEOUT  seconds each Nsight Compute run of the
 #                              profile step may take (default 90)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
-#                              kernel-times bench-target bench-layouts
-#                              bench-splat profile probe-tridiagonal
+#                              kernel-times bench-target bench-frame
+#                              bench-layouts bench-splat profile
+#                              probe-tridiagonal
 #                              bench-gpu bench-cpu bench-packs bench-forms
 #                              bench-stencil
 #                              (default: all, in that order); a few a
@@ -280,7 +281,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-times bench-target bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-times bench-target bench-frame bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -489,6 +490,19 @@ wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --no
 # projection, head contact), without the hair–hair grid.
 wanted bench-target && step bench-target "$strands" bench --min-time "$min_time" --backend gpu --workload hair,hair-nogrid --strands "$timing_strands" \
     --out "$OUT/bench-target.json" --plot "$OUT/bench-target.svg"
+
+# The whole frame in one dispatch where no grid couples the rods, against
+# the same substep dispatched once a substep: `walked-frame` (each
+# invocation takes its rod through every substep of the frame, so that its
+# state can stay in the caches between substeps) against the default
+# walked-fused, and `fused-frame` (a workgroup a pack, the pack's positions
+# in workgroup memory for the whole frame: the design) against
+# fused. The target's `hair-nogrid` (8 substeps a frame) and grass (120),
+# at 1 M vertices (1000 strands when quick). Each gives its twin's bits on
+# lavapipe; walked-frame was 2-14 % faster there (twenty-seventh session).
+wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid,grass --strands "$timing_strands" \
+    --gpu-form walked-fused,walked-frame,fused,fused-frame \
+    --out "$OUT/bench-frame.json" --plot "$OUT/bench-frame.svg"
 
 # The data layouts (README, "The two data layouts"): whether the CPU
 # adapter's choices (64-bit words, interleaved rods, collider tables) help

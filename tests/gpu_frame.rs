@@ -122,30 +122,27 @@ fn run(form: Form, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
     (end, travel)
 }
 
-/// For the fast projection (the default), SHAKE and none: the same
-/// positions, velocities and twist as the substeps dispatched one by one,
-/// bit for bit on a CPU adapter (lavapipe: the same kernel code, compiled
-/// in another module, and LLVM does not contract across it differently).
-/// On a GPU the two modules are compiled apart and a compiler may contract
-/// their inlined arithmetic differently, a few ulps a substep that the
-/// dynamics grow: there the bound is 1e-6 m over one frame, the GPU–CPU
-/// parity bound of a frame, and 1e-5 rad.
-#[test]
-fn whole_frame_dispatch_matches_the_substeps_dispatched_apart() {
+/// For the fast projection (the default), SHAKE and none: `whole` gives
+/// the same positions, velocities and twist as `apart`, its substeps
+/// dispatched one by one, bit for bit on a CPU adapter (lavapipe: the same
+/// kernel code, compiled in another module, and LLVM does not contract
+/// across it differently). On a GPU the two modules are compiled apart and
+/// a compiler may contract their inlined arithmetic differently, a few ulps
+/// a substep that the dynamics grow: there the bound is 1e-6 m over one
+/// frame, the GPU–CPU parity bound of a frame, and 1e-5 rad.
+fn assert_frame_matches(apart: Form, whole: Form) {
     let on_cpu = gpu().info.device_type == wgpu::DeviceType::Cpu;
     let frames = if on_cpu { 3 } else { 1 };
     for method in ["fast", "shake", "none"] {
         let m = format!("sim.projection.method=\"{method}\"");
-        // SHAKE converges on these 1-mm-free segments at 8 substeps;
-        // more substeps would only lengthen the run.
         let set = [m.as_str()];
-        let (apart, travel) = run(Form::WalkedFused, &set, frames);
-        let (whole, _) = run(Form::WalkedFrame, &set, frames);
-        let dx = max_diff(&apart.pos, &whole.pos);
-        let dv = max_diff(&apart.vel, &whole.vel);
-        let dtheta = max_abs_diff(&apart.theta, &whole.theta);
+        let (a, travel) = run(apart, &set, frames);
+        let (w, _) = run(whole, &set, frames);
+        let dx = max_diff(&a.pos, &w.pos);
+        let dv = max_diff(&a.vel, &w.vel);
+        let dtheta = max_abs_diff(&a.theta, &w.theta);
         eprintln!(
-            "{method}: WalkedFused − WalkedFrame {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad; travel {travel:.3e} m"
+            "{method}: {apart} − {whole} {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad; travel {travel:.3e} m"
         );
         assert!(
             travel > 1e-3,
@@ -163,4 +160,19 @@ fn whole_frame_dispatch_matches_the_substeps_dispatched_apart() {
             );
         }
     }
+}
+
+/// The walked substep, an invocation a rod: `frame_rod`.
+#[test]
+fn walked_frame_matches_the_substeps_dispatched_apart() {
+    assert_frame_matches(Form::WalkedFused, Form::WalkedFrame);
+}
+
+/// The packed fused substep, a workgroup a pack of rods (the 24 hairs of
+/// 13 vertices share packs; the strand clamped at its far end too), its
+/// positions resident in workgroup memory for the whole frame:
+/// `frame_pack`.
+#[test]
+fn fused_frame_matches_the_substeps_dispatched_apart() {
+    assert_frame_matches(Form::Fused, Form::FusedFrame);
 }

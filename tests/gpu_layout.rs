@@ -462,28 +462,31 @@ fn workgroup_bytes(m: &naga::Module, name: &str) -> usize {
 #[test]
 fn workgroup_memory_fits_the_default_limit() {
     let modules = Modules::new();
-    let resident_source = shader_variant(Variant {
-        resident: true,
-        ..Variant::default()
-    });
-    let resident = parse(&resident_source);
+    let resident_of = |frame| {
+        parse(&shader_variant(Variant {
+            resident: true,
+            frame,
+            ..Variant::default()
+        }))
+    };
+    let (resident, resident_frame) = (resident_of(false), resident_of(true));
     let limit = wgpu::Limits::default().max_compute_workgroup_storage_size as usize;
     assert_eq!(limit, 16384);
     for k in Kernel::ALL {
         let bytes = workgroup_bytes(
-            if k.is_resident() {
-                &resident
-            } else {
-                modules.of(k)
+            match (k.is_resident(), k.is_frame()) {
+                (true, false) => &resident,
+                (true, true) => &resident_frame,
+                (false, _) => modules.of(k),
             },
             k.entry_point(),
         );
         eprintln!("{}: {bytes} bytes of workgroup memory", k.entry_point());
         if k.is_fused() {
             // What `fused_supported` asks of the device: the whole substep's,
-            // which runs every stage, exactly.
+            // which runs every stage, exactly (and the whole frame's).
             let fused = strands::gpu::layout::FUSED_WORKGROUP_BYTES as usize;
-            if k == Kernel::Substep {
+            if matches!(k, Kernel::Substep | Kernel::FramePack) {
                 assert_eq!(bytes, fused);
             }
             // The walked ones use none, so they are gated on storage
@@ -596,8 +599,10 @@ fn pack_shape_variants_size_the_packed_kernels() {
 /// shaders/resident.wgsl and nothing else; it validates (also with the f64
 /// stencil); its packed fused kernels hold a pack's positions in workgroup
 /// memory, 24 bytes a row (6 KiB more than the same kernels in the buffer
-/// module). (Its other kernels reach the arrays too, through `pos_get`;
-/// only the packed fused ones are built from it, `Kernel::is_resident`.)
+/// module; the whole frame's `frame_pack` likewise in the frame's module
+/// with and without them). (Its other kernels reach the arrays too,
+/// through `pos_get`; only the packed fused ones are built from it,
+/// `Kernel::is_resident`.)
 #[test]
 fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
     use strands::gpu::layout::{RESIDENT_MARKERS, RESIDENT_SOURCE};
@@ -621,6 +626,13 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
     assert!(both.contains("alias real = f64;") && both.contains(RESIDENT_SOURCE));
 
     let buffer = module();
+    // The whole frame's kernel: its own module, with and without them.
+    let frame_resident = parse(&shader_variant(Variant {
+        resident: true,
+        frame: true,
+        ..Variant::default()
+    }));
+    let frame_buffer = parse(&Kernel::FramePack.source());
     let rows = strands::gpu::pack::PACK_ROWS;
     let kernels: Vec<Kernel> = Kernel::ALL
         .into_iter()
@@ -628,11 +640,21 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
         .collect();
     assert_eq!(
         kernels,
-        [Kernel::SubstepStart, Kernel::SubstepFinish, Kernel::Substep]
+        [
+            Kernel::SubstepStart,
+            Kernel::SubstepFinish,
+            Kernel::Substep,
+            Kernel::FramePack
+        ]
     );
     for k in kernels {
         let name = k.entry_point();
-        let grown = workgroup_bytes(&resident, name) - workgroup_bytes(&buffer, name);
+        let (with, without) = if k.is_frame() {
+            (&frame_resident, &frame_buffer)
+        } else {
+            (&resident, &buffer)
+        };
+        let grown = workgroup_bytes(with, name) - workgroup_bytes(without, name);
         assert_eq!(grown, 24 * rows, "{name}");
     }
 }

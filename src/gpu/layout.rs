@@ -946,6 +946,10 @@ pub enum Kernel {
     /// interaction; shaders/frame.wgsl, built from its own module:
     /// `Kernel::is_frame`).
     FrameRod,
+    /// `Substep` in the same loop, one workgroup a pack, the pack's
+    /// positions resident in workgroup memory for the whole frame
+    /// (`Form::FusedFrame`).
+    FramePack,
 }
 
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
@@ -1097,7 +1101,7 @@ pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
     /// Every kernel, in the order the pipelines are built.
-    pub const ALL: [Kernel; 38] = [
+    pub const ALL: [Kernel; 39] = [
         Kernel::Frames,
         Kernel::FramesRod,
         Kernel::Twist,
@@ -1136,6 +1140,7 @@ impl Kernel {
         Kernel::SubstepFinishRod,
         Kernel::SubstepRod,
         Kernel::FrameRod,
+        Kernel::FramePack,
     ];
 
     /// The kernel's entry point in the WGSL module.
@@ -1179,6 +1184,7 @@ impl Kernel {
             Kernel::SubstepFinishRod => "substep_finish_rod",
             Kernel::SubstepRod => "substep_rod",
             Kernel::FrameRod => "frame_rod",
+            Kernel::FramePack => "frame_pack",
         }
     }
 
@@ -1190,7 +1196,7 @@ impl Kernel {
         use Kernel::*;
         match self {
             Frames | Twist | Forces | ProjectFast | ProjectShake | ContactPacked | SubstepStart
-            | SubstepFinish | Substep => Domain::Pack,
+            | SubstepFinish | Substep | FramePack => Domain::Pack,
             FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod
             | SubstepStartRod | SubstepFinishRod | SubstepRod | FrameRod => Domain::Rod,
             GridVelocity => Domain::Node,
@@ -1249,20 +1255,21 @@ impl Kernel {
                 | Kernel::SubstepFinishRod
                 | Kernel::SubstepRod
                 | Kernel::FrameRod
+                | Kernel::FramePack
         )
     }
 
-    /// True for the whole-frame kernel, built from the module whose
+    /// True for the whole-frame kernels, built from the module whose
     /// substep values come from the frame's table rather than `params`
-    /// (`shader_variant` with `frame`); its entry point is in that module
-    /// only (`Kernel::source`).
+    /// (`shader_variant` with `frame`); their entry points are in that
+    /// module only (`Kernel::source`).
     pub fn is_frame(self) -> bool {
-        self == Kernel::FrameRod
+        matches!(self, Kernel::FrameRod | Kernel::FramePack)
     }
 
     /// The WGSL of the module the kernel is built from on a device without
     /// the optional features: `SHADER_SOURCE`, or for the whole-frame
-    /// kernel its variant (`is_frame`). (The packed fused kernels' module
+    /// kernels their variant (`is_frame`). (The packed fused kernels' module
     /// keeps their positions in workgroup memory but reads and writes the
     /// same bindings as `SHADER_SOURCE`'s entry points of their names.)
     pub fn source(self) -> std::borrow::Cow<'static, str> {
@@ -1397,7 +1404,7 @@ impl Kernel {
                 POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, STATS, CONTACTS, COLLIDERS, SDF,
                 POS_START,
             ],
-            Kernel::FrameRod => &[
+            Kernel::FrameRod | Kernel::FramePack => &[
                 POS,
                 VEL,
                 POS_UNC,

@@ -65,17 +65,24 @@ pub enum Form {
     /// fused halves around the grid, and with Jacobi the walked schedule
     /// (`substep_schedule`, `frame_in_one_dispatch`).
     WalkedFrame,
+    /// `Form::Fused`'s whole substep in the same loop over a frame's
+    /// substeps, one workgroup a pack (`Kernel::FramePack`), the pack's
+    /// positions resident in workgroup memory for the whole frame: the
+    /// issue's strand-per-workgroup design with a frame a dispatch. With
+    /// the grid, the fused halves; with Jacobi, the packed schedule.
+    FusedFrame,
 }
 
 impl Form {
     /// Every form, in the order `strands bench --gpu-form` lists them.
-    pub const ALL: [Form; 6] = [
+    pub const ALL: [Form; 7] = [
         Form::Walked,
         Form::WalkedFused,
         Form::WalkedFrame,
         Form::Packed,
         Form::Fused,
         Form::FusedBuffer,
+        Form::FusedFrame,
     ];
 
     /// The form's name on the command line and in reports.
@@ -87,6 +94,7 @@ impl Form {
             Form::Fused => "fused",
             Form::FusedBuffer => "fused-buffer",
             Form::WalkedFrame => "walked-frame",
+            Form::FusedFrame => "fused-frame",
         }
     }
 
@@ -107,6 +115,7 @@ impl Form {
     pub fn running(self, rods: &RodSet, params: &SimParams) -> Form {
         match self.effective(params) {
             Form::WalkedFrame if rods.interaction.is_active() => Form::WalkedFused,
+            Form::FusedFrame if rods.interaction.is_active() => Form::Fused,
             form => form,
         }
     }
@@ -115,7 +124,10 @@ impl Form {
     /// (`Packed` and the fused packed forms) rather than one invocation
     /// walking each rod.
     pub fn packed(self) -> bool {
-        matches!(self, Form::Packed | Form::Fused | Form::FusedBuffer)
+        matches!(
+            self,
+            Form::Packed | Form::Fused | Form::FusedBuffer | Form::FusedFrame
+        )
     }
 
     /// The form's stages as separate dispatches: `Form::Packed` for
@@ -123,7 +135,7 @@ impl Form {
     /// itself.
     pub fn staged(self) -> Form {
         match self {
-            Form::Fused | Form::FusedBuffer | Form::Packed => Form::Packed,
+            Form::Fused | Form::FusedBuffer | Form::FusedFrame | Form::Packed => Form::Packed,
             Form::WalkedFrame | Form::WalkedFused | Form::Walked => Form::Walked,
         }
     }
@@ -268,12 +280,16 @@ pub fn frames_kernel(packed: bool) -> Kernel {
 }
 
 /// Whether one dispatch runs every substep of a frame: `Form::WalkedFrame`
-/// without hair–hair interaction, whose `substep_schedule` is then that one
-/// dispatch (`Kernel::FrameRod`), encoded once a frame rather than once a
+/// or `Form::FusedFrame` without hair–hair interaction, whose
+/// `substep_schedule` is then that one dispatch (`Kernel::FrameRod`,
+/// `Kernel::FramePack`), encoded once a frame rather than once a
 /// substep. Its bytes in the traffic model are a substep's, as every other
 /// schedule's.
 pub fn frame_in_one_dispatch(rods: &RodSet, params: &SimParams, form: Form) -> bool {
-    form.running(rods, params) == Form::WalkedFrame
+    matches!(
+        form.running(rods, params),
+        Form::WalkedFrame | Form::FusedFrame
+    )
 }
 
 /// The dispatches of one substep of `rods` under `params`, in the order of
@@ -303,6 +319,11 @@ pub fn substep_schedule(
         Form::Fused | Form::FusedBuffer => {
             Some([Kernel::SubstepStart, Kernel::SubstepFinish, Kernel::Substep])
         }
+        Form::FusedFrame => Some([
+            Kernel::SubstepStart,
+            Kernel::SubstepFinish,
+            Kernel::FramePack,
+        ]),
         Form::WalkedFused => Some([
             Kernel::SubstepStartRod,
             Kernel::SubstepFinishRod,
@@ -547,6 +568,11 @@ mod tests {
         );
         assert!(!frame_in_one_dispatch(&rods, &params, Form::WalkedFrame));
         assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::WalkedFused);
+        assert_eq!(
+            kernels(&rods, &params, Form::FusedFrame),
+            kernels(&rods, &params, Form::Fused)
+        );
+        assert_eq!(Form::FusedFrame.running(&rods, &params), Form::Fused);
         assert_eq!(Form::Fused.running(&rods, &params), Form::Fused);
         // The buffer-positions build of the fused kernels runs the same.
         assert_eq!(
@@ -616,10 +642,11 @@ mod tests {
         // One dispatch a frame, only in its own form.
         assert_eq!(kernels(&rods, &params, Form::WalkedFrame), [FrameRod]);
         assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::WalkedFrame);
+        assert_eq!(kernels(&rods, &params, Form::FusedFrame), [FramePack]);
         for form in Form::ALL {
             assert_eq!(
                 frame_in_one_dispatch(&rods, &params, form),
-                form == Form::WalkedFrame,
+                matches!(form, Form::WalkedFrame | Form::FusedFrame),
                 "{form}"
             );
         }
@@ -642,6 +669,11 @@ mod tests {
         assert!(!frame_in_one_dispatch(&rods, &params, Form::WalkedFrame));
         assert_eq!(Form::WalkedFrame.effective(&params), Form::Walked);
         assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::Walked);
+        assert_eq!(
+            kernels(&rods, &params, Form::FusedFrame),
+            kernels(&rods, &params, Form::Packed)
+        );
+        assert_eq!(Form::FusedFrame.running(&rods, &params), Form::Packed);
         // What the bench labels such a run with.
         assert_eq!(Form::Fused.effective(&params), Form::Packed);
         assert_eq!(Form::FusedBuffer.effective(&params), Form::Packed);

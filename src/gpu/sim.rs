@@ -686,6 +686,7 @@ impl GpuSimulator {
             Form::Fused | Form::FusedBuffer => Kernel::Substep,
             Form::WalkedFused => Kernel::SubstepRod,
             Form::WalkedFrame => Kernel::FrameRod,
+            Form::FusedFrame => Kernel::FramePack,
             Form::Walked | Form::Packed => {
                 self.form = form;
                 return Ok(());
