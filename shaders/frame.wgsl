@@ -59,34 +59,6 @@ fn frame_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     }
 }
 
-// With hair–hair interaction the grid couples the rods at every substep, so
-// the frame cannot be one dispatch; but the walked fused second half of
-// substep k (`substep_finish_rod`: blend, projection, contact, frames,
-// twist) and the first half of substep k + 1 (`substep_start_rod`: forces,
-// integration, the splat) read and write only the rod's own state, the
-// grid's fields of substep k and the accumulators of substep k + 1, which
-// no half of the other substep touches: `grid_velocity` made the fields of
-// k and cleared the accumulators before this dispatch, and the next grid
-// pass reads the accumulators after it. So one invocation runs both for its
-// rod, its state still in the caches, with the same values as all rods
-// through one half before the other (the splat's integer sums are the same
-// in any order). Dispatched at substep k's entry; a substep's index in the
-// frame is its start pose slot.
-@compute @workgroup_size(64)
-fn substep_finish_start_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let r = invocation(gid, groups);
-    if (r < params.rod_count) {
-        frame_substep = params.slot_start;
-        substep_finish_walk(r, grid_blend_rod(r));
-        frame_substep = params.slot_start + 1u;
-        substep_start_walk(r);
-        // (With the sorted splat, its kernels splat after this dispatch.)
-        if (params.splat == SPLAT_OWN) {
-            grid_splat_rod(r);
-        }
-    }
-}
-
 // The packed fused substep (`substep`, shaders/substep.wgsl) in the same
 // loop, one workgroup a pack: the pack's positions resident in workgroup
 // memory for the whole frame (shaders/resident.wgsl, whose module this

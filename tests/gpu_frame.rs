@@ -23,7 +23,6 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use strands::gpu::schedule::Splat;
 use strands::gpu::{Form, GpuSimulator};
 use strands::scene::Scene;
 
@@ -85,7 +84,6 @@ static_friction = 0.4
 
 [[rods]]
 kind = "scalp"
-group = "hair"
 material = "hair"
 start_anchor = "head"
 center = [0.0, 1.6, 0.0]
@@ -105,19 +103,16 @@ end = "clamped"
 end_anchor = "head"
 "#;
 
-/// The state after `frames` frames of the scene with `set`, in `form`
-/// with the grid (where `set` adds one) splatted by `splat`, from the
-/// scene's start; and how far the vertices moved at most.
-fn run(form: Form, splat: Splat, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
+/// Positions (m) and twist angles (rad) after `frames` frames of the scene
+/// with `set`, in `form`, from the scene's start; and how far the roots
+/// and the whole moved.
+fn run(form: Form, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, Path::new("frame.toml"), &set).unwrap();
     let (rods, state) = scene.build();
     let mut g = GpuSimulator::new(&gpu(), rods, state, scene.params).unwrap();
     g.set_form(form)
         .expect("the test adapter runs the walked fused forms");
-    g.set_splat(splat)
-        .expect("the test adapter runs the sorted splat");
-    assert_eq!(g.running_form(), form, "{set:?}");
     let start = g.read_state();
     for _ in 0..frames {
         g.step_checked().expect("stable");
@@ -127,46 +122,43 @@ fn run(form: Form, splat: Splat, set: &[&str], frames: usize) -> (strands::rods:
     (end, travel)
 }
 
-/// `whole` gives the same positions, velocities and twist as `apart`, its
-/// substeps dispatched one by one, from the scene with `set` (the grid
-/// splatted by `splat` where `set` adds one): bit for bit on a CPU
-/// adapter (lavapipe: the same kernel code, compiled in another module,
-/// and LLVM does not contract across it differently). On a GPU the two
-/// modules are compiled apart and a compiler may contract their inlined
-/// arithmetic differently, a few ulps a substep that the dynamics grow:
-/// there the bound is 1e-6 m over one frame, the GPU–CPU parity bound of a
-/// frame, and 1e-5 rad.
-fn assert_same(apart: Form, whole: Form, splat: Splat, set: &[&str]) {
+/// For the fast projection (the default), SHAKE and none: `whole` gives
+/// the same positions, velocities and twist as `apart`, its substeps
+/// dispatched one by one, bit for bit on a CPU adapter (lavapipe: the same
+/// kernel code, compiled in another module, and LLVM does not contract
+/// across it differently). On a GPU the two modules are compiled apart and
+/// a compiler may contract their inlined arithmetic differently, a few ulps
+/// a substep that the dynamics grow: there the bound is 1e-6 m over one
+/// frame, the GPU–CPU parity bound of a frame, and 1e-5 rad.
+fn assert_frame_matches(apart: Form, whole: Form) {
     let on_cpu = gpu().info.device_type == wgpu::DeviceType::Cpu;
     let frames = if on_cpu { 3 } else { 1 };
-    let (a, travel) = run(apart, splat, set, frames);
-    let (w, _) = run(whole, splat, set, frames);
-    let dx = max_diff(&a.pos, &w.pos);
-    let dv = max_diff(&a.vel, &w.vel);
-    let dtheta = max_abs_diff(&a.theta, &w.theta);
-    eprintln!(
-        "{set:?}, {splat}: {apart} − {whole} {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad; travel {travel:.3e} m"
-    );
-    assert!(
-        travel > 1e-3,
-        "{set:?}: the scene did not move: {travel:.3e} m"
-    );
-    if on_cpu {
-        assert_eq!(dx, 0.0, "{set:?}: positions differ by {dx:.3e} m");
-        assert_eq!(dv, 0.0, "{set:?}: velocities differ by {dv:.3e} m/s");
-        assert_eq!(dtheta, 0.0, "{set:?}: twist differs by {dtheta:.3e} rad");
-    } else {
-        assert!(dx <= 1e-6, "{set:?}: positions differ by {dx:.3e} m");
-        assert!(dtheta <= 1e-5, "{set:?}: twist differs by {dtheta:.3e} rad");
-    }
-}
-
-/// `assert_same` for the fast projection (the default), SHAKE and none,
-/// without the grid: the whole frame one dispatch.
-fn assert_frame_matches(apart: Form, whole: Form) {
     for method in ["fast", "shake", "none"] {
         let m = format!("sim.projection.method=\"{method}\"");
-        assert_same(apart, whole, Splat::Own, &[m.as_str()]);
+        let set = [m.as_str()];
+        let (a, travel) = run(apart, &set, frames);
+        let (w, _) = run(whole, &set, frames);
+        let dx = max_diff(&a.pos, &w.pos);
+        let dv = max_diff(&a.vel, &w.vel);
+        let dtheta = max_abs_diff(&a.theta, &w.theta);
+        eprintln!(
+            "{method}: {apart} − {whole} {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad; travel {travel:.3e} m"
+        );
+        assert!(
+            travel > 1e-3,
+            "{method}: the scene did not move: {travel:.3e} m"
+        );
+        if on_cpu {
+            assert_eq!(dx, 0.0, "{method}: positions differ by {dx:.3e} m");
+            assert_eq!(dv, 0.0, "{method}: velocities differ by {dv:.3e} m/s");
+            assert_eq!(dtheta, 0.0, "{method}: twist differs by {dtheta:.3e} rad");
+        } else {
+            assert!(dx <= 1e-6, "{method}: positions differ by {dx:.3e} m");
+            assert!(
+                dtheta <= 1e-5,
+                "{method}: twist differs by {dtheta:.3e} rad"
+            );
+        }
     }
 }
 
@@ -174,25 +166,6 @@ fn assert_frame_matches(apart: Form, whole: Form) {
 #[test]
 fn walked_frame_matches_the_substeps_dispatched_apart() {
     assert_frame_matches(Form::WalkedFused, Form::WalkedFrame);
-}
-
-/// With the grid of the hair (`interaction.groups`), splatted by the walked
-/// window and by the sorted splat: walked-frame runs each substep's second
-/// half and the next one's first in one dispatch
-/// (`substep_finish_start_rod`), between the grid's passes, where
-/// walked-fused runs them a dispatch each, every rod through one before
-/// any through the other. The splat's sums are integers, the same in any
-/// order.
-#[test]
-fn walked_frame_with_the_grid_matches_the_halves_dispatched_apart() {
-    for splat in [Splat::Own, Splat::SORTED] {
-        assert_same(
-            Form::WalkedFused,
-            Form::WalkedFrame,
-            splat,
-            &["interaction.groups=[\"hair\"]"],
-        );
-    }
 }
 
 /// The packed fused substep, a workgroup a pack of rods (the 24 hairs of

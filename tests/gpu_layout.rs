@@ -414,12 +414,7 @@ fn kernel_bindings_match_what_each_entry_point_uses() {
         // the fused kernels, and the sorted splat's that read the vertices
         // and write the grid (10), are built only where the device allows
         // more (`Kernel::supported`).
-        let limit = if k == Kernel::SubstepFinishStartRod {
-            // Exactly: what `Kernel::supported` asks of the device.
-            let frame = strands::gpu::layout::FRAME_STORAGE_BUFFERS as usize;
-            assert_eq!(k.storage_buffers(), frame);
-            frame
-        } else if k.is_fused() {
+        let limit = if k.is_fused() {
             strands::gpu::layout::FUSED_STORAGE_BUFFERS as usize
         } else if k.is_sorted_splat() {
             10
@@ -960,9 +955,7 @@ fn collider_kind_overrides_are_declared() {
 /// up to 128 rows, not the default 256.
 #[test]
 fn fused_kernels_are_gated_on_the_limits_they_need() {
-    use strands::gpu::layout::{
-        FRAME_STORAGE_BUFFERS, FUSED_STORAGE_BUFFERS, FUSED_WORKGROUP_BYTES,
-    };
+    use strands::gpu::layout::{FUSED_STORAGE_BUFFERS, FUSED_WORKGROUP_BYTES};
     use strands::gpu::pack::PackShape;
     let d = PackShape::DEFAULT;
     let default = wgpu::Limits::default();
@@ -987,19 +980,12 @@ fn fused_kernels_are_gated_on_the_limits_they_need() {
             };
             assert!(k.supported(&ten, d), "{k:?}");
         }
-        // The walked-frame form's finish-and-start kernel needs 18.
-        let wide = k == Kernel::SubstepFinishStartRod;
         assert_eq!(
             k.supported(&buffers, d),
-            (!k.is_fused() || !k.per_pack()) && !wide,
+            !k.is_fused() || !k.per_pack(),
             "{k:?}"
         );
-        assert_eq!(k.supported(&both, d), !wide, "{k:?}");
-        let frame = wgpu::Limits {
-            max_storage_buffers_per_shader_stage: FRAME_STORAGE_BUFFERS,
-            ..both.clone()
-        };
-        assert!(k.supported(&frame, d), "{k:?}");
+        assert!(k.supported(&both, d), "{k:?}");
     }
     assert!(Kernel::SubstepRod.supported(&buffers, d) && !Kernel::Substep.supported(&buffers, d));
     // The sorted splat needs 10 storage buffers for two of its kernels.

@@ -117,11 +117,6 @@ pub const SPLAT_SORTED: u32 = 1;
 /// (`fused_supported`).
 pub const FUSED_STORAGE_BUFFERS: u32 = 15;
 
-/// Storage buffers `Kernel::SubstepFinishStartRod` binds (both walked
-/// halves' and the frame's table), which `Form::WalkedFrame` needs: built
-/// only on a device that allows this many (lavapipe allows 32).
-pub const FRAME_STORAGE_BUFFERS: u32 = 18;
-
 /// Workgroup memory of the packed fused substep kernels for packs of
 /// `pack`'s shape: 126 B a row and 8 more (the union of their stages'
 /// arrays, 102 B a row and 8, and the pack's positions resident for the
@@ -955,10 +950,6 @@ pub enum Kernel {
     /// positions resident in workgroup memory for the whole frame
     /// (`Form::FusedFrame`).
     FramePack,
-    /// With hair–hair interaction in `Form::WalkedFrame`: `SubstepFinishRod`
-    /// of one substep and `SubstepStartRod` of the next for each rod in one
-    /// dispatch (shaders/frame.wgsl), between the grid passes.
-    SubstepFinishStartRod,
 }
 
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
@@ -1110,7 +1101,7 @@ pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
     /// Every kernel, in the order the pipelines are built.
-    pub const ALL: [Kernel; 40] = [
+    pub const ALL: [Kernel; 39] = [
         Kernel::Frames,
         Kernel::FramesRod,
         Kernel::Twist,
@@ -1150,7 +1141,6 @@ impl Kernel {
         Kernel::SubstepRod,
         Kernel::FrameRod,
         Kernel::FramePack,
-        Kernel::SubstepFinishStartRod,
     ];
 
     /// The kernel's entry point in the WGSL module.
@@ -1195,7 +1185,6 @@ impl Kernel {
             Kernel::SubstepRod => "substep_rod",
             Kernel::FrameRod => "frame_rod",
             Kernel::FramePack => "frame_pack",
-            Kernel::SubstepFinishStartRod => "substep_finish_start_rod",
         }
     }
 
@@ -1208,17 +1197,8 @@ impl Kernel {
         match self {
             Frames | Twist | Forces | ProjectFast | ProjectShake | ContactPacked | SubstepStart
             | SubstepFinish | Substep | FramePack => Domain::Pack,
-            FramesRod
-            | TwistRod
-            | ForcesRod
-            | ProjectFastRod
-            | ProjectShakeRod
-            | ContactRod
-            | SubstepStartRod
-            | SubstepFinishRod
-            | SubstepRod
-            | FrameRod
-            | SubstepFinishStartRod => Domain::Rod,
+            FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod
+            | SubstepStartRod | SubstepFinishRod | SubstepRod | FrameRod => Domain::Rod,
             GridVelocity => Domain::Node,
             GridCellScan => Domain::CellRuns,
             GridVelocityBox => Domain::Region,
@@ -1244,10 +1224,6 @@ impl Kernel {
             }
             (false, _) => true,
             (true, true) => fused_supported(limits, pack),
-            // Both halves and the frame's table.
-            (true, false) if self == Kernel::SubstepFinishStartRod => {
-                limits.max_storage_buffers_per_shader_stage >= FRAME_STORAGE_BUFFERS
-            }
             (true, false) => walked_fused_supported(limits),
         }
     }
@@ -1280,7 +1256,6 @@ impl Kernel {
                 | Kernel::SubstepRod
                 | Kernel::FrameRod
                 | Kernel::FramePack
-                | Kernel::SubstepFinishStartRod
         )
     }
 
@@ -1289,10 +1264,7 @@ impl Kernel {
     /// (`shader_variant` with `frame`); their entry points are in that
     /// module only (`Kernel::source`).
     pub fn is_frame(self) -> bool {
-        matches!(
-            self,
-            Kernel::FrameRod | Kernel::FramePack | Kernel::SubstepFinishStartRod
-        )
+        matches!(self, Kernel::FrameRod | Kernel::FramePack)
     }
 
     /// The WGSL of the module the kernel is built from on a device without
@@ -1431,26 +1403,6 @@ impl Kernel {
             Kernel::Substep | Kernel::SubstepRod => &[
                 POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, STATS, CONTACTS, COLLIDERS, SDF,
                 POS_START,
-            ],
-            // Both halves' bindings and the frame's table.
-            Kernel::SubstepFinishStartRod => &[
-                POS,
-                VEL,
-                POS_UNC,
-                FRAME,
-                CLAMPS,
-                SCRATCH,
-                STATS,
-                CONTACTS,
-                COLLIDERS,
-                SDF,
-                POS_START,
-                GRID_VERTEX,
-                GRID_GROUPS,
-                GRID,
-                GRID_FIELDS,
-                GRID_DISPATCH,
-                FRAME_STEPS,
             ],
             Kernel::FrameRod | Kernel::FramePack => &[
                 POS,

@@ -61,12 +61,9 @@ pub enum Form {
     /// takes its rod through every substep of the frame, so that on a GPU
     /// a rod's state can stay in the caches from one substep to the next
     /// rather than be read from memory again. Only where no stage couples
-    /// the rods (`frame_in_one_dispatch`): with hair–hair interaction the
-    /// walked fused halves around the grid, with the second half of each
-    /// substep and the first of the next in one dispatch
-    /// (`Kernel::SubstepFinishStartRod`, `frame_schedule`); with Jacobi the
-    /// walked schedule. Needs 18 storage buffers a stage (lavapipe allows
-    /// 32, GPUs more).
+    /// the rods: with hair–hair interaction the substep runs the walked
+    /// fused halves around the grid, and with Jacobi the walked schedule
+    /// (`substep_schedule`, `frame_in_one_dispatch`).
     WalkedFrame,
     /// `Form::Fused`'s whole substep in the same loop over a frame's
     /// substeps, one workgroup a pack (`Kernel::FramePack`), the pack's
@@ -112,11 +109,12 @@ impl Form {
     }
 
     /// The form a substep of `rods` under `params` actually runs in:
-    /// `effective`, and `Form::Fused` for `Form::FusedFrame` where
+    /// `effective`, and `Form::WalkedFused` for `Form::WalkedFrame` where
     /// hair–hair interaction couples the rods at every substep (its
-    /// schedule is then fused's: `substep_schedule`).
+    /// schedule is then walked-fused's: `substep_schedule`).
     pub fn running(self, rods: &RodSet, params: &SimParams) -> Form {
         match self.effective(params) {
+            Form::WalkedFrame if rods.interaction.is_active() => Form::WalkedFused,
             Form::FusedFrame if rods.interaction.is_active() => Form::Fused,
             form => form,
         }
@@ -288,66 +286,10 @@ pub fn frames_kernel(packed: bool) -> Kernel {
 /// substep. Its bytes in the traffic model are a substep's, as every other
 /// schedule's.
 pub fn frame_in_one_dispatch(rods: &RodSet, params: &SimParams, form: Form) -> bool {
-    !rods.interaction.is_active()
-        && matches!(
-            form.running(rods, params),
-            Form::WalkedFrame | Form::FusedFrame
-        )
-}
-
-/// The dispatches of a frame of `substeps` substeps, each with the
-/// substep whose entry it is dispatched at: `substep_schedule` once a
-/// substep; once a frame where one dispatch runs them all
-/// (`frame_in_one_dispatch`); and for `Form::WalkedFrame` with the grid,
-/// the first substep's start, then each substep's grid passes and its
-/// finish with the next one's start (`Kernel::SubstepFinishStartRod`, the
-/// sorted splat's kernels after it at the next substep's entry), the last
-/// substep's finish alone.
-pub fn frame_schedule(
-    rods: &RodSet,
-    params: &SimParams,
-    form: Form,
-    splat: Splat,
-    substeps: u32,
-) -> Vec<(Dispatch, u32)> {
-    let each = substep_schedule(rods, params, form, splat);
-    if frame_in_one_dispatch(rods, params, form) {
-        return each.into_iter().map(|d| (d, 0)).collect();
-    }
-    let spans = each
-        .iter()
-        .any(|d| d.kernel == Kernel::SubstepFinishStartRod);
-    if !spans {
-        return (0..substeps)
-            .flat_map(|k| each.iter().map(move |&d| (d, k)))
-            .collect();
-    }
-    let sorted: &[Kernel] = match splat {
-        Splat::Own => &[],
-        Splat::Sorted { .. } => &Kernel::SORTED_SPLAT,
-    };
-    let at = |kernel: Kernel, k: u32| (Dispatch::of(kernel, 0), k);
-    let mut out = vec![at(Kernel::SubstepStartRod, 0)];
-    out.extend(sorted.iter().map(|&s| at(s, 0)));
-    for k in 0..substeps {
-        out.extend([at(Kernel::GridExtent, k), at(Kernel::GridVelocityBox, k)]);
-        if k + 1 < substeps {
-            out.push(at(Kernel::SubstepFinishStartRod, k));
-            out.extend(sorted.iter().map(|&s| at(s, k + 1)));
-        } else {
-            out.push(at(Kernel::SubstepFinishRod, k));
-        }
-    }
-    out
-}
-
-/// Whether the whole-frame kernels' table of the frame's steps is read
-/// (`binding::FRAME_STEPS`): by `Form::WalkedFrame`'s kernels, and
-/// `Form::FusedFrame`'s where no grid couples the rods.
-pub fn reads_frame_table(rods: &RodSet, params: &SimParams, form: Form) -> bool {
-    frame_schedule(rods, params, form, Splat::Own, 2)
-        .iter()
-        .any(|(d, _)| d.kernel.is_frame())
+    matches!(
+        form.running(rods, params),
+        Form::WalkedFrame | Form::FusedFrame
+    )
 }
 
 /// The dispatches of one substep of `rods` under `params`, in the order of
@@ -387,14 +329,11 @@ pub fn substep_schedule(
             Kernel::SubstepFinishRod,
             Kernel::SubstepRod,
         ]),
-        // The halves of walked-fused with the grid, the second of each
-        // substep and the first of the next in one dispatch
-        // (`frame_schedule`; a substep in the steady state: the grid
-        // passes, then both halves); without the grid one dispatch runs
-        // the whole frame (`frame_in_one_dispatch`).
+        // The halves as walked-fused's with the grid; without it one
+        // dispatch runs the whole frame (`frame_in_one_dispatch`).
         Form::WalkedFrame => Some([
             Kernel::SubstepStartRod,
-            Kernel::SubstepFinishStartRod,
+            Kernel::SubstepFinishRod,
             Kernel::FrameRod,
         ]),
         _ => None,
@@ -413,10 +352,7 @@ pub fn substep_schedule(
                 Splat::Sorted { .. } => &Kernel::SORTED_SPLAT,
             };
             let mut kernels = Vec::new();
-            if finish == Kernel::SubstepFinishStartRod {
-                kernels.extend([Kernel::GridExtent, Kernel::GridVelocityBox, finish]);
-                kernels.extend_from_slice(sorted);
-            } else if start == Kernel::SubstepStartRod {
+            if start == Kernel::SubstepStartRod {
                 kernels.push(start);
                 kernels.extend_from_slice(sorted);
                 kernels.extend([Kernel::GridExtent, Kernel::GridVelocityBox, finish]);
@@ -625,54 +561,13 @@ mod tests {
             ]
         );
         // The whole-frame form runs walked-fused's halves where the grid
-        // couples the rods at every substep, each substep's second and the
-        // next one's first in one dispatch: a substep in the steady state
-        // is the grid's passes, then that dispatch.
+        // couples the rods at every substep.
         assert_eq!(
             kernels(&rods, &params, Form::WalkedFrame),
-            [GridExtent, GridVelocityBox, SubstepFinishStartRod]
+            kernels(&rods, &params, Form::WalkedFused)
         );
         assert!(!frame_in_one_dispatch(&rods, &params, Form::WalkedFrame));
-        assert!(reads_frame_table(&rods, &params, Form::WalkedFrame));
-        assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::WalkedFrame);
-        let frame = |rods: &RodSet, form, splat, n| -> Vec<(Kernel, u32)> {
-            frame_schedule(rods, &params, form, splat, n)
-                .iter()
-                .map(|(d, k)| (d.kernel, *k))
-                .collect()
-        };
-        assert_eq!(
-            frame(&rods, Form::WalkedFrame, Splat::Own, 3),
-            [
-                (SubstepStartRod, 0),
-                (GridExtent, 0),
-                (GridVelocityBox, 0),
-                (SubstepFinishStartRod, 0),
-                (GridExtent, 1),
-                (GridVelocityBox, 1),
-                (SubstepFinishStartRod, 1),
-                (GridExtent, 2),
-                (GridVelocityBox, 2),
-                (SubstepFinishRod, 2),
-            ]
-        );
-        // The same kernels' work as walked-fused's frame, in the same
-        // order for each rod: walked-fused's runs substep by substep.
-        let fused_frame = frame(&rods, Form::WalkedFused, Splat::Own, 2);
-        assert_eq!(
-            fused_frame,
-            [
-                (SubstepStartRod, 0),
-                (GridExtent, 0),
-                (GridVelocityBox, 0),
-                (SubstepFinishRod, 0),
-                (SubstepStartRod, 1),
-                (GridExtent, 1),
-                (GridVelocityBox, 1),
-                (SubstepFinishRod, 1),
-            ]
-        );
-        assert!(!reads_frame_table(&rods, &params, Form::WalkedFused));
+        assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::WalkedFused);
         assert_eq!(
             kernels(&rods, &params, Form::FusedFrame),
             kernels(&rods, &params, Form::Fused)
@@ -717,18 +612,6 @@ mod tests {
                 SubstepFinishRod
             ]
         );
-        // The sorted splat after each start, at the next substep's entry.
-        let splat_at = |k| Kernel::SORTED_SPLAT.map(|s| (s, k));
-        let mut expected = vec![(SubstepStartRod, 0)];
-        expected.extend(splat_at(0));
-        expected.extend([
-            (GridExtent, 0),
-            (GridVelocityBox, 0),
-            (SubstepFinishStartRod, 0),
-        ]);
-        expected.extend(splat_at(1));
-        expected.extend([(GridExtent, 1), (GridVelocityBox, 1), (SubstepFinishRod, 1)]);
-        assert_eq!(frame(&rods, Form::WalkedFrame, Splat::SORTED, 2), expected);
         assert_eq!(
             sorted(&rods, Form::Fused),
             [

@@ -17,7 +17,7 @@ use super::layout::{
 };
 use super::packing::{Packing, VertexLayout, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
-use super::schedule::{Dispatch, Form, Splat, frame_schedule, reads_frame_table, substep_schedule};
+use super::schedule::{Dispatch, Form, Splat, frame_in_one_dispatch, substep_schedule};
 use super::{GpuContext, GpuError};
 use crate::contact::MAX_COLLIDERS;
 use crate::cpu::contact::Contact;
@@ -523,9 +523,9 @@ impl GpuSimulator {
             }
         }
         q.write_buffer(&self.buffers.steps, 0, &bytes);
-        // The whole-frame kernels' table: the phase-0 entries one after the
-        // other (they read the substep's changing values there).
-        if reads_frame_table(&self.rods, &self.params, self.form) {
+        // The whole-frame kernel's table: the phase-0 entries one after the
+        // other (it reads the substep's changing values there).
+        if self.frame_in_one_dispatch() {
             let stride = self.buffers.step_stride as usize;
             let table: Vec<u8> = (0..substeps as usize)
                 .flat_map(|k| &bytes[2 * k * stride..2 * k * stride + size_of::<GpuStep>()])
@@ -654,19 +654,14 @@ impl GpuSimulator {
     /// fused-buffer and 5.37 fused on the H200: docs/BENCHMARKS.md,
     /// twenty-second session); not measured for long strands, where the
     /// packed forms spread a strand over a workgroup (`set_form`). On an
-    /// adapter that is a CPU, where it allows the 18 storage buffers, the
-    /// same walks with fewer dispatches (`Form::WalkedFrame`): the whole
-    /// frame in one where no grid couples the rods, else each substep's
-    /// second half and the next one's first in one: the same bits, faster
-    /// on lavapipe (docs/BENCHMARKS.md, twenty-seventh session); not yet
-    /// timed on a GPU.
+    /// adapter that is a CPU, the same walk with the whole frame in one
+    /// dispatch where no grid couples the rods (`Form::WalkedFrame`; with
+    /// the grid it runs walked-fused's schedule): the same bits, 2–14 %
+    /// faster on lavapipe (twenty-seventh session); not yet timed on a GPU.
     pub fn default_form(ctx: &GpuContext) -> Form {
-        let limits = ctx.device.limits();
-        if !super::layout::walked_fused_supported(&limits) {
+        if !super::layout::walked_fused_supported(&ctx.device.limits()) {
             Form::Walked
-        } else if ctx.info.device_type == wgpu::DeviceType::Cpu
-            && Kernel::SubstepFinishStartRod.supported(&limits, super::pack::PackShape::DEFAULT)
-        {
+        } else if ctx.info.device_type == wgpu::DeviceType::Cpu {
             Form::WalkedFrame
         } else {
             Form::WalkedFused
@@ -687,22 +682,24 @@ impl GpuSimulator {
     /// one without, this says which limit is short and keeps the form.
     pub fn set_form(&mut self, form: Form) -> Result<(), GpuError> {
         // With Jacobi a fused form runs staged, which every device can.
-        let kernels: &[Kernel] = match form.effective(&self.params) {
-            Form::Fused | Form::FusedBuffer => &[Kernel::Substep],
-            Form::WalkedFused => &[Kernel::SubstepRod],
-            Form::WalkedFrame => &[Kernel::FrameRod, Kernel::SubstepFinishStartRod],
-            Form::FusedFrame => &[Kernel::FramePack],
-            Form::Walked | Form::Packed => &[],
+        let kernel = match form.effective(&self.params) {
+            Form::Fused | Form::FusedBuffer => Kernel::Substep,
+            Form::WalkedFused => Kernel::SubstepRod,
+            Form::WalkedFrame => Kernel::FrameRod,
+            Form::FusedFrame => Kernel::FramePack,
+            Form::Walked | Form::Packed => {
+                self.form = form;
+                return Ok(());
+            }
         };
-        if let Some(&kernel) = kernels.iter().find(|&&k| !self.pipelines.has(k)) {
+        if !self.pipelines.has(kernel) {
             let limits = self.ctx.device.limits();
             let storage = limits.max_storage_buffers_per_shader_stage;
-            let need = (kernel.storage_buffers() as u32).max(FUSED_STORAGE_BUFFERS);
-            return Err(if storage < need {
+            return Err(if storage < FUSED_STORAGE_BUFFERS {
                 GpuError::Limit {
                     limit_name: "max_storage_buffers_per_shader_stage",
                     have: storage as u64,
-                    need: need as u64,
+                    need: FUSED_STORAGE_BUFFERS as u64,
                 }
             } else {
                 GpuError::Limit {
@@ -794,7 +791,7 @@ impl GpuSimulator {
     /// device's uncaptured-error handler.
     pub fn compile_kernels(&self) {
         let mut kernels = Vec::new();
-        for (d, _) in self.frame_dispatches() {
+        for d in substep_schedule(&self.rods, &self.params, self.form, self.splat) {
             if !kernels.contains(&d.kernel) && !self.pipelines.is_compiled(d.kernel, self.form) {
                 kernels.push(d.kernel);
             }
@@ -817,16 +814,28 @@ impl GpuSimulator {
         });
     }
 
-    /// The frame's dispatches, each with the substep whose entry it is
-    /// dispatched at (`schedule::frame_schedule`).
-    fn frame_dispatches(&self) -> Vec<(Dispatch, u32)> {
-        frame_schedule(
-            &self.rods,
-            &self.params,
-            self.form,
-            self.splat,
-            self.params.substeps,
-        )
+    /// Whether one dispatch runs the whole frame (`schedule::frame_in_one_dispatch`).
+    fn frame_in_one_dispatch(&self) -> bool {
+        frame_in_one_dispatch(&self.rods, &self.params, self.form)
+    }
+
+    /// How many times a frame encodes `substep_schedule`: once a substep,
+    /// or once where its one dispatch runs the whole frame.
+    fn schedules_a_frame(&self) -> u32 {
+        if self.frame_in_one_dispatch() {
+            1
+        } else {
+            self.params.substeps
+        }
+    }
+
+    /// Encode substep `k` (its step values already written): the
+    /// dispatches of `schedule::substep_schedule`, in the order of
+    /// `cpu::substep`.
+    fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
+        for d in substep_schedule(&self.rods, &self.params, self.form, self.splat) {
+            self.dispatch_in_substep(pass, &d, k);
+        }
     }
 
     /// Dispatch `d` of substep `k`'s schedule (its state bind group, or a
@@ -860,10 +869,7 @@ impl GpuSimulator {
     /// `step`, with every dispatch in a compute pass of its own between two
     /// timestamps: the GPU time of each dispatch of the substep schedule
     /// (`schedule::substep_schedule`, in its order), summed over the frame's
-    /// substeps (s; a whole-frame kernel's one dispatch runs them all; where
-    /// the frame's first and last substeps dispatch differently,
-    /// `schedule::frame_schedule`, each kernel in the order it first
-    /// runs). A profile, not the frame's time: a pass per dispatch may
+    /// substeps (s; the whole-frame kernel's one dispatch runs them all). A profile, not the frame's time: a pass per dispatch may
     /// add work that one pass does not (`step_timed` is the frame's time).
     /// The state advances exactly as by `step`. `None` when the device has
     /// no `TIMESTAMP_QUERY`.
@@ -874,21 +880,11 @@ impl GpuSimulator {
         let h = self.params.h();
         let n = self.params.substeps;
         let schedule = substep_schedule(&self.rods, &self.params, self.form, self.splat);
-        let frame = self.frame_dispatches();
-        // One submission a substep's run of dispatches, each reusing the same
-        // queries. Where every run is `schedule` (or the frame is one
-        // dispatch), each dispatch is timed at its place in it; where the
-        // frame's first and last substeps differ from the rest
-        // (`frame_schedule`), each kernel at its first appearance.
-        let runs: Vec<&[(Dispatch, u32)]> = frame.chunk_by(|a, b| a.1 == b.1).collect();
-        let regular = runs
-            .iter()
-            .all(|run| run.iter().map(|(d, _)| *d).eq(schedule.iter().copied()));
-        let mut timed: Vec<Dispatch> = if regular { schedule } else { Vec::new() };
-        let queries = 2 * runs.iter().map(|r| r.len()).max().unwrap_or(0) as u32;
+        let queries = 2 * schedule.len() as u32;
         self.write_inputs(self.time, h, n);
-        self.track_grid_region(&frame.iter().map(|(d, _)| d.kernel).collect::<Vec<_>>());
+        self.track_grid_region(&schedule.iter().map(|d| d.kernel).collect::<Vec<_>>());
         let device = &self.ctx.device;
+        // One substep per submission, so each reuses the same queries.
         let set = device.create_query_set(&wgpu::QuerySetDescriptor {
             label: Some("profile timestamps"),
             ty: wgpu::QueryType::Timestamp,
@@ -901,16 +897,16 @@ impl GpuSimulator {
             mapped_at_creation: false,
         });
         let period = self.ctx.queue.get_timestamp_period() as f64 * 1e-9;
-        let mut seconds = vec![0.0; timed.len()];
-        for (r, run) in runs.iter().enumerate() {
+        let mut seconds = vec![0.0; schedule.len()];
+        for k in 0..self.schedules_a_frame() {
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("profiled substep"),
             });
-            if r == 0 {
+            if k == 0 {
                 encoder.clear_buffer(&self.buffers.stats, 0, None);
                 self.clear_grid_counters(&mut encoder);
             }
-            for (i, (d, k)) in run.iter().enumerate() {
+            for (i, d) in schedule.iter().enumerate() {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some(d.kernel.entry_point()),
                     timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
@@ -919,34 +915,22 @@ impl GpuSimulator {
                         end_of_pass_write_index: Some(2 * i as u32 + 1),
                     }),
                 });
-                self.dispatch_in_substep(&mut pass, d, *k);
+                self.dispatch_in_substep(&mut pass, d, k);
             }
-            if r + 1 == runs.len() && self.world_positions {
+            if k + 1 == self.schedules_a_frame() && self.world_positions {
                 let mut pass = encoder.begin_compute_pass(&Default::default());
                 self.dispatch(&mut pass, Kernel::WorldPositions, entry(0, 0));
             }
             encoder.resolve_query_set(&set, 0..queries, &resolve, 0);
             self.ctx.queue.submit([encoder.finish()]);
             let t: Vec<u64> = self.read(&resolve, queries as usize);
-            for (i, ((d, _), pair)) in run.iter().zip(t.chunks(2)).enumerate() {
-                let at = if regular {
-                    i
-                } else {
-                    match timed.iter().position(|x| x == d) {
-                        Some(at) => at,
-                        None => {
-                            timed.push(*d);
-                            seconds.push(0.0);
-                            timed.len() - 1
-                        }
-                    }
-                };
-                seconds[at] += pair[1].saturating_sub(pair[0]) as f64 * period;
+            for (s, pair) in seconds.iter_mut().zip(t.chunks(2)) {
+                *s += pair[1].saturating_sub(pair[0]) as f64 * period;
             }
         }
         self.time += h * n as f64;
         self.step_count += 1;
-        Some(timed.into_iter().zip(seconds).collect())
+        Some(schedule.into_iter().zip(seconds).collect())
     }
 
     /// Whether `step_timed` measures GPU time.
@@ -972,8 +956,11 @@ impl GpuSimulator {
         let h = self.params.h();
         let n = self.params.substeps;
         self.write_inputs(self.time, h, n);
-        let frame = self.frame_dispatches();
-        let kernels: Vec<Kernel> = frame.iter().map(|(d, _)| d.kernel).collect();
+        let kernels: Vec<Kernel> =
+            substep_schedule(&self.rods, &self.params, self.form, self.splat)
+                .iter()
+                .map(|d| d.kernel)
+                .collect();
         self.track_grid_region(&kernels);
         let mut encoder = self
             .ctx
@@ -993,8 +980,8 @@ impl GpuSimulator {
                     end_of_pass_write_index: Some(1),
                 }),
             });
-            for (d, k) in &frame {
-                self.dispatch_in_substep(&mut pass, d, *k);
+            for k in 0..self.schedules_a_frame() {
+                self.encode_substep(&mut pass, k);
             }
             if self.world_positions {
                 self.dispatch(&mut pass, Kernel::WorldPositions, entry(0, 0));
