@@ -491,17 +491,17 @@ wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --no
 wanted bench-target && step bench-target "$strands" bench --min-time "$min_time" --backend gpu --workload hair,hair-nogrid --strands "$timing_strands" \
     --out "$OUT/bench-target.json" --plot "$OUT/bench-target.svg"
 
-# The whole frame in one dispatch where no grid couples the rods, against
-# the same substep dispatched once a substep: `walked-frame` (each
-# invocation takes its rod through every substep of the frame, so that its
-# state can stay in the caches between substeps) against the default
-# walked-fused, and `fused-frame` (a workgroup a pack, the pack's positions
-# in workgroup memory for the whole frame: the design) against
-# fused. The target's `hair-nogrid` (8 substeps a frame) and grass (120),
-# at 1 M vertices (1000 strands when quick). Each gives its twin's bits on
-# lavapipe; walked-frame was 2-14 % faster there (twenty-seventh session).
+# The whole frame in one dispatch where no grid couples the rods
+# (`walked-frame`: each invocation takes its rod through every substep of
+# the frame, so that its state can stay in the caches between substeps)
+# against the default walked-fused, which dispatches each substep: the
+# target's `hair-nogrid` (8 substeps a frame) and grass (120), at 1 M
+# vertices (1000 strands when quick). The same bits as walked-fused on
+# lavapipe, and 2-14 % faster there (twenty-seventh session). (fused-frame,
+# the packed fused substep a frame a dispatch, is timed with the other
+# forms in `bench-forms`.)
 wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid,grass --strands "$timing_strands" \
-    --gpu-form walked-fused,walked-frame,fused,fused-frame \
+    --gpu-form walked-fused,walked-frame \
     --out "$OUT/bench-frame.json" --plot "$OUT/bench-frame.svg"
 
 # The data layouts (README, "The two data layouts"): whether the CPU
@@ -663,11 +663,14 @@ wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --bac
 wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
     --gpu-form packed,fused --gpu-pack-rows 32,64,256 \
     --out "$OUT/bench-packs.json" --plot "$OUT/bench-packs.svg"
-# The five GPU forms side by side (README, "On the GPU"): which to make the
-# default on this GPU, and what resident positions gain (fused against
-# fused-buffer). At 1 M vertices (32000 hair strands; 1000 when quick).
+# The seven GPU forms side by side (README, "On the GPU"): which to make the
+# default on this GPU, what resident positions gain (fused against
+# fused-buffer), and what a frame a dispatch gains (walked-frame against
+# walked-fused, fused-frame against fused, on grass: with the hair's grid
+# each runs its twin's schedule, a second row of it). At 1 M vertices
+# (32000 hair strands; 1000 when quick).
 wanted bench-forms && step bench-forms "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair,grass --strands "$timing_strands" \
-    --gpu-form walked,walked-fused,packed,fused,fused-buffer \
+    --gpu-form walked,walked-fused,walked-frame,packed,fused,fused-buffer,fused-frame \
     --out "$OUT/bench-forms.json" --plot "$OUT/bench-forms.svg"
 # The bending stencil in f64 (the default where the GPU has f64 in shaders)
 # against f32, same run (README, "Precision"): what resting below 1e-6 m/s

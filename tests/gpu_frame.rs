@@ -113,6 +113,7 @@ fn run(form: Form, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
     let mut g = GpuSimulator::new(&gpu(), rods, state, scene.params).unwrap();
     g.set_form(form)
         .expect("the test adapter runs the walked fused forms");
+    assert_eq!(g.running_form(), form, "{set:?}");
     let start = g.read_state();
     for _ in 0..frames {
         g.step_checked().expect("stable");
