@@ -657,11 +657,14 @@ wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --bac
 # The packed forms on packs of each shape (`--gpu-pack-rows`, README "On
 # the GPU"): whether smaller packs, which hold less workgroup memory and so
 # fit more workgroups on a multiprocessor (32 rows: a warp a pack), speed
-# the strand-per-workgroup design up. Hair at 1 M vertices (1000 strands
-# when quick), against 256 rows in the same run; before the forms, which
-# an H200 has measured, so that a deadline cuts those first.
-wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
-    --gpu-form packed,fused --gpu-pack-rows 32,64,256 \
+# the strand-per-workgroup design up; and with the frame a dispatch
+# (`fused-frame`: at 32 rows a strand a warp, its positions in workgroup
+# memory for the whole frame). The target's hair-nogrid (without the grid,
+# which the frame a dispatch needs) at 1 M vertices (1000 strands when
+# quick), against 256 rows in the same run; before the forms, which an
+# H200 has measured, so that a deadline cuts those first.
+wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid --strands "$timing_strands" \
+    --gpu-form packed,fused,fused-frame --gpu-pack-rows 32,64,256 \
     --out "$OUT/bench-packs.json" --plot "$OUT/bench-packs.svg"
 # The seven GPU forms side by side (README, "On the GPU"): which to make the
 # default on this GPU, what resident positions gain (fused against

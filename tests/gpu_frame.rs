@@ -23,6 +23,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
+use strands::gpu::pack::PackShape;
 use strands::gpu::{Form, GpuSimulator};
 use strands::scene::Scene;
 
@@ -106,11 +107,12 @@ end_anchor = "head"
 /// Positions (m) and twist angles (rad) after `frames` frames of the scene
 /// with `set`, in `form`, from the scene's start; and how far the roots
 /// and the whole moved.
-fn run(form: Form, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
+fn run(form: Form, shape: PackShape, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, Path::new("frame.toml"), &set).unwrap();
     let (rods, state) = scene.build();
-    let mut g = GpuSimulator::new(&gpu(), rods, state, scene.params).unwrap();
+    let ctx = gpu().with_pack_shape(shape);
+    let mut g = GpuSimulator::new(&ctx, rods, state, scene.params).unwrap();
     g.set_form(form)
         .expect("the test adapter runs the walked fused forms");
     assert_eq!(g.running_form(), form, "{set:?}");
@@ -131,19 +133,19 @@ fn run(form: Form, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
 /// a compiler may contract their inlined arithmetic differently, a few ulps
 /// a substep that the dynamics grow: there the bound is 1e-6 m over one
 /// frame, the GPU–CPU parity bound of a frame, and 1e-5 rad.
-fn assert_frame_matches(apart: Form, whole: Form) {
+fn assert_frame_matches(apart: Form, whole: Form, shape: PackShape) {
     let on_cpu = gpu().info.device_type == wgpu::DeviceType::Cpu;
     let frames = if on_cpu { 3 } else { 1 };
     for method in ["fast", "shake", "none"] {
         let m = format!("sim.projection.method=\"{method}\"");
         let set = [m.as_str()];
-        let (a, travel) = run(apart, &set, frames);
-        let (w, _) = run(whole, &set, frames);
+        let (a, travel) = run(apart, shape, &set, frames);
+        let (w, _) = run(whole, shape, &set, frames);
         let dx = max_diff(&a.pos, &w.pos);
         let dv = max_diff(&a.vel, &w.vel);
         let dtheta = max_abs_diff(&a.theta, &w.theta);
         eprintln!(
-            "{method}: {apart} − {whole} {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad; travel {travel:.3e} m"
+            "{method}, {shape}-row packs: {apart} − {whole} {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad; travel {travel:.3e} m"
         );
         assert!(
             travel > 1e-3,
@@ -166,14 +168,18 @@ fn assert_frame_matches(apart: Form, whole: Form) {
 /// The walked substep, an invocation a rod: `frame_rod`.
 #[test]
 fn walked_frame_matches_the_substeps_dispatched_apart() {
-    assert_frame_matches(Form::WalkedFused, Form::WalkedFrame);
+    assert_frame_matches(Form::WalkedFused, Form::WalkedFrame, PackShape::DEFAULT);
 }
 
 /// The packed fused substep, a workgroup a pack of rods (the 24 hairs of
 /// 13 vertices share packs; the strand clamped at its far end too), its
 /// positions resident in workgroup memory for the whole frame:
-/// `frame_pack`.
+/// `frame_pack`; on the default 256-row packs and on 32-row ones (two
+/// strands a pack, a workgroup of 32 invocations, on NVIDIA one warp: the
+/// shape `scripts/gpu-measure.sh` times for a strand a warp).
 #[test]
 fn fused_frame_matches_the_substeps_dispatched_apart() {
-    assert_frame_matches(Form::Fused, Form::FusedFrame);
+    for shape in [PackShape::DEFAULT, PackShape::ALL[0]] {
+        assert_frame_matches(Form::Fused, Form::FusedFrame, shape);
+    }
 }
