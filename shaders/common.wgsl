@@ -366,7 +366,8 @@ fn field_store(k: u32, f: vec4<f32>) {
 // vertices, [3] largest (vertex · MAX_COLLIDERS + collider + 1) that tunnelled,
 // [4] f32 bits of the largest relative motion that tunnelled (m), [6] largest
 // (rod + 1)·2 + singular whose fast projection did not converge, [7] f32 bits
-// of the largest strain such a projection left.
+// of the largest strain such a projection left, [5] largest rod + 1 whose
+// invocation's loops the driver cut short (`loops_ran_out`).
 @group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 8>;
 
 // Raise statistic i to x. Every rod would race for the one word: one that
@@ -375,6 +376,28 @@ fn field_store(k: u32, f: vec4<f32>) {
 fn stat_max(i: u32, x: u32) {
     if (x > atomicLoad(&stats[i])) {
         atomicMax(&stats[i], x);
+    }
+}
+
+// llvmpipe, the software adapter, counts every loop iteration of an
+// invocation against one limit (65,535: gallivm's
+// LP_MAX_TGSI_LOOP_ITERATIONS, shared by every loop of a shader) and, once
+// it is reached, ends every loop after its current iteration: an
+// invocation whose loops passed it computed its walks and solves cut
+// short, and the rods of its SIMD lanes with it. Called last, where an
+// invocation may loop that much (a frame of substeps in one, a long rod's
+// substep): a loop of a length the compiler cannot know completes only if
+// the limit was not reached; where it did not, rod r (its first, for a
+// workgroup) goes to stats[5] and `GpuSimulator::step_checked` stops the
+// run. On other adapters the loop completes.
+fn loops_ran_out(r: u32) {
+    let expected = max(params.substeps, 2u);
+    var done = 0u;
+    for (var i = 0u; i < expected; i++) {
+        done += 1u;
+    }
+    if (done < expected) {
+        stat_max(5u, r + 1u);
     }
 }
 

@@ -56,6 +56,7 @@ fn frame_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             substep_start_walk(r);
             substep_finish_walk(r, STRAIN_UNMEASURED);
         }
+        loops_ran_out(r);
     }
 }
 
@@ -81,5 +82,6 @@ fn frame_pack(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         stage_barrier();
     }
     resident_store(w, lid);
+    loops_ran_out(pack_rods(w).x);
 }
 // END substep values

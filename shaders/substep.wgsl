@@ -339,6 +339,7 @@ fn substep_finish_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
         substep_finish_walk(r, grid_blend_rod(r));
+        loops_ran_out(r);
     }
 }
 
@@ -348,5 +349,6 @@ fn substep_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     if (r < params.rod_count) {
         substep_start_walk(r);
         substep_finish_walk(r, STRAIN_UNMEASURED);
+        loops_ran_out(r);
     }
 }

@@ -721,6 +721,12 @@ fn measure_with(
                         .collect()
                 });
             }
+            // The last frame's: loops the driver cut short (llvmpipe's limit)
+            // leave a wrong state that may still look sound.
+            if let Some(e) = sim.loops_cut_short() {
+                m.error = Some(e.to_string());
+                return m;
+            }
             let state = sim.read_state();
             if let Some((r, bad)) = check_state(sim.rods(), sim.params(), &state) {
                 let e = crate::cpu::Unstable::blow_up(

@@ -30,7 +30,9 @@ use strands::scene::Scene;
 /// 24 strands of 12 segments on a head that turns and moves from t = 0, a
 /// sphere on the head's anchor and a capsule on the body's, in gusty wind;
 /// and a strand clamped at its far end to the head, so that an end clamp
-/// follows the moving anchor too.
+/// follows the moving anchor too. (No strand longer than a pack: on
+/// lavapipe a 300-vertex strand's 8 substeps in one invocation pass
+/// llvmpipe's loop limit, README "Limitations".)
 const SCENE: &str = r#"
 [sim]
 dt = 0.016666666666666666
@@ -181,5 +183,115 @@ fn walked_frame_matches_the_substeps_dispatched_apart() {
 fn fused_frame_matches_the_substeps_dispatched_apart() {
     for shape in [PackShape::DEFAULT, PackShape::ALL[0]] {
         assert_frame_matches(Form::Fused, Form::FusedFrame, shape);
+    }
+}
+
+/// The frame's table grows with the substeps (`set_params` with more of
+/// them: its buffer is made again and rebound), and a profiled frame
+/// (`step_profiled`, each dispatch in a pass of its own) and a timed one
+/// (`step_timed`) advance the state as `step` does: walked-frame against
+/// walked-fused through a frame of 8 substeps, a profiled one, then 12
+/// substeps a frame, plain and timed. A table left at 8 entries would
+/// give the last 4 substeps of each frame stale or zero poses (the head
+/// jumps back), and a profile that ran the frame kernel once a substep
+/// would run 8 substeps eight times.
+#[test]
+fn frame_table_grows_and_profiled_frames_advance_alike() {
+    let run = |form: Form| {
+        let scene = Scene::parse(SCENE, Path::new("frame.toml"), &[]).unwrap();
+        let (rods, state) = scene.build();
+        let mut g = GpuSimulator::new(&gpu(), rods, state, scene.params).unwrap();
+        g.set_form(form).unwrap();
+        g.step();
+        let profile = g.step_profiled();
+        let mut params = *g.params();
+        params.substeps = 12;
+        g.set_params(params);
+        g.step();
+        let timed = g.step_timed();
+        (g.read_state(), profile, timed)
+    };
+    let (apart, profile_apart, timed_apart) = run(Form::WalkedFused);
+    let (whole, profile_whole, timed_whole) = run(Form::WalkedFrame);
+    let dx = max_diff(&apart.pos, &whole.pos);
+    let dtheta = max_abs_diff(&apart.theta, &whole.theta);
+    eprintln!("walked-fused − walked-frame after 4 frames: {dx:.3e} m, {dtheta:.3e} rad");
+    assert!((apart.time - 4.0 / 60.0).abs() < 1e-12 && apart.time == whole.time);
+    if gpu().info.device_type == wgpu::DeviceType::Cpu {
+        assert_eq!(dx, 0.0);
+        assert_eq!(dtheta, 0.0);
+    } else {
+        assert!(dx <= 1e-6 && dtheta <= 1e-5, "{dx:.3e} m, {dtheta:.3e} rad");
+    }
+    // Where the device times: one dispatch a substep, or one a frame.
+    assert_eq!(profile_apart.is_some(), timed_apart.is_some());
+    if let (Some(apart), Some(whole)) = (profile_apart, profile_whole) {
+        let kernels = |p: &[(strands::gpu::schedule::Dispatch, f64)]| -> Vec<strands::gpu::Kernel> {
+            p.iter().map(|(d, _)| d.kernel).collect()
+        };
+        assert_eq!(kernels(&apart), [strands::gpu::Kernel::SubstepRod]);
+        assert_eq!(kernels(&whole), [strands::gpu::Kernel::FrameRod]);
+        assert!(apart.iter().chain(&whole).all(|(_, s)| *s > 0.0));
+        assert!(timed_whole.unwrap() > 0.0);
+    }
+}
+
+/// A rod of 500 segments (145 substeps a frame by the step limit): on
+/// llvmpipe, which ends every loop of an invocation once its loops
+/// together have run 65,535 iterations, the whole frame in one invocation
+/// passes that limit, and the frame, computed with its walks cut short
+/// (1.4e-3 m from the CPU's, measured when found), is not returned: the
+/// checked step stops with `Cause::LoopLimit`, naming the rod. The same
+/// rod a substep a dispatch (walked-fused, the default) stays within it
+/// and follows the CPU (the one-frame parity bound, 1e-6 m). On a GPU,
+/// which has no such limit, both run and agree.
+#[test]
+fn a_frame_whose_loops_the_driver_cut_short_is_refused() {
+    let src = r#"
+[sim]
+dt = 0.016666666666666666
+substeps = "auto"
+gravity = [0.0, -9.81, 0.0]
+
+[materials.soft]
+density = 1300.0
+radius = 1e-3
+youngs_modulus = 1e6
+shear_modulus = 4e5
+
+[[rods]]
+name = "cable"
+kind = "straight"
+material = "soft"
+from = [0.0, 0.0, 0.0]
+to = [1.0, 0.0, 0.0]
+segments = 500
+start = "clamped"
+"#;
+    let scene = Scene::parse(src, Path::new("cable.toml"), &[]).unwrap();
+    let (rods, state) = scene.build();
+    let mut cpu = strands::cpu::CpuSimulator::new(rods.clone(), state.clone(), scene.params);
+    cpu.step().expect("the CPU runs the cable");
+    let ctx = gpu();
+    let run = |form: Form| {
+        let mut g = GpuSimulator::new(&ctx, rods.clone(), state.clone(), scene.params).unwrap();
+        g.set_form(form).unwrap();
+        g.step_checked().map(|(s, _)| s)
+    };
+    let apart = run(Form::WalkedFused).expect("a substep a dispatch stays within the limit");
+    let dx = max_diff(&apart.pos, &cpu.state.pos);
+    eprintln!("walked-fused − CPU {dx:.3e} m");
+    assert!(dx < 1e-6, "walked-fused − CPU {dx:.3e} m");
+    let whole = run(Form::WalkedFrame);
+    if ctx.info.device_type == wgpu::DeviceType::Cpu {
+        let e = whole.expect_err("the frame's loops passed llvmpipe's limit");
+        eprintln!("{e}");
+        assert_eq!(e.cause, strands::cpu::Cause::LoopLimit);
+        assert_eq!(e.name, "cable");
+        assert!(e.to_string().contains("65,535") && e.hint.contains("walked-fused"));
+    } else {
+        let whole = whole.expect("a GPU has no loop limit");
+        let dx = max_diff(&whole.pos, &apart.pos);
+        assert!(dx < 1e-6, "walked-frame − walked-fused {dx:.3e} m");
     }
 }

@@ -698,9 +698,28 @@ fn frame_variant_reads_each_substeps_values_from_the_frames_table() {
     let ours = signatures(&SHADER_SOURCE[start..end]);
     assert_eq!(ours.len(), 6, "{ours:?}");
     assert_eq!(signatures(FRAME_SOURCE), ours);
-    // Outside the block, `params`' changing members are read through
-    // the accessors alone.
-    let outside = format!("{}{}", &SHADER_SOURCE[..start], &SHADER_SOURCE[end..]);
+    // Outside the block, `params`' changing members (those
+    // `GpuSimulator::step_values` sets from the substep's time and slots)
+    // are read through the accessors alone: in the default module and in
+    // every block a variant puts in (the module with all of them).
+    let all = shader_variant(Variant {
+        stencil_f64: true,
+        resident: true,
+        grid_i64: true,
+        wide_positions: true,
+        approximate_math: true,
+        pack: strands::gpu::pack::PackShape::ALL[0],
+        frame: false,
+    });
+    let start_all = all.find(FRAME_MARKERS[0]).unwrap();
+    let end_all = all.find(FRAME_MARKERS[1]).unwrap();
+    let outside = format!(
+        "{}{}{}{}",
+        &SHADER_SOURCE[..start],
+        &SHADER_SOURCE[end..],
+        &all[..start_all],
+        &all[end_all..]
+    );
     for member in [
         "wind_phase",
         "slot_start",

@@ -82,6 +82,10 @@ pub enum Cause {
     Tunnelling,
     /// A grid node of hair–hair interaction could overflow.
     GridOverflow,
+    /// The GPU driver cut the kernel's loops short (llvmpipe's limit on
+    /// the loop iterations of an invocation): the step was computed
+    /// wrongly.
+    LoopLimit,
 }
 
 /// A run that stopped: which rod, when, what happened and what to change.
@@ -378,6 +382,19 @@ impl Unstable {
                 g.cell
             ),
             ..Self::new(rods, g.rods[0], step, time, Cause::GridOverflow)
+        }
+    }
+
+    /// Rod `r`'s kernel invocation ran into the GPU driver's limit on
+    /// loop iterations (llvmpipe ends every loop of an invocation once
+    /// its loops together have run 65,535 iterations), in `form`.
+    pub fn loop_limit(rods: &RodSet, r: usize, step: u64, time: f64, form: &str) -> Self {
+        Unstable {
+            what: format!(
+                "the GPU driver stopped the loops of the kernel that runs this rod after 65,535 iterations in one invocation (llvmpipe's limit, all its loops together; GPU form {form}), so the step was computed with walks and solves cut short"
+            ),
+            hint: "Run a form that dispatches each substep (--gpu-form walked-fused, the default: a frame in one dispatch runs all of its substeps' loops in one invocation), fewer vertices per strand, or the CPU backend (--backend cpu)".into(),
+            ..Self::new(rods, r, step, time, Cause::LoopLimit)
         }
     }
 

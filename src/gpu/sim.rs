@@ -494,7 +494,8 @@ impl GpuSimulator {
                 Splat::Sorted { .. } => SPLAT_SORTED,
             },
             sorted_run: self.sorted_run(),
-            substeps: self.params.substeps,
+            // `write_inputs_for` sets it: the substeps it writes.
+            substeps: 0,
             collider_start,
             collider_end,
             collider_now,
@@ -504,6 +505,13 @@ impl GpuSimulator {
     /// Write `substeps` step entries from time `t0` and the anchor poses at
     /// `t0 + k h`, `k = 0..=substeps`.
     fn write_inputs(&mut self, t0: f64, h: f64, substeps: u32) {
+        let table = self.frame_in_one_dispatch();
+        self.write_inputs_for(t0, h, substeps, table);
+    }
+
+    /// `write_inputs`, and the whole-frame kernels' table of the frame's
+    /// steps where `table` (a frame kernel runs these substeps).
+    fn write_inputs_for(&mut self, t0: f64, h: f64, substeps: u32, table: bool) {
         self.ensure_capacity(substeps);
         let q = &self.ctx.queue;
         let mut poses = Vec::new();
@@ -517,7 +525,9 @@ impl GpuSimulator {
         let mut bytes = vec![0u8; (self.buffers.step_stride * 2 * substeps.max(1) as u64) as usize];
         for k in 0..substeps {
             for phase in 0..2 {
-                let s = self.step_values(t0 + k as f64 * h, h, k, k + 1, phase, &poses);
+                let mut s = self.step_values(t0 + k as f64 * h, h, k, k + 1, phase, &poses);
+                // The substeps written now: the whole-frame kernels' loop.
+                s.substeps = substeps;
                 let at = (entry(k, phase) as u64 * self.buffers.step_stride) as usize;
                 bytes[at..at + size_of::<GpuStep>()].copy_from_slice(bytemuck::bytes_of(&s));
             }
@@ -525,7 +535,7 @@ impl GpuSimulator {
         q.write_buffer(&self.buffers.steps, 0, &bytes);
         // The whole-frame kernel's table: the phase-0 entries one after the
         // other (it reads the substep's changing values there).
-        if self.frame_in_one_dispatch() {
+        if table {
             let stride = self.buffers.step_stride as usize;
             let table: Vec<u8> = (0..substeps as usize)
                 .flat_map(|k| &bytes[2 * k * stride..2 * k * stride + size_of::<GpuStep>()])
@@ -653,18 +663,17 @@ impl GpuSimulator {
     /// vertices (1.48 ms/substep against 2.04 walked, 2.80 packed, 3.21
     /// fused-buffer and 5.37 fused on the H200: docs/BENCHMARKS.md,
     /// twenty-second session); not measured for long strands, where the
-    /// packed forms spread a strand over a workgroup (`set_form`). On an
-    /// adapter that is a CPU, the same walk with the whole frame in one
-    /// dispatch where no grid couples the rods (`Form::WalkedFrame`; with
-    /// the grid it runs walked-fused's schedule): the same bits, 2–14 %
-    /// faster on lavapipe (twenty-seventh session); not yet timed on a GPU.
+    /// packed forms spread a strand over a workgroup (`set_form`). Not the
+    /// whole frame in one dispatch (`Form::WalkedFrame`): faster on
+    /// lavapipe, but llvmpipe stops every loop of an invocation once all
+    /// its loops together have run 65,535 iterations, which a frame of a
+    /// long strand's substeps passes (README, "Limitations"), and not yet
+    /// timed on a GPU.
     pub fn default_form(ctx: &GpuContext) -> Form {
-        if !super::layout::walked_fused_supported(&ctx.device.limits()) {
-            Form::Walked
-        } else if ctx.info.device_type == wgpu::DeviceType::Cpu {
-            Form::WalkedFrame
-        } else {
+        if super::layout::walked_fused_supported(&ctx.device.limits()) {
             Form::WalkedFused
+        } else {
+            Form::Walked
         }
     }
 
@@ -1006,6 +1015,10 @@ impl GpuSimulator {
             .recheck(&self.rods, &self.params)
             .map_err(|e| Unstable::step_limit(&self.rods, e, step, time))?;
         self.step();
+        // Loops the driver cut short explain whatever else is wrong.
+        if let Some(e) = self.loops_cut_short() {
+            return Err(e);
+        }
         let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
         let (state, chatter) = self.read_state_and_chatter();
         let bad = check_state(&self.rods, &self.params, &state);
@@ -1144,7 +1157,7 @@ impl GpuSimulator {
             self.ensure_sorted_splat()
                 .expect("the sorted splat's buffers fit the device");
         }
-        self.write_inputs(t, h, 1);
+        self.write_inputs_for(t, h, 1, kernel.is_frame());
         self.track_grid_region(&[kernel]);
         let group = match kernel {
             Kernel::ProjectJacobi => &self.buffers.jacobi_groups[&jacobi],
@@ -1418,6 +1431,23 @@ impl GpuSimulator {
     pub fn read_stats(&self) -> [u32; 2] {
         let s: Vec<u32> = self.read(&self.buffers.stats, 8);
         [s[0], s[1]]
+    }
+
+    /// Where the last frame's kernels ran into the driver's limit on the
+    /// loop iterations of an invocation (llvmpipe's; shaders/common.wgsl
+    /// `loops_ran_out`): the error naming the rod, for a frame computed
+    /// with loops cut short; `None` where every loop finished.
+    pub fn loops_cut_short(&self) -> Option<Unstable> {
+        let s: Vec<u32> = self.read(&self.buffers.stats, 8);
+        (s[5] > 0).then(|| {
+            Unstable::loop_limit(
+                &self.rods,
+                s[5] as usize - 1,
+                self.step_count,
+                self.time,
+                self.running_form().name(),
+            )
+        })
     }
 
     /// Vertices the last `contact` kernels found tunnelling (`stats[2]`).
