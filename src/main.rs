@@ -130,11 +130,12 @@ struct BenchArgs {
     /// would choose it, a hardware adapter; with --gpu-form, any adapter).
     #[arg(long = "backend", value_enum, value_delimiter = ',')]
     backends: Vec<BackendKind>,
-    /// GPU forms to time, each a row (walked, walked-fused, packed, fused,
-    /// fused-buffer: how the per-rod stages run, README "On the GPU"); default:
-    /// walked-fused where the device's limits allow it, else walked (the
-    /// fastest on lavapipe and on an H200, docs/BENCHMARKS.md). Asks for the
-    /// GPU, even a software adapter; refused with --backend cpu.
+    /// GPU forms to time, each a row (walked, walked-fused, walked-frame,
+    /// packed, fused, fused-buffer, fused-frame: how the per-rod stages run,
+    /// README "On the GPU"); default: walked-fused where the device's limits
+    /// allow it, else walked (the fastest of the five timed on an H200,
+    /// docs/BENCHMARKS.md). Asks for the GPU, even a software adapter;
+    /// refused with --backend cpu.
     #[arg(long = "gpu-form", value_delimiter = ',', value_name = "FORM")]
     gpu_forms: Vec<strands::gpu::Form>,
     /// GPU bending-stencil precisions to time, each a row with each form
@@ -164,7 +165,8 @@ struct BenchArgs {
     /// GPU pack shapes to time, each a row with each form, precision and
     /// layout: rows (vertices) a pack of the per-pack kernels holds, 32, 64,
     /// 128 or 256, on min(rows, 64) invocations (README "On the GPU");
-    /// default 256. Changes only the packed, fused and fused-buffer forms;
+    /// default 256. Changes only the packed, fused, fused-buffer and
+    /// fused-frame forms;
     /// a rod longer than a pack is walked by one invocation. Asks for the
     /// GPU like --gpu-form.
     #[arg(long = "gpu-pack-rows", value_delimiter = ',', value_name = "ROWS")]
@@ -784,7 +786,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         && !gpu_forms.iter().any(|&f| uses_packs(f, ctx))
     {
         anyhow::bail!(
-            "--gpu-pack-rows sizes the packs of the packed, fused and fused-buffer forms, and none of the forms timed ({}) runs on packs: add one with --gpu-form",
+            "--gpu-pack-rows sizes the packs of the packed, fused, fused-buffer and fused-frame forms, and none of the forms timed ({}) runs on packs: add one with --gpu-form",
             gpu_forms
                 .iter()
                 .map(|&f| form_of(f, ctx).to_string())
