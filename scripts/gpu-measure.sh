@@ -495,9 +495,10 @@ wanted bench-target && step bench-target "$strands" bench --min-time "$min_time"
 # (`walked-frame`: each invocation takes its rod through every substep of
 # the frame, so that its state can stay in the caches between substeps)
 # against the default walked-fused, which dispatches each substep: the
-# target's `hair-nogrid` (8 substeps a frame) and grass (120), at 1 M
+# target's `hair-nogrid` and grass, the bench's 10 substeps a frame, at 1 M
 # vertices (1000 strands when quick). The same bits as walked-fused on
-# lavapipe, and 2-14 % faster there (twenty-seventh session). (fused-frame,
+# lavapipe, and 6-14 % faster there at 4000 strands (twenty-seventh
+# session). (fused-frame,
 # the packed fused substep a frame a dispatch, is timed with the other
 # forms in `bench-forms`.)
 wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid,grass --strands "$timing_strands" \
