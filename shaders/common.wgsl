@@ -384,9 +384,11 @@ fn stat_max(i: u32, x: u32) {
 // LP_MAX_TGSI_LOOP_ITERATIONS, shared by every loop of a shader) and, once
 // it is reached, ends every loop after its current iteration: an
 // invocation whose loops passed it computed its walks and solves cut
-// short, and the rods of its SIMD lanes with it. Called last, where an
-// invocation may loop that much (a frame of substeps in one, a long rod's
-// substep): a loop of a length the compiler cannot know completes only if
+// short, and the rods of its SIMD lanes with it. Called last by every
+// kernel that loops over a rod's vertices many times and records
+// statistics (a frame of substeps in one, a long rod's substep, its
+// projection, twist or contact): a loop of a length the compiler cannot
+// know completes only if
 // the limit was not reached; where it did not, rod r (its first, for a
 // workgroup) goes to stats[5] and `GpuSimulator::step_checked` stops the
 // run. On other adapters the loop completes.

@@ -718,6 +718,7 @@ fn contact_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
         _ = contact_walk(r);
+        loops_ran_out(r);
     }
 }
 
@@ -895,4 +896,5 @@ fn contact_packed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
         return;
     }
     contact_pack(w, lid);
+    loops_ran_out(pack_rods(w).x);
 }

@@ -402,6 +402,7 @@ fn project_fast_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
         return;
     }
     newton_projection(r, false);
+    loops_ran_out(r);
 }
 
 fn save_start_edges(r: u32) {
@@ -421,6 +422,7 @@ fn project_shake_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     }
     save_start_edges(r);
     newton_projection(r, true);
+    loops_ran_out(r);
 }
 
 @compute @workgroup_size(64)

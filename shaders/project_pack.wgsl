@@ -361,6 +361,7 @@ fn project_fast(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
         return;
     }
     project_pack(w, lid, false);
+    loops_ran_out(pack_rods(w).x);
 }
 
 @compute @workgroup_size(PACK_WORKGROUP)
@@ -371,4 +372,5 @@ fn project_shake(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
         return;
     }
     project_pack(w, lid, true);
+    loops_ran_out(pack_rods(w).x);
 }

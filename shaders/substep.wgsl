@@ -175,6 +175,7 @@ fn substep_finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
     substep_finish_pack(w, lid);
     stage_barrier();
     resident_store(w, lid);
+    loops_ran_out(pack_rods(w).x);
 }
 
 @compute @workgroup_size(PACK_WORKGROUP)
@@ -190,6 +191,7 @@ fn substep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     substep_finish_pack(w, lid);
     stage_barrier();
     resident_store(w, lid);
+    loops_ran_out(pack_rods(w).x);
 }
 
 // --- The walked form: one invocation takes its rod through the same stages

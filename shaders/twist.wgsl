@@ -439,6 +439,7 @@ fn twist_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         return;
     }
     twist_walk(r);
+    loops_ran_out(r);
 }
 
 // --- The packed form (src/cpu/twist.rs `twist_in` with `TwistForm::Scan`, stage for stage) ---
@@ -993,4 +994,5 @@ fn twist(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
         return;
     }
     twist_pack(w, lid);
+    loops_ran_out(pack_rods(w).x);
 }

@@ -393,7 +393,11 @@ impl Unstable {
             what: format!(
                 "the GPU driver stopped the loops of the kernel that runs this rod after 65,535 iterations in one invocation (llvmpipe's limit, all its loops together; GPU form {form}), so the step was computed with walks and solves cut short"
             ),
-            hint: "Run a form that dispatches each substep (--gpu-form walked-fused, the default: a frame in one dispatch runs all of its substeps' loops in one invocation), fewer vertices per strand, or the CPU backend (--backend cpu)".into(),
+            hint: if form.ends_with("-frame") {
+                "Run a form that dispatches each substep (walked-fused, the default; `GpuSimulator::set_form`, `strands bench --gpu-form`): a frame in one dispatch runs all of its substeps' loops in one invocation. Or the CPU backend (--backend cpu)".into()
+            } else {
+                "Run the walked stages each as a dispatch of its own (walked; `GpuSimulator::set_form`, `strands bench --gpu-form`), fewer vertices per strand, or the CPU backend (--backend cpu, which `strands run` takes on a software adapter unless told otherwise)".into()
+            },
             ..Self::new(rods, r, step, time, Cause::LoopLimit)
         }
     }
