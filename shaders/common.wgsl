@@ -384,7 +384,9 @@ fn stat_max(i: u32, x: u32) {
 // LP_MAX_TGSI_LOOP_ITERATIONS, shared by every loop of a shader) and, once
 // it is reached, ends every loop after its current iteration: an
 // invocation whose loops passed it computed its walks and solves cut
-// short, and the rods of its SIMD lanes with it. Called last by every
+// short, and the rods of its SIMD lanes with it (or, when its last
+// loop ended within `substeps` iterations of the limit, nothing was cut:
+// reported all the same). Called last by every
 // kernel that loops over a rod's vertices many times and records
 // statistics (a frame of substeps in one, a long rod's substep, its
 // projection, twist or contact): a loop of a length the compiler cannot
@@ -396,7 +398,10 @@ fn loops_ran_out(r: u32) {
     let expected = max(params.substeps, 2u);
     var done = 0u;
     for (var i = 0u; i < expected; i++) {
-        done += 1u;
+        // 1, through a load no compiler can predict (stats[5] holds a rod
+        // index + 1, never 2³² − 1), so that no pass can work out `done`
+        // without running the loop.
+        done += min(1u, atomicLoad(&stats[5]) + 1u);
     }
     if (done < expected) {
         stat_max(5u, r + 1u);

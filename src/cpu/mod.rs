@@ -391,9 +391,11 @@ impl Unstable {
     pub fn loop_limit(rods: &RodSet, r: usize, step: u64, time: f64, form: &str) -> Self {
         Unstable {
             what: format!(
-                "the GPU driver stopped the loops of the kernel that runs this rod after 65,535 iterations in one invocation (llvmpipe's limit, all its loops together; GPU form {form}), so the step was computed with walks and solves cut short"
+                "the kernel that runs this rod reached the GPU driver's limit of 65,535 loop iterations in one invocation (llvmpipe's, all its loops together; GPU form {form}), past which the driver cuts every loop short, so the step cannot be trusted"
             ),
-            hint: if form.ends_with("-frame") {
+            hint: if form == "walked" {
+                "Use fewer vertices per strand, or the CPU backend (--backend cpu, which `strands run` takes on a software adapter unless told otherwise)".into()
+            } else if form.ends_with("-frame") {
                 "Run a form that dispatches each substep (walked-fused, the default; `GpuSimulator::set_form`, `strands bench --gpu-form`): a frame in one dispatch runs all of its substeps' loops in one invocation. Or the CPU backend (--backend cpu)".into()
             } else {
                 "Run the walked stages each as a dispatch of its own (walked; `GpuSimulator::set_form`, `strands bench --gpu-form`), fewer vertices per strand, or the CPU backend (--backend cpu, which `strands run` takes on a software adapter unless told otherwise)".into()

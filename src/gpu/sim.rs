@@ -857,8 +857,22 @@ impl GpuSimulator {
         self.dispatch_with(pass, d.kernel, group, entry(k, d.phase));
     }
 
+    /// Clear the statistics a frame gathers, all but word 5, the rod whose
+    /// kernel invocation reached the driver's loop limit
+    /// (`loops_cut_short`): it stays until the state is made again, so
+    /// that a limit reached in an unchecked frame, or in the material
+    /// frame's update at the start, is still reported by the next checked
+    /// step.
+    fn clear_stats(&self, encoder: &mut wgpu::CommandEncoder) {
+        encoder.clear_buffer(&self.buffers.stats, 0, Some(20));
+        encoder.clear_buffer(&self.buffers.stats, 24, Some(8));
+    }
+
     /// Advance one frame of `params.dt` in `params.substeps` substeps, all
-    /// recorded into one submission. Nothing is read back.
+    /// recorded into one submission. Nothing is read back, nothing checked:
+    /// `step_checked` checks, and `loops_cut_short` says whether a kernel
+    /// reached the loop limit of a software adapter since the state was
+    /// last written.
     pub fn step(&mut self) {
         self.encode_step(false);
     }
@@ -912,7 +926,7 @@ impl GpuSimulator {
                 label: Some("profiled substep"),
             });
             if k == 0 {
-                encoder.clear_buffer(&self.buffers.stats, 0, None);
+                self.clear_stats(&mut encoder);
                 self.clear_grid_counters(&mut encoder);
             }
             for (i, d) in schedule.iter().enumerate() {
@@ -977,7 +991,7 @@ impl GpuSimulator {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("step"),
             });
-        encoder.clear_buffer(&self.buffers.stats, 0, None);
+        self.clear_stats(&mut encoder);
         self.clear_grid_counters(&mut encoder);
         let stamps = self.buffers.timestamps.as_ref().filter(|_| timed);
         {
@@ -1169,7 +1183,7 @@ impl GpuSimulator {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some(kernel.entry_point()),
             });
-        encoder.clear_buffer(&self.buffers.stats, 0, None);
+        self.clear_stats(&mut encoder);
         self.clear_grid_counters(&mut encoder);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -1433,10 +1447,11 @@ impl GpuSimulator {
         [s[0], s[1]]
     }
 
-    /// Where the last frame's kernels ran into the driver's limit on the
-    /// loop iterations of an invocation (llvmpipe's; shaders/common.wgsl
-    /// `loops_ran_out`): the error naming the rod, for a frame computed
-    /// with loops cut short; `None` where every loop finished.
+    /// Whether a kernel ran into the driver's limit on the loop iterations
+    /// of an invocation (llvmpipe's; shaders/common.wgsl `loops_ran_out`)
+    /// since the state was last written (`write_state`; the flag outlives
+    /// the frames' other statistics, `clear_stats`): the error naming the
+    /// rod, whose state cannot be trusted; `None` where every loop finished.
     pub fn loops_cut_short(&self) -> Option<Unstable> {
         let s: Vec<u32> = self.read(&self.buffers.stats, 8);
         (s[5] > 0).then(|| {
@@ -1507,6 +1522,10 @@ impl GpuSimulator {
         self.write_vertices(&self.buffers.pos_unc, &pos);
         self.write_vertices(&self.buffers.vel, &vel);
         self.write_vertices(&self.buffers.frame, &frame);
+        // A new state: no kernel has cut its loops short yet (`clear_stats`).
+        self.ctx
+            .queue
+            .write_buffer(&self.buffers.stats, 20, &[0; 4]);
         self.time = state.time;
     }
 }
