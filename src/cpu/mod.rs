@@ -88,9 +88,20 @@ pub enum Cause {
     LoopLimit,
 }
 
+/// A simulated time for a message: 6 decimals (1 µs), or 4 significant
+/// digits below 1 ms, where 6 decimals would say 0.000000 of a run of
+/// shorter steps.
+fn time_text(t: f64) -> String {
+    if t != 0.0 && t.abs() < 1e-3 {
+        format!("{t:.3e}")
+    } else {
+        format!("{t:.6}")
+    }
+}
+
 /// A run that stopped: which rod, when, what happened and what to change.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("rod {rod} ({name}) stopped at step {step} (t = {time:.6} s): {what}. {hint}")]
+#[error("rod {rod} ({name}) stopped at step {step} (t = {} s): {what}. {hint}", time_text(*.time))]
 pub struct Unstable {
     /// The rod.
     pub rod: usize,
@@ -1524,4 +1535,20 @@ fn rod_views<'a>(rods: &RodSet, state: &'a mut State) -> Vec<RodStateMut<'a>> {
             ref_u,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_text;
+
+    /// A stopped run's time: 1 µs resolution, or 4 significant digits for
+    /// a run of sub-millisecond frames, where the decimals would read 0.
+    #[test]
+    fn stop_times_never_read_zero_for_short_steps() {
+        assert_eq!(time_text(1.0 / 60.0), "0.016667");
+        assert_eq!(time_text(2.5), "2.500000");
+        assert_eq!(time_text(0.0), "0.000000");
+        assert_eq!(time_text(2e-7), "2.000e-7");
+        assert_eq!(time_text(1.2345e-4), "1.234e-4");
+    }
 }
