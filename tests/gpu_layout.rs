@@ -42,6 +42,20 @@ impl Modules {
     }
 }
 
+/// The module with every block a variant can replace replaced (and the
+/// smallest packs), the frame's substep values too where `frame`.
+fn every_variant(frame: bool) -> std::borrow::Cow<'static, str> {
+    shader_variant(Variant {
+        stencil_f64: true,
+        resident: true,
+        grid_i64: true,
+        wide_positions: true,
+        approximate_math: true,
+        pack: strands::gpu::pack::PackShape::ALL[0],
+        frame,
+    })
+}
+
 fn validate(m: &naga::Module, source: &str) {
     validate_with(m, source, naga::valid::Capabilities::empty());
 }
@@ -136,15 +150,7 @@ fn grid_i64_variant_validates_where_64_bit_atomics_are() {
             .is_err(),
         "the i64 grid validated without 64-bit atomics"
     );
-    let all = shader_variant(Variant {
-        stencil_f64: true,
-        resident: true,
-        grid_i64: true,
-        wide_positions: true,
-        approximate_math: true,
-        pack: strands::gpu::pack::PackShape::ALL[0],
-        frame: true,
-    });
+    let all = every_variant(true);
     validate_with(&parse(&all), &all, caps | Caps::FLOAT64);
     let grid_scalar = |m: &naga::Module| {
         let (_, var) = m
@@ -245,15 +251,7 @@ fn wide_positions_variant_validates_and_keeps_the_bytes() {
             .is_err(),
         "the wide positions validated without 64-bit integers"
     );
-    let all = shader_variant(Variant {
-        stencil_f64: true,
-        resident: true,
-        grid_i64: true,
-        wide_positions: true,
-        approximate_math: true,
-        pack: strands::gpu::pack::PackShape::ALL[0],
-        frame: true,
-    });
+    let all = every_variant(true);
     validate_with(
         &parse(&all),
         &all,
@@ -702,15 +700,7 @@ fn frame_variant_reads_each_substeps_values_from_the_frames_table() {
     // `GpuSimulator::step_values` sets from the substep's time and slots)
     // are read through the accessors alone: in the default module and in
     // every block a variant puts in (the module with all of them).
-    let all = shader_variant(Variant {
-        stencil_f64: true,
-        resident: true,
-        grid_i64: true,
-        wide_positions: true,
-        approximate_math: true,
-        pack: strands::gpu::pack::PackShape::ALL[0],
-        frame: false,
-    });
+    let all = every_variant(false);
     let start_all = all.find(FRAME_MARKERS[0]).unwrap();
     let end_all = all.find(FRAME_MARKERS[1]).unwrap();
     let outside = format!(

@@ -1029,11 +1029,11 @@ impl GpuSimulator {
             .recheck(&self.rods, &self.params)
             .map_err(|e| Unstable::step_limit(&self.rods, e, step, time))?;
         self.step();
+        let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
         // Loops the driver cut short explain whatever else is wrong.
-        if let Some(e) = self.loops_cut_short() {
+        if let Some(e) = self.loop_limit_in(&stats) {
             return Err(e);
         }
-        let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
         let (state, chatter) = self.read_state_and_chatter();
         let bad = check_state(&self.rods, &self.params, &state);
         let stop = |rod, bad| {
@@ -1453,11 +1453,15 @@ impl GpuSimulator {
     /// the frames' other statistics, `clear_stats`): the error naming the
     /// rod, whose state cannot be trusted; `None` where every loop finished.
     pub fn loops_cut_short(&self) -> Option<Unstable> {
-        let s: Vec<u32> = self.read(&self.buffers.stats, 8);
-        (s[5] > 0).then(|| {
+        self.loop_limit_in(&self.read(&self.buffers.stats, 8))
+    }
+
+    /// `loops_cut_short` from statistics already read back.
+    fn loop_limit_in(&self, stats: &[u32]) -> Option<Unstable> {
+        (stats[5] > 0).then(|| {
             Unstable::loop_limit(
                 &self.rods,
-                s[5] as usize - 1,
+                stats[5] as usize - 1,
                 self.step_count,
                 self.time,
                 self.running_form().name(),
