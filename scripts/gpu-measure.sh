@@ -59,7 +59,8 @@
 #   STRANDS_MEASURE_PROFILE_TIMEOUT  seconds each Nsight Compute run of the
 #                              profile step may take (default 90)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
-#                              kernel-times bench-target bench-frame
+#                              kernel-stats kernel-times bench-target
+#                              bench-candidates bench-frame
 #                              bench-layouts bench-splat profile
 #                              probe-tridiagonal
 #                              bench-gpu bench-cpu bench-packs bench-forms
@@ -133,7 +134,7 @@ gpu_tests() {
 # bundle's manifest records it; the measurement compares it with its own
 # checkout's, which may have no git).
 sources_hash() {
-    find src tests shaders scenes Cargo.toml Cargo.lock -type f -print0 | LC_ALL=C sort -z |
+    find src tests examples shaders scenes Cargo.toml Cargo.lock -type f -print0 | LC_ALL=C sort -z |
         xargs -0 sha256sum | sha256sum | cut -d' ' -f1
 }
 
@@ -149,6 +150,7 @@ bundle() {
     export CARGO_TARGET_DIR
     CARGO_TARGET_DIR="$(pwd -P)/target"
     cargo build --release --locked || return 1
+    cargo build --release --locked --example kernel_stats || return 1
     local built
     built=$(cargo test --release --locked --no-run --color never "${tests[@]}" 2>&1) || {
         echo "$built" >&2
@@ -157,6 +159,7 @@ bundle() {
     rm -rf .gpu-bundle
     mkdir -p .gpu-bundle/stage/tests
     cp "$CARGO_TARGET_DIR/release/strands" .gpu-bundle/stage/strands || return 1
+    cp "$CARGO_TARGET_DIR/release/examples/kernel_stats" .gpu-bundle/stage/kernel_stats || return 1
     # cargo names each test executable: "Executable tests/NAME.rs (PATH)".
     local n=0
     while read -r name path; do
@@ -167,7 +170,7 @@ bundle() {
         echo "bundle: found $n test executables in cargo's output, expected $((${#tests[@]} / 2))" >&2
         return 1
     fi
-    strip .gpu-bundle/stage/strands .gpu-bundle/stage/tests/* || return 1
+    strip .gpu-bundle/stage/strands .gpu-bundle/stage/kernel_stats .gpu-bundle/stage/tests/* || return 1
     {
         echo "commit $(git rev-parse HEAD) $(git status --short --untracked-files=no | wc -l) changed files"
         echo "sources $(sources_hash)"
@@ -176,7 +179,7 @@ bundle() {
     } >.gpu-bundle/stage/manifest
     tar cJf .gpu-bundle/bundle.tar.xz -C .gpu-bundle/stage . || return 1
     rm -rf .gpu-bundle/stage
-    echo "bundle: .gpu-bundle/bundle.tar.xz $(du -h .gpu-bundle/bundle.tar.xz | cut -f1) ($n test executables and strands)"
+    echo "bundle: .gpu-bundle/bundle.tar.xz $(du -h .gpu-bundle/bundle.tar.xz | cut -f1) ($n test executables, strands and kernel_stats)"
 }
 
 case "${1:-}" in
@@ -281,7 +284,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-times bench-target bench-frame bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -409,6 +412,13 @@ else
     exit 1
 fi
 strands=./target/release/strands
+# examples/kernel_stats (the driver's registers, shared memory and spills a
+# kernel), built or from the bundle.
+if [ "$runner" = cargo ]; then
+    kernel_stats=./target/release/examples/kernel_stats
+else
+    kernel_stats=.gpu-bundle/run/kernel_stats
+fi
 
 # Test binary $1 with the arguments after it, through cargo or the bundle.
 # With STRANDS_MEASURE_TEST_TIMEOUT, stopped after that many seconds (exit
@@ -484,12 +494,42 @@ fi
 export STRANDS_TIMING_STRANDS=$timing_strands
 wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --nocapture --test-threads 1
 
+# What the driver compiled each kernel into (examples/kernel_stats.rs,
+# VK_KHR_pipeline_executable_properties): registers, shared memory, spills,
+# as far as the driver says; the substep and per-stage kernels, the
+# per-pack ones on 32- and 256-row packs. Whether register pressure caps how
+# many warps the fused kernels run at once (the packed fused kernels on
+# 32-row packs run a strand a warp, 32x the walks' invocations, and were no
+# faster on the H200).
+kernel_stats_step() {
+    if [ "$runner" = cargo ]; then
+        cargo build --release --locked $offline --example kernel_stats || return 1
+    fi
+    "$kernel_stats" --rows 32,256 substep_rod substep_start_rod substep_finish_rod frame_rod \
+        substep substep_start substep_finish frame_pack \
+        frames frames_rod twist twist_rod forces forces_rod project_fast project_fast_rod \
+        contact_packed contact_rod integrate project_velocity grid_splat grid_blend
+}
+wanted kernel-stats && step kernel-stats kernel_stats_step
+
 # Issue 12's target, 1 M vertices (32000 hair strands × 32; 1000 when
 # quick) in the default form: the hair as the bench runs it, and
 # `hair-nogrid`, the target's workload as the issue states it (twist, the
 # projection, head contact), without the hair–hair grid.
 wanted bench-target && step bench-target "$strands" bench --min-time "$min_time" --backend gpu --workload hair,hair-nogrid --strands "$timing_strands" \
     --out "$OUT/bench-target.json" --plot "$OUT/bench-target.svg"
+
+# The candidates for the GPU defaults together, each measured alone on the
+# H200 before: the whole frame a dispatch (walked-frame) and interleaved
+# rods, on the target's hair-nogrid and grass; on the hair (with the grid)
+# interleaved rods and the sorted splat with runs of 32. 1 M vertices
+# (1000 strands when quick).
+wanted bench-candidates && step bench-candidates "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid,grass --strands "$timing_strands" \
+    --gpu-form walked-fused,walked-frame --gpu-layout gpu,interleaved \
+    --out "$OUT/bench-candidates.json" --plot "$OUT/bench-candidates.svg" &&
+    step bench-candidates-hair "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
+        --gpu-form walked-fused --gpu-layout gpu,interleaved --gpu-splat own,sorted:32 \
+        --out "$OUT/bench-candidates-hair.json" --plot "$OUT/bench-candidates-hair.svg"
 
 # The whole frame in one dispatch where no grid couples the rods
 # (`walked-frame`: each invocation takes its rod through every substep of
