@@ -132,10 +132,11 @@ struct BenchArgs {
     backends: Vec<BackendKind>,
     /// GPU forms to time, each a row (walked, walked-fused, walked-frame,
     /// packed, fused, fused-buffer, fused-frame: how the per-rod stages run,
-    /// README "On the GPU"); default: walked-fused where the device's limits
-    /// allow it, else walked (the fastest of the five timed on an H200,
-    /// docs/BENCHMARKS.md). Asks for the GPU, even a software adapter;
-    /// refused with --backend cpu.
+    /// README "On the GPU"); default: walked-frame on a GPU (walked-fused
+    /// with the hair–hair grid), walked-fused on a CPU adapter, walked where
+    /// the device's limits allow neither (`GpuSimulator::default_form`; the
+    /// fastest timed on an H200, docs/BENCHMARKS.md). Asks for the GPU, even
+    /// a software adapter; refused with --backend cpu.
     #[arg(long = "gpu-form", value_delimiter = ',', value_name = "FORM")]
     gpu_forms: Vec<strands::gpu::Form>,
     /// GPU bending-stencil precisions to time, each a row with each form
@@ -153,7 +154,7 @@ struct BenchArgs {
     /// colliders read at their index; cpu: rods interleaved by 8, state as
     /// 64-bit words, colliders read into a table first; interleaved: gpu
     /// with rods interleaved by 8; README "On the GPU"); default: the
-    /// adapter's own (cpu on a CPU adapter, else gpu).
+    /// adapter's own (cpu on a CPU adapter, else interleaved).
     /// The same results either way. Asks for the GPU like --gpu-form.
     #[arg(
         long = "gpu-layout",
@@ -165,7 +166,8 @@ struct BenchArgs {
     /// GPU pack shapes to time, each a row with each form, precision and
     /// layout: rows (vertices) a pack of the per-pack kernels holds, 32, 64,
     /// 128 or 256, on min(rows, 64) invocations (README "On the GPU");
-    /// default 256. Changes only the packed, fused, fused-buffer and
+    /// default 32 on a GPU, 256 on a CPU adapter. Changes only the packed,
+    /// fused, fused-buffer and
     /// fused-frame forms;
     /// a rod longer than a pack is walked by one invocation. Asks for the
     /// GPU like --gpu-form.
@@ -176,7 +178,8 @@ struct BenchArgs {
     /// sorted (the vertices sorted by cell first, then each run of 16
     /// sorted vertices, `layout::SORTED_RUN`, walked by one invocation, so
     /// a cell's sums reach its nodes once a run: docs/INTERACTION.md), or
-    /// sorted:RUN (runs of RUN, 1 to 1024); default own. Rows and the JSON
+    /// sorted:RUN (runs of RUN, 1 to 1024); default sorted:32 on a GPU
+    /// where the scene has the grid, else own. Rows and the JSON
     /// name the run (`sorted:16`). The same results either way; changes
     /// only scenes with hair–hair interaction. Asks for the GPU like
     /// --gpu-form.

@@ -245,14 +245,20 @@ fn pipelines_are_built_once_per_device() {
     // (`GpuContext::with_pack_shape`); a simulator on such a context packs
     // its rods for that shape.
     use strands::gpu::pack::PackShape;
-    let small = PackShape::ALL[0];
-    assert_eq!(a.pack_shape(), PackShape::DEFAULT);
+    // The device's own shape (`PackShape::for_device`), and another.
+    let own = PackShape::for_device(ctx.info.device_type);
+    assert_eq!(a.pack_shape(), own);
+    let small = if own == PackShape::ALL[0] {
+        PackShape::DEFAULT
+    } else {
+        PackShape::ALL[0]
+    };
     let ctx32 = ctx.with_pack_shape(small);
     let c = simulator(&ctx32, None);
     assert_eq!(c.pack_shape(), small);
     let kernels = ctx.pipelines_for(kinds, c.vertex_layout(), small);
     assert_eq!(kernels.variant.pack, small);
-    assert_eq!(theirs.variant.pack, PackShape::DEFAULT);
+    assert_eq!(theirs.variant.pack, own);
     assert!(!std::sync::Arc::ptr_eq(&kernels, &theirs));
     assert!(std::sync::Arc::ptr_eq(
         &kernels,
@@ -264,7 +270,8 @@ fn pipelines_are_built_once_per_device() {
 /// and `data_layout` names them back; choices made one by one that are of
 /// no layout are `None`. The interleaved layout is the GPU's with the
 /// CPU adapter's vertex order alone. The adapter's own layout
-/// (`from_device`) is the CPU adapter's on lavapipe and a GPU's elsewhere.
+/// (`from_device`) is the CPU adapter's on lavapipe and the interleaved
+/// one elsewhere.
 #[test]
 fn data_layouts_make_their_three_choices() {
     use strands::gpu::DataLayout;
@@ -298,7 +305,7 @@ fn data_layouts_make_their_three_choices() {
     let own = if ctx.info.device_type == wgpu::DeviceType::Cpu {
         DataLayout::Cpu
     } else {
-        DataLayout::Gpu
+        DataLayout::Interleaved
     };
     assert_eq!(ctx.data_layout(), Some(own));
 }

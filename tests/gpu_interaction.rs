@@ -937,15 +937,18 @@ fn sorted_splat_stages_are_the_cpus() {
 
 fn sorted_stages_match(ctx: &GpuContext) {
     let mut g = moving_gpu_with(ctx, &["interaction.resolution=32", "rods.0.count=400"]);
-    // A run of slots out of range is refused, and the splat kept.
+    // A run of slots out of range is refused, and the splat kept (the
+    // device's default, `GpuSimulator::default_splat`).
     use strands::gpu::schedule::{MAX_SORTED_RUN, Splat};
+    let kept = g.splat();
+    assert_eq!(kept, GpuSimulator::default_splat(ctx, g.rods()));
     for run in [0, MAX_SORTED_RUN + 1] {
         let e = g.set_splat(Splat::Sorted { run }).unwrap_err();
         assert!(
             e.to_string().contains(&format!("run of {run} slots")),
             "{e}"
         );
-        assert_eq!(g.splat(), Splat::Own);
+        assert_eq!(g.splat(), kept);
     }
     let (t, h) = (g.time(), g.params().h());
     let (geometry, nodes, s) = cpu_grid(&g, t + h);

@@ -339,9 +339,9 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
     assert!(fast < 0.5, "GPU fast projection kept {fast:.3} E₀");
 }
 
-/// The kernels in the forms the adapter does not run by default (the fused
-/// walk where the device's limits allow it, on a CPU adapter with the whole
-/// frame in one dispatch, `GpuSimulator::default_form`): the walked
+/// The kernels in the forms the adapter does not run by default (where the
+/// device's limits allow it the fused walk, a substep a dispatch on a CPU
+/// adapter and the whole frame in one on a GPU, `GpuSimulator::default_form`): the walked
 /// substep dispatched once a substep and once a frame, the walked stages as separate dispatches, the packed twist solve, frames,
 /// forces, projection and the parallel contact stages, as separate
 /// dispatches and as one `substep` dispatch, over the twisting rod (angles

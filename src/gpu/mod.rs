@@ -214,23 +214,24 @@ impl Stencil {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum DataLayout {
-    /// A GPU's: each rod's vertices one after another, positions,
-    /// velocities, contacts and grid fields as 32-bit elements, each
-    /// collider's values read at its index.
+    /// Each rod's vertices one after another, positions, velocities,
+    /// contacts and grid fields as 32-bit elements, each collider's values
+    /// read at its index: a GPU's until the twenty-eighth session, now
+    /// `Interleaved`'s choices but the vertex order.
     Gpu,
     /// A CPU adapter's: rods of one length interleaved in blocks of 8, that
     /// state as 64-bit words (where the device has
     /// `wgpu::Features::SHADER_INT64`), a scene's few colliders read into a
     /// table before the collider loops.
     Cpu,
-    /// A GPU's, but with rods of one length interleaved in blocks of 8 as
-    /// on a CPU adapter: the one choice of the CPU adapter's that may pay
-    /// on a GPU too, timed alone. A warp running a walked kernel walks 32
-    /// rods, so with each rod's vertices one after another its read at a
-    /// step touches 32 cache lines; interleaved, runs of 8 neighbouring
-    /// elements (a quarter of the lines for 32-byte elements; for 16-byte
-    /// ones an eighth, and half the 32-byte sectors). Not timed on a GPU
-    /// yet (README, "The two data layouts").
+    /// A GPU's: `Gpu` with rods of one length interleaved in blocks of 8
+    /// as on a CPU adapter. A warp running a walked kernel walks 32 rods,
+    /// so with each rod's vertices one after another its read at a step
+    /// touches 32 cache lines; interleaved, runs of 8 neighbouring elements
+    /// (a quarter of the lines for 32-byte elements; for 16-byte ones an
+    /// eighth, and half the 32-byte sectors). 21 to 25 % off the walked
+    /// substeps on an H200 (`GpuContext::from_device`; README, "The data
+    /// layouts").
     Interleaved,
 }
 
@@ -326,11 +327,25 @@ impl GpuContext {
     /// (docs/BENCHMARKS.md). Not on GPUs, where it has not been measured; the
     /// results are the same bits either way.
     ///
-    /// On a CPU adapter a set of at least 8 rods of one length is
+    /// On every adapter a set of at least 8 rods of one length is
     /// interleaved in the per-vertex buffers (`packing::VertexLayout`): the 8
-    /// rods its SIMD lanes walk together then read neighbouring elements.
-    /// At 4000 hair strands that took 8 % off lavapipe's step; at 1000 it
-    /// made no difference (docs/BENCHMARKS.md). The same results to the bit.
+    /// rods a CPU adapter's SIMD lanes walk together, and the 32 rods a
+    /// GPU's warp walks, then read neighbouring elements. At 4000 hair
+    /// strands that took 8 % off lavapipe's step; on an H200 at 1 M
+    /// vertices 21 to 25 % off the walked substeps (hair-nogrid
+    /// walked-frame 0.972 → 0.750 ms, grass 0.876 → 0.694 walked-fused,
+    /// the hair 1.434 → 1.165; docs/BENCHMARKS.md, twenty-eighth session).
+    /// The same results to the bit. The packed forms, whose lanes take a
+    /// rod's consecutive vertices, read 8 elements apart in it: not timed
+    /// that way on a GPU; `with_consecutive_vertices` undoes it.
+    ///
+    /// On a GPU (not a CPU adapter) the per-pack kernels are built for
+    /// 32-row packs (`pack::PackShape::WARP`), a warp a pack on NVIDIA: on
+    /// an H200 the packed stages ran 1.42 ms a substep on them against 2.09
+    /// on 256-row packs and the fused substep 1.25–1.29 against 4.95
+    /// (hair-nogrid, 1 M vertices; docs/BENCHMARKS.md, twenty-seventh
+    /// session). A CPU adapter keeps 256-row packs, whose 64 invocations
+    /// fill its SIMD lanes.
     ///
     /// On a CPU adapter the kernels read the values of a scene's colliders
     /// (up to `pipelines::TABLE_COLLIDERS`) into a table before their
@@ -340,15 +355,16 @@ impl GpuContext {
     /// Not on GPUs, where the table would hold registers. The same results
     /// to the bit.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
+        let cpu = info.device_type == wgpu::DeviceType::Cpu;
         GpuContext {
-            interleave: info.device_type == wgpu::DeviceType::Cpu,
-            collider_tables: info.device_type == wgpu::DeviceType::Cpu,
+            interleave: true,
+            collider_tables: cpu,
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
             grid_i64: device.features().contains(GRID_I64_FEATURES),
             wide_positions: info.device_type == wgpu::DeviceType::Cpu
                 && device.features().contains(wgpu::Features::SHADER_INT64),
             approximate_math: false,
-            pack: pack::PackShape::DEFAULT,
+            pack: pack::PackShape::for_device(info.device_type),
             device,
             queue,
             info,
@@ -408,9 +424,10 @@ impl GpuContext {
     }
 
     /// This device with each rod's vertices one after another in the
-    /// per-vertex buffers even where `from_device` would interleave rods of
-    /// one length: what GPUs run (tests compare the two). Kernels are
-    /// compiled anew for it.
+    /// per-vertex buffers where `from_device` would interleave rods of
+    /// one length: what GPUs ran before the twenty-eighth session, and what
+    /// the packed forms' lanes read in order (tests compare the two).
+    /// Kernels are compiled anew for it.
     pub fn with_consecutive_vertices(&self) -> Self {
         GpuContext {
             interleave: false,
@@ -419,9 +436,9 @@ impl GpuContext {
         }
     }
 
-    /// This device interleaving rods of one length even where `from_device`
-    /// would not (a GPU: for comparing the two there). Kernels are compiled
-    /// anew for it.
+    /// This device interleaving rods of one length (as `from_device` does
+    /// on every adapter), after `with_consecutive_vertices`. Kernels are
+    /// compiled anew for it.
     pub fn with_interleaved_vertices(&self) -> Self {
         GpuContext {
             interleave: true,
@@ -481,8 +498,9 @@ impl GpuContext {
     }
 
     /// This device with the per-pack kernels (`Form::Packed`, `Form::Fused`,
-    /// `Form::FusedBuffer`) built for packs of `shape` (`pack::PackShape`;
-    /// the default is 256 rows on 64 invocations), and rod sets packed for
+    /// `Form::FusedBuffer`, `Form::FusedFrame`) built for packs of `shape`
+    /// (`pack::PackShape`; by default 32 rows on a GPU, 256 rows on 64
+    /// invocations on a CPU adapter: `from_device`), and rod sets packed for
     /// it. The same results whatever the shape, for rods no longer than its
     /// rows (tests/gpu_parity.rs); a longer rod is walked by one
     /// invocation. The walked forms do not use packs. Kernels are compiled

@@ -29,8 +29,9 @@ pub const PACK_RODS: usize = PACK_ROWS / 2;
 /// `layout::fused_workgroup_bytes`), so more of them fit on a GPU's
 /// multiprocessor at once, and at 32 rows a pack's workgroup is one NVIDIA
 /// warp; but a rod longer than the pack is walked by one invocation.
-/// Whether that pays is for a GPU to measure (`strands bench
-/// --gpu-pack-rows`, docs/BENCHMARKS.md): the default stays 256 rows.
+/// On an H200 it paid (`strands bench --gpu-pack-rows`,
+/// docs/BENCHMARKS.md): GPUs build the kernels for `WARP`, CPU adapters
+/// for `DEFAULT` (`GpuContext::from_device`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PackShape {
     rows: u32,
@@ -47,6 +48,21 @@ impl PackShape {
     pub const DEFAULT: PackShape = PackShape {
         rows: PACK_ROWS as u32,
     };
+
+    /// 32 rows on 32 invocations: a warp a pack on NVIDIA, a strand of 32
+    /// vertices a pack; GPUs' shape (`GpuContext::from_device`).
+    pub const WARP: PackShape = PackShape { rows: 32 };
+
+    /// The shape `GpuContext::from_device` builds the kernels for on a
+    /// device of `device_type`: `WARP` on a GPU, `DEFAULT` on a CPU adapter
+    /// (whose SIMD lanes the 64 invocations of a 256-row pack fill).
+    pub fn for_device(device_type: wgpu::DeviceType) -> PackShape {
+        if device_type == wgpu::DeviceType::Cpu {
+            PackShape::DEFAULT
+        } else {
+            PackShape::WARP
+        }
+    }
 
     /// Every shape the kernels can be built for, smallest first.
     pub const ALL: [PackShape; 4] = [
@@ -142,6 +158,19 @@ pub fn pack_ends(vertex_counts: impl IntoIterator<Item = usize>, rows: usize) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// GPUs build the per-pack kernels for a warp's 32 rows (faster on an
+    /// H200, docs/BENCHMARKS.md), CPU adapters for 256 on 64 invocations.
+    #[test]
+    fn pack_shape_follows_the_device() {
+        use wgpu::DeviceType::*;
+        assert_eq!(PackShape::for_device(Cpu), PackShape::DEFAULT);
+        assert_eq!(PackShape::for_device(Cpu).rows(), 256);
+        for gpu in [DiscreteGpu, IntegratedGpu, VirtualGpu, Other] {
+            let shape = PackShape::for_device(gpu);
+            assert_eq!((shape.rows(), shape.invocations()), (32, 32), "{gpu:?}");
+        }
+    }
 
     /// Every rod is in exactly one pack, in order; no pack but a lone long
     /// rod exceeds the shape's rows; no two neighbouring packs would fit in

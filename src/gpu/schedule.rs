@@ -190,6 +190,42 @@ pub enum Splat {
 /// The longest run of slots `Splat::Sorted` takes.
 pub const MAX_SORTED_RUN: u32 = 1024;
 
+/// The form a simulator starts in on a device of `device_type` and
+/// `limits` (`GpuSimulator::default_form`, which says why): walked-frame
+/// on a GPU, walked-fused on a CPU adapter, walked where the limits allow
+/// neither fused walk.
+pub fn default_form(device_type: wgpu::DeviceType, limits: &wgpu::Limits) -> Form {
+    if !super::layout::walked_fused_supported(limits) {
+        Form::Walked
+    } else if device_type == wgpu::DeviceType::Cpu {
+        Form::WalkedFused
+    } else {
+        Form::WalkedFrame
+    }
+}
+
+/// The splat a simulator starts with on a device of `device_type` and
+/// `limits` for rods the grid couples (`grid`) or not
+/// (`GpuSimulator::default_splat`, which says why): the sorted splat with
+/// runs of `GPU_SORTED_RUN` on a GPU with the grid where the limits allow
+/// it, else the form's own.
+pub fn default_splat(device_type: wgpu::DeviceType, limits: &wgpu::Limits, grid: bool) -> Splat {
+    if device_type != wgpu::DeviceType::Cpu && grid && super::layout::sorted_splat_supported(limits)
+    {
+        Splat::Sorted {
+            run: GPU_SORTED_RUN,
+        }
+    } else {
+        Splat::Own
+    }
+}
+
+/// The run of the sorted splat GPUs start with where the grid couples the
+/// rods (`GpuSimulator::default_splat`): on an H200 the hair at 1 M
+/// vertices ran 1.342 ms a substep with runs of 32 against 1.350 with 16
+/// and 1.381 with 8 (docs/BENCHMARKS.md, twenty-seventh session).
+pub const GPU_SORTED_RUN: u32 = 32;
+
 impl Splat {
     /// The sorted splat with runs of `layout::SORTED_RUN` slots.
     pub const SORTED: Splat = Splat::Sorted {
@@ -467,6 +503,36 @@ pub fn jacobi_schedule(n: u32) -> Vec<JacobiPass> {
 mod tests {
     use super::*;
     use VertexBuffer::*;
+
+    /// The defaults by device (docs/BENCHMARKS.md, twenty-eighth session:
+    /// measured on an H200, kept off lavapipe): a GPU walks a whole frame a
+    /// dispatch and sorts the splat in runs of 32 where the grid couples
+    /// the rods; a CPU adapter walks a substep a dispatch with its own
+    /// splat; default limits (8 storage buffers a stage, too few for the
+    /// fused walk and the sorted splat) give the staged walk and the own
+    /// splat on either.
+    #[test]
+    fn defaults_follow_the_device() {
+        use wgpu::DeviceType::*;
+        let full = wgpu::Limits {
+            max_storage_buffers_per_shader_stage: 16,
+            ..wgpu::Limits::default()
+        };
+        let few = wgpu::Limits::default();
+        assert!(
+            few.max_storage_buffers_per_shader_stage < super::super::layout::FUSED_STORAGE_BUFFERS
+        );
+        for gpu in [DiscreteGpu, IntegratedGpu, VirtualGpu, Other] {
+            assert_eq!(default_form(gpu, &full), Form::WalkedFrame, "{gpu:?}");
+            assert_eq!(default_form(gpu, &few), Form::Walked, "{gpu:?}");
+            assert_eq!(default_splat(gpu, &full, true), Splat::Sorted { run: 32 });
+            assert_eq!(default_splat(gpu, &full, false), Splat::Own);
+            assert_eq!(default_splat(gpu, &few, true), Splat::Own);
+        }
+        assert_eq!(default_form(Cpu, &full), Form::WalkedFused);
+        assert_eq!(default_form(Cpu, &few), Form::Walked);
+        assert_eq!(default_splat(Cpu, &full, true), Splat::Own);
+    }
 
     /// Odd and even counts from the unconstrained positions both end in
     /// `pos`, each pass reading what the last wrote; from `pos` they return

@@ -146,6 +146,10 @@ impl GpuSimulator {
             splat: Splat::Own,
             world_positions: false,
         };
+        let splat = Self::default_splat(ctx, &sim.rods);
+        if splat != Splat::Own {
+            sim.set_splat(splat)?;
+        }
         sim.write_state(&state);
         sim.update_material_frame();
         Ok(sim)
@@ -655,26 +659,47 @@ impl GpuSimulator {
         self.form
     }
 
-    /// The form a simulator on `ctx` starts in: the walked stages fused
-    /// into one dispatch a substep (`Form::WalkedFused`) where the device's
-    /// limits allow it (`layout::walked_fused_supported`), else the walked
-    /// stages apart (`Form::Walked`). Fastest of the first five on
-    /// lavapipe and on an H200, for 32-vertex hair and grass at 1 M
-    /// vertices (1.48 ms/substep against 2.04 walked, 2.80 packed, 3.21
-    /// fused-buffer and 5.37 fused on the H200: docs/BENCHMARKS.md,
-    /// twenty-second session); not measured for long strands, where the
-    /// packed forms spread a strand over a workgroup (`set_form`). Not the
-    /// whole frame in one dispatch (`Form::WalkedFrame`): faster on
-    /// lavapipe, but llvmpipe stops every loop of an invocation once all
-    /// its loops together have run 65,535 iterations, which a frame of a
-    /// long strand's substeps passes (README, "Limitations"), and not yet
-    /// timed on a GPU.
+    /// The form a simulator on `ctx` starts in, where the device's limits
+    /// allow the fused walks (`layout::walked_fused_supported`; else the
+    /// walked stages apart, `Form::Walked`):
+    /// - on a GPU, the whole frame of substeps in one dispatch where no
+    ///   grid couples the rods (`Form::WalkedFrame`; with the grid it runs
+    ///   walked-fused's schedule, `Form::running`): on an H200 at 1 M
+    ///   vertices, interleaved, grass 0.670 ms a substep against 0.694
+    ///   walked-fused, hair-nogrid 0.750 against 0.752 at best
+    ///   (docs/BENCHMARKS.md, twenty-eighth session): as fast or a little
+    ///   faster, one dispatch a frame. A frame is one dispatch, so a display GPU's
+    ///   watchdog (~2 s on some systems) bounds a frame's work: at the H200's
+    ///   0.75 ms a substep for 1 M vertices, 2 s is ~2,600 substeps of 1 M
+    ///   vertices a frame;
+    /// - on a CPU adapter, the walked substep fused into one dispatch
+    ///   (`Form::WalkedFused`): llvmpipe stops every loop of an invocation
+    ///   once all its loops together have run 65,535 iterations, which a
+    ///   frame of a long strand's substeps passes (README, "Limitations").
+    ///
+    /// The walks were the fastest forms on lavapipe and on an H200 for
+    /// 32-vertex hair and grass at 1 M vertices (twenty-second and
+    /// twenty-seventh sessions); not measured for long strands, where the
+    /// packed forms spread a strand over a workgroup (`set_form`).
     pub fn default_form(ctx: &GpuContext) -> Form {
-        if super::layout::walked_fused_supported(&ctx.device.limits()) {
-            Form::WalkedFused
-        } else {
-            Form::Walked
-        }
+        super::schedule::default_form(ctx.info.device_type, &ctx.device.limits())
+    }
+
+    /// The splat a simulator on `ctx` starts with for `rods`: on a GPU,
+    /// for rods coupled by the hair–hair grid, the sorted splat with runs of
+    /// `schedule::GPU_SORTED_RUN` slots where the device's limits allow it
+    /// (`layout::sorted_splat_supported`): on an H200 the hair at 1 M
+    /// vertices ran 1.077 ms a substep with it against 1.165 with the
+    /// walked window, interleaved (docs/BENCHMARKS.md, twenty-eighth
+    /// session). Else the form's own (`Splat::Own`): on lavapipe the sorted
+    /// splat was slower (13.5 against 10.4 ms at 1000 strands), and without
+    /// the grid there is nothing to splat (and no sort buffers to hold).
+    pub fn default_splat(ctx: &GpuContext, rods: &RodSet) -> Splat {
+        super::schedule::default_splat(
+            ctx.info.device_type,
+            &ctx.device.limits(),
+            !rods.interaction.groups.is_empty(),
+        )
     }
 
     /// The form the substeps actually run in: `form`, or its staged twin
@@ -722,7 +747,7 @@ impl GpuSimulator {
         Ok(())
     }
 
-    /// How the grid is splatted (`set_splat`; `Splat::Own` at first).
+    /// How the grid is splatted (`set_splat`; `default_splat` at first).
     pub fn splat(&self) -> Splat {
         self.splat
     }
