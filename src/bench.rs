@@ -237,7 +237,7 @@ pub struct Measurement {
     pub gpu_layout: Option<String>,
     /// Rows of the GPU's packs (`strands::gpu::pack::PackShape`), recorded
     /// where `strands bench --gpu-pack-rows` asked for them; absent
-    /// otherwise (256, the default).
+    /// otherwise (the device's: 32 on a GPU, 256 on a CPU adapter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_pack_rows: Option<u32>,
     /// GPU only: vertices per rod of the interleaved per-vertex buffers the
@@ -251,6 +251,13 @@ pub struct Measurement {
     /// CPU and in older reports (which ran "own").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_splat: Option<String>,
+    /// Whether `strands bench --gpu-splat` asked for the splat (else it is
+    /// the simulator's default, `GpuSimulator::default_splat`, and the
+    /// row's label leaves it out as it leaves out the default layout and
+    /// pack shape); true in reports older than this field, which labelled
+    /// every splat but the own.
+    #[serde(default = "splat_asked_in_old_reports")]
+    pub gpu_splat_asked: bool,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -568,6 +575,7 @@ fn measure_with(
         gpu_pack_rows: None,
         gpu_interleave: None,
         gpu_splat: None,
+        gpu_splat_asked: false,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -654,6 +662,7 @@ fn measure_with(
                 }
             };
             m.gpu_splat = settings.gpu_splat.map(|s| s.name());
+            m.gpu_splat_asked = settings.gpu_splat.is_some();
             if let Some(form) = settings.gpu_form
                 && let Err(e) = sim.set_form(form)
             {
@@ -1051,11 +1060,18 @@ pub fn bytes(b: u64) -> String {
     }
 }
 
+/// `Measurement::gpu_splat_asked` in reports written before it: those
+/// labelled every splat but the own.
+fn splat_asked_in_old_reports() -> bool {
+    true
+}
+
 impl Measurement {
     /// The backend as the table and plot name it: `cpu`, `gpu:FORM`,
     /// `gpu:FORM:f32` for a GPU row with the bending stencil in f32, and
     /// `…:LAYOUT-layout` for one whose data layout was asked for,
-    /// `…:ROWS-row-packs` for one whose pack shape was.
+    /// `…:ROWS-row-packs` for one whose pack shape was, `…:sorted-RUN-splat`
+    /// for one whose sorted splat was.
     pub fn label(&self) -> String {
         let stencil = match self.gpu_stencil.as_deref() {
             Some("f32") => ":f32",
@@ -1071,6 +1087,7 @@ impl Measurement {
             .map(|r| format!(":{r}-row-packs"))
             .unwrap_or_default();
         let splat = match self.gpu_splat.as_deref() {
+            _ if !self.gpu_splat_asked => String::new(),
             None | Some("own") => String::new(),
             Some(s) => format!(":{}-splat", s.replace(':', "-")),
         };
@@ -1557,6 +1574,32 @@ mod tests {
             lines[2].contains(":64-row-packs") && lines[2].contains("no such workload"),
             "{text}"
         );
+    }
+
+    /// A row's label names its sorted splat only where `--gpu-splat` asked
+    /// for it (a GPU's default, `sorted:32` with the grid, goes unlabelled
+    /// like the default layout and pack shape; the JSON still names it),
+    /// never the own; a report older than `gpu_splat_asked` labels every
+    /// sorted splat, as it did.
+    #[test]
+    fn label_names_the_splat_asked_for() {
+        let w = Workload::standard("hair", 4, 8).unwrap();
+        let mut m = measure(&w, BackendKind::Cpu, None, one_frame(), &mut |_| {});
+        m.backend = "gpu".into();
+        m.gpu_form = Some("walked-fused".into());
+        m.gpu_splat = Some("sorted:32".into());
+        m.gpu_splat_asked = false;
+        assert_eq!(m.label(), "gpu:walked-fused");
+        m.gpu_splat_asked = true;
+        assert_eq!(m.label(), "gpu:walked-fused:sorted-32-splat");
+        m.gpu_splat = Some("own".into());
+        assert_eq!(m.label(), "gpu:walked-fused");
+        let mut json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["gpu_splat_asked"], true);
+        json["gpu_splat"] = "sorted:16".into();
+        json.as_object_mut().unwrap().remove("gpu_splat_asked");
+        let old: Measurement = serde_json::from_value(json).unwrap();
+        assert_eq!(old.label(), "gpu:walked-fused:sorted-16-splat");
     }
 
     /// A report with an entry that was not measured (e.g. the device could

@@ -212,6 +212,8 @@ fn walked_splat_is_the_cpus_bit_for_bit() {
     ] {
         let (rods, state, params) = scene(&[&format!("interaction.resolution={resolution}"), up]);
         let mut g = GpuSimulator::new(ctx, rods, state.clone(), params).unwrap();
+        // The walked splat, not a GPU's default sorted one.
+        g.set_splat(strands::gpu::schedule::Splat::Own).unwrap();
         let mut r = rng(11);
         let mut moving = state;
         for v in moving.vel.iter_mut() {
@@ -419,6 +421,8 @@ fn box_pass_clears_what_the_last_substep_filled() {
 fn box_pass_follows_the_cpu(ctx: &GpuContext) {
     use strands::gpu::layout::{REGION_GROUPS, REGION_LAST_BOX};
     let mut g = moving_gpu(ctx);
+    // The walked splat's box, not a GPU's default sorted splat.
+    g.set_splat(strands::gpu::schedule::Splat::Own).unwrap();
     let (t, h) = (g.time(), g.params().h());
     let group = g.rods().interaction.groups[0].clone();
     let dims = group.dims;
@@ -703,6 +707,8 @@ fn box_pass_serves_each_of_two_groups() {
     use strands::gpu::layout::{REGION_GROUPS, REGION_WORDS};
     let (rods, state, params) = two_groups();
     let mut g = GpuSimulator::new(&gpu_i64(), rods, state.clone(), params).unwrap();
+    // The walked splat's box, not a GPU's default sorted splat.
+    g.set_splat(strands::gpu::schedule::Splat::Own).unwrap();
     g.write_state(&state);
     let (t, h) = (g.time(), g.params().h());
     let inter = g.rods().interaction.clone();
