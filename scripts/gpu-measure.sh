@@ -703,9 +703,12 @@ wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --bac
 # memory for the whole frame). The target's hair-nogrid (without the grid,
 # which the frame a dispatch needs) at 1 M vertices (1000 strands when
 # quick), against 256 rows in the same run; before the forms, which an
-# H200 has measured, so that a deadline cuts those first.
+# H200 has measured, so that a deadline cuts those first. In the gpu layout
+# (each rod's vertices in order, what the packs' lanes read in order): a
+# GPU's default interleaves the rods for the walks, which made the packed
+# forms 1.5x slower on the H200 (twenty-eighth session).
 wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid --strands "$timing_strands" \
-    --gpu-form packed,fused,fused-frame --gpu-pack-rows 32,64,256 \
+    --gpu-form packed,fused,fused-frame --gpu-pack-rows 32,64,256 --gpu-layout gpu \
     --out "$OUT/bench-packs.json" --plot "$OUT/bench-packs.svg"
 # The seven GPU forms side by side (README, "On the GPU"): which to make the
 # default on this GPU, what resident positions gain (fused against

@@ -336,8 +336,9 @@ impl GpuContext {
     /// walked-frame 0.972 → 0.750 ms, grass 0.876 → 0.694 walked-fused,
     /// the hair 1.434 → 1.165; docs/BENCHMARKS.md, twenty-eighth session).
     /// The same results to the bit. The packed forms, whose lanes take a
-    /// rod's consecutive vertices, read 8 elements apart in it: not timed
-    /// that way on a GPU; `with_consecutive_vertices` undoes it.
+    /// rod's consecutive vertices, read 8 elements apart in it, and ran
+    /// 1.5× slower so on the H200: an application choosing one on a GPU
+    /// should build its simulator on `with_consecutive_vertices`.
     ///
     /// On a GPU (not a CPU adapter) the per-pack kernels are built for
     /// 32-row packs (`pack::PackShape::WARP`), a warp a pack on NVIDIA: on
