@@ -24,6 +24,13 @@
 //!
 //! KERNEL: entry points (`frame_pack`, `substep_rod`, ...; default: all).
 //! `--rows`: the pack shapes of the per-pack kernels (default 32,256).
+//! `--kinds`: the collider kinds the contact code is built for (default
+//! sphere,capsule: the hair workloads'; also plane, sdf). On lavapipe
+//! (Mesa 22.3, which reports no statistics but compiles the kernels) the
+//! kernels with `sdf` crash its compiler here, though not through wgpu;
+//! the cause was not found (the SPIR-V options are wgpu's as far as they
+//! could be matched), so figures for `sdf` may differ from what wgpu
+//! builds.
 //! One line a kernel and shape: `kernel rows executable: name=value ...`.
 //! Exits non-zero, saying why, where there is no Vulkan device or it lacks
 //! the extension.
@@ -287,6 +294,10 @@ fn open() -> Result<Gpu, String> {
     }
 }
 
+/// A descriptor binding an entry point uses: group, binding, and whether
+/// it is a uniform buffer (else a storage buffer).
+type Binding = (u32, u32, bool);
+
 /// SPIR-V of `kernel`'s entry point in `source`, as wgpu's Vulkan backend
 /// writes it for the simulator's modules, and the descriptor bindings
 /// (group, binding, uniform) it uses.
@@ -295,7 +306,7 @@ fn spirv(
     source: &str,
     entry: &str,
     kinds: ColliderKinds,
-) -> Result<(Vec<u32>, Vec<(u32, u32, bool)>), String> {
+) -> Result<(Vec<u32>, Vec<Binding>), String> {
     use naga::valid::{Capabilities, ValidationFlags, Validator};
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
     let info = Validator::new(ValidationFlags::all(), Capabilities::all())

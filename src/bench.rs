@@ -240,6 +240,12 @@ pub struct Measurement {
     /// otherwise (the device's: 32 on a GPU, 256 on a CPU adapter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_pack_rows: Option<u32>,
+    /// GPU rows of a form that runs on packs: the rows of the packs it ran
+    /// on, asked for or the device's default; absent for the walked forms
+    /// and in reports older than this field (whose default was 256).
+    /// `compare` matches shapes by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_pack_rows_ran: Option<u32>,
     /// GPU only: vertices per rod of the interleaved per-vertex buffers the
     /// run used (`strands::gpu::packing::VertexLayout`), 0 where each rod's
     /// vertices lay one after another: a layout that interleaves does so
@@ -573,6 +579,7 @@ fn measure_with(
         gpu_stencil: None,
         gpu_layout: None,
         gpu_pack_rows: None,
+        gpu_pack_rows_ran: None,
         gpu_interleave: None,
         gpu_splat: None,
         gpu_splat_asked: false,
@@ -684,6 +691,10 @@ fn measure_with(
             m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
             m.gpu_interleave = Some(sim.vertex_layout().interleave);
+            m.gpu_pack_rows_ran = sim
+                .running_form()
+                .packed()
+                .then(|| sim.pack_shape().rows() as u32);
             let compile = Instant::now();
             sim.compile_kernels();
             m.gpu_compile_s = Some(compile.elapsed().as_secs_f64());
@@ -1220,7 +1231,7 @@ pub fn compare(old: &Report, new: &Report) -> String {
         );
         // A GPU row matches one of the same form, stencil and layout, or
         // one from a report that did not record them, and of the same pack
-        // shape (256 rows where none was recorded: the default).
+        // shape (the rows it ran on, else asked for, else 256: older reports' default).
         let forms_match = |o: &Measurement| {
             (match (&o.gpu_form, &m.gpu_form) {
                 (Some(a), Some(b)) => a == b,
@@ -1232,8 +1243,14 @@ pub fn compare(old: &Report, new: &Report) -> String {
                 (Some(a), Some(b)) => a == b,
                 _ => true,
             }) && {
-                let rows = |r: Option<u32>| r.unwrap_or(crate::gpu::pack::PACK_ROWS as u32);
-                rows(o.gpu_pack_rows) == rows(m.gpu_pack_rows)
+                // What ran where recorded, else what was asked for, else
+                // (reports older than `gpu_pack_rows_ran`) their default.
+                let rows = |m: &Measurement| {
+                    m.gpu_pack_rows_ran
+                        .or(m.gpu_pack_rows)
+                        .unwrap_or(crate::gpu::pack::PACK_ROWS as u32)
+                };
+                rows(o) == rows(m)
             } && {
                 let splat = |s: &Option<String>| s.clone().unwrap_or_else(|| "own".into());
                 splat(&o.gpu_splat) == splat(&m.gpu_splat)
@@ -1539,7 +1556,9 @@ mod tests {
 
     /// `--compare` matches a GPU row only with one of the same pack shape
     /// (`--gpu-pack-rows`), a row that recorded none counting as the
-    /// default 256 rows; a shape the old report lacks is said so.
+    /// default 256 rows (reports older than `gpu_pack_rows_ran`), a row
+    /// that recorded the rows it ran on as those (a GPU's default 32 rows,
+    /// not asked for); a shape the old report lacks is said so.
     #[test]
     fn compare_matches_rows_of_the_same_pack_shape() {
         let w = Workload::standard("hair", 4, 8).unwrap();
@@ -1566,6 +1585,16 @@ mod tests {
             lines[0].contains(":256-row-packs") && lines[0].contains("2.00×"),
             "{text}"
         );
+        // Unlabelled rows that ran on a GPU's default 32 rows match the
+        // old report's 32-row row, not its unrecorded (256-row) one.
+        let ran = |rows: u32, ms: f64| Measurement {
+            gpu_pack_rows_ran: Some(rows),
+            ..row(None, ms)
+        };
+        let text32 = compare(&old, &report_of(vec![ran(32, 1.0)], None));
+        assert!(text32.contains("4.00×"), "{text32}");
+        let text256 = compare(&old, &report_of(vec![ran(256, 1.0)], None));
+        assert!(text256.contains("2.00×"), "{text256}");
         assert!(
             lines[1].contains(":32-row-packs") && lines[1].contains("4.00×"),
             "{text}"
