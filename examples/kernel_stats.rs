@@ -19,11 +19,15 @@
 //! these figures say whether occupancy is why.
 //!
 //! ```text
-//! cargo run --release --example kernel_stats [-- [--rows 32,256] [KERNEL...]]
+//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [KERNEL...]
 //! ```
 //!
 //! KERNEL: entry points (`frame_pack`, `substep_rod`, ...; default: all).
 //! `--rows`: the pack shapes of the per-pack kernels (default 32,256).
+//! `--interleave`: the vertices a rod of the interleaved layout (WGSL
+//! `INTERLEAVE`, default 32: a GPU's default layout for the 32-vertex
+//! hair; 0 for each rod's vertices in order, what the twenty-eighth
+//! session's first figures were built for).
 //! `--kinds`: the collider kinds the contact code is built for (default
 //! sphere,capsule: the hair workloads'; also plane, sdf). On lavapipe
 //! (Mesa 22.3, which reports no statistics but compiles the kernels) the
@@ -52,7 +56,16 @@ struct Args {
     rows: Vec<PackShape>,
     kernels: Vec<Kernel>,
     kinds: ColliderKinds,
+    interleave: u32,
 }
+
+const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [KERNEL...]
+  KERNEL        entry points (frame_pack, substep_rod, ...; default: all)
+  --rows        pack shapes of the per-pack kernels (32, 64, 128, 256; default 32,256)
+  --kinds       collider kinds of the contact code (sphere, capsule, plane, sdf; default sphere,capsule)
+  --interleave  vertices a rod of the interleaved layout (WGSL INTERLEAVE; 0: each rod's
+                vertices in order; default 32, a GPU's default layout for 32-vertex hair)
+";
 
 /// The collider kinds named in `list` ("sphere,capsule").
 fn parse_kinds(list: &str) -> Result<ColliderKinds, String> {
@@ -78,8 +91,10 @@ fn parse_kinds(list: &str) -> Result<ColliderKinds, String> {
     })
 }
 
-fn parse_args() -> Result<Args, String> {
+/// The arguments, or None for `--help`.
+fn parse_args() -> Result<Option<Args>, String> {
     let mut rows = vec![PackShape::new(32)?, PackShape::DEFAULT];
+    let mut interleave = 32;
     let mut kernels = Vec::new();
     // The hair workloads' colliders (scenes/hair.toml), as `strands bench`
     // builds the kernels for them (`GpuContext::pipelines_for`).
@@ -98,6 +113,15 @@ fn parse_args() -> Result<Args, String> {
                     .next()
                     .ok_or("--kinds needs a list, e.g. sphere,capsule")?,
             )?;
+        } else if a == "--interleave" {
+            let n = args.next().ok_or("--interleave needs a count, e.g. 32")?;
+            interleave = n
+                .parse()
+                .map_err(|_| format!("--interleave: a count of vertices, not {n:?}"))?;
+        } else if a == "--help" || a == "-h" {
+            return Ok(None);
+        } else if a.starts_with('-') {
+            return Err(format!("unknown option {a:?}\n{USAGE}"));
         } else if let Some(k) = Kernel::ALL.into_iter().find(|k| k.entry_point() == a) {
             kernels.push(k);
         } else {
@@ -111,11 +135,12 @@ fn parse_args() -> Result<Args, String> {
     if kernels.is_empty() {
         kernels = Kernel::ALL.to_vec();
     }
-    Ok(Args {
+    Ok(Some(Args {
         rows,
         kernels,
         kinds,
-    })
+        interleave,
+    }))
 }
 
 /// The device and what it can compile.
@@ -127,16 +152,14 @@ struct Gpu {
     /// (lavapipe before Mesa 23): the kernels still compile, which checks
     /// the SPIR-V and the layouts, but no statistics come back.
     executables: Option<ash::khr::pipeline_executable_properties::Device>,
-    f64: bool,
-    i64_atomics: bool,
-    zero_init: bool,
-    /// robustBufferAccess2 on (`VK_EXT_robustness2`), where wgpu turns it
-    /// on and leaves buffer accesses to it.
-    robust2: bool,
+    /// What the device has.
+    has: Found,
 }
 
 impl Drop for Gpu {
     fn drop(&mut self) {
+        // SAFETY: every object made from the device is destroyed by the
+        // time the last statistics are read (`Objects`).
         unsafe {
             self.device.destroy_device(None);
             self.instance.destroy_instance(None);
@@ -145,22 +168,70 @@ impl Drop for Gpu {
 }
 
 fn open() -> Result<Gpu, String> {
-    // SAFETY: loads the system's Vulkan loader; every call below follows
-    // the specification's valid usage for the handles it is given.
+    // SAFETY: loads the system's Vulkan loader; the instance is destroyed
+    // on every error after it is made (or by `Gpu`'s drop).
+    let entry = unsafe { ash::Entry::load() }.map_err(|e| format!("no Vulkan loader: {e}"))?;
+    let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_3);
+    let instance = unsafe {
+        entry.create_instance(
+            &vk::InstanceCreateInfo::default().application_info(&app),
+            None,
+        )
+    }
+    .map_err(|e| format!("vkCreateInstance: {e}"))?;
+    match unsafe { open_device(&instance) } {
+        Ok((device, executables, has)) => Ok(Gpu {
+            _entry: entry,
+            instance,
+            device,
+            executables,
+            has,
+        }),
+        Err(e) => {
+            // SAFETY: nothing made from the instance is alive.
+            unsafe { instance.destroy_instance(None) };
+            Err(e)
+        }
+    }
+}
+
+/// What `open_device` found the device to have.
+struct Found {
+    /// f64 in shaders (the bending stencil's `real`).
+    f64: bool,
+    /// 64-bit atomics on storage buffers (the grid's accumulators).
+    i64_atomics: bool,
+    /// Workgroup memory zeroed by the driver, not by the module.
+    zero_init: bool,
+    /// robustBufferAccess2 on (`VK_EXT_robustness2`), where wgpu turns it
+    /// on and leaves buffer accesses to it.
+    robust2: bool,
+    /// The SPIR-V version wgpu writes for the device's Vulkan version.
+    spirv: (u8, u8),
+    /// The limits `Kernel::supported` checks, from the device's.
+    limits: wgpu::Limits,
+}
+
+/// The device wgpu's high-performance preference would pick, opened with
+/// the features the modules may use and the statistics extension where the
+/// driver has it.
+///
+/// # Safety
+/// `instance` is live.
+unsafe fn open_device(
+    instance: &ash::Instance,
+) -> Result<
+    (
+        ash::Device,
+        Option<ash::khr::pipeline_executable_properties::Device>,
+        Found,
+    ),
+    String,
+> {
     unsafe {
-        let entry = ash::Entry::load().map_err(|e| format!("no Vulkan loader: {e}"))?;
-        let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_3);
-        let instance = entry
-            .create_instance(
-                &vk::InstanceCreateInfo::default().application_info(&app),
-                None,
-            )
-            .map_err(|e| format!("vkCreateInstance: {e}"))?;
         let physical = instance
             .enumerate_physical_devices()
             .map_err(|e| format!("no Vulkan devices: {e}"))?;
-        // A discrete GPU where there is one, as wgpu's high-performance
-        // preference picks.
         let kind = |p: &vk::PhysicalDevice| instance.get_physical_device_properties(*p).device_type;
         let pd = physical
             .iter()
@@ -172,28 +243,8 @@ fn open() -> Result<Gpu, String> {
             })
             .ok_or("no Vulkan device")?;
         let props = instance.get_physical_device_properties(pd);
-        let mut driver = vk::PhysicalDeviceDriverProperties::default();
-        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
-        instance.get_physical_device_properties2(pd, &mut props2);
-        println!(
-            "device: {} ({:?}), driver {} {}, Vulkan {}.{}",
-            props
-                .device_name_as_c_str()
-                .unwrap_or(c"?")
-                .to_string_lossy(),
-            props.device_type,
-            driver
-                .driver_name_as_c_str()
-                .unwrap_or(c"?")
-                .to_string_lossy(),
-            driver
-                .driver_info_as_c_str()
-                .unwrap_or(c"?")
-                .to_string_lossy(),
-            vk::api_version_major(props.api_version),
-            vk::api_version_minor(props.api_version),
-        );
-        let ext = ash::khr::pipeline_executable_properties::NAME;
+        let version = props.api_version;
+        let at_least = |minor| version >= vk::make_api_version(0, 1, minor, 0);
         let extensions = instance
             .enumerate_device_extension_properties(pd)
             .map_err(|e| format!("vkEnumerateDeviceExtensionProperties: {e}"))?;
@@ -202,57 +253,101 @@ fn open() -> Result<Gpu, String> {
                 .iter()
                 .any(|e| e.extension_name_as_c_str() == Ok(name))
         };
+        let mut driver_name = String::from("?");
+        if at_least(2) {
+            let mut driver = vk::PhysicalDeviceDriverProperties::default();
+            let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+            instance.get_physical_device_properties2(pd, &mut props2);
+            driver_name = format!(
+                "{} {}",
+                driver
+                    .driver_name_as_c_str()
+                    .unwrap_or(c"?")
+                    .to_string_lossy(),
+                driver
+                    .driver_info_as_c_str()
+                    .unwrap_or(c"?")
+                    .to_string_lossy()
+            );
+        }
+        println!(
+            "device: {} ({:?}), driver {driver_name}, Vulkan {}.{}",
+            props
+                .device_name_as_c_str()
+                .unwrap_or(c"?")
+                .to_string_lossy(),
+            props.device_type,
+            vk::api_version_major(version),
+            vk::api_version_minor(version),
+        );
+        let ext = ash::khr::pipeline_executable_properties::NAME;
         let has_ext = has(ext);
-        let robustness2 = ash::ext::robustness2::NAME;
-        let robust2 = has(robustness2) && {
-            let mut r2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default();
-            let mut f = vk::PhysicalDeviceFeatures2::default().push_next(&mut r2);
-            instance.get_physical_device_features2(pd, &mut f);
-            r2.robust_buffer_access2 == vk::TRUE
-        };
         if !has_ext {
             println!(
                 "the device has no {}: the kernels are compiled, but the driver reports no statistics",
                 ext.to_string_lossy()
             );
         }
-        // What the device has of what the modules may use.
-        let mut exec = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
-        let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
-        let mut v13 = vk::PhysicalDeviceVulkan13Features::default();
-        let mut features = vk::PhysicalDeviceFeatures2::default()
-            .push_next(&mut exec)
-            .push_next(&mut v12)
-            .push_next(&mut v13);
-        instance.get_physical_device_features2(pd, &mut features);
-        let base_f64 = features.features.shader_float64 == vk::TRUE;
-        let base_i64 = features.features.shader_int64 == vk::TRUE;
-        if has_ext && exec.pipeline_executable_info == vk::FALSE {
-            return Err(
-                "the device lists the extension but not its pipelineExecutableInfo feature".into(),
-            );
+        // What the device has of what the modules may use, each structure
+        // asked for only where its extension or version is there.
+        let base = instance.get_physical_device_features(pd);
+        if has_ext {
+            let mut exec = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
+            let mut f = vk::PhysicalDeviceFeatures2::default().push_next(&mut exec);
+            instance.get_physical_device_features2(pd, &mut f);
+            if exec.pipeline_executable_info == vk::FALSE {
+                return Err("the device lists the statistics extension but not its pipelineExecutableInfo feature".into());
+            }
         }
-        let f64 = base_f64;
-        let i64_atomics = v12.shader_buffer_int64_atomics == vk::TRUE;
-        let zero_init = v13.shader_zero_initialize_workgroup_memory == vk::TRUE;
-        let base = vk::PhysicalDeviceFeatures::default()
-            .robust_buffer_access(robust2)
+        let (mut i64_atomics, mut shared_i64) = (false, false);
+        if at_least(2) {
+            let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+            let mut f = vk::PhysicalDeviceFeatures2::default().push_next(&mut v12);
+            instance.get_physical_device_features2(pd, &mut f);
+            i64_atomics = v12.shader_buffer_int64_atomics == vk::TRUE;
+            shared_i64 = v12.shader_shared_int64_atomics == vk::TRUE;
+        }
+        let mut zero_init = false;
+        if at_least(3) {
+            let mut v13 = vk::PhysicalDeviceVulkan13Features::default();
+            let mut f = vk::PhysicalDeviceFeatures2::default().push_next(&mut v13);
+            instance.get_physical_device_features2(pd, &mut f);
+            zero_init = v13.shader_zero_initialize_workgroup_memory == vk::TRUE;
+        }
+        let robustness2 = ash::ext::robustness2::NAME;
+        let robust2 = has(robustness2)
+            && {
+                let mut r2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default();
+                let mut f = vk::PhysicalDeviceFeatures2::default().push_next(&mut r2);
+                instance.get_physical_device_features2(pd, &mut f);
+                r2.robust_buffer_access2 == vk::TRUE
+            }
+            && base.robust_buffer_access == vk::TRUE;
+        let f64 = base.shader_float64 == vk::TRUE;
+        // As wgpu: robustBufferAccess wherever the device has it.
+        let on_base = vk::PhysicalDeviceFeatures::default()
+            .robust_buffer_access(base.robust_buffer_access == vk::TRUE)
             .shader_float64(f64)
-            .shader_int64(base_i64);
+            .shader_int64(base.shader_int64 == vk::TRUE);
         let mut exec_on = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
-            .pipeline_executable_info(has_ext);
+            .pipeline_executable_info(true);
         let mut v12_on = vk::PhysicalDeviceVulkan12Features::default()
             .shader_buffer_int64_atomics(i64_atomics)
-            .shader_shared_int64_atomics(v12.shader_shared_int64_atomics == vk::TRUE);
+            .shader_shared_int64_atomics(shared_i64);
         let mut v13_on = vk::PhysicalDeviceVulkan13Features::default()
             .shader_zero_initialize_workgroup_memory(zero_init);
         let mut r2_on =
             vk::PhysicalDeviceRobustness2FeaturesEXT::default().robust_buffer_access2(true);
-        let mut on = vk::PhysicalDeviceFeatures2::default()
-            .features(base)
-            .push_next(&mut exec_on)
-            .push_next(&mut v12_on)
-            .push_next(&mut v13_on);
+        let mut on = vk::PhysicalDeviceFeatures2::default().features(on_base);
+        if has_ext {
+            on = on.push_next(&mut exec_on);
+        }
+        if at_least(2) {
+            on = on.push_next(&mut v12_on);
+        }
+        if at_least(3) {
+            on = on.push_next(&mut v13_on);
+        }
         if robust2 {
             on = on.push_next(&mut r2_on);
         }
@@ -280,17 +375,35 @@ fn open() -> Result<Gpu, String> {
             )
             .map_err(|e| format!("vkCreateDevice: {e}"))?;
         let executables = has_ext
-            .then(|| ash::khr::pipeline_executable_properties::Device::new(&instance, &device));
-        Ok(Gpu {
-            _entry: entry,
-            instance,
+            .then(|| ash::khr::pipeline_executable_properties::Device::new(instance, &device));
+        // wgpu-hal's choice of SPIR-V version by the device's Vulkan version.
+        let spirv = if at_least(3) {
+            (1, 6)
+        } else if at_least(2) {
+            (1, 5)
+        } else if at_least(1) {
+            (1, 3)
+        } else {
+            (1, 0)
+        };
+        let l = props.limits;
+        let limits = wgpu::Limits {
+            max_storage_buffers_per_shader_stage: l.max_per_stage_descriptor_storage_buffers,
+            max_compute_workgroup_storage_size: l.max_compute_shared_memory_size,
+            ..wgpu::Limits::default()
+        };
+        Ok((
             device,
             executables,
-            f64,
-            i64_atomics,
-            zero_init,
-            robust2,
-        })
+            Found {
+                f64,
+                i64_atomics,
+                zero_init,
+                robust2,
+                spirv,
+                limits,
+            },
+        ))
     }
 }
 
@@ -298,14 +411,15 @@ fn open() -> Result<Gpu, String> {
 /// it is a uniform buffer (else a storage buffer).
 type Binding = (u32, u32, bool);
 
-/// SPIR-V of `kernel`'s entry point in `source`, as wgpu's Vulkan backend
-/// writes it for the simulator's modules, and the descriptor bindings
-/// (group, binding, uniform) it uses.
+/// SPIR-V of `kernel`'s entry point in `source` with the pipeline's
+/// `overrides` (`Pipelines::new`'s: the collider kinds and `INTERLEAVE`),
+/// as wgpu's Vulkan backend writes it for the simulator's modules, and the
+/// descriptor bindings (group, binding, uniform) it uses.
 fn spirv(
     gpu: &Gpu,
     source: &str,
     entry: &str,
-    kinds: ColliderKinds,
+    overrides: &[(&str, f64)],
 ) -> Result<(Vec<u32>, Vec<Binding>), String> {
     use naga::valid::{Capabilities, ValidationFlags, Validator};
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
@@ -313,7 +427,7 @@ fn spirv(
         .validate(&module)
         .map_err(|e| format!("{e:?}"))?;
     let mut constants = naga::back::PipelineConstants::default();
-    for (n, v) in kinds.constants() {
+    for &(n, v) in overrides {
         constants.insert(n.to_string(), v);
     }
     let (module, info) = naga::back::pipeline_constants::process_overrides(
@@ -341,20 +455,20 @@ fn spirv(
     // As wgpu: buffer accesses unchecked where robustBufferAccess2 bounds
     // them, array indices always clamped.
     let restrict = naga::proc::BoundsCheckPolicy::Restrict;
-    let buffer = if gpu.robust2 {
+    let buffer = if gpu.has.robust2 {
         naga::proc::BoundsCheckPolicy::Unchecked
     } else {
         restrict
     };
     let options = naga::back::spv::Options {
-        lang_version: (1, 6),
+        lang_version: gpu.has.spirv,
         bounds_check_policies: naga::proc::BoundsCheckPolicies {
             index: restrict,
             buffer,
             image_load: restrict,
             binding_array: naga::proc::BoundsCheckPolicy::Unchecked,
         },
-        zero_initialize_workgroup_memory: if gpu.zero_init {
+        zero_initialize_workgroup_memory: if gpu.has.zero_init {
             naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Native
         } else {
             naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Polyfill
@@ -375,17 +489,52 @@ fn spirv(
 /// `source`: (executable name, [(statistic, value)]).
 type Stats = Vec<(String, Vec<(String, String)>)>;
 
-fn statistics(gpu: &Gpu, source: &str, entry: &str, kinds: ColliderKinds) -> Result<Stats, String> {
-    let (words, bindings) = spirv(gpu, source, entry, kinds)?;
+/// The Vulkan objects of one kernel's pipeline, destroyed when dropped
+/// (also when building it fails part way).
+struct Objects<'a> {
+    device: &'a ash::Device,
+    module: vk::ShaderModule,
+    set_layouts: Vec<vk::DescriptorSetLayout>,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+}
+
+impl Drop for Objects<'_> {
+    fn drop(&mut self) {
+        // SAFETY: each handle was made from `device` (or is null, which the
+        // destroy calls accept) and no command uses it.
+        unsafe {
+            self.device.destroy_pipeline(self.pipeline, None);
+            self.device.destroy_pipeline_layout(self.layout, None);
+            for &l in &self.set_layouts {
+                self.device.destroy_descriptor_set_layout(l, None);
+            }
+            self.device.destroy_shader_module(self.module, None);
+        }
+    }
+}
+
+fn statistics(
+    gpu: &Gpu,
+    source: &str,
+    entry: &str,
+    constants: &[(&str, f64)],
+) -> Result<Stats, String> {
+    let (words, bindings) = spirv(gpu, source, entry, constants)?;
     let d = &gpu.device;
-    // SAFETY: every handle is created here from `d`, used while alive and
-    // destroyed before returning.
+    let mut o = Objects {
+        device: d,
+        module: vk::ShaderModule::null(),
+        set_layouts: Vec::new(),
+        layout: vk::PipelineLayout::null(),
+        pipeline: vk::Pipeline::null(),
+    };
+    // SAFETY: every handle is created here from `d` and destroyed by `o`.
     unsafe {
-        let module = d
+        o.module = d
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
             .map_err(|e| format!("vkCreateShaderModule: {e}"))?;
         let groups = bindings.iter().map(|b| b.0 + 1).max().unwrap_or(0);
-        let mut set_layouts = Vec::new();
         for g in 0..groups {
             let entries: Vec<_> = bindings
                 .iter()
@@ -402,24 +551,24 @@ fn statistics(gpu: &Gpu, source: &str, entry: &str, kinds: ColliderKinds) -> Res
                         .stage_flags(vk::ShaderStageFlags::COMPUTE)
                 })
                 .collect();
-            set_layouts.push(
-                d.create_descriptor_set_layout(
+            let l = d
+                .create_descriptor_set_layout(
                     &vk::DescriptorSetLayoutCreateInfo::default().bindings(&entries),
                     None,
                 )
-                .map_err(|e| format!("vkCreateDescriptorSetLayout: {e}"))?,
-            );
+                .map_err(|e| format!("vkCreateDescriptorSetLayout: {e}"))?;
+            o.set_layouts.push(l);
         }
-        let layout = d
+        o.layout = d
             .create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts),
+                &vk::PipelineLayoutCreateInfo::default().set_layouts(&o.set_layouts),
                 None,
             )
             .map_err(|e| format!("vkCreatePipelineLayout: {e}"))?;
         let name = std::ffi::CString::new(entry).expect("entry point without NUL");
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module)
+            .module(o.module)
             .name(&name);
         let flags = match gpu.executables {
             Some(_) => vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR,
@@ -428,18 +577,11 @@ fn statistics(gpu: &Gpu, source: &str, entry: &str, kinds: ColliderKinds) -> Res
         let info = vk::ComputePipelineCreateInfo::default()
             .flags(flags)
             .stage(stage)
-            .layout(layout);
-        let pipeline = d
+            .layout(o.layout);
+        o.pipeline = d
             .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
             .map_err(|(_, e)| format!("vkCreateComputePipelines: {e}"))?[0];
-        let out = read_statistics(gpu, pipeline);
-        d.destroy_pipeline(pipeline, None);
-        d.destroy_pipeline_layout(layout, None);
-        for l in set_layouts {
-            d.destroy_descriptor_set_layout(l, None);
-        }
-        d.destroy_shader_module(module, None);
-        out
+        read_statistics(gpu, o.pipeline)
     }
 }
 
@@ -494,24 +636,31 @@ unsafe fn read_statistics(gpu: &Gpu, pipeline: vk::Pipeline) -> Result<Stats, St
 }
 
 fn run() -> Result<(), String> {
-    let args = parse_args()?;
+    let Some(args) = parse_args()? else {
+        print!("{USAGE}");
+        return Ok(());
+    };
     let gpu = open()?;
     println!(
-        "modules: bending stencil in {}, grid accumulators {}, buffer accesses {}, collider kinds {:#06b}",
-        if gpu.f64 { "f64" } else { "f32" },
-        if gpu.i64_atomics {
+        "modules: bending stencil in {}, grid accumulators {}, buffer accesses {}, collider kinds {:#06b}, INTERLEAVE {}",
+        if gpu.has.f64 { "f64" } else { "f32" },
+        if gpu.has.i64_atomics {
             "64-bit atomics"
         } else {
             "u32 pairs"
         },
-        if gpu.robust2 {
+        if gpu.has.robust2 {
             "bounded by robustBufferAccess2"
         } else {
             "clamped"
         },
         args.kinds.kinds,
+        args.interleave,
     );
-    let mut failed = 0;
+    // `Pipelines::new`'s override constants.
+    let mut constants = args.kinds.constants().to_vec();
+    constants.push(("INTERLEAVE", args.interleave as f64));
+    let (mut failed, mut skipped) = (0, 0);
     for kernel in args.kernels {
         let shapes = if kernel.domain() == Domain::Pack {
             args.rows.clone()
@@ -519,25 +668,37 @@ fn run() -> Result<(), String> {
             vec![PackShape::DEFAULT]
         };
         for pack in shapes {
-            let variant = Variant {
-                stencil_f64: gpu.f64,
-                grid_i64: gpu.i64_atomics,
-                resident: kernel.is_resident(),
-                frame: kernel.is_frame(),
-                pack,
-                ..Variant::default()
-            };
             let rows = if kernel.domain() == Domain::Pack {
                 format!("{pack}-rows")
             } else {
                 "-".into()
+            };
+            // As `Pipelines::new`: a kernel the device's limits rule out is
+            // not built.
+            if !kernel.supported(&gpu.has.limits, pack) {
+                skipped += 1;
+                println!(
+                    "{} {rows}: not built: beyond the device's storage buffers a stage ({}) or workgroup memory ({} B)",
+                    kernel.entry_point(),
+                    gpu.has.limits.max_storage_buffers_per_shader_stage,
+                    gpu.has.limits.max_compute_workgroup_storage_size
+                );
+                continue;
+            }
+            let variant = Variant {
+                stencil_f64: gpu.has.f64,
+                grid_i64: gpu.has.i64_atomics,
+                resident: kernel.is_resident(),
+                frame: kernel.is_frame(),
+                pack,
+                ..Variant::default()
             };
             let started = std::time::Instant::now();
             match statistics(
                 &gpu,
                 &shader_variant(variant),
                 kernel.entry_point(),
-                args.kinds,
+                &constants,
             ) {
                 Ok(executables) => {
                     for (exe, values) in executables {
@@ -557,6 +718,9 @@ fn run() -> Result<(), String> {
                 }
             }
         }
+    }
+    if skipped > 0 {
+        println!("{skipped} kernels not built for the device's limits (above)");
     }
     if failed > 0 {
         return Err(format!("{failed} kernels did not compile (above)"));

@@ -497,7 +497,9 @@ wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --no
 # What the driver compiled each kernel into (examples/kernel_stats.rs,
 # VK_KHR_pipeline_executable_properties): registers, shared memory, spills,
 # as far as the driver says; the substep and per-stage kernels, the
-# per-pack ones on 32- and 256-row packs. Whether register pressure caps how
+# per-pack ones on 32- and 256-row packs, for the hair's colliders and
+# its interleaved layout (the tool's defaults: --kinds sphere,capsule,
+# --interleave 32). Whether register pressure caps how
 # many warps the fused kernels run at once (the packed fused kernels on
 # 32-row packs run a strand a warp, 32x the walks' invocations, and were no
 # faster on the H200).

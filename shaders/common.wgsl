@@ -37,13 +37,14 @@ const F32_EPSILON: f32 = 1.1920929e-7; // 2⁻²³
 // Where a vertex's data sits in the per-vertex buffers (`rest`, `pos`,
 // `vel`, `pos_unc`, `pos_start`, `src`, `dst`, `contacts`, `frame`,
 // `scratch`, `grid_vertex`; not `world_pos`, which is in rod order for
-// renderers). With INTERLEAVE = 0 (GPUs, and rod sets whose rods differ in
-// length) vertex v is element v: each rod's vertices one after another.
-// With INTERLEAVE = n (a CPU adapter and rods of n vertices each,
-// src/gpu/packing.rs `VertexLayout`) the rods are interleaved in blocks of
-// 8: local vertex i of rod r is element 8n⌊r/8⌋ + 8i + (r mod 8), so the
-// 8 rods a CPU adapter's SIMD lanes walk together read neighbouring
-// elements rather than 8 streams n elements apart (the last block, of
+// renderers). With INTERLEAVE = 0 (rod sets whose rods differ in length,
+// and contexts made consecutive for the packed forms) vertex v is element
+// v: each rod's vertices one after another. With INTERLEAVE = n (the
+// default on every device for rods of n vertices each, src/gpu/packing.rs
+// `VertexLayout`) the rods are interleaved in blocks of 8: local vertex i
+// of rod r is element 8n⌊r/8⌋ + 8i + (r mod 8), so the rods a CPU
+// adapter's SIMD lanes or a GPU's warp walk together read neighbouring
+// elements rather than streams n elements apart (the last block, of
 // fewer than 8 rods, interleaves those it has). Every kernel indexes these
 // buffers through `vertex_slot` alone, so nothing else in them knows the
 // layout; the host packs and unpacks by the same rule

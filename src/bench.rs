@@ -443,7 +443,8 @@ pub struct Settings {
     /// The GPU's form (`GpuSimulator::set_form`); `None`: the adapter's
     /// default (`GpuSimulator::default_form`).
     pub gpu_form: Option<crate::gpu::Form>,
-    /// The GPU's splat (`GpuSimulator::set_splat`); `None`: its own.
+    /// The GPU's splat (`GpuSimulator::set_splat`); `None`: the
+    /// simulator's default (`GpuSimulator::default_splat`).
     pub gpu_splat: Option<crate::gpu::schedule::Splat>,
     /// Frames run before timing.
     pub warmup: u32,
@@ -1082,7 +1083,7 @@ impl Measurement {
     /// `gpu:FORM:f32` for a GPU row with the bending stencil in f32, and
     /// `…:LAYOUT-layout` for one whose data layout was asked for,
     /// `…:ROWS-row-packs` for one whose pack shape was, `…:sorted-RUN-splat`
-    /// for one whose sorted splat was.
+    /// or `…:own-splat` for one whose splat was.
     pub fn label(&self) -> String {
         let stencil = match self.gpu_stencil.as_deref() {
             Some("f32") => ":f32",
@@ -1097,9 +1098,11 @@ impl Measurement {
             .gpu_pack_rows
             .map(|r| format!(":{r}-row-packs"))
             .unwrap_or_default();
+        // Any splat asked for, the own too: on a GPU with the grid the
+        // unlabelled row is the default sorted one.
         let splat = match self.gpu_splat.as_deref() {
             _ if !self.gpu_splat_asked => String::new(),
-            None | Some("own") => String::new(),
+            None => String::new(),
             Some(s) => format!(":{}-splat", s.replace(':', "-")),
         };
         match &self.gpu_form {
@@ -1241,6 +1244,12 @@ pub fn compare(old: &Report, new: &Report) -> String {
                 _ => true,
             }) && (match (&o.gpu_layout, &m.gpu_layout) {
                 (Some(a), Some(b)) => a == b,
+                _ => true,
+            }) && (match (o.gpu_interleave, m.gpu_interleave) {
+                // The vertex order that ran, where both recorded it: a
+                // GPU's unlabelled rows ran consecutive before the
+                // twenty-eighth session and interleaved since.
+                (Some(a), Some(b)) => (a == 0) == (b == 0),
                 _ => true,
             }) && {
                 // What ran where recorded, else what was asked for, else
@@ -1554,6 +1563,21 @@ mod tests {
         }
     }
 
+    /// A GPU row of `form` for the hair at 4 strands, timed at `ms` a step
+    /// (the compare tests' rows).
+    fn gpu_row(form: &str, ms: f64) -> Measurement {
+        let w = Workload::standard("hair", 4, 8).unwrap();
+        let mut m = measure(&w, BackendKind::Cpu, None, one_frame(), &mut |_| {});
+        m.backend = "gpu".into();
+        m.gpu_form = Some(form.into());
+        m.ms_per_step = Some(Spread {
+            median: ms,
+            min: ms,
+            max: ms,
+        });
+        m
+    }
+
     /// `--compare` matches a GPU row only with one of the same pack shape
     /// (`--gpu-pack-rows`), a row that recorded none counting as the
     /// default 256 rows (reports older than `gpu_pack_rows_ran`), a row
@@ -1561,18 +1585,9 @@ mod tests {
     /// not asked for); a shape the old report lacks is said so.
     #[test]
     fn compare_matches_rows_of_the_same_pack_shape() {
-        let w = Workload::standard("hair", 4, 8).unwrap();
-        let mut base = measure(&w, BackendKind::Cpu, None, one_frame(), &mut |_| {});
-        base.backend = "gpu".into();
-        base.gpu_form = Some("packed".into());
         let row = |rows: Option<u32>, ms: f64| Measurement {
             gpu_pack_rows: rows,
-            ms_per_step: Some(Spread {
-                median: ms,
-                min: ms,
-                max: ms,
-            }),
-            ..base.clone()
+            ..gpu_row("packed", ms)
         };
         let old = report_of(vec![row(Some(32), 4.0), row(None, 2.0)], None);
         let new = report_of(
@@ -1605,11 +1620,11 @@ mod tests {
         );
     }
 
-    /// A row's label names its sorted splat only where `--gpu-splat` asked
-    /// for it (a GPU's default, `sorted:32` with the grid, goes unlabelled
-    /// like the default layout and pack shape; the JSON still names it),
-    /// never the own; a report older than `gpu_splat_asked` labels every
-    /// sorted splat, as it did.
+    /// A row's label names its splat only where `--gpu-splat` asked for it,
+    /// the own too (a GPU's default, `sorted:32` with the grid, goes
+    /// unlabelled like the default layout and pack shape; the JSON still
+    /// names it); a report older than `gpu_splat_asked` labels every splat
+    /// it recorded.
     #[test]
     fn label_names_the_splat_asked_for() {
         let w = Workload::standard("hair", 4, 8).unwrap();
@@ -1622,13 +1637,38 @@ mod tests {
         m.gpu_splat_asked = true;
         assert_eq!(m.label(), "gpu:walked-fused:sorted-32-splat");
         m.gpu_splat = Some("own".into());
+        assert_eq!(m.label(), "gpu:walked-fused:own-splat");
+        m.gpu_splat_asked = false;
         assert_eq!(m.label(), "gpu:walked-fused");
+        m.gpu_splat_asked = true;
         let mut json = serde_json::to_value(&m).unwrap();
         assert_eq!(json["gpu_splat_asked"], true);
         json["gpu_splat"] = "sorted:16".into();
         json.as_object_mut().unwrap().remove("gpu_splat_asked");
         let old: Measurement = serde_json::from_value(json).unwrap();
         assert_eq!(old.label(), "gpu:walked-fused:sorted-16-splat");
+    }
+
+    /// `--compare` matches a GPU row only with one that ran the same vertex
+    /// order where both recorded it (`gpu_interleave`: 0 consecutive, else
+    /// the rod length interleaved), and with any row that did not.
+    #[test]
+    fn compare_matches_rows_of_the_same_vertex_order() {
+        let row = |interleave: Option<u32>, ms: f64| Measurement {
+            gpu_interleave: interleave,
+            ..gpu_row("walked-fused", ms)
+        };
+        let cmp = |old: Option<u32>, new: Option<u32>| {
+            compare(
+                &report_of(vec![row(old, 2.0)], None),
+                &report_of(vec![row(new, 1.0)], None),
+            )
+        };
+        assert!(cmp(Some(0), Some(32)).contains("no such workload"));
+        assert!(cmp(Some(32), Some(0)).contains("no such workload"));
+        assert!(cmp(Some(8), Some(32)).contains("2.00×"));
+        assert!(cmp(Some(0), Some(0)).contains("2.00×"));
+        assert!(cmp(None, Some(32)).contains("2.00×"));
     }
 
     /// A report with an entry that was not measured (e.g. the device could

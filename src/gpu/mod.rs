@@ -229,7 +229,7 @@ pub enum DataLayout {
     /// so with each rod's vertices one after another its read at a step
     /// touches 32 cache lines; interleaved, runs of 8 neighbouring elements
     /// (a quarter of the lines for 32-byte elements; for 16-byte ones an
-    /// eighth, and half the 32-byte sectors). 21 to 25 % off the walked
+    /// eighth, and half the 32-byte sectors). 19 to 25 % off the walked
     /// substeps on an H200 (`GpuContext::from_device`; README, "The data
     /// layouts").
     Interleaved,
@@ -332,7 +332,7 @@ impl GpuContext {
     /// rods a CPU adapter's SIMD lanes walk together, and the 32 rods a
     /// GPU's warp walks, then read neighbouring elements. At 4000 hair
     /// strands that took 8 % off lavapipe's step; on an H200 at 1 M
-    /// vertices 21 to 25 % off the walked substeps (hair-nogrid
+    /// vertices 19 to 25 % off the walked substeps (hair-nogrid
     /// walked-frame 0.972 → 0.750 ms, grass 0.876 → 0.694 walked-fused,
     /// the hair 1.434 → 1.165; docs/BENCHMARKS.md, twenty-eighth session).
     /// The same results to the bit. The packed forms, whose lanes take a

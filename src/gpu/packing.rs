@@ -37,13 +37,15 @@ pub fn rod_origins(rods: &RodSet, state: &State) -> Vec<DVec3> {
 /// Where the per-vertex buffers hold each vertex (shaders/common.wgsl
 /// `vertex_slot`, which the kernels index them through; WGSL override
 /// `INTERLEAVE`). Consecutive: vertex v at element v, each rod's vertices
-/// one after another (GPUs, where a workgroup's lanes take consecutive
-/// vertices). Interleaved (a CPU adapter, `GpuContext::interleaves`, and a
-/// set of at least `INTERLEAVE_BLOCK` rods of one length n): the rods in
-/// blocks of 8, local vertex i of rod r at element 8n⌊r/8⌋ + 8i + (r mod 8)
-/// (the last block as wide as the rods it has), so that the 8 rods a CPU
-/// adapter's SIMD lanes walk at once read neighbouring elements, not 8
-/// streams n elements apart. The same elements in another order: the
+/// one after another (rods of different lengths, and a context made with
+/// `GpuContext::with_consecutive_vertices`, which suits the packed forms,
+/// whose lanes take consecutive vertices). Interleaved (the default on
+/// every device, `GpuContext::interleaves`, for a set of at least
+/// `INTERLEAVE_BLOCK` rods of one length n): the rods in blocks of 8, local
+/// vertex i of rod r at element 8n⌊r/8⌋ + 8i + (r mod 8) (the last block as
+/// wide as the rods it has), so that the rods a CPU adapter's SIMD lanes
+/// or a GPU's warp walk at once read neighbouring elements, not streams n
+/// elements apart. The same elements in another order: the
 /// buffers' sizes are the same, and `pack` and `unpack` move host data
 /// between rod order and the buffers' (docs/BENCHMARKS.md measures it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

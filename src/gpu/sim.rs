@@ -146,9 +146,11 @@ impl GpuSimulator {
             splat: Splat::Own,
             world_positions: false,
         };
+        // Where the sorted splat cannot be set up (its buffers beyond the
+        // device's limits), the own splat: the same results, slower.
         let splat = Self::default_splat(ctx, &sim.rods);
-        if splat != Splat::Own {
-            sim.set_splat(splat)?;
+        if splat != Splat::Own && sim.set_splat(splat).is_err() {
+            sim.splat = Splat::Own;
         }
         sim.write_state(&state);
         sim.update_material_frame();
@@ -338,9 +340,11 @@ impl GpuSimulator {
     /// a remainder, the point `cell · POSITION_QUANTUM + rem` relative to the
     /// vertex's rod origin: see `vertex_origins`), for drawing straight from
     /// the simulation without a copy through the CPU (shaders/render.wgsl
-    /// reads them so). Vertex `v` is element `vertex_layout().slot(v)`: on a
-    /// CPU adapter rods of one length are interleaved (`VertexLayout`);
-    /// `world_position_buffer` is in rod order on every device.
+    /// reads them so). Vertex `v` is element `vertex_layout().slot(v)`: by
+    /// default, on every device, 8 or more rods of one length are
+    /// interleaved (`VertexLayout`, `GpuContext::from_device`; not after
+    /// `GpuContext::with_consecutive_vertices`); `world_position_buffer` is
+    /// in rod order on every device.
     pub fn position_buffer(&self) -> &wgpu::Buffer {
         &self.buffers.pos
     }
@@ -694,6 +698,8 @@ impl GpuSimulator {
     /// session). Else the form's own (`Splat::Own`): on lavapipe the sorted
     /// splat was slower (13.5 against 10.4 ms at 1000 strands), and without
     /// the grid there is nothing to splat (and no sort buffers to hold).
+    /// `new` falls back to the own splat where the sorted one's buffers
+    /// cannot be made: the same results, slower (`splat` says which).
     pub fn default_splat(ctx: &GpuContext, rods: &RodSet) -> Splat {
         super::schedule::default_splat(
             ctx.info.device_type,
