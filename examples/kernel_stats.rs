@@ -36,8 +36,9 @@
 //! could be matched), so figures for `sdf` may differ from what wgpu
 //! builds.
 //! One line a kernel and shape: `kernel rows executable: name=value ...`.
-//! Exits non-zero, saying why, where there is no Vulkan device or it lacks
-//! the extension.
+//! Exits non-zero, saying why, where there is no Vulkan device or a kernel
+//! does not compile; a device without the statistics extension compiles
+//! the kernels and says it has no statistics.
 
 use ash::vk;
 use std::ffi::CStr;

@@ -167,10 +167,8 @@ struct BenchArgs {
     /// layout: rows (vertices) a pack of the per-pack kernels holds, 32, 64,
     /// 128 or 256, on min(rows, 64) invocations (README "On the GPU");
     /// default 32 on a GPU, 256 on a CPU adapter. Changes only the packed,
-    /// fused, fused-buffer and
-    /// fused-frame forms;
-    /// a rod longer than a pack is walked by one invocation. Asks for the
-    /// GPU like --gpu-form.
+    /// fused, fused-buffer and fused-frame forms; a rod longer than a pack
+    /// is walked by one invocation. Asks for the GPU like --gpu-form.
     #[arg(long = "gpu-pack-rows", value_delimiter = ',', value_name = "ROWS")]
     gpu_pack_rows: Vec<strands::gpu::pack::PackShape>,
     /// GPU splats to time, each a row with each form, precision, layout

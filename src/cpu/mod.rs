@@ -407,7 +407,7 @@ impl Unstable {
             hint: if form == "walked" {
                 "Use fewer vertices per strand, or the CPU backend (--backend cpu, which `strands run` takes on a software adapter unless told otherwise)".into()
             } else if form.ends_with("-frame") {
-                "Run a form that dispatches each substep (walked-fused, the default; `GpuSimulator::set_form`, `strands bench --gpu-form`): a frame in one dispatch runs all of its substeps' loops in one invocation. Or the CPU backend (--backend cpu)".into()
+                "Run a form that dispatches each substep (walked-fused, the default on a software adapter; `GpuSimulator::set_form`, `strands bench --gpu-form`): a frame in one dispatch runs all of its substeps' loops in one invocation. Or the CPU backend (--backend cpu)".into()
             } else {
                 "Run the walked stages each as a dispatch of its own (walked; `GpuSimulator::set_form`, `strands bench --gpu-form`), fewer vertices per strand, or the CPU backend (--backend cpu, which `strands run` takes on a software adapter unless told otherwise)".into()
             },

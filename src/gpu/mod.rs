@@ -362,8 +362,7 @@ impl GpuContext {
             collider_tables: cpu,
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
             grid_i64: device.features().contains(GRID_I64_FEATURES),
-            wide_positions: info.device_type == wgpu::DeviceType::Cpu
-                && device.features().contains(wgpu::Features::SHADER_INT64),
+            wide_positions: cpu && device.features().contains(wgpu::Features::SHADER_INT64),
             approximate_math: false,
             pack: pack::PackShape::for_device(info.device_type),
             device,

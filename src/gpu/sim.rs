@@ -672,10 +672,9 @@ impl GpuSimulator {
     ///   vertices, interleaved, grass 0.670 ms a substep against 0.694
     ///   walked-fused, hair-nogrid 0.750 against 0.752 at best
     ///   (docs/BENCHMARKS.md, twenty-eighth session): as fast or a little
-    ///   faster, one dispatch a frame. A frame is one dispatch, so a display GPU's
-    ///   watchdog (~2 s on some systems) bounds a frame's work: at the H200's
-    ///   0.75 ms a substep for 1 M vertices, 2 s is ~2,600 substeps of 1 M
-    ///   vertices a frame;
+    ///   faster. As a frame is one dispatch, a display GPU's watchdog (~2 s
+    ///   on some systems) bounds a frame's work: at the H200's 0.75 ms a
+    ///   substep for 1 M vertices, ~2,600 substeps of 1 M vertices;
     /// - on a CPU adapter, the walked substep fused into one dispatch
     ///   (`Form::WalkedFused`): llvmpipe stops every loop of an invocation
     ///   once all its loops together have run 65,535 iterations, which a
