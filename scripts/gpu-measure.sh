@@ -60,7 +60,7 @@
 #                              profile step may take (default 90)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-stats kernel-times bench-target
-#                              bench-candidates bench-frame
+#                              bench-candidates bench-frame bench-memory
 #                              bench-layouts bench-splat profile
 #                              probe-tridiagonal
 #                              bench-gpu bench-cpu bench-packs bench-forms
@@ -284,7 +284,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-memory bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -546,6 +546,68 @@ wanted bench-candidates && step bench-candidates "$strands" bench --min-time "$m
 wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid,grass --strands "$timing_strands" \
     --gpu-form walked-fused,walked-frame \
     --out "$OUT/bench-frame.json" --plot "$OUT/bench-frame.svg"
+
+# Whether device memory is what holds the target's substep
+# (docs/BENCHMARKS.md, twenty-ninth session: hair-nogrid's walked-frame
+# reads each walk's state from DRAM again, the rods' 250 MB of state at
+# 1 M vertices being five times the L2 cache, ~2.7 KB a vertex-substep,
+# near the copy rate at 0.75 ms): the default walked-frame (interleaved
+# rods) and fused-frame on 32-row packs (each pack's whole state in
+# workgroup memory for the frame, the gpu layout), at 1 M vertices (1000
+# strands when quick) for ~8 s each, while nvidia-smi samples the memory
+# controller's busy fraction every 200 ms (utilization.memory) and, where
+# DCGM answers, dcgmi its DRAM activity (field 1005, DRAM_ACTIVE: the
+# fraction of cycles the DRAM interface moved data) and SM activity and
+# occupancy (1002, 1003); then both forms at 2000 to 32000 strands, whose
+# time a vertex falls where the state fits the L2 cache if memory is what
+# holds it. Samples in $OUT/memory-FORM-*.csv; the bench rows beside
+# them.
+memory_step() {
+    local form extra smi dcgm p rc=0
+    for form in walked-frame fused-frame; do
+        extra=()
+        [ "$form" = fused-frame ] && extra=(--gpu-pack-rows 32 --gpu-layout gpu)
+        smi=
+        dcgm=
+        if command -v nvidia-smi >/dev/null; then
+            nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,clocks.sm,clocks.mem,power.draw \
+                --format=csv -lms 200 >"$OUT/memory-$form-smi.csv" 2>&1 &
+            smi=$!
+        fi
+        if command -v dcgmi >/dev/null; then
+            dcgmi dmon -e 1002,1003,1005 -d 200 >"$OUT/memory-$form-dcgm.csv" 2>&1 &
+            dcgm=$!
+        fi
+        "$strands" bench --min-time 8 --backend gpu --no-shares --workload hair-nogrid --strands "$timing_strands" \
+            --gpu-form "$form" "${extra[@]}" --out "$OUT/memory-$form.json" --plot "$OUT/memory-$form.svg" || rc=1
+        for p in $smi $dcgm; do
+            kill "$p" 2>/dev/null
+            wait "$p" 2>/dev/null
+        done
+        if [ -s "$OUT/memory-$form-smi.csv" ]; then
+            # The median of the memory column over the samples with the GPU
+            # at least 90 % busy (the bench's frames, not its scene build).
+            local busy n
+            busy=$(awk -F', ' 'NR > 1 && $2 + 0 >= 90 { print $3 + 0 }' "$OUT/memory-$form-smi.csv" | sort -n)
+            n=$(printf '%s' "$busy" | grep -c .)
+            if [ "$n" -eq 0 ]; then
+                echo "$form: no sample with the GPU 90 % busy"
+            else
+                echo "$form: memory controller busy $(printf '%s\n' "$busy" | sed -n "$((n / 2 + 1))p") % (median of $n samples with the GPU >= 90 % busy)"
+            fi
+        fi
+        [ -s "$OUT/memory-$form-dcgm.csv" ] && tail -5 "$OUT/memory-$form-dcgm.csv"
+    done
+    local sizes=2000,4000,8000,16000,32000
+    [ -n "$quick" ] && sizes=1000,2000
+    "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid --strands "$sizes" \
+        --gpu-form walked-frame --out "$OUT/memory-sizes-walked-frame.json" --plot "$OUT/memory-sizes-walked-frame.svg" || rc=1
+    "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid --strands "$sizes" \
+        --gpu-form fused-frame --gpu-pack-rows 32 --gpu-layout gpu \
+        --out "$OUT/memory-sizes-fused-frame.json" --plot "$OUT/memory-sizes-fused-frame.svg" || rc=1
+    return "$rc"
+}
+wanted bench-memory && step bench-memory memory_step
 
 # The data layouts (README, "The two data layouts"): whether the CPU
 # adapter's choices (64-bit words, interleaved rods, collider tables) help

@@ -348,7 +348,7 @@ fn contact_store(v: u32, c: Contact) {
     contacts[vertex_slot(v)] = c;
 }
 
-fn contact_normal_depth(v: u32) -> vec4<f32> {
+fn contact_normal_depth_load(v: u32) -> vec4<f32> {
     return contacts[vertex_slot(v)].normal_depth;
 }
 
@@ -504,15 +504,21 @@ var<workgroup> pack_rows_b: array<vec4<f32>, PACK_ROWS>;
 // u⁰) and `twist` (its Levenberg shift, step, energy and tolerance).
 var<workgroup> pack_rods_a: array<vec4<f32>, PACK_RODS>;
 
-// Positions, read and written by every stage through `pos_get` and
-// `pos_set` (grid.wgsl and world.wgsl, never in a fused kernel, index `pos`
-// itself). In this module they are the buffer, and `resident_load` and
-// `resident_store` do nothing. The packed fused kernels are built from a
-// variant of the module (src/gpu/layout.rs `shader_variant`, resident) in
-// which shaders/resident.wgsl replaces the lines from here to the END
-// marker: there a pack's positions live in workgroup memory from
-// `resident_load` at the start of the dispatch to `resident_store` at its end.
-// BEGIN positions in the buffer
+// The state every stage reads and writes: positions (`pos_get`,
+// `pos_set`), velocities, unconstrained positions, contacts, scratch
+// members and edge frames, through the accessors below (grid.wgsl and
+// world.wgsl, never in a fused kernel, index `pos` itself; the sorted
+// splat's and the renderer's kernels read the buffers). In this module they
+// are the buffers, and `resident_load` and `resident_store` do nothing. The
+// packed fused kernels are built from a variant of the module
+// (src/gpu/layout.rs `shader_variant`, resident) in which
+// shaders/resident.wgsl replaces the lines from here to the END marker:
+// there a pack's positions, and where its pack shape allows
+// (`RESIDENT_STATE`) the rest of this state, live in workgroup memory from
+// `resident_load` at the start of the dispatch to `resident_store` at its
+// end. A component accessor (`frame_theta`, `scratch_s_x`, ...) reads or
+// writes only that word, as the stages did when they indexed the buffers.
+// BEGIN state in the buffer
 fn pos_get(v: u32) -> Position {
     return pos_load(v);
 }
@@ -521,10 +527,136 @@ fn pos_set(v: u32, p: Position) {
     pos_store(v, p);
 }
 
+fn vel_get(v: u32) -> vec4<f32> {
+    return vel_load(v);
+}
+
+fn vel_set(v: u32, u: vec4<f32>) {
+    vel_store(v, u);
+}
+
+fn pos_unc_get(v: u32) -> Position {
+    return pos_unc_load(v);
+}
+
+fn pos_unc_set(v: u32, p: Position) {
+    pos_unc_store(v, p);
+}
+
+fn contact_get(v: u32) -> Contact {
+    return contact_load(v);
+}
+
+fn contact_set(v: u32, c: Contact) {
+    contact_store(v, c);
+}
+
+fn contact_normal_depth(v: u32) -> vec4<f32> {
+    return contact_normal_depth_load(v);
+}
+
+fn scratch_kb(v: u32) -> vec4<f32> {
+    return scratch[vertex_slot(v)].kb;
+}
+
+fn scratch_g(v: u32) -> vec4<f32> {
+    return scratch[vertex_slot(v)].g;
+}
+
+fn scratch_g_x(v: u32) -> f32 {
+    return scratch[vertex_slot(v)].g.x;
+}
+
+fn scratch_g_y(v: u32) -> f32 {
+    return scratch[vertex_slot(v)].g.y;
+}
+
+fn scratch_g_z(v: u32) -> f32 {
+    return scratch[vertex_slot(v)].g.z;
+}
+
+fn scratch_g_w(v: u32) -> f32 {
+    return scratch[vertex_slot(v)].g.w;
+}
+
+fn scratch_s(v: u32) -> vec4<f32> {
+    return scratch[vertex_slot(v)].s;
+}
+
+fn scratch_s_x(v: u32) -> f32 {
+    return scratch[vertex_slot(v)].s.x;
+}
+
+fn scratch_s_z(v: u32) -> f32 {
+    return scratch[vertex_slot(v)].s.z;
+}
+
+fn scratch_force(v: u32) -> vec4<f32> {
+    return scratch[vertex_slot(v)].force;
+}
+
+fn scratch_set_kb(v: u32, x: vec4<f32>) {
+    scratch[vertex_slot(v)].kb = x;
+}
+
+fn scratch_set_g(v: u32, x: vec4<f32>) {
+    scratch[vertex_slot(v)].g = x;
+}
+
+fn scratch_set_s(v: u32, x: vec4<f32>) {
+    scratch[vertex_slot(v)].s = x;
+}
+
+fn scratch_set_s_x(v: u32, x: f32) {
+    scratch[vertex_slot(v)].s.x = x;
+}
+
+fn scratch_set_s_z(v: u32, x: f32) {
+    scratch[vertex_slot(v)].s.z = x;
+}
+
+fn scratch_set_force(v: u32, x: vec4<f32>) {
+    scratch[vertex_slot(v)].force = x;
+}
+
+// Edge e's frame (`frame` is indexed by an edge's first vertex).
+fn frame_get(e: u32) -> EdgeFrame {
+    return frame[vertex_slot(e)];
+}
+
+fn frame_tangent(e: u32) -> vec4<f32> {
+    return frame[vertex_slot(e)].tangent;
+}
+
+fn frame_ref_u(e: u32) -> vec4<f32> {
+    return frame[vertex_slot(e)].ref_u;
+}
+
+// θ, the twist angle (`tangent.w`).
+fn frame_theta(e: u32) -> f32 {
+    return frame[vertex_slot(e)].tangent.w;
+}
+
+fn frame_set(e: u32, f: EdgeFrame) {
+    frame[vertex_slot(e)] = f;
+}
+
+fn frame_set_tangent(e: u32, t: vec4<f32>) {
+    frame[vertex_slot(e)].tangent = t;
+}
+
+fn frame_set_ref_u(e: u32, u: vec4<f32>) {
+    frame[vertex_slot(e)].ref_u = u;
+}
+
+fn frame_set_theta(e: u32, theta: f32) {
+    frame[vertex_slot(e)].tangent.w = theta;
+}
+
 fn resident_load(w: u32, lid: u32) {}
 
 fn resident_store(w: u32, lid: u32) {}
-// END positions in the buffer
+// END state in the buffer
 
 // The contact or projection pass running (0: plain projection, contact
 // with friction; 1: filtered projection, contact without). Each entry point

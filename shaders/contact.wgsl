@@ -496,7 +496,7 @@ fn record_tunnels(t: vec3<u32>) {
 fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     if (rest[vertex_slot(v)].inv_mass == 0.0) {
         if (stage_phase == 0u) {
-            contact_store(v, Contact(vec4<f32>(0.0), vec4<f32>(0.0)));
+            contact_set(v, Contact(vec4<f32>(0.0), vec4<f32>(0.0)));
         }
         return;
     }
@@ -507,15 +507,15 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     var x_unc = x;
     var x_start = x;
     if (stage_phase == 0u) {
-        x_unc = position_f32(pos_unc_load(v));
-        x_start = x_unc - vel_load(v).xyz * params.h;
+        x_unc = position_f32(pos_unc_get(v));
+        x_start = x_unc - vel_get(v).xyz * params.h;
     }
     let r = contact_vertex(v, rho, origin, x, x_start, x_unc);
     record_tunnels(r.tunnels);
     // The contact kept: phase 0 records this pass's anew; phase 1 keeps the
     // deeper of the two passes' (the old one read in phase 1 only).
     if (stage_phase == 0u || contact_depth(r.best) > abs(contact_normal_depth(v).w)) {
-        contact_store(v, r.best);
+        contact_set(v, r.best);
     }
     // Moved by what contact changed: nothing at all without contact.
     if (any(r.x != x)) {
@@ -658,11 +658,11 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
         start_a = start_point(j);
         start_b = start_point(j + 1u);
     }
-    let e = contact_edge_ends(EdgeEnds(pa, pb, contact_load(j), contact_load(j + 1u)), first, wa, wb, start_a, start_b, origin, rho);
+    let e = contact_edge_ends(EdgeEnds(pa, pb, contact_get(j), contact_get(j + 1u)), first, wa, wb, start_a, start_b, origin, rho);
     pos_set(j, e.pa);
     pos_set(j + 1u, e.pb);
-    contact_store(j, e.ca);
-    contact_store(j + 1u, e.cb);
+    contact_set(j, e.ca);
+    contact_set(j + 1u, e.cb);
 }
 
 // The first collider that reaches the edge from pa to pb as it is
@@ -686,7 +686,7 @@ fn first_edge_push(pa: Position, pb: Position, wa: f32, wb: f32, origin: vec3<f3
 
 // Vertex v's position at the start of the substep, x_unc − v·h (phase 0).
 fn start_point(v: u32) -> vec3<f32> {
-    return position_f32(pos_unc_load(v)) - vel_load(v).xyz * params.h;
+    return position_f32(pos_unc_get(v)) - vel_get(v).xyz * params.h;
 }
 
 @compute @workgroup_size(64)
@@ -753,8 +753,8 @@ fn contact_walk_vertex(v: u32, origin: vec3<f32>, rho: f32, tunnels: ptr<functio
     var c = Contact(vec4<f32>(0.0, 0.0, 0.0, old_depth), vec4<f32>(0.0));
     var found = false;
     if (stage_phase == 0u) {
-        x_unc = position_f32(pos_unc_load(v));
-        start = x_unc - vel_load(v).xyz * params.h;
+        x_unc = position_f32(pos_unc_get(v));
+        start = x_unc - vel_get(v).xyz * params.h;
         // Phase 0: the contact anew (zero for a clamped vertex).
         c = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
         found = old_depth != 0.0;
@@ -801,7 +801,7 @@ fn contact_walk_store(v: u32, s: WalkVertex) -> bool {
         pos_set(v, s.p);
     }
     if (s.found) {
-        contact_store(v, s.c);
+        contact_set(v, s.c);
     }
     return s.c.normal_depth.w != 0.0;
 }

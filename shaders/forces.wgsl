@@ -108,7 +108,7 @@ fn sweep_start(rod: Rod) -> Sweep {
     var s = 0.0;
     if (rod.end_clamp != NONE && n >= 3u) {
         let v = o + ne - 1u;
-        let m = frame[vertex_slot(v)].tangent.w - frame[vertex_slot(v - 1u)].tangent.w;
+        let m = frame_theta(v) - frame_theta(v - 1u);
         s = -(2.0 * rod.bending.w * m / rest[vertex_slot(v)].voronoi);
     }
     return Sweep(s, vec3<real>(0.0), vec3<real>(0.0), edge_material_frame(o + ne - 1u, false), pos_get(o + n - 1u), pos_get(o + n - 2u));
@@ -184,7 +184,7 @@ fn external_force(rod: Rod, sf: StepForces, i: u32, x: Position, u: vec3<f32>) -
 fn write_force(rod: Rod, sf: StepForces, i: u32, elastic: vec3<f32>, x: Position) {
     var u = vec3<f32>(0.0);
     if (rod.drag > 0.0) {
-        u = vel_load(rod.vertex_offset + i).xyz;
+        u = vel_get(rod.vertex_offset + i).xyz;
     }
     store_force(rod, sf, i, elastic, x, u);
 }
@@ -194,7 +194,7 @@ fn write_force(rod: Rod, sf: StepForces, i: u32, elastic: vec3<f32>, x: Position
 // returned.
 fn store_force(rod: Rod, sf: StepForces, i: u32, elastic: vec3<f32>, x: Position, u: vec3<f32>) -> vec3<f32> {
     let f = elastic + external_force(rod, sf, i, x, u);
-    scratch[vertex_slot(rod.vertex_offset + i)].force = vec4<f32>(f, 0.0);
+    scratch_set_force(rod.vertex_offset + i, vec4<f32>(f, 0.0));
     return f;
 }
 
@@ -276,7 +276,7 @@ fn forces_pack(w: u32, lid: u32) {
                 if (j + 1u == ne && rods[r].end_clamp != NONE) {
                     var twist = 0.0;
                     if (j > 0u) {
-                        let m = frame[vertex_slot(v)].tangent.w - frame[vertex_slot(v - 1u)].tangent.w;
+                        let m = frame_theta(v) - frame_theta(v - 1u);
                         twist = 2.0 * rods[r].bending.w * m / rest[vertex_slot(v)].voronoi;
                     }
                     c = -twist;

@@ -39,11 +39,11 @@ struct Transported {
 // new tangent (time-parallel transport), its frame written.
 fn transport_first_edge(o: u32, xa: Position, xb: Position) -> Transported {
     let t0 = normalize(displacement(xa, xb));
-    let f0 = frame[vertex_slot(o)];
+    let f0 = frame_get(o);
     let u0 = parallel_transport(f0.ref_u.xyz, f0.tangent.xyz, t0);
     // Re-orthonormalise against round-off drift over many steps.
     let u = normalize(u0 - t0 * dot(u0, t0));
-    frame[vertex_slot(o)] = EdgeFrame(vec4<f32>(t0, f0.tangent.w), vec4<f32>(u, 0.0));
+    frame_set(o, EdgeFrame(vec4<f32>(t0, f0.tangent.w), vec4<f32>(u, 0.0)));
     return Transported(t0, u);
 }
 
@@ -53,14 +53,14 @@ fn transport_edge(e: u32, xa: Position, xb: Position, prev: Transported) -> Tran
     let t = normalize(displacement(xa, xb));
     let u = parallel_transport(prev.u, prev.t, t);
     let u_new = normalize(u - t * dot(u, t));
-    frame[vertex_slot(e)] = EdgeFrame(vec4<f32>(t, frame[vertex_slot(e)].tangent.w), vec4<f32>(u_new, 0.0));
+    frame_set(e, EdgeFrame(vec4<f32>(t, frame_theta(e)), vec4<f32>(u_new, 0.0)));
     return Transported(t, u_new);
 }
 
 fn clamp_twist_edge(c: u32, e: u32) {
     let m1 = pose_vector(anchor_pose(clamps[c].anchor, step_slot_end()), clamps[c].local_m1.xyz);
-    let a = signed_angle(frame[vertex_slot(e)].ref_u.xyz, m1, frame[vertex_slot(e)].tangent.xyz);
-    frame[vertex_slot(e)].tangent.w = unwrap_angle(a, frame[vertex_slot(e)].tangent.w);
+    let a = signed_angle(frame_ref_u(e).xyz, m1, frame_tangent(e).xyz);
+    frame_set_theta(e, unwrap_angle(a, frame_theta(e)));
 }
 
 fn clamp_twist(r: u32) {
@@ -126,7 +126,7 @@ fn frames_pack(w: u32, lid: u32) {
                 let t = normalize(displacement(pos_get(v), pos_get(v + 1u)));
                 pack_rows_a[i] = vec4<f32>(t, 0.0);
                 if (j == 0u) {
-                    let u0 = parallel_transport(frame[vertex_slot(v)].ref_u.xyz, frame[vertex_slot(v)].tangent.xyz, t);
+                    let u0 = parallel_transport(frame_ref_u(v).xyz, frame_tangent(v).xyz, t);
                     // Re-orthonormalise against round-off drift over many steps.
                     pack_rods_a[r - first] = vec4<f32>(normalize(u0 - t * dot(u0, t)), 0.0);
                 }
@@ -191,8 +191,8 @@ fn frames_pack(w: u32, lid: u32) {
                     u = rotate(normalize(pack_rows_b[i]), u);
                     u = normalize(u - t * dot(u, t));
                 }
-                frame[vertex_slot(v)].ref_u = vec4<f32>(u, 0.0);
-                frame[vertex_slot(v)].tangent = vec4<f32>(t, frame[vertex_slot(v)].tangent.w);
+                frame_set_ref_u(v, vec4<f32>(u, 0.0));
+                frame_set_tangent(v, vec4<f32>(t, frame_theta(v)));
                 if (j == 0u && rods[r].start_clamp != NONE) {
                     clamp_twist_edge(rods[r].start_clamp, v);
                 }

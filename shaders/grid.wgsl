@@ -277,7 +277,7 @@ fn grid_splat_rod(r: u32) {
                 let cell = q.xyz >> vec3<u32>(FRAC_BITS);
                 low = min(low, cell);
                 high = max(high, cell);
-                let vq = quantise_velocity(vel_load(v).xyz);
+                let vq = quantise_velocity(vel_get(v).xyz);
                 vmax = max(vmax, quantised_speed(vq));
                 splat_window_add(&window, g, q.xyz, mass_q, vq);
             }
@@ -335,7 +335,7 @@ fn splat_corners(g: GridGroup, q: vec3<i32>, mass_q: u32, vq: vec3<i32>) {
 
 // Vertex v's quantised velocity, the substep's fastest |v_q| raised to it.
 fn splat_velocity(v: u32) -> vec3<i32> {
-    let vq = quantise_velocity(vel_load(v).xyz);
+    let vq = quantise_velocity(vel_get(v).xyz);
     raise_vmax(quantised_speed(vq));
     return vq;
 }
@@ -636,7 +636,7 @@ fn blend_with(g: GridGroup, q: vec3<i32>, fields: BlendFields, v: u32, p: Positi
     }
     grid_v /= ONE_F;
     grad /= 1024.0;
-    let own = vec3<f32>(quantise_velocity(vel_load(v).xyz)) / VELOCITY_SCALE;
+    let own = vec3<f32>(quantise_velocity(vel_get(v).xyz)) / VELOCITY_SCALE;
     var push = -grad * g.volume_step;
     let len = length(push);
     if (len > g.max_push) {

@@ -282,7 +282,7 @@ fn grid_splat_sorted(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
             group = gv.group;
             g = grid_group_now(group);
         }
-        let vq = quantise_velocity(vel_load(v).xyz);
+        let vq = quantise_velocity(vel_get(v).xyz);
         vmax = max(vmax, quantised_speed(vq));
         splat_window_add(&window, g, sorted_position(g, v), gv.mass_q, vq);
     }

@@ -25,7 +25,7 @@ fn integrate_vertex(v: u32) {
 
 // The symplectic Euler update of vertex v (the CPU's first loop).
 fn integrate_free_vertex(v: u32) {
-    integrate_free_vertex_from(v, pos_get(v), vel_load(v), scratch[vertex_slot(v)].force.xyz, params.h);
+    integrate_free_vertex_from(v, pos_get(v), vel_get(v), scratch_force(v).xyz, params.h);
 }
 
 // `integrate_free_vertex` from vertex v's position, velocity (w: the count
@@ -34,9 +34,9 @@ fn integrate_free_vertex(v: u32) {
 fn integrate_free_vertex_from(v: u32, old: Position, u_old: vec4<f32>, force: vec3<f32>, h: f32) {
     let u = u_old.xyz + force * (h * rest[vertex_slot(v)].inv_mass);
     let x = moved(old, u * h);
-    vel_store(v, vec4<f32>(u, u_old.w));
+    vel_set(v, vec4<f32>(u, u_old.w));
     pos_set(v, x);
-    pos_unc_store(v, x);
+    pos_unc_set(v, x);
 }
 
 // Vertex v, held by clamp c (its first vertex for `slot` 0, its second for
@@ -49,9 +49,9 @@ fn integrate_anchored_vertex(v: u32, c: u32, slot: u32) {
         local = clamps[c].local_pos1.xyz;
     }
     let x = position_at(pose_point(anchor_pose(clamps[c].anchor, step_slot_end()), local, rods[rest[vertex_slot(v)].rod].origin.xyz));
-    vel_store(v, vec4<f32>(displacement(old, x) / params.h, vel_load(v).w));
+    vel_set(v, vec4<f32>(displacement(old, x) / params.h, vel_get(v).w));
     pos_set(v, x);
-    pos_unc_store(v, x);
+    pos_unc_set(v, x);
 }
 
 // The vertices of rod r's clamps, after its free ones (src/cpu/mod.rs

@@ -91,7 +91,7 @@ fn contact_store(v: u32, c: Contact) {
     contacts[vertex_slot(v)] = vec4<u64>(a, b);
 }
 
-fn contact_normal_depth(v: u32) -> vec4<f32> {
+fn contact_normal_depth_load(v: u32) -> vec4<f32> {
     return vec4_from_words(contacts[vertex_slot(v)].x, contacts[vertex_slot(v)].y);
 }
 

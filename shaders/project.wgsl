@@ -268,9 +268,9 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             // recomputes), or the start's (SHAKE, `save_start_edges`).
             var dir = d;
             if (shake) {
-                dir = scratch[vertex_slot(e)].kb.xyz;
+                dir = scratch_kb(e).xyz;
             } else {
-                scratch[vertex_slot(e)].kb = vec4<f32>(d, 0.0);
+                scratch_set_kb(e, vec4<f32>(d, 0.0));
             }
             let ma_dir = inv_mass_applied(ca, wa, dir);
             let diag_e = 4.0 * dot(d, ma_dir + inv_mass_applied(cb, wb, dir));
@@ -306,7 +306,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
                 break;
             }
             rhs_prev = rhs / pivot;
-            scratch[vertex_slot(e)].s = vec4<f32>(rhs_prev, factor, wb, rest_len);
+            scratch_set_s(e, vec4<f32>(rhs_prev, factor, wb, rest_len));
             xa = xb;
             wa = wb;
             ca = cb;
@@ -334,9 +334,9 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         var w_next = 0.0;
         for (var k = ne; k > 0u; k--) {
             let e = o + k - 1u;
-            let row = scratch[vertex_slot(e)].s;
+            let row = scratch_s(e);
             let lambda = row.x - factor_next * lambda_next;
-            let g = 2.0 * scratch[vertex_slot(e)].kb.xyz * lambda;
+            let g = 2.0 * scratch_kb(e).xyz * lambda;
             let wb = row.z;
             let cb = filter_contact(e + 1u);
             var xb = moved(pos_get(e + 1u), -inv_mass_applied(cb, wb, g));
@@ -409,7 +409,7 @@ fn save_start_edges(r: u32) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     for (var e = o; e < o + ne; e++) {
-        scratch[vertex_slot(e)].kb = vec4<f32>(displacement(pos_start[vertex_slot(e)], pos_start[vertex_slot(e + 1u)]), 0.0);
+        scratch_set_kb(e, vec4<f32>(displacement(pos_start[vertex_slot(e)], pos_start[vertex_slot(e + 1u)]), 0.0));
     }
 }
 
@@ -455,12 +455,12 @@ fn project_velocity_vertex(v: u32) {
 // `project_velocity_vertex` with vertex v's position p as read.
 fn project_velocity_at(v: u32, p: Position) {
     // Read once: a read-write buffer's loads are not merged by the compiler.
-    let u_unc = vel_load(v);
-    let before = u_unc.xyz - scratch[vertex_slot(v)].force.xyz * (params.h * rest[vertex_slot(v)].inv_mass);
+    let u_unc = vel_get(v);
+    let before = u_unc.xyz - scratch_force(v).xyz * (params.h * rest[vertex_slot(v)].inv_mass);
     // The projection's correction as one small difference (`displacement`),
     // not two f32 positions' difference with its noise of ε|x|/h.
-    var u = u_unc.xyz + displacement(pos_unc_load(v), p) / params.h;
-    let c = contact_load(v);
+    var u = u_unc.xyz + displacement(pos_unc_get(v), p) / params.h;
+    let c = contact_get(v);
     if (contact_depth(c) > 0.0) {
         // Inelastic contact (src/cpu/project.rs `project_velocity`).
         let n = c.normal_depth.xyz;
@@ -479,5 +479,5 @@ fn project_velocity_at(v: u32, p: Position) {
             count = max(count - 2.0, 0.0);
         }
     }
-    vel_store(v, vec4<f32>(u, count));
+    vel_set(v, vec4<f32>(u, count));
 }

@@ -25,6 +25,7 @@ const PACK_ROWS: u32 = 256u;         // vertices of a pack at most
 const PACK_WORKGROUP: u32 = 64u;     // invocations of a per-pack workgroup
 const ROWS_PER_INVOCATION: u32 = 4u; // PACK_ROWS / PACK_WORKGROUP
 const PACK_RODS: u32 = 128u;         // rods of a pack at most (2 vertices each at least)
+const RESIDENT_STATE_ROWS: u32 = 1u; // PACK_ROWS where a pack's whole state is resident (shaders/resident.wgsl), else 1
 // END pack shape
 // A row whose reduced diagonal falls below this fraction of its own is
 // singular (src/cpu/project.rs `PCR_SINGULAR`): for the symmetric positive
@@ -168,7 +169,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n && rest[vertex_slot(v0 + i)].rest_len > 0.0) {
                 let v = v0 + i;
-                scratch[vertex_slot(v)].kb = vec4<f32>(displacement(pos_start[vertex_slot(v)], pos_start[vertex_slot(v + 1u)]), 0.0);
+                scratch_set_kb(v, vec4<f32>(displacement(pos_start[vertex_slot(v)], pos_start[vertex_slot(v + 1u)]), 0.0));
             }
         }
     }
@@ -216,7 +217,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 if (i < n) {
                     let v = v0 + i;
                     if (rest[vertex_slot(v)].rest_len > 0.0 && rod_active[rest[vertex_slot(v)].rod - first] == 1u) {
-                        scratch[vertex_slot(v)].kb = vec4<f32>(edge_vector(v), 0.0);
+                        scratch_set_kb(v, vec4<f32>(edge_vector(v), 0.0));
                     }
                 }
             }
@@ -234,7 +235,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 var rhs = 0.0;
                 if (rest[vertex_slot(v)].rest_len > 0.0 && rod_active[rest[vertex_slot(v)].rod - first] == 1u && edge_active(v)) {
                     let d = edge_vector(v);
-                    let dir = scratch[vertex_slot(v)].kb.xyz;
+                    let dir = scratch_kb(v).xyz;
                     let dg = 4.0 * dot(d, apply_inv_mass(v, dir) + apply_inv_mass(v + 1u, dir));
                     let scale = 4.0 * length(d) * length(dir) * (rest[vertex_slot(v)].inv_mass + rest[vertex_slot(v + 1u)].inv_mass);
                     if (dg > 1e-12 * scale) {
@@ -262,13 +263,13 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 if (row_edge[i] == 1u) {
                     let d = edge_vector(v);
                     if (i + 1u < n && row_edge[i + 1u] == 1u) {
-                        upper = -4.0 * dot(d, apply_inv_mass(v + 1u, scratch[vertex_slot(v + 1u)].kb.xyz));
+                        upper = -4.0 * dot(d, apply_inv_mass(v + 1u, scratch_kb(v + 1u).xyz));
                     }
                     if (i > 0u && row_edge[i - 1u] == 1u) {
                         if (shake) {
-                            lower = -4.0 * dot(d, apply_inv_mass(v, scratch[vertex_slot(v - 1u)].kb.xyz));
+                            lower = -4.0 * dot(d, apply_inv_mass(v, scratch_kb(v - 1u).xyz));
                         } else {
-                            lower = -4.0 * dot(edge_vector(v - 1u), apply_inv_mass(v, scratch[vertex_slot(v)].kb.xyz));
+                            lower = -4.0 * dot(edge_vector(v - 1u), apply_inv_mass(v, scratch_kb(v).xyz));
                         }
                     }
                 }
@@ -296,10 +297,10 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 if (rod_active[k] == 1u && atomicLoad(&rod_singular[k]) == 0u) {
                     var g = vec3<f32>(0.0);
                     if (row_edge[i] == 1u) {
-                        g += 2.0 * scratch[vertex_slot(v)].kb.xyz * pcr_rhs[i];
+                        g += 2.0 * scratch_kb(v).xyz * pcr_rhs[i];
                     }
                     if (i > 0u && row_edge[i - 1u] == 1u) {
-                        g -= 2.0 * scratch[vertex_slot(v - 1u)].kb.xyz * pcr_rhs[i - 1u];
+                        g -= 2.0 * scratch_kb(v - 1u).xyz * pcr_rhs[i - 1u];
                     }
                     pos_set(v, moved(pos_get(v), apply_inv_mass(v, g)));
                 }

@@ -249,7 +249,7 @@ fn substep_start_walk(r: u32) {
 // this is `forces`, `save_start` and `integrate`'s free loop in turn.
 fn start_vertex(rod: Rod, sf: StepForces, h: f32, shake: bool, i: u32, elastic: vec3<f32>, x: Position) {
     let v = rod.vertex_offset + i;
-    let u = vel_load(v);
+    let u = vel_get(v);
     let f = store_force(rod, sf, i, elastic, x, u.xyz);
     if (shake) {
         pos_start[vertex_slot(v)] = x;
@@ -306,7 +306,7 @@ fn velocity_frames_walk(r: u32) {
     var xb = pos_get(o + 1u);
     project_velocity_at(o, xa);
     project_velocity_at(o + 1u, xb);
-    scratch[vertex_slot(o)].kb = vec4<f32>(0.0);
+    scratch_set_kb(o, vec4<f32>(0.0));
     // `transport_rod`'s steps.
     var carried = transport_first_edge(o, xa, xb);
     for (var j = 1u; j < n - 1u; j++) {
@@ -315,10 +315,10 @@ fn velocity_frames_walk(r: u32) {
         xa = xb;
         xb = pos_get(e + 1u);
         project_velocity_at(e + 1u, xb);
-        scratch[vertex_slot(e)].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(x_before, xa, xb)), 0.0);
+        scratch_set_kb(e, vec4<f32>(vec3<f32>(curvature_binormal_at(x_before, xa, xb)), 0.0));
         carried = transport_edge(e, xa, xb, carried);
     }
-    scratch[vertex_slot(o + n - 1u)].kb = vec4<f32>(0.0);
+    scratch_set_kb(o + n - 1u, vec4<f32>(0.0));
 }
 
 // With hair–hair interaction the walked substep is `substep_start_rod`,

@@ -17,8 +17,8 @@ const ENERGY_SLACK_F32: f32 = 1e-6;
 fn curvature_binormals(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
-    scratch[vertex_slot(o)].kb = vec4<f32>(0.0);
-    scratch[vertex_slot(o + n - 1u)].kb = vec4<f32>(0.0);
+    scratch_set_kb(o, vec4<f32>(0.0));
+    scratch_set_kb(o + n - 1u, vec4<f32>(0.0));
     if (n < 3u) {
         return;
     }
@@ -27,7 +27,7 @@ fn curvature_binormals(r: u32) {
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
         let x2 = pos_get(v + 1u);
-        scratch[vertex_slot(v)].kb = vec4<f32>(vec3<f32>(curvature_binormal_at(x0, x1, x2)), 0.0);
+        scratch_set_kb(v, vec4<f32>(vec3<f32>(curvature_binormal_at(x0, x1, x2)), 0.0));
         x0 = x1;
         x1 = x2;
     }
@@ -36,13 +36,13 @@ fn curvature_binormals(r: u32) {
 // θ of edge e: the current angle, or the line search's trial angle.
 fn theta_of(e: u32, trial: bool) -> f32 {
     if (trial) {
-        return scratch[vertex_slot(e)].s.z;
+        return scratch_s_z(e);
     }
-    return frame[vertex_slot(e)].tangent.w;
+    return frame_theta(e);
 }
 
 fn edge_material_frame(e: u32, trial: bool) -> MaterialFrame {
-    return material_frame(frame[vertex_slot(e)].tangent.xyz, frame[vertex_slot(e)].ref_u.xyz, theta_of(e, trial));
+    return material_frame(frame_tangent(e).xyz, frame_ref_u(e).xyz, theta_of(e, trial));
 }
 
 // Bending (eq. 3) and twisting (§4.2.2) energy of rod r.
@@ -57,7 +57,7 @@ fn elastic_energy(r: u32, trial: bool) -> vec2<f32> {
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
         let next = edge_material_frame(v, trial);
-        let kb = scratch[vertex_slot(v)].kb.xyz;
+        let kb = scratch_kb(v).xyz;
         let l = rest[vertex_slot(v)].voronoi;
         let d0 = material_curvature(kb, prev) - rest[vertex_slot(v)].rest_kappa.xy;
         let d1 = material_curvature(kb, next) - rest[vertex_slot(v)].rest_kappa.zw;
@@ -99,17 +99,17 @@ struct TwistSweep {
 // elimination overwrites `scratch[e].s` (`eliminate_row` writes the row
 // before the one it reached).
 fn walk_theta(e: u32, free: vec2<u32>, step: bool) -> f32 {
-    var theta = frame[vertex_slot(e)].tangent.w;
+    var theta = frame_theta(e);
     if (step && e >= free.x && e < free.y) {
-        theta += scratch[vertex_slot(e)].s.x;
-        frame[vertex_slot(e)].tangent.w = theta;
+        theta += scratch_s_x(e);
+        frame_set_theta(e, theta);
     }
     return theta;
 }
 
 // Edge e's material frame at angle theta.
 fn theta_material_frame(e: u32, theta: f32) -> MaterialFrame {
-    return material_frame(frame[vertex_slot(e)].tangent.xyz, frame[vertex_slot(e)].ref_u.xyz, theta);
+    return material_frame(frame_tangent(e).xyz, frame_ref_u(e).xyz, theta);
 }
 
 fn twist_gradient(r: u32, free: vec2<u32>, store: bool, step: bool) -> TwistSweep {
@@ -134,7 +134,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool, step: bool) -> TwistSwee
         let v = o + i;
         let theta = walk_theta(v, free, step);
         let next = theta_material_frame(v, theta);
-        let kb = scratch[vertex_slot(v)].kb.xyz;
+        let kb = scratch_kb(v).xyz;
         let l = rest[vertex_slot(v)].voronoi;
         let w = array<vec2<f32>, 2>(material_curvature(kb, prev), material_curvature(kb, next));
         let wbar = array<vec2<f32>, 2>(rest[vertex_slot(v)].rest_kappa.xy, rest[vertex_slot(v)].rest_kappa.zw);
@@ -164,7 +164,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool, step: bool) -> TwistSwee
         g_prev.z += 2.0 * beta / l;
         g_prev.w -= 2.0 * beta / l;
         if (store) {
-            scratch[vertex_slot(v - 1u)].g = g_prev;
+            scratch_set_g(v - 1u, g_prev);
         }
         eliminate_row(&elim, v - 1u, g_prev, free);
         m = free_maxima(m, g_prev, c_prev, v - 1u, free);
@@ -174,7 +174,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool, step: bool) -> TwistSwee
         theta_prev = theta;
     }
     if (store) {
-        scratch[vertex_slot(o + n - 2u)].g = g_prev;
+        scratch_set_g(o + n - 2u, g_prev);
     }
     eliminate_row(&elim, o + n - 2u, g_prev, free);
     return TwistSweep(free_maxima(m, g_prev, c_prev, o + n - 2u, free), elim);
@@ -209,7 +209,7 @@ fn eliminate_row(s: ptr<function, Elimination>, e: u32, g: vec4<f32>, free: vec2
     if ((*s).solved) {
         let off = (*s).off;
         let c = off / (*s).pivot;
-        scratch[vertex_slot(e - 1u)].s = vec4<f32>((*s).x, c, 0.0, (*s).grad);
+        scratch_set_s(e - 1u, vec4<f32>((*s).x, c, 0.0, (*s).grad));
         let pivot = g.z + mu - off * c;
         *s = Elimination(pivot > 0.0, pivot, (-grad - off * (*s).x) / pivot, grad, g.w);
     }
@@ -244,7 +244,7 @@ fn cubic_term(b_norm: f32, kb_len: f32, wbar: vec2<f32>, l: f32) -> f32 {
 // slope, max |x|, Σ|x|³), or x = 0 when a pivot is not positive, i.e. the
 // shifted matrix is not positive definite.
 fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
-    var g = scratch[vertex_slot(a)].g;
+    var g = scratch_g(a);
     var grad = g.x + g.y;
     var pivot = g.z + mu;
     if (!(pivot > 0.0)) {
@@ -254,8 +254,8 @@ fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
     for (var e = a + 1u; e < b; e++) {
         let off = g.w;
         let c = off / pivot;
-        scratch[vertex_slot(e - 1u)].s = vec4<f32>(x, c, 0.0, grad);
-        g = scratch[vertex_slot(e)].g;
+        scratch_set_s(e - 1u, vec4<f32>(x, c, 0.0, grad));
+        g = scratch_g(e);
         pivot = g.z + mu - off * c;
         if (!(pivot > 0.0)) {
             return vec4<f32>(0.0);
@@ -270,14 +270,14 @@ fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
 // x and ∂E/∂θ `grad` (the forward elimination's, or `twist_gradient`'s).
 fn newton_back(a: u32, b: u32, x_last: f32, grad: f32) -> vec4<f32> {
     var x = x_last;
-    scratch[vertex_slot(b - 1u)].s.x = x;
+    scratch_set_s_x(b - 1u, x);
     var slope = x * grad;
     var max_step = abs(x);
     var cubes = abs(x * x * x);
     for (var e = b - 1u; e > a; e--) {
-        let row = scratch[vertex_slot(e - 1u)].s;
+        let row = scratch_s(e - 1u);
         x = row.x - row.y * x;
-        scratch[vertex_slot(e - 1u)].s.x = x;
+        scratch_set_s_x(e - 1u, x);
         slope += x * row.w;
         max_step = max(max_step, abs(x));
         cubes += abs(x * x * x);
@@ -317,10 +317,10 @@ fn twist_solve(r: u32) {
     // The clamped end edges' angles (before a, from b on), which the line
     // search's trial angles (`theta_of`) keep.
     if (a > o) {
-        scratch[vertex_slot(o)].s.z = frame[vertex_slot(o)].tangent.w;
+        scratch_set_s_z(o, frame_theta(o));
     }
     if (b < o + ne) {
-        scratch[vertex_slot(b)].s.z = frame[vertex_slot(b)].tangent.w;
+        scratch_set_s_z(b, frame_theta(b));
     }
     var tolerance = 0.0;
     // The energy is needed only for a line search: a Newton step below the
@@ -393,7 +393,7 @@ fn twist_solve(r: u32) {
         var accepted = false;
         loop {
             for (var e = a; e < b; e++) {
-                scratch[vertex_slot(e)].s.z = frame[vertex_slot(e)].tangent.w + alpha * scratch[vertex_slot(e)].s.x;
+                scratch_set_s_z(e, frame_theta(e) + alpha * scratch_s_x(e));
             }
             let e1 = total(elastic_energy(r, true));
             if (e1 <= e0 + 1e-4 * alpha * slope + ENERGY_SLACK_F32 * abs(e0) || alpha * max_step < tolerance) {
@@ -410,7 +410,7 @@ fn twist_solve(r: u32) {
             break;
         }
         for (var e = a; e < b; e++) {
-            frame[vertex_slot(e)].tangent.w = scratch[vertex_slot(e)].s.z;
+            frame_set_theta(e, scratch_s_z(e));
         }
         iterations = it + 1u;
         if (alpha * max_step < tolerance) {
@@ -428,7 +428,7 @@ fn twist_solve(r: u32) {
 // free angles a..b.
 fn take_twist_step(a: u32, b: u32) {
     for (var e = a; e < b; e++) {
-        frame[vertex_slot(e)].tangent.w += scratch[vertex_slot(e)].s.x;
+        frame_set_theta(e, frame_theta(e) + scratch_s_x(e));
     }
 }
 
@@ -499,24 +499,24 @@ fn twist_gradient_row(r: u32, v: u32, j: u32) -> vec4<f32> {
     var g = vec4<f32>(0.0);
     if (j >= 1u) {
         let l = rest[vertex_slot(v)].voronoi;
-        let w = material_curvature(scratch[vertex_slot(v)].kb.xyz, edge_material_frame(v, false));
+        let w = material_curvature(scratch_kb(v).xyz, edge_material_frame(v, false));
         let bd = apply_bending(b, w - rest[vertex_slot(v)].rest_kappa.zw);
         let jw = rot_j(w);
         g.x -= dot(jw, bd) / l;
         g.z += (dot(jw, apply_bending(b, jw)) - dot(w, bd)) / l;
-        let m = frame[vertex_slot(v)].tangent.w - frame[vertex_slot(v - 1u)].tangent.w;
+        let m = frame_theta(v) - frame_theta(v - 1u);
         g.y += 2.0 * beta * m / l;
         g.z += 2.0 * beta / l;
     }
     if (j + 2u < n) {
         let u = v + 1u;
         let l = rest[vertex_slot(u)].voronoi;
-        let w = material_curvature(scratch[vertex_slot(u)].kb.xyz, edge_material_frame(v, false));
+        let w = material_curvature(scratch_kb(u).xyz, edge_material_frame(v, false));
         let bd = apply_bending(b, w - rest[vertex_slot(u)].rest_kappa.xy);
         let jw = rot_j(w);
         g.x -= dot(jw, bd) / l;
         g.z += (dot(jw, apply_bending(b, jw)) - dot(w, bd)) / l;
-        let m = frame[vertex_slot(u)].tangent.w - frame[vertex_slot(v)].tangent.w;
+        let m = frame_theta(u) - frame_theta(v);
         g.y -= 2.0 * beta * m / l;
         g.z += 2.0 * beta / l;
         g.w -= 2.0 * beta / l;
@@ -531,7 +531,7 @@ fn twist_vertex_energy(r: u32, v: u32, k: u32, trial: bool) -> f32 {
         return 0.0;
     }
     let b = rods[r].bending.xyz;
-    let kb = scratch[vertex_slot(v)].kb.xyz;
+    let kb = scratch_kb(v).xyz;
     let l = rest[vertex_slot(v)].voronoi;
     let d0 = material_curvature(kb, edge_material_frame(v - 1u, trial)) - rest[vertex_slot(v)].rest_kappa.xy;
     let d1 = material_curvature(kb, edge_material_frame(v, trial)) - rest[vertex_slot(v)].rest_kappa.zw;
@@ -639,10 +639,10 @@ fn twist_pack(w: u32, lid: u32) {
             if (k > 0u && k + 1u < nv) {
                 kb = vec3<f32>(curvature_binormal_at(pos_get(v - 1u), pos_get(v), pos_get(v + 1u)));
             }
-            scratch[vertex_slot(v)].kb = vec4<f32>(kb, 0.0);
+            scratch_set_kb(v, vec4<f32>(kb, 0.0));
             if (k + 1u < nv) {
-                scratch[vertex_slot(v)].s.z = frame[vertex_slot(v)].tangent.w;
-                atomicMax(&rod_over_exact[r - first], bitcast<u32>(abs(frame[vertex_slot(v)].tangent.w)));
+                scratch_set_s_z(v, frame_theta(v));
+                atomicMax(&rod_over_exact[r - first], bitcast<u32>(abs(frame_theta(v))));
             }
         }
     }
@@ -669,7 +669,7 @@ fn twist_pack(w: u32, lid: u32) {
                 let j = v - rods[r].vertex_offset;
                 if (j + 1u < rods[r].vertex_count && rod_active[r - first] == 1u) {
                     let g = twist_gradient_row(r, v, j);
-                    scratch[vertex_slot(v)].g = g;
+                    scratch_set_g(v, g);
                     let f = twist_free(r);
                     if (v >= f.x && v < f.y) {
                         // (2) Residual and scale.
@@ -711,9 +711,9 @@ fn twist_pack(w: u32, lid: u32) {
                         let r = rest[vertex_slot(v)].rod;
                         var c = 0.0;
                         if (v > twist_free(r).x) {
-                            c = scratch[vertex_slot(v - 1u)].g.w;
+                            c = scratch_g_w(v - 1u);
                         }
-                        m = vec4<f32>(scratch[vertex_slot(v)].g.z + pack_rods_a[r - first].x, -c * c, 1.0, 0.0);
+                        m = vec4<f32>(scratch_g_z(v) + pack_rods_a[r - first].x, -c * c, 1.0, 0.0);
                     }
                     pcr_lower[i] = m.x;
                     pcr_diag[i] = m.y;
@@ -773,13 +773,13 @@ fn twist_pack(w: u32, lid: u32) {
                     var rhs = 0.0;
                     if (twist_row_in(v, first, 0u) && (twist_state[k] & TWIST_SOLVED) == 0u && atomicLoad(&rod_singular[k]) == 0u) {
                         let f = twist_free(r);
-                        diag = scratch[vertex_slot(v)].g.z + pack_rods_a[k].x;
-                        rhs = -(scratch[vertex_slot(v)].g.x + scratch[vertex_slot(v)].g.y);
+                        diag = scratch_g_z(v) + pack_rods_a[k].x;
+                        rhs = -(scratch_g_x(v) + scratch_g_y(v));
                         if (v > f.x) {
-                            lower = scratch[vertex_slot(v - 1u)].g.w;
+                            lower = scratch_g_w(v - 1u);
                         }
                         if (v + 1u < f.y) {
-                            upper = scratch[vertex_slot(v)].g.w;
+                            upper = scratch_g_w(v);
                         }
                     }
                     pcr_lower[i] = lower;
@@ -796,7 +796,7 @@ fn twist_pack(w: u32, lid: u32) {
                     let v = v0 + i;
                     let k = rest[vertex_slot(v)].rod - first;
                     if (twist_row_in(v, first, 0u) && (twist_state[k] & TWIST_SOLVED) == 0u && atomicLoad(&rod_singular[k]) == 0u) {
-                        scratch[vertex_slot(v)].s.x = pcr_rhs[i];
+                        scratch_set_s_x(v, pcr_rhs[i]);
                     }
                 }
             }
@@ -833,8 +833,8 @@ fn twist_pack(w: u32, lid: u32) {
                 let v = v0 + i;
                 var slope = 0.0;
                 if (twist_row_in(v, first, 0u)) {
-                    let step = scratch[vertex_slot(v)].s.x;
-                    slope = step * (scratch[vertex_slot(v)].g.x + scratch[vertex_slot(v)].g.y);
+                    let step = scratch_s_x(v);
+                    slope = step * (scratch_g_x(v) + scratch_g_y(v));
                     atomicMax(&rod_over[rest[vertex_slot(v)].rod - first], bitcast<u32>(abs(step)));
                 }
                 twist_sum[i] = slope;
@@ -856,7 +856,7 @@ fn twist_pack(w: u32, lid: u32) {
                 let v = v0 + i;
                 let k = rest[vertex_slot(v)].rod - first;
                 if (twist_row_in(v, first, 0u) && twist_g[k].y < pack_rods_a[k].w) {
-                    frame[vertex_slot(v)].tangent.w += scratch[vertex_slot(v)].s.x;
+                    frame_set_theta(v, frame_theta(v) + scratch_s_x(v));
                 }
             }
         }
@@ -909,7 +909,7 @@ fn twist_pack(w: u32, lid: u32) {
                     let v = v0 + i;
                     if (twist_row_in(v, first, TWIST_SEARCH)) {
                         let k = rest[vertex_slot(v)].rod - first;
-                        scratch[vertex_slot(v)].s.z = frame[vertex_slot(v)].tangent.w + pack_rods_a[k].y * scratch[vertex_slot(v)].s.x;
+                        scratch_set_s_z(v, frame_theta(v) + pack_rods_a[k].y * scratch_s_x(v));
                     }
                 }
             }
@@ -962,7 +962,7 @@ fn twist_pack(w: u32, lid: u32) {
             if (i < n) {
                 let v = v0 + i;
                 if (twist_row_in(v, first, TWIST_SOLVED)) {
-                    frame[vertex_slot(v)].tangent.w = scratch[vertex_slot(v)].s.z;
+                    frame_set_theta(v, scratch_s_z(v));
                 }
             }
         }

@@ -89,25 +89,8 @@ fn substeps_of(set: &[&str]) -> u32 {
 
 /// Largest position (m) and twist-angle (rad) differences between the
 /// `staged` and `fused` forms after `frames` frames of the scene with
-/// `set`, and the least of how far the hair and the long strand moved.
-fn staged_against_fused(staged: Form, fused: Form, set: &[&str], frames: usize) -> (f64, f64, f64) {
-    let (dx, dtheta, travel, _) = staged_against_fused_with(staged, fused, set, frames, 0.0);
-    (dx, dtheta, travel)
-}
-
-/// `staged_against_fused_in` with both forms' packs of the default shape.
-fn staged_against_fused_with(
-    staged: Form,
-    fused: Form,
-    set: &[&str],
-    frames: usize,
-    ulps: f64,
-) -> (f64, f64, f64, f64) {
-    let shape = PackShape::DEFAULT;
-    staged_against_fused_in((staged, shape), (fused, shape), set, frames, ulps)
-}
-
-/// `staged_against_fused` for each form on packs of its own shape
+/// `set`, and the least of how far the hair and the long strand moved,
+/// each form on packs of its own shape
 /// (`GpuContext::with_pack_shape`), and (where `ulps` > 0) how far `staged`
 /// moves from its own path when each start position coordinate is moved by
 /// `ulps` of itself (f32 units in the last place, alternate signs at
@@ -263,33 +246,60 @@ fn assert_each_agrees(set: &[&str], staged: (Form, PackShape), others: &[(Form, 
     }
 }
 
-/// The fused kernels with their positions resident in workgroup memory
+/// The fused kernels with a pack's state resident in workgroup memory
 /// (`Form::Fused`, shaders/resident.wgsl) against the same kernels built
 /// from the buffer module (`Form::FusedBuffer`): the same operations on the
-/// same values, only where a position is kept differs, so the two agree bit
+/// same values, only where a value is kept differs, so the two agree bit
 /// for bit, for a pack of hair (resident) and a 300-vertex rod (a pack of
-/// its own, in the buffer in both). A stage that wrote the buffer behind the
+/// its own, in the buffers in both). On the default 256-row packs only the
+/// positions are resident; on 32-row packs the whole state is
+/// (`PackShape::state_resident`: velocities, unconstrained positions,
+/// contacts, scratch, frames). A stage that wrote a buffer behind the
 /// resident copy, or a lost store, would move vertices by contact's or the
-/// projection's corrections, ~1e-4 m and more. (A shader compiler that
-/// contracted the two modules' arithmetic differently would break the
-/// equality by a few ulps; lavapipe does not.)
+/// projection's corrections, ~1e-4 m and more, or the twist by the Newton
+/// steps. (A shader compiler that contracted the two modules' arithmetic
+/// differently would break the equality by a few ulps; lavapipe does not.)
 #[test]
-fn resident_positions_change_nothing_but_where_they_are_kept() {
-    for set in [
-        &[][..],
-        &[
-            "interaction.groups=[]",
-            "sim.projection.method=\"shake\"",
-            "sim.substeps=32",
-        ][..],
+fn resident_state_changes_nothing_but_where_it_is_kept() {
+    for (shape, set) in [
+        (PackShape::DEFAULT, &[][..]),
+        (
+            PackShape::DEFAULT,
+            &[
+                "interaction.groups=[]",
+                "sim.projection.method=\"shake\"",
+                "sim.substeps=32",
+            ][..],
+        ),
+        (PackShape::WARP, &[][..]),
+        (
+            PackShape::WARP,
+            &[
+                "interaction.groups=[]",
+                "sim.projection.method=\"shake\"",
+                "sim.substeps=32",
+            ][..],
+        ),
     ] {
-        let (dx, dtheta, travel) = staged_against_fused(Form::FusedBuffer, Form::Fused, set, 3);
+        let (dx, dtheta, travel, _) = staged_against_fused_in(
+            (Form::FusedBuffer, shape),
+            (Form::Fused, shape),
+            set,
+            3,
+            0.0,
+        );
         eprintln!(
-            "{set:?}: FusedBuffer − Fused {dx:.3e} m, {dtheta:.3e} rad; travel {travel:.3e} m"
+            "{set:?}, {shape} rows: FusedBuffer − Fused {dx:.3e} m, {dtheta:.3e} rad; travel {travel:.3e} m"
         );
         assert!(travel > 1e-3, "a strand did not move: {travel:.3e} m");
-        assert_eq!(dx, 0.0, "{set:?}: positions differ by {dx:.3e} m");
-        assert_eq!(dtheta, 0.0, "{set:?}: twist differs by {dtheta:.3e} rad");
+        assert_eq!(
+            dx, 0.0,
+            "{set:?}, {shape} rows: positions differ by {dx:.3e} m"
+        );
+        assert_eq!(
+            dtheta, 0.0,
+            "{set:?}, {shape} rows: twist differs by {dtheta:.3e} rad"
+        );
     }
 }
 

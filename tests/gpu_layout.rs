@@ -356,9 +356,33 @@ fn rust_structs_match_wgsl_layout() {
 /// it (`Kernel::bindings`), only the world bindings of group 0, and no
 /// kernel binds more than WebGPU's default of 8 storage buffers. naga's
 /// validator reports every global an entry point reaches, through calls.
+/// The packed fused kernels (`Kernel::is_resident`) are built from the
+/// resident variant too (`Form::FusedBuffer` from the buffer module), so
+/// they are checked there, on the default packs (positions resident) and
+/// the smallest (the whole state resident): each module uses only what the
+/// host declares, and the modules together all of it.
 #[test]
 fn kernel_bindings_match_what_each_entry_point_uses() {
+    use strands::gpu::pack::PackShape;
     let modules = Modules::new();
+    let resident = |pack: PackShape, frame: bool| {
+        parse(&shader_variant(Variant {
+            resident: true,
+            frame,
+            pack,
+            ..Variant::default()
+        }))
+    };
+    let residents = [
+        (
+            resident(PackShape::DEFAULT, false),
+            resident(PackShape::DEFAULT, true),
+        ),
+        (
+            resident(PackShape::WARP, false),
+            resident(PackShape::WARP, true),
+        ),
+    ];
     let info_of = |m: &naga::Module| {
         naga::valid::Validator::new(
             naga::valid::ValidationFlags::all(),
@@ -367,19 +391,13 @@ fn kernel_bindings_match_what_each_entry_point_uses() {
         .validate(m)
         .unwrap()
     };
-    let (info_default, info_frame) = (info_of(&modules.default), info_of(&modules.frame));
-    for k in Kernel::ALL {
-        let m = modules.of(k);
-        let info = if k.is_frame() {
-            &info_frame
-        } else {
-            &info_default
-        };
+    // The group-1 bindings entry point `name` of `m` uses, sorted.
+    let used = |m: &naga::Module, info: &naga::valid::ModuleInfo, name: &str| {
         let (i, _) = m
             .entry_points
             .iter()
             .enumerate()
-            .find(|(_, ep)| ep.name == k.entry_point())
+            .find(|(_, ep)| ep.name == name)
             .unwrap();
         let ep = info.get_entry_point(i);
         let mut group1: Vec<u32> = Vec::new();
@@ -391,19 +409,60 @@ fn kernel_bindings_match_what_each_entry_point_uses() {
             match b.group {
                 0 => assert!(
                     b.binding == 0 || strands::gpu::layout::WORLD_STORAGE.contains(&b.binding),
-                    "{}: group 0 binding {} is not in the world group",
-                    k.entry_point(),
+                    "{name}: group 0 binding {} is not in the world group",
                     b.binding
                 ),
                 1 => group1.push(b.binding),
-                g => panic!("{}: unexpected group {g}", k.entry_point()),
+                g => panic!("{name}: unexpected group {g}"),
             }
         }
         group1.sort();
+        group1
+    };
+    let (info_default, info_frame) = (info_of(&modules.default), info_of(&modules.frame));
+    let resident_infos: Vec<_> = residents
+        .iter()
+        .map(|(m, f)| (info_of(m), info_of(f)))
+        .collect();
+    for k in Kernel::ALL {
         let mut declared = k.bindings().to_vec();
         declared.sort();
+        let mut checked = vec![(
+            "buffer module",
+            modules.of(k),
+            if k.is_frame() {
+                &info_frame
+            } else {
+                &info_default
+            },
+        )];
+        if k.is_resident() {
+            for ((m, f), (info_m, info_f)) in residents.iter().zip(&resident_infos) {
+                checked.push(if k.is_frame() {
+                    ("resident module", f, info_f)
+                } else {
+                    ("resident module", m, info_m)
+                });
+            }
+        }
+        // Each module uses only declared bindings, and together they use
+        // all of them (the buffer module's `substep_start` does not reach
+        // the contacts, which only the resident state's load and store
+        // carry; a layout may hold a binding its shader does not use).
+        let mut all: Vec<u32> = Vec::new();
+        for (which, m, info) in checked {
+            let u = used(m, info, k.entry_point());
+            assert!(
+                u.iter().all(|b| declared.contains(b)),
+                "{} in the {which}: bindings used {u:?}, declared by the host {declared:?}",
+                k.entry_point()
+            );
+            all.extend(u);
+        }
+        all.sort();
+        all.dedup();
         assert_eq!(
-            group1,
+            all,
             declared,
             "{}: bindings used (left) vs declared by the host (right)",
             k.entry_point()
@@ -595,15 +654,17 @@ fn pack_shape_variants_size_the_packed_kernels() {
 /// The packed fused kernels' module (`shader_variant` with `resident`) is the
 /// buffer module with the block between the markers replaced by
 /// shaders/resident.wgsl and nothing else; it validates (also with the f64
-/// stencil); its packed fused kernels hold a pack's positions in workgroup
-/// memory, 24 bytes a row (6 KiB more than the same kernels in the buffer
-/// module; the whole frame's `frame_pack` likewise in the frame's module
-/// with and without them). (Its other kernels reach the arrays too,
-/// through `pos_get`; only the packed fused ones are built from it,
-/// `Kernel::is_resident`.)
+/// stencil); for every pack shape its packed fused kernels hold a pack's
+/// positions in workgroup memory, 24 bytes a row, and where the shape keeps
+/// the whole state resident (up to 64 rows) the rest of it, 176 bytes a
+/// row, more than the same kernels in the buffer module (the whole frame's
+/// `frame_pack` likewise in the frame's module with and without them).
+/// (Its other kernels reach the arrays too, through the accessors; only the
+/// packed fused ones are built from it, `Kernel::is_resident`.)
 #[test]
-fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
+fn resident_variant_holds_a_packs_state_in_workgroup_memory() {
     use strands::gpu::layout::{RESIDENT_MARKERS, RESIDENT_SOURCE};
+    use strands::gpu::pack::PackShape;
     let source = shader_variant(Variant {
         resident: true,
         ..Variant::default()
@@ -623,15 +684,11 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
     validate_with(&parse(&both), &both, naga::valid::Capabilities::FLOAT64);
     assert!(both.contains("alias real = f64;") && both.contains(RESIDENT_SOURCE));
 
-    let buffer = module();
-    // The whole frame's kernel: its own module, with and without them.
-    let frame_resident = parse(&shader_variant(Variant {
-        resident: true,
-        frame: true,
-        ..Variant::default()
-    }));
-    let frame_buffer = parse(&Kernel::FramePack.source());
-    let rows = strands::gpu::pack::PACK_ROWS;
+    // Each resident kernel holds 24 B a row more than its buffer twin for
+    // the positions, and 176 B a row more for the rest of the state where
+    // the shape keeps it resident (`PackShape::state_resident`: up to 64
+    // rows), else 176 B in all (one-row arrays it never indexes); the
+    // whole frame's kernel in its own module, with and without them.
     let kernels: Vec<Kernel> = Kernel::ALL
         .into_iter()
         .filter(|k| k.is_resident())
@@ -645,15 +702,36 @@ fn resident_variant_holds_a_packs_positions_in_workgroup_memory() {
             Kernel::FramePack
         ]
     );
-    for k in kernels {
-        let name = k.entry_point();
-        let (with, without) = if k.is_frame() {
-            (&frame_resident, &frame_buffer)
-        } else {
-            (&resident, &buffer)
+    for shape in PackShape::ALL {
+        let variant = |resident: bool, frame: bool| {
+            parse(&shader_variant(Variant {
+                resident,
+                frame,
+                pack: shape,
+                ..Variant::default()
+            }))
         };
-        let grown = workgroup_bytes(with, name) - workgroup_bytes(without, name);
-        assert_eq!(grown, 24 * rows, "{name}");
+        let source = shader_variant(Variant {
+            resident: true,
+            pack: shape,
+            ..Variant::default()
+        });
+        validate(&parse(&source), &source);
+        let (resident, buffer) = (variant(true, false), variant(false, false));
+        let (frame_resident, frame_buffer) = (variant(true, true), variant(false, true));
+        let rows = shape.rows();
+        let state = if rows <= 64 { 176 * rows } else { 176 };
+        assert_eq!(shape.state_resident(), rows <= 64, "{shape} rows");
+        for &k in &kernels {
+            let name = k.entry_point();
+            let (with, without) = if k.is_frame() {
+                (&frame_resident, &frame_buffer)
+            } else {
+                (&resident, &buffer)
+            };
+            let grown = workgroup_bytes(with, name) - workgroup_bytes(without, name);
+            assert_eq!(grown, 24 * rows + state, "{name}, {shape} rows");
+        }
     }
 }
 
@@ -1007,9 +1085,13 @@ fn fused_kernels_are_gated_on_the_limits_they_need() {
     );
     assert_eq!(default.max_compute_workgroup_storage_size, 16384);
     for shape in PackShape::ALL {
+        // 16 KiB holds the fused kernels' arrays for 32 rows with the
+        // whole state resident (9,672 B) and for 128 rows with the
+        // positions only (16,312 B), not for 64 rows with the whole state
+        // (19,336 B) nor for 256 rows (32,440 B).
         assert_eq!(
             Kernel::Substep.supported(&buffers, shape),
-            shape.rows() <= 128,
+            shape.rows() == 32 || shape.rows() == 128,
             "{shape} rows"
         );
         assert!(!Kernel::Substep.supported(&default, shape));

@@ -120,14 +120,18 @@ pub const FUSED_STORAGE_BUFFERS: u32 = 15;
 /// Workgroup memory of the packed fused substep kernels for packs of
 /// `pack`'s shape: 126 B a row and 8 more (the union of their stages'
 /// arrays, 102 B a row and 8, and the pack's positions resident for the
-/// whole dispatch, 24 B a row: shaders/resident.wgsl; tests/gpu_layout.rs
-/// checks it against naga for every shape).
+/// whole dispatch, 24 B a row: shaders/resident.wgsl), and 176 B a row of
+/// the rest of the state where it is resident too
+/// (`PackShape::state_resident`; 176 B in all where not: arrays of one
+/// row that the kernels name but never index). tests/gpu_layout.rs checks
+/// it against naga for every shape.
 pub const fn fused_workgroup_bytes(pack: super::pack::PackShape) -> u32 {
-    126 * pack.rows() as u32 + 8
+    126 * pack.rows() as u32 + 8 + 176 * pack.resident_state_rows() as u32
 }
 
-/// `fused_workgroup_bytes` of the default 256-row packs, 32,264 B, above
-/// WebGPU's default 16 KiB (which packs of up to 128 rows fit); lavapipe
+/// `fused_workgroup_bytes` of the default 256-row packs, 32,440 B, above
+/// WebGPU's default 16 KiB (which 32- and 128-row packs fit, not 64-row ones,
+/// which keep their whole state resident: 19,336 B); lavapipe
 /// allows 32 KiB, recent GPUs 48 KiB or more. The fused kernels are built
 /// only where a device allows their shape's (`fused_supported`).
 pub const FUSED_WORKGROUP_BYTES: u32 = fused_workgroup_bytes(super::pack::PackShape::DEFAULT);
@@ -580,8 +584,8 @@ pub const RESIDENT_SOURCE: &str = include_str!("../../shaders/resident.wgsl");
 /// The first and last lines of the block of shaders/common.wgsl that
 /// `RESIDENT_SOURCE` replaces (`shader_variant`).
 pub const RESIDENT_MARKERS: [&str; 2] = [
-    "// BEGIN positions in the buffer\n",
-    "// END positions in the buffer\n",
+    "// BEGIN state in the buffer\n",
+    "// END state in the buffer\n",
 ];
 
 /// shaders/frame.wgsl: the whole-frame kernel `frame_rod` and the
@@ -1358,6 +1362,8 @@ impl Kernel {
                 &[VEL, GRID_VERTEX, GRID_GROUPS, GRID, GRID_CELLS, GRID_SORT]
             }
             Kernel::WorldPositions => &[POS, WORLD_POS],
+            // Contacts only for the resident state's load and store
+            // (shaders/resident.wgsl), which carry them through unchanged.
             Kernel::SubstepStart => &[
                 POS,
                 VEL,
@@ -1365,6 +1371,7 @@ impl Kernel {
                 FRAME,
                 CLAMPS,
                 SCRATCH,
+                CONTACTS,
                 POS_START,
                 GRID_VERTEX,
                 GRID_GROUPS,

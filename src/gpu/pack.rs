@@ -25,7 +25,8 @@ pub const PACK_RODS: usize = PACK_ROWS / 2;
 /// invocations of its workgroup, `WORKGROUP` (64) or the rows where fewer.
 /// The kernels are compiled for one shape (`layout::Variant::pack`), and a
 /// rod set packed for it (`pack_ends`). Smaller packs hold less workgroup
-/// memory (the packed fused kernels: 126 B a row and 8 more,
+/// memory (the packed fused kernels: 126 B a row and 8 more, and 176 B a
+/// row more where the whole state is resident, `state_resident`:
 /// `layout::fused_workgroup_bytes`), so more of them fit on a GPU's
 /// multiprocessor at once, and at 32 rows a pack's workgroup is one NVIDIA
 /// warp; but a rod longer than the pack is walked by one invocation.
@@ -104,16 +105,39 @@ impl PackShape {
         self.rows() / 2
     }
 
+    /// Whether the packed fused kernels keep a pack's whole state in
+    /// workgroup memory for the dispatch (velocities, unconstrained
+    /// positions, contacts, scratch and frames besides the positions:
+    /// shaders/resident.wgsl `RESIDENT_STATE`): packs of up to 64 rows,
+    /// whose workgroups then need `layout::fused_workgroup_bytes` (19,336 B
+    /// at 64 rows, within lavapipe's 32 KiB and GPUs' 48 KiB or more); at
+    /// 128 and 256 rows only the positions are resident.
+    pub const fn state_resident(self) -> bool {
+        self.rows <= 64
+    }
+
+    /// Rows of the resident state's workgroup arrays (WGSL
+    /// `RESIDENT_STATE_ROWS`): the pack's where `state_resident`, else 1
+    /// (arrays the kernels never index).
+    pub const fn resident_state_rows(self) -> usize {
+        if self.state_resident() {
+            self.rows()
+        } else {
+            1
+        }
+    }
+
     /// The WGSL constants of this shape: the block between shaders/
     /// project_pack.wgsl's `BEGIN pack shape` and `END pack shape` lines
     /// that `layout::shader_variant` puts in place of the default's.
     pub fn wgsl(self) -> String {
         format!(
-            "const PACK_ROWS: u32 = {}u;\nconst PACK_WORKGROUP: u32 = {}u;\nconst ROWS_PER_INVOCATION: u32 = {}u;\nconst PACK_RODS: u32 = {}u;\n",
+            "const PACK_ROWS: u32 = {}u;\nconst PACK_WORKGROUP: u32 = {}u;\nconst ROWS_PER_INVOCATION: u32 = {}u;\nconst PACK_RODS: u32 = {}u;\nconst RESIDENT_STATE_ROWS: u32 = {}u;\n",
             self.rows,
             self.invocations(),
             self.rows_per_invocation(),
-            self.rods()
+            self.rods(),
+            self.resident_state_rows()
         )
     }
 }
