@@ -7,7 +7,7 @@
 #
 #   scripts/gpu-ab.sh build REF...   here, where Rust is: each ref's release
 #                                    `strands` (a git worktree each, one
-#                                    shared target folder), stripped and
+#                                    target/gpu-ab folder), stripped and
 #                                    xz-compressed into .gpu-ab/NAME.xz
 #                                    (NAME: the ref, / as -), ~5 MB each
 #   scripts/gpu-ab.sh run [ROUNDS] -- BENCH-ARGS...
@@ -34,9 +34,12 @@ build() {
         echo "gpu-ab build: name the git refs to build (e.g. main exp/twist-prefetch)" >&2
         return 2
     }
-    # The checkout's own target folder: the dependencies are built once, each
-    # ref rebuilds only this crate.
-    local target=$PWD/target ref name tree
+    # A target folder of its own under the checkout's: the dependencies are
+    # built once, each ref rebuilds only this crate. (Not the checkout's
+    # target/release itself: a worktree's build overwrote its `strands`,
+    # and cargo, whose fingerprints go by the source's path, then took the
+    # checkout's build for fresh and kept the other ref's binary.)
+    local target=$PWD/target/gpu-ab ref name tree
     mkdir -p .gpu-ab
     for ref in "$@"; do
         git rev-parse --verify --quiet "$ref^{commit}" >/dev/null || {
