@@ -7,7 +7,7 @@
 //! workgroup memory zeroed, no loop counters, as `pipelines::kernels_module`
 //! asks), from the module the simulator builds the kernel from on that
 //! device (`layout::shader_variant`: the f64 stencil and 64-bit grid
-//! atomics where the device has them, resident positions for the packed
+//! atomics where the device has them, resident state for the packed
 //! fused kernels, the frame table for the whole-frame ones, each pack
 //! shape asked for).
 //!

@@ -775,7 +775,7 @@ wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" -
     --gpu-form packed,fused,fused-frame --gpu-pack-rows 32,64,256 --gpu-layout gpu \
     --out "$OUT/bench-packs.json" --plot "$OUT/bench-packs.svg"
 # The seven GPU forms side by side (README, "On the GPU"): which to make the
-# default on this GPU, what resident positions gain (fused against
+# default on this GPU, what resident state gains (fused against
 # fused-buffer), and what a frame a dispatch gains (walked-frame against
 # walked-fused, fused-frame against fused, on grass: with the hair's grid
 # each runs its twin's schedule, a second row of it). At 1 M vertices

@@ -506,9 +506,9 @@ var<workgroup> pack_rods_a: array<vec4<f32>, PACK_RODS>;
 
 // The state every stage reads and writes: positions (`pos_get`,
 // `pos_set`), velocities, unconstrained positions, contacts, scratch
-// members and edge frames, through the accessors below (grid.wgsl and
-// world.wgsl, never in a fused kernel, index `pos` itself; the sorted
-// splat's and the renderer's kernels read the buffers). In this module they
+// members and edge frames, through the accessors below (world.wgsl, never
+// in a fused kernel, reads `pos` through `pos_load`; the sorted splat's and
+// the renderer's kernels read the buffers). In this module they
 // are the buffers, and `resident_load` and `resident_store` do nothing. The
 // packed fused kernels are built from a variant of the module
 // (src/gpu/layout.rs `shader_variant`, resident) in which

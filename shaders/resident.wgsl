@@ -85,8 +85,8 @@ fn pos_set(v: u32, p: Position) {
     resident_put(v - resident_first, p);
 }
 
-// Whether vertex v's state other than its position is in workgroup memory
-// (the same in every invocation of a workgroup).
+// Whether the pack's state other than its positions is in workgroup
+// memory (the same in every invocation of a workgroup).
 fn state_resident() -> bool {
     return RESIDENT_STATE && resident_first != NONE;
 }

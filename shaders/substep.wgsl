@@ -20,11 +20,14 @@
 // Positions, which every stage reads and most write, are resident in
 // workgroup memory for the whole dispatch in the module these kernels are
 // built from (shaders/resident.wgsl: loaded once at the start, stored once
-// at the end); the rest of the state goes through global memory between
-// stages, rows the same workgroup just wrote, so on a GPU read from its
-// caches. Workgroup memory is the union of the stages' arrays, the largest
-// parts shared (`pack_rows_a`, `pack_rows_b`, `pack_rods_a`), and the
-// resident positions, 24 B a row: `fused_workgroup_bytes` in
+// at the end), and on packs of up to 64 rows so is the rest of the state
+// the stages write (velocities, unconstrained positions, contacts, scratch,
+// frames: `RESIDENT_STATE`); on larger packs the rest goes through global
+// memory between stages, rows the same workgroup just wrote, so on a GPU
+// read from its caches. Workgroup memory is the union of the stages'
+// arrays, the largest parts shared (`pack_rows_a`, `pack_rows_b`,
+// `pack_rods_a`), the resident positions, 24 B a row, and the resident
+// rest, 176 B a row where it is: `fused_workgroup_bytes` in
 // src/gpu/layout.rs for each pack shape, which tests/gpu_layout.rs checks.
 
 // `Step.projection` (src/gpu/layout.rs `PROJECTION_*`).

@@ -175,8 +175,9 @@ fn walked_frame_matches_the_substeps_dispatched_apart() {
 
 /// The packed fused substep, a workgroup a pack of rods (the 24 hairs of
 /// 13 vertices share packs; the strand clamped at its far end too), its
-/// positions resident in workgroup memory for the whole frame:
-/// `frame_pack`; on the default 256-row packs and on 32-row ones (two
+/// state resident in workgroup memory for the whole frame: `frame_pack`;
+/// on the default 256-row packs (positions resident) and on 32-row ones
+/// (the whole state resident; two
 /// strands a pack, a workgroup of 32 invocations, on NVIDIA one warp: the
 /// shape `scripts/gpu-measure.sh` times for a strand a warp).
 #[test]

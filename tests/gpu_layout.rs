@@ -129,7 +129,7 @@ fn assert_only_block_replaced(source: &str, markers: [&str; 2], replacement: &st
 /// The grid's 64-bit accumulators (`Variant::grid_i64`): the block between
 /// shaders/grid.wgsl's markers replaced by shaders/grid_i64.wgsl and nothing
 /// else; it validates with the 64-bit integer and atomic capabilities (also
-/// with the f64 stencil and resident positions) and is refused without them
+/// with the f64 stencil and resident state) and is refused without them
 /// (so the atomics really are 64-bit), and `grid` is an array of 64-bit
 /// atomics in it and of 32-bit ones in the default module.
 #[test]
@@ -512,7 +512,7 @@ fn workgroup_bytes(m: &naga::Module, name: &str) -> usize {
 
 /// Every kernel's workgroup memory (the packed kernels' per-pack arrays),
 /// each from the module it is built from (`Kernel::is_resident`: the packed
-/// fused kernels from the variant with resident positions), fits WebGPU's
+/// fused kernels from the variant with resident state), fits WebGPU's
 /// default `maxComputeWorkgroupStorageSize` of 16 KiB, but for the fused
 /// kernels, which fit `FUSED_WORKGROUP_BYTES`; and the packed kernels use
 /// some (one workgroup per pack: `Kernel::per_pack`).
@@ -586,7 +586,7 @@ fn workgroup_memory_fits_the_default_limit() {
 /// validates; every per-pack kernel's workgroup has the shape's
 /// invocations and every other kernel the default's; and the packed fused
 /// substep holds `layout::fused_workgroup_bytes` of workgroup memory with
-/// resident positions (what `Kernel::supported` asks of a device for that
+/// resident state (what `Kernel::supported` asks of a device for that
 /// shape), which is why a small shape fits more workgroups on a
 /// multiprocessor.
 #[test]

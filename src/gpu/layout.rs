@@ -630,8 +630,10 @@ pub const POSITIONS_WIDE_MARKERS: [&str; 2] = [
 pub struct Variant {
     /// The bending stencil in f64 (a device with `wgpu::Features::SHADER_F64`).
     pub stencil_f64: bool,
-    /// The position accessors of shaders/resident.wgsl in place of the
-    /// buffer's (the module of the packed fused kernels, `Kernel::is_resident`).
+    /// The state accessors of shaders/resident.wgsl in place of the
+    /// buffer's (the module of the packed fused kernels, `Kernel::is_resident`):
+    /// a pack's positions, and on packs of up to 64 rows its whole state, in
+    /// workgroup memory for the dispatch.
     pub resident: bool,
     /// The grid's accumulators as 64-bit atomics (shaders/grid_i64.wgsl; a
     /// device with `wgpu::Features::SHADER_INT64` and
@@ -950,9 +952,9 @@ pub enum Kernel {
     /// interaction; shaders/frame.wgsl, built from its own module:
     /// `Kernel::is_frame`).
     FrameRod,
-    /// `Substep` in the same loop, one workgroup a pack, the pack's
-    /// positions resident in workgroup memory for the whole frame
-    /// (`Form::FusedFrame`).
+    /// `Substep` in the same loop, one workgroup a pack, the pack's state
+    /// (on packs of over 64 rows, its positions) resident in workgroup
+    /// memory for the whole frame (`Form::FusedFrame`).
     FramePack,
 }
 
@@ -1284,8 +1286,9 @@ impl Kernel {
     }
 
     /// True for the packed fused substep kernels, built from the module in
-    /// which a pack's positions are resident in workgroup memory for the
-    /// whole dispatch (`shader_variant` with `resident`).
+    /// which a pack's positions (and on packs of up to 64 rows its whole
+    /// state) are resident in workgroup memory for the whole dispatch
+    /// (`shader_variant` with `resident`).
     pub fn is_resident(self) -> bool {
         self.is_fused() && self.per_pack()
     }

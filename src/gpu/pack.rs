@@ -24,12 +24,13 @@ pub const PACK_RODS: usize = PACK_ROWS / 2;
 /// The shape of the packs: rows (vertices) a pack holds at most, and the
 /// invocations of its workgroup, `WORKGROUP` (64) or the rows where fewer.
 /// The kernels are compiled for one shape (`layout::Variant::pack`), and a
-/// rod set packed for it (`pack_ends`). Smaller packs hold less workgroup
-/// memory (the packed fused kernels: 126 B a row and 8 more, and 176 B a
-/// row more where the whole state is resident, `state_resident`:
-/// `layout::fused_workgroup_bytes`), so more of them fit on a GPU's
-/// multiprocessor at once, and at 32 rows a pack's workgroup is one NVIDIA
-/// warp; but a rod longer than the pack is walked by one invocation.
+/// rod set packed for it (`pack_ends`). A pack's workgroup memory grows with
+/// its rows (the packed fused kernels: 126 B a row and 8 more, and 176 B a
+/// row more on packs of up to 64 rows, whose whole state is resident,
+/// `state_resident`: `layout::fused_workgroup_bytes`; so 64 rows need more
+/// than 128), so more 32-row packs fit on a GPU's multiprocessor at once,
+/// and at 32 rows a pack's workgroup is one NVIDIA warp; but a rod longer
+/// than the pack is walked by one invocation.
 /// On an H200 it paid (`strands bench --gpu-pack-rows`,
 /// docs/BENCHMARKS.md): GPUs build the kernels for `WARP`, CPU adapters
 /// for `DEFAULT` (`GpuContext::from_device`).

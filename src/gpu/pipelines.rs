@@ -100,7 +100,7 @@ pub struct Pipelines {
     /// substep kernels are missing on a device with WebGPU's default limits,
     /// `Pipelines::has`), with its pipeline once compiled.
     kernels: HashMap<Kernel, LazyKernel>,
-    /// The shader modules compiled so far, by (resident positions, 64-bit
+    /// The shader modules compiled so far, by (resident state, 64-bit
     /// words, the whole-frame kernel's substep values).
     modules: Mutex<HashMap<(bool, bool, bool), wgpu::ShaderModule>>,
     device: wgpu::Device,
@@ -120,10 +120,10 @@ pub struct Pipelines {
 
 /// A kernel's pipeline layout, and its pipelines once compiled: the
 /// packed fused kernels (`Kernel::is_resident`) have two, one keeping a
-/// pack's positions in workgroup memory (shaders/resident.wgsl) and one
-/// built from the buffer module, its positions read and written in the
-/// position buffer by every stage (`Form::FusedBuffer`: what residency
-/// gains, measured).
+/// pack's state in workgroup memory (shaders/resident.wgsl: the positions,
+/// and on packs of up to 64 rows the rest) and one built from the buffer
+/// module, its state read and written in the buffers by every stage
+/// (`Form::FusedBuffer`: what residency gains, measured).
 struct LazyKernel {
     layout: wgpu::PipelineLayout,
     own: OnceLock<wgpu::ComputePipeline>,
@@ -132,7 +132,7 @@ struct LazyKernel {
 
 impl LazyKernel {
     /// Where `kernel`'s pipeline for `form` is kept, and whether it is
-    /// built from the resident-positions module: the buffer module's build
+    /// built from the resident-state module: the buffer module's build
     /// of a packed fused kernel for `Form::FusedBuffer`, else its own.
     fn cell(&self, kernel: Kernel, form: Form) -> (&OnceLock<wgpu::ComputePipeline>, bool) {
         if kernel.is_resident() && form == Form::FusedBuffer {
@@ -215,7 +215,7 @@ impl Pipelines {
     /// used), the contact code for
     /// the collider `kinds` only, from the module `variant` (the device must
     /// have the features it needs, `layout::Variant`), with resident
-    /// positions for the packed fused kernels and without 64-bit words for
+    /// state for the packed fused kernels and without 64-bit words for
     /// the kernels that do not gain by them (`Kernel::wide_positions_pay`),
     /// for per-vertex buffers with rods of `interleave` vertices interleaved
     /// (`packing::VertexLayout`; 0: consecutive).
@@ -291,7 +291,7 @@ impl Pipelines {
     }
 
     /// The module the kernels are compiled from, with or without resident
-    /// positions (the packed fused kernels, shaders/resident.wgsl), with
+    /// state (the packed fused kernels, shaders/resident.wgsl), with
     /// 64-bit words where the variant has them and the kernel gains by
     /// them (`Kernel::wide_positions_pay`), and for the whole-frame kernel
     /// with its substep values from the frame's table (`Kernel::is_frame`,
@@ -318,8 +318,8 @@ impl Pipelines {
                         label: Some(match (resident, wide, frame) {
                             (false, false, false) => "strands",
                             (false, true, false) => "strands (64-bit words)",
-                            (true, false, false) => "strands (resident positions)",
-                            (true, true, false) => "strands (resident positions, 64-bit words)",
+                            (true, false, false) => "strands (resident state)",
+                            (true, true, false) => "strands (resident state, 64-bit words)",
                             (_, false, true) => "strands (whole frame)",
                             (_, true, true) => "strands (whole frame, 64-bit words)",
                         }),
