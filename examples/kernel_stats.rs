@@ -35,6 +35,18 @@
 //! the cause was not found (the SPIR-V options are wgpu's as far as they
 //! could be matched), so figures for `sdf` may differ from what wgpu
 //! builds.
+//! Without a GPU: Mesa's RADV driver can compile for an AMD GPU it does not
+//! have (a "null" device), and it reports these statistics, among them
+//! registers, spills, instructions and its compiler's static latency
+//! estimate (RDNA2, wave64; another compiler than NVIDIA's, so its
+//! figures compare versions of a kernel, not GPUs):
+//!
+//! ```text
+//! XDG_RUNTIME_DIR=/tmp RADV_FORCE_FAMILY=navi21 \
+//!   VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/radeon_icd.x86_64.json \
+//!   cargo run --release --example kernel_stats -- --rows 32 frame_pack
+//! ```
+//!
 //! One line a kernel and shape: `kernel rows executable: name=value ...`.
 //! Exits non-zero, saying why, where there is no Vulkan device or a kernel
 //! does not compile; a device without the statistics extension compiles
