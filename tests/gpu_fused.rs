@@ -252,7 +252,7 @@ fn assert_each_agrees(set: &[&str], staged: (Form, PackShape), others: &[(Form, 
 /// same values, only where a value is kept differs, so the two agree bit
 /// for bit, for a pack of hair (resident) and a 300-vertex rod (a pack of
 /// its own, in the buffers in both). On the default 256-row packs only the
-/// positions are resident; on 32-row packs the whole state is
+/// positions are resident; on 32- and 64-row packs the whole state is
 /// (`PackShape::state_resident`: velocities, unconstrained positions,
 /// contacts, scratch, frames). A stage that wrote a buffer behind the
 /// resident copy, or a lost store, would move vertices by contact's or the
@@ -263,6 +263,7 @@ fn assert_each_agrees(set: &[&str], staged: (Form, PackShape), others: &[(Form, 
 #[test]
 fn resident_state_changes_nothing_but_where_it_is_kept() {
     for (shape, set) in [
+        (PackShape::ALL[1], &[][..]),
         (PackShape::DEFAULT, &[][..]),
         (
             PackShape::DEFAULT,
