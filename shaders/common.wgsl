@@ -653,7 +653,7 @@ fn frame_set_theta(e: u32, theta: f32) {
     frame[vertex_slot(e)].tangent.w = theta;
 }
 
-fn resident_load(w: u32, lid: u32) {}
+fn resident_load(w: u32, lid: u32, state: bool) {}
 
 fn resident_store(w: u32, lid: u32) {}
 // END state in the buffer

@@ -73,7 +73,7 @@ fn frame_pack(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
         return;
     }
-    resident_load(w, lid);
+    resident_load(w, lid, true);
     stage_barrier();
     for (var k = 0u; k < params.substeps; k++) {
         frame_substep = k;

@@ -53,6 +53,10 @@ var<workgroup> resident_ref_u: array<vec4<f32>, RESIDENT_STATE_ROWS>;
 // same in every invocation of a workgroup.
 var<private> resident_first: u32 = NONE;
 
+// Whether `resident_load` was asked for the rest of the state too (the same
+// in every invocation of a workgroup).
+var<private> resident_state_on: bool = false;
+
 // Row i of the resident arrays as a `Position`, and back.
 fn resident_row(i: u32) -> Position {
     return Position(
@@ -88,7 +92,7 @@ fn pos_set(v: u32, p: Position) {
 // Whether the pack's state other than its positions is in workgroup
 // memory (the same in every invocation of a workgroup).
 fn state_resident() -> bool {
-    return RESIDENT_STATE && resident_first != NONE;
+    return RESIDENT_STATE && resident_state_on && resident_first != NONE;
 }
 
 fn vel_get(v: u32) -> vec4<f32> {
@@ -331,8 +335,13 @@ fn frame_set_theta(e: u32, theta: f32) {
 }
 
 // Pack w's state into workgroup memory (the caller's barrier follows,
-// before any stage reads it).
-fn resident_load(w: u32, lid: u32) {
+// before any stage reads it): its positions, and where `state` asks and the
+// pack shape allows (`RESIDENT_STATE`) the rest. `substep_start` asks for
+// the positions only: its stages read and write the rest of what they
+// touch once each (velocities, frames, the force, the unconstrained
+// positions), and contacts and the other scratch members not at all, so a
+// load and a store of the whole state would only add to its traffic.
+fn resident_load(w: u32, lid: u32, state: bool) {
     let range = pack_vertex_range(w);
     if (range.y > PACK_ROWS) {
         return;
@@ -340,7 +349,7 @@ fn resident_load(w: u32, lid: u32) {
     for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
         let v = range.x + i;
         resident_put(i, pos_load(v));
-        if (RESIDENT_STATE) {
+        if (RESIDENT_STATE && state) {
             resident_vel[i] = vel_load(v);
             let unc = pos_unc_load(v);
             resident_unc_cell[i] = unc.cell;
@@ -359,6 +368,7 @@ fn resident_load(w: u32, lid: u32) {
         }
     }
     resident_first = range.x;
+    resident_state_on = state;
 }
 
 // Pack w's state back to the buffers, after the caller's barrier.
@@ -370,7 +380,7 @@ fn resident_store(w: u32, lid: u32) {
     for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
         let v = range.x + i;
         pos_store(v, resident_row(i));
-        if (RESIDENT_STATE) {
+        if (RESIDENT_STATE && resident_state_on) {
             vel_store(v, resident_vel[i]);
             pos_unc_store(v, Position(resident_unc_cell[i], resident_unc_rem[i]));
             contact_store(v, Contact(resident_contact_normal_depth[i], resident_contact_surface_velocity[i]));
@@ -379,4 +389,5 @@ fn resident_store(w: u32, lid: u32) {
         }
     }
     resident_first = NONE;
+    resident_state_on = false;
 }

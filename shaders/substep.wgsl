@@ -149,7 +149,7 @@ fn substep_start(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
         return;
     }
-    resident_load(w, lid);
+    resident_load(w, lid, false);
     stage_barrier();
     substep_start_pack(w, lid);
     stage_barrier();
@@ -168,7 +168,7 @@ fn substep_finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
         return;
     }
-    resident_load(w, lid);
+    resident_load(w, lid, true);
     stage_barrier();
     let range = pack_vertex_range(w);
     for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
@@ -187,7 +187,7 @@ fn substep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     if (w >= params.rod_count || rods[w].pack_end == 0u) {
         return;
     }
-    resident_load(w, lid);
+    resident_load(w, lid, true);
     stage_barrier();
     substep_start_pack(w, lid);
     stage_barrier();

@@ -1365,8 +1365,9 @@ impl Kernel {
                 &[VEL, GRID_VERTEX, GRID_GROUPS, GRID, GRID_CELLS, GRID_SORT]
             }
             Kernel::WorldPositions => &[POS, WORLD_POS],
-            // Contacts only for the resident state's load and store
-            // (shaders/resident.wgsl), which carry them through unchanged.
+            // Contacts only because the resident state's load and store
+            // name them (shaders/resident.wgsl `resident_load`), which
+            // `substep_start` runs for its positions alone.
             Kernel::SubstepStart => &[
                 POS,
                 VEL,

@@ -333,9 +333,10 @@ impl TrafficModel {
     /// dispatch, shaders/resident.wgsl; `Form::FusedBuffer`, the same
     /// kernels with positions in the buffer, is given the same floor) and
     /// the rest of its state through the caches at best, or, on packs
-    /// whose whole state is resident (`PackShape::state_resident`), by
-    /// reading it once and writing it once, which also writes back the
-    /// members a kernel left as they were (not counted here). What `params`
+    /// whose whole state is resident (`PackShape::state_resident`; all but
+    /// `substep_start`, which keeps its positions only), by reading it once
+    /// and writing it once, which also writes back the members a kernel
+    /// left as they were (not counted here). What `params`
     /// leaves untouched is not counted (`kernel_bytes_under`). `splat`:
     /// the grid's splat (`Splat::Sorted` adds its five dispatches).
     pub fn substep_bytes_in(
