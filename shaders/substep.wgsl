@@ -22,7 +22,8 @@
 // built from (shaders/resident.wgsl: loaded once at the start, stored once
 // at the end), and on packs of up to 64 rows so is the rest of the state
 // the stages write (velocities, unconstrained positions, contacts, scratch,
-// frames: `RESIDENT_STATE`); on larger packs the rest goes through global
+// frames: `RESIDENT_STATE`), but in `substep_start`, whose stages touch it
+// once each (`resident_load`); on larger packs the rest goes through global
 // memory between stages, rows the same workgroup just wrote, so on a GPU
 // read from its caches. Workgroup memory is the union of the stages'
 // arrays, the largest parts shared (`pack_rows_a`, `pack_rows_b`,
