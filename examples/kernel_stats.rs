@@ -23,7 +23,8 @@
 //! ```
 //!
 //! KERNEL: entry points (`frame_pack`, `substep_rod`, ...; default: all).
-//! `--rows`: the pack shapes of the per-pack kernels (default 32,256).
+//! `--rows`: the pack shapes of the per-pack kernels (default 32,256;
+//! `32:state` with the whole state resident in the fused kernels).
 //! `--interleave`: the vertices a rod of the interleaved layout (WGSL
 //! `INTERLEAVE`, default 32: a GPU's default layout for the 32-vertex
 //! hair; 0 for each rod's vertices in order, what the twenty-eighth
@@ -74,7 +75,8 @@ struct Args {
 
 const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [KERNEL...]
   KERNEL        entry points (frame_pack, substep_rod, ...; default: all)
-  --rows        pack shapes of the per-pack kernels (32, 64, 128, 256; default 32,256)
+  --rows        pack shapes of the per-pack kernels (32, 64, 128, 256, or 32:state, 64:state
+                with the whole state resident; default 32,256)
   --kinds       collider kinds of the contact code (sphere, capsule, plane, sdf; default sphere,capsule)
   --interleave  vertices a rod of the interleaved layout (WGSL INTERLEAVE; 0: each rod's
                 vertices in order; default 32, a GPU's default layout for 32-vertex hair)
@@ -682,7 +684,8 @@ fn run() -> Result<(), String> {
         };
         for pack in shapes {
             let rows = if kernel.domain() == Domain::Pack {
-                format!("{pack}-rows")
+                let state = if pack.state_resident() { "-state" } else { "" };
+                format!("{}-rows{state}", pack.rows())
             } else {
                 "-".into()
             };

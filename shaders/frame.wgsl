@@ -64,8 +64,9 @@ fn frame_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 // loop, one workgroup a pack: the pack's state resident in workgroup
 // memory for the whole frame (shaders/resident.wgsl, whose module this
 // kernel is built from too: loaded once before the first substep, stored
-// once after the last), the whole of it on packs of up to 64 rows; on
-// larger ones only the positions, the rest through the buffers, rows the
+// once after the last), the whole of it on shapes that ask for it
+// (`PackShape::state_resident`, `32:state`); on
+// the others only the positions, the rest through the buffers, rows the
 // same workgroup wrote the substep before.
 @compute @workgroup_size(PACK_WORKGROUP)
 fn frame_pack(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {

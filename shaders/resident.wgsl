@@ -5,9 +5,10 @@
 // kernel loads its pack's positions once, coalesced, every stage of the
 // dispatch reads and writes them here (the projection's Newton iterations,
 // contact, frames and twist read each edge many times), and the kernel
-// stores them once at the end. Where the pack shape allows
-// (`RESIDENT_STATE`: packs of up to 64 rows, src/gpu/pack.rs
-// `PackShape::state_resident`), the rest of the state the stages read and
+// stores them once at the end. Where the pack shape asks for it
+// (`RESIDENT_STATE`: src/gpu/pack.rs `PackShape::state_resident`, up to
+// 64 rows, `--gpu-pack-rows 32:state`; not the default, slower on an H200
+// and lavapipe), the rest of the state the stages read and
 // write goes the same way: velocities, unconstrained positions, contacts,
 // the scratch members and the edge frames, so that between the load and the
 // store the stages touch device memory only for what they only read (the

@@ -20,7 +20,7 @@
 // Positions, which every stage reads and most write, are resident in
 // workgroup memory for the whole dispatch in the module these kernels are
 // built from (shaders/resident.wgsl: loaded once at the start, stored once
-// at the end), and on packs of up to 64 rows so is the rest of the state
+// at the end), and on shapes that ask for it (`32:state`) so is the rest of the state
 // the stages write (velocities, unconstrained positions, contacts, scratch,
 // frames: `RESIDENT_STATE`), but in `substep_start`, whose stages touch it
 // once each (`resident_load`); on larger packs the rest goes through global

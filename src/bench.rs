@@ -246,6 +246,12 @@ pub struct Measurement {
     /// `compare` matches shapes by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_pack_rows_ran: Option<u32>,
+    /// GPU rows of a form that runs on packs: whether the packed fused
+    /// kernels kept the pack's whole state resident in workgroup memory
+    /// (`PackShape::state_resident`, `--gpu-pack-rows 32:state`), not only
+    /// its positions; absent where not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_pack_state: bool,
     /// GPU only: vertices per rod of the interleaved per-vertex buffers the
     /// run used (`strands::gpu::packing::VertexLayout`), 0 where each rod's
     /// vertices lay one after another: a layout that interleaves does so
@@ -581,6 +587,7 @@ fn measure_with(
         gpu_layout: None,
         gpu_pack_rows: None,
         gpu_pack_rows_ran: None,
+        gpu_pack_state: false,
         gpu_interleave: None,
         gpu_splat: None,
         gpu_splat_asked: false,
@@ -696,6 +703,7 @@ fn measure_with(
                 .running_form()
                 .packed()
                 .then(|| sim.pack_shape().rows() as u32);
+            m.gpu_pack_state = sim.running_form().packed() && sim.pack_shape().state_resident();
             let compile = Instant::now();
             sim.compile_kernels();
             m.gpu_compile_s = Some(compile.elapsed().as_secs_f64());
@@ -1082,7 +1090,8 @@ impl Measurement {
     /// The backend as the table and plot name it: `cpu`, `gpu:FORM`,
     /// `gpu:FORM:f32` for a GPU row with the bending stencil in f32, and
     /// `…:LAYOUT-layout` for one whose data layout was asked for,
-    /// `…:ROWS-row-packs` for one whose pack shape was, `…:sorted-RUN-splat`
+    /// `…:ROWS-row-packs` for one whose pack shape was (`…-state` with the
+    /// whole state resident), `…:sorted-RUN-splat`
     /// or `…:own-splat` for one whose splat was.
     pub fn label(&self) -> String {
         let stencil = match self.gpu_stencil.as_deref() {
@@ -1096,7 +1105,10 @@ impl Measurement {
             .unwrap_or_default();
         let packs = self
             .gpu_pack_rows
-            .map(|r| format!(":{r}-row-packs"))
+            .map(|r| {
+                let state = if self.gpu_pack_state { "-state" } else { "" };
+                format!(":{r}-row-packs{state}")
+            })
             .unwrap_or_default();
         // Any splat asked for, the own too: on a GPU with the grid the
         // unlabelled row is the default sorted one.
@@ -1259,7 +1271,7 @@ pub fn compare(old: &Report, new: &Report) -> String {
                         .or(m.gpu_pack_rows)
                         .unwrap_or(crate::gpu::pack::PACK_ROWS as u32)
                 };
-                rows(o) == rows(m)
+                rows(o) == rows(m) && o.gpu_pack_state == m.gpu_pack_state
             } && {
                 let splat = |s: &Option<String>| s.clone().unwrap_or_else(|| "own".into());
                 splat(&o.gpu_splat) == splat(&m.gpu_splat)

@@ -166,7 +166,10 @@ struct BenchArgs {
     /// GPU pack shapes to time, each a row with each form, precision and
     /// layout: rows (vertices) a pack of the per-pack kernels holds, 32, 64,
     /// 128 or 256, on min(rows, 64) invocations (README "On the GPU");
-    /// default 32 on a GPU, 256 on a CPU adapter. Changes only the packed,
+    /// default 32 on a GPU, 256 on a CPU adapter. ROWS:state (32 or 64
+    /// rows) keeps a pack's whole state in workgroup memory in the fused
+    /// kernels, not only its positions (slower on an H200 and lavapipe;
+    /// rows `…-row-packs-state`). Changes only the packed,
     /// fused, fused-buffer and fused-frame forms; a rod longer than a pack
     /// is walked by one invocation. Asks for the GPU like --gpu-form.
     #[arg(long = "gpu-pack-rows", value_delimiter = ',', value_name = "ROWS")]
@@ -806,8 +809,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         })
     };
     let pack_rows_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
-        (!args.gpu_pack_rows.is_empty() && uses_packs(form, ctx))
-            .then(|| ctx.pack_shape().rows() as u32)
+        (!args.gpu_pack_rows.is_empty() && uses_packs(form, ctx)).then(|| ctx.pack_shape())
     };
     let gpu_splats: Vec<Option<strands::gpu::schedule::Splat>> = if args.gpu_splats.is_empty() {
         vec![None]
@@ -919,9 +921,12 @@ fn bench(args: BenchArgs) -> Result<()> {
             Some(l) => format!("{on}, {l} layout"),
             None => on,
         };
-        let pack_rows = on_gpu.then(|| pack_rows_of(gpu_form, &gpus[g])).flatten();
-        let on = match pack_rows {
-            Some(r) => format!("{on}, {r}-row packs"),
+        let pack_shape = on_gpu.then(|| pack_rows_of(gpu_form, &gpus[g])).flatten();
+        let on = match pack_shape {
+            Some(p) if p.state_resident() => {
+                format!("{on}, {}-row packs, state resident", p.rows())
+            }
+            Some(p) => format!("{on}, {}-row packs", p.rows()),
             None => on,
         };
         let on = match gpu_splat {
@@ -944,7 +949,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             bar.inc(1)
         });
         m.gpu_layout = layout;
-        m.gpu_pack_rows = pack_rows;
+        m.gpu_pack_rows = pack_shape.map(|p| p.rows() as u32);
         m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
         bar.set_position(done + extra_frames);
         // Two forms asked for can run as one (a fused form with Jacobi
@@ -956,6 +961,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             m.gpu_stencil.clone(),
             m.gpu_layout.clone(),
             m.gpu_pack_rows,
+            m.gpu_pack_state,
             m.gpu_splat.clone(),
         );
         if m.error.is_none() && measured.contains(&row) {
@@ -1019,7 +1025,7 @@ fn bench(args: BenchArgs) -> Result<()> {
                 let w = Workload::standard(kind, n, args.vertices)?;
                 let mut m = bench::measure(&w, BackendKind::Gpu, Some(ctx), settings, &mut |_| {});
                 m.gpu_layout = layout_of(ctx);
-                m.gpu_pack_rows = pack_rows_of(gpu_form, ctx);
+                m.gpu_pack_rows = pack_rows_of(gpu_form, ctx).map(|p| p.rows() as u32);
                 m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
                 let stop = if m.out_of_capacity {
                     Some(format!(

@@ -177,12 +177,14 @@ fn walked_frame_matches_the_substeps_dispatched_apart() {
 /// 13 vertices share packs; the strand clamped at its far end too), its
 /// state resident in workgroup memory for the whole frame: `frame_pack`;
 /// on the default 256-row packs (positions resident) and on 32-row ones
-/// (the whole state resident; two
-/// strands a pack, a workgroup of 32 invocations, on NVIDIA one warp: the
-/// shape `scripts/gpu-measure.sh` times for a strand a warp).
+/// (two strands a pack, a workgroup of 32 invocations, on NVIDIA one warp:
+/// the shape `scripts/gpu-measure.sh` times for a strand a warp), with
+/// the positions resident (a GPU's default) and with the whole state
+/// (`32:state`).
 #[test]
 fn fused_frame_matches_the_substeps_dispatched_apart() {
-    for shape in [PackShape::DEFAULT, PackShape::ALL[0]] {
+    let warp_state = PackShape::WARP.with_resident_state().unwrap();
+    for shape in [PackShape::DEFAULT, PackShape::WARP, warp_state] {
         assert_frame_matches(Form::Fused, Form::FusedFrame, shape);
     }
 }

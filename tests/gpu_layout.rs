@@ -359,7 +359,7 @@ fn rust_structs_match_wgsl_layout() {
 /// The packed fused kernels (`Kernel::is_resident`) are built from the
 /// resident variant too (`Form::FusedBuffer` from the buffer module), so
 /// they are checked there, on the default packs (positions resident) and
-/// the smallest (the whole state resident): each module uses only what the
+/// the smallest with the whole state resident (`32:state`): each module uses only what the
 /// host declares, and the modules together all of it.
 #[test]
 fn kernel_bindings_match_what_each_entry_point_uses() {
@@ -379,8 +379,8 @@ fn kernel_bindings_match_what_each_entry_point_uses() {
             resident(PackShape::DEFAULT, true),
         ),
         (
-            resident(PackShape::WARP, false),
-            resident(PackShape::WARP, true),
+            resident(PackShape::WARP.with_resident_state().unwrap(), false),
+            resident(PackShape::WARP.with_resident_state().unwrap(), true),
         ),
     ];
     let info_of = |m: &naga::Module| {
@@ -656,8 +656,8 @@ fn pack_shape_variants_size_the_packed_kernels() {
 /// shaders/resident.wgsl and nothing else; it validates (also with the f64
 /// stencil); for every pack shape its packed fused kernels hold a pack's
 /// positions in workgroup memory, 24 bytes a row, and where the shape keeps
-/// the whole state resident (up to 64 rows) the rest of it, 176 bytes a
-/// row, more than the same kernels in the buffer module (the whole frame's
+/// the whole state resident (`32:state`, `64:state`) the rest of it, 176
+/// bytes a row, more than the same kernels in the buffer module (the whole frame's
 /// `frame_pack` likewise in the frame's module with and without them).
 /// (Its other kernels reach the arrays too, through the accessors; only the
 /// packed fused ones are built from it, `Kernel::is_resident`.)
@@ -686,9 +686,10 @@ fn resident_variant_holds_a_packs_state_in_workgroup_memory() {
 
     // Each resident kernel holds 24 B a row more than its buffer twin for
     // the positions, and 176 B a row more for the rest of the state where
-    // the shape keeps it resident (`PackShape::state_resident`: up to 64
-    // rows), else 176 B in all (one-row arrays it never indexes); the
-    // whole frame's kernel in its own module, with and without them.
+    // the shape keeps it resident (`PackShape::state_resident`, asked for
+    // with `with_resident_state` on up to 64 rows), else 176 B in all
+    // (one-row arrays it never indexes); the whole frame's kernel in its
+    // own module, with and without them.
     let kernels: Vec<Kernel> = Kernel::ALL
         .into_iter()
         .filter(|k| k.is_resident())
@@ -702,7 +703,15 @@ fn resident_variant_holds_a_packs_state_in_workgroup_memory() {
             Kernel::FramePack
         ]
     );
-    for shape in PackShape::ALL {
+    let with_state: Vec<PackShape> = PackShape::ALL
+        .into_iter()
+        .filter_map(|s| s.with_resident_state().ok())
+        .collect();
+    assert_eq!(
+        with_state.iter().map(|s| s.rows()).collect::<Vec<_>>(),
+        [32, 64]
+    );
+    for shape in PackShape::ALL.into_iter().chain(with_state) {
         let variant = |resident: bool, frame: bool| {
             parse(&shader_variant(Variant {
                 resident,
@@ -720,8 +729,11 @@ fn resident_variant_holds_a_packs_state_in_workgroup_memory() {
         let (resident, buffer) = (variant(true, false), variant(false, false));
         let (frame_resident, frame_buffer) = (variant(true, true), variant(false, true));
         let rows = shape.rows();
-        let state = if rows <= 64 { 176 * rows } else { 176 };
-        assert_eq!(shape.state_resident(), rows <= 64, "{shape} rows");
+        let state = if shape.state_resident() {
+            176 * rows
+        } else {
+            176
+        };
         for &k in &kernels {
             let name = k.entry_point();
             let (with, without) = if k.is_frame() {
@@ -1085,15 +1097,22 @@ fn fused_kernels_are_gated_on_the_limits_they_need() {
     );
     assert_eq!(default.max_compute_workgroup_storage_size, 16384);
     for shape in PackShape::ALL {
-        // 16 KiB holds the fused kernels' arrays for 32 rows with the
-        // whole state resident (9,672 B) and for 128 rows with the
-        // positions only (16,312 B), not for 64 rows with the whole state
-        // (19,336 B) nor for 256 rows (32,440 B).
+        // 16 KiB holds the fused kernels' arrays for 32, 64 and 128 rows
+        // with the positions resident (4,216, 8,248 and 16,312 B), not for
+        // 256 rows (32,440 B); with the whole state resident, for 32 rows
+        // (9,672 B), not for 64 (19,336 B).
         assert_eq!(
             Kernel::Substep.supported(&buffers, shape),
-            shape.rows() == 32 || shape.rows() == 128,
+            shape.rows() <= 128,
             "{shape} rows"
         );
         assert!(!Kernel::Substep.supported(&default, shape));
+        if let Ok(state) = shape.with_resident_state() {
+            assert_eq!(
+                Kernel::Substep.supported(&buffers, state),
+                state.rows() == 32,
+                "{state} rows"
+            );
+        }
     }
 }

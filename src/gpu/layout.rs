@@ -130,8 +130,8 @@ pub const fn fused_workgroup_bytes(pack: super::pack::PackShape) -> u32 {
 }
 
 /// `fused_workgroup_bytes` of the default 256-row packs, 32,440 B, above
-/// WebGPU's default 16 KiB (which 32- and 128-row packs fit, not 64-row ones,
-/// which keep their whole state resident: 19,336 B); lavapipe
+/// WebGPU's default 16 KiB (which 32-, 64- and 128-row packs fit, and 32
+/// rows with the whole state resident, not 64 with it: 19,336 B); lavapipe
 /// allows 32 KiB, recent GPUs 48 KiB or more. The fused kernels are built
 /// only where a device allows their shape's (`fused_supported`).
 pub const FUSED_WORKGROUP_BYTES: u32 = fused_workgroup_bytes(super::pack::PackShape::DEFAULT);
@@ -632,8 +632,9 @@ pub struct Variant {
     pub stencil_f64: bool,
     /// The state accessors of shaders/resident.wgsl in place of the
     /// buffer's (the module of the packed fused kernels, `Kernel::is_resident`):
-    /// a pack's positions, and on packs of up to 64 rows its whole state, in
-    /// workgroup memory for the dispatch.
+    /// a pack's positions, and where the pack shape asks for it
+    /// (`PackShape::state_resident`) its whole state, in workgroup memory
+    /// for the dispatch.
     pub resident: bool,
     /// The grid's accumulators as 64-bit atomics (shaders/grid_i64.wgsl; a
     /// device with `wgpu::Features::SHADER_INT64` and
@@ -1286,7 +1287,7 @@ impl Kernel {
     }
 
     /// True for the packed fused substep kernels, built from the module in
-    /// which a pack's positions (and on packs of up to 64 rows its whole
+    /// which a pack's positions (and on shapes that ask for it its whole
     /// state) are resident in workgroup memory for the whole dispatch
     /// (`shader_variant` with `resident`).
     pub fn is_resident(self) -> bool {

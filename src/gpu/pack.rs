@@ -26,9 +26,9 @@ pub const PACK_RODS: usize = PACK_ROWS / 2;
 /// The kernels are compiled for one shape (`layout::Variant::pack`), and a
 /// rod set packed for it (`pack_ends`). A pack's workgroup memory grows with
 /// its rows (the packed fused kernels: 126 B a row and 8 more, and 176 B a
-/// row more on packs of up to 64 rows, whose whole state is resident,
-/// `state_resident`: `layout::fused_workgroup_bytes`; so 64 rows need more
-/// than 128), so more 32-row packs fit on a GPU's multiprocessor at once,
+/// row more on a shape that keeps the whole state resident,
+/// `state_resident`: `layout::fused_workgroup_bytes`), so more 32-row packs
+/// fit on a GPU's multiprocessor at once,
 /// and at 32 rows a pack's workgroup is one NVIDIA warp; but a rod longer
 /// than the pack is walked by one invocation.
 /// On an H200 it paid (`strands bench --gpu-pack-rows`,
@@ -37,6 +37,9 @@ pub const PACK_RODS: usize = PACK_ROWS / 2;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PackShape {
     rows: u32,
+    /// Whether the packed fused kernels keep the whole state resident
+    /// (`state_resident`), not only the positions.
+    state: bool,
 }
 
 impl Default for PackShape {
@@ -49,11 +52,15 @@ impl PackShape {
     /// 256 rows on 64 invocations: shaders/project_pack.wgsl's own.
     pub const DEFAULT: PackShape = PackShape {
         rows: PACK_ROWS as u32,
+        state: false,
     };
 
     /// 32 rows on 32 invocations: a warp a pack on NVIDIA, a strand of 32
     /// vertices a pack; GPUs' shape (`GpuContext::from_device`).
-    pub const WARP: PackShape = PackShape { rows: 32 };
+    pub const WARP: PackShape = PackShape {
+        rows: 32,
+        state: false,
+    };
 
     /// The shape `GpuContext::from_device` builds the kernels for on a
     /// device of `device_type`: `WARP` on a GPU, `DEFAULT` on a CPU adapter
@@ -66,24 +73,59 @@ impl PackShape {
         }
     }
 
-    /// Every shape the kernels can be built for, smallest first.
+    /// Every row count the kernels can be built for, smallest first, with
+    /// only the positions resident (`with_resident_state` for the rest).
     pub const ALL: [PackShape; 4] = [
-        PackShape { rows: 32 },
-        PackShape { rows: 64 },
-        PackShape { rows: 128 },
+        PackShape {
+            rows: 32,
+            state: false,
+        },
+        PackShape {
+            rows: 64,
+            state: false,
+        },
+        PackShape {
+            rows: 128,
+            state: false,
+        },
         PackShape {
             rows: PACK_ROWS as u32,
+            state: false,
         },
     ];
 
-    /// The shape of `rows` rows. Errors: a count other than 32, 64, 128 or
-    /// 256 (powers of two, so that each invocation holds a whole number of
-    /// rows; 256 at most, as the scans and reductions are sized for).
+    /// Rows a pack may hold at most for its whole state to be resident
+    /// (`with_resident_state`): 64 rows take 19,336 B of workgroup memory,
+    /// within lavapipe's 32 KiB and GPUs' 48 KiB or more.
+    pub const RESIDENT_STATE_MAX_ROWS: usize = 64;
+
+    /// The shape of `rows` rows, with only the positions resident. Errors:
+    /// a count other than 32, 64, 128 or 256 (powers of two, so that each
+    /// invocation holds a whole number of rows; 256 at most, as the scans
+    /// and reductions are sized for).
     pub fn new(rows: u32) -> Result<PackShape, String> {
         Self::ALL
             .into_iter()
             .find(|s| s.rows == rows)
             .ok_or_else(|| format!("a pack holds 32, 64, 128 or 256 rows (vertices), not {rows}"))
+    }
+
+    /// This shape with the pack's whole state resident in the packed fused
+    /// kernels (`state_resident`). Errors: a pack of more than
+    /// `RESIDENT_STATE_MAX_ROWS` rows, whose state would not fit a
+    /// workgroup's memory.
+    pub fn with_resident_state(self) -> Result<PackShape, String> {
+        if self.rows() > Self::RESIDENT_STATE_MAX_ROWS {
+            return Err(format!(
+                "a pack's whole state is resident on packs of up to {} rows, not {} (at 302 B of workgroup memory a row it would not fit lavapipe's 32 KiB)",
+                Self::RESIDENT_STATE_MAX_ROWS,
+                self.rows
+            ));
+        }
+        Ok(PackShape {
+            state: true,
+            ..self
+        })
     }
 
     /// Vertices of a pack at most (WGSL `PACK_ROWS`).
@@ -109,12 +151,14 @@ impl PackShape {
     /// Whether the packed fused kernels keep a pack's whole state in
     /// workgroup memory for the dispatch (velocities, unconstrained
     /// positions, contacts, scratch and frames besides the positions:
-    /// shaders/resident.wgsl `RESIDENT_STATE`): packs of up to 64 rows,
-    /// whose workgroups then need `layout::fused_workgroup_bytes` (19,336 B
-    /// at 64 rows, within lavapipe's 32 KiB and GPUs' 48 KiB or more); at
-    /// 128 and 256 rows only the positions are resident.
+    /// shaders/resident.wgsl `RESIDENT_STATE`), as `with_resident_state`
+    /// asks (`--gpu-pack-rows 32:state`); whose workgroups then need
+    /// `layout::fused_workgroup_bytes` (9,672 B at 32 rows, 19,336 B at 64).
+    /// Off by default: it made fused-frame on 32-row packs 2.2× slower on an
+    /// H200 (2.52 against 1.14–1.25 ms a substep, 1 M vertices) and 1.2×
+    /// on lavapipe (docs/BENCHMARKS.md, thirtieth session).
     pub const fn state_resident(self) -> bool {
-        self.rows <= 64
+        self.state
     }
 
     /// Rows of the resident state's workgroup arrays (WGSL
@@ -143,20 +187,40 @@ impl PackShape {
     }
 }
 
+/// `ROWS`, or `ROWS:state` for a shape with the whole state resident.
 impl std::fmt::Display for PackShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.rows)
+        write!(f, "{}", self.rows)?;
+        if self.state {
+            write!(f, ":state")?;
+        }
+        Ok(())
     }
 }
 
+/// `ROWS` (32, 64, 128 or 256), or `ROWS:state` for the whole state
+/// resident (`with_resident_state`, up to 64 rows).
 impl std::str::FromStr for PackShape {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let rows = s
-            .trim()
-            .parse::<u32>()
-            .map_err(|_| format!("a pack's rows are a count (32, 64, 128 or 256), not {s:?}"))?;
-        PackShape::new(rows)
+        let (count, state) = match s.trim().split_once(':') {
+            Some((count, "state")) => (count, true),
+            Some((_, other)) => {
+                return Err(format!(
+                    "a pack shape is ROWS or ROWS:state (its whole state resident), not {s:?}: unknown {other:?}"
+                ));
+            }
+            None => (s.trim(), false),
+        };
+        let rows = count.trim().parse::<u32>().map_err(|_| {
+            format!("a pack's rows are a count (32, 64, 128 or 256), not {count:?} in {s:?}")
+        })?;
+        let shape = PackShape::new(rows)?;
+        if state {
+            shape.with_resident_state()
+        } else {
+            Ok(shape)
+        }
     }
 }
 
@@ -186,6 +250,31 @@ mod tests {
 
     /// GPUs build the per-pack kernels for a warp's 32 rows (faster on an
     /// H200, docs/BENCHMARKS.md), CPU adapters for 256 on 64 invocations.
+    /// `--gpu-pack-rows` reads `ROWS` and `ROWS:state`, prints them back,
+    /// and refuses what no kernel is built for, saying what it takes.
+    #[test]
+    fn pack_shapes_parse_and_print() {
+        for text in ["32", "64", "128", "256", "32:state", "64:state"] {
+            let shape: PackShape = text.parse().unwrap();
+            assert_eq!(shape.to_string(), text);
+            assert_eq!(shape.state_resident(), text.ends_with(":state"), "{text}");
+        }
+        // Only the positions resident unless asked: the defaults and ALL.
+        assert!(!PackShape::WARP.state_resident() && !PackShape::DEFAULT.state_resident());
+        assert!(PackShape::ALL.iter().all(|s| !s.state_resident()));
+        let e = "128:state".parse::<PackShape>().unwrap_err();
+        assert!(e.contains("up to 64 rows, not 128"), "{e}");
+        let e = "32:all".parse::<PackShape>().unwrap_err();
+        assert!(e.contains("ROWS:state") && e.contains("\"all\""), "{e}");
+        let e = "48".parse::<PackShape>().unwrap_err();
+        assert!(
+            e.contains("32, 64, 128 or 256 rows") && e.contains("48"),
+            "{e}"
+        );
+        let e = "x:state".parse::<PackShape>().unwrap_err();
+        assert!(e.contains("\"x\""), "{e}");
+    }
+
     #[test]
     fn pack_shape_follows_the_device() {
         use wgpu::DeviceType::*;

@@ -121,7 +121,7 @@ pub struct Pipelines {
 /// A kernel's pipeline layout, and its pipelines once compiled: the
 /// packed fused kernels (`Kernel::is_resident`) have two, one keeping a
 /// pack's state in workgroup memory (shaders/resident.wgsl: the positions,
-/// and on packs of up to 64 rows the rest) and one built from the buffer
+/// and on shapes that ask for it, `32:state`, the rest) and one built from the buffer
 /// module, its state read and written in the buffers by every stage
 /// (`Form::FusedBuffer`: what residency gains, measured).
 struct LazyKernel {

@@ -67,8 +67,8 @@ pub enum Form {
     WalkedFrame,
     /// `Form::Fused`'s whole substep in the same loop over a frame's
     /// substeps, one workgroup a pack (`Kernel::FramePack`), the pack's
-    /// state resident in workgroup memory for the whole frame (on packs of
-    /// up to 64 rows all of it, else the positions): the
+    /// state resident in workgroup memory for the whole frame (on
+    /// shapes that ask for it, `32:state`, all of it, else the positions): the
     /// issue's strand-per-workgroup design with a frame a dispatch. With
     /// the grid, the fused halves; with Jacobi, the packed schedule.
     FusedFrame,
