@@ -547,23 +547,23 @@ wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" -
     --gpu-form walked-fused,walked-frame \
     --out "$OUT/bench-frame.json" --plot "$OUT/bench-frame.svg"
 
-# Whether device memory is what holds the target's substep
-# (docs/BENCHMARKS.md, twenty-ninth session: hair-nogrid's walked-frame
-# reads each walk's state from DRAM again, the rods' 250 MB of state at
-# 1 M vertices being five times the L2 cache, ~2.7 KB a vertex-substep,
-# near the copy rate at 0.75 ms): the default walked-frame (interleaved
-# rods) and fused-frame on 32-row packs (each pack's whole state in
-# workgroup memory for the frame, the gpu layout), at 1 M vertices (1000
-# strands when quick) for ~8 s each, while nvidia-smi samples the memory
+# Whether device memory is what holds the target's substep: the default
+# walked-frame (interleaved rods) and fused-frame on 32-row packs (gpu
+# layout), at 1 M vertices (1000 strands when quick), each in 8 short runs
+# of 40 frames one after another while nvidia-smi samples the memory
 # controller's busy fraction every 200 ms (utilization.memory) and, where
 # DCGM answers, dcgmi its DRAM activity (field 1005, DRAM_ACTIVE: the
 # fraction of cycles the DRAM interface moved data) and SM activity and
 # occupancy (1002, 1003); then both forms at 2000 to 32000 strands, whose
 # time a vertex falls where the state fits the L2 cache if memory is what
-# holds it. Samples in $OUT/memory-FORM-*.csv; the bench rows beside
-# them.
+# holds it (thirtieth session: walked-frame's did not; a rod's walk holds
+# it). Short runs, not one long one: past simulated t ~ 0.9 s the hair
+# workload's projection runs its whole iteration budget every substep
+# (docs/BENCHMARKS.md, thirtieth session), which a run of 8 s reached and
+# measured instead; 40 frames of the bench's 10 substeps are t = 0.31 s.
+# Samples in $OUT/memory-FORM-*.csv; the bench rows beside them.
 memory_step() {
-    local form extra smi dcgm p rc=0
+    local form extra smi dcgm p r rc=0
     for form in walked-frame fused-frame; do
         extra=()
         [ "$form" = fused-frame ] && extra=(--gpu-pack-rows 32 --gpu-layout gpu)
@@ -578,8 +578,10 @@ memory_step() {
             dcgmi dmon -e 1002,1003,1005 -d 200 >"$OUT/memory-$form-dcgm.csv" 2>&1 &
             dcgm=$!
         fi
-        "$strands" bench --min-time 8 --backend gpu --no-shares --workload hair-nogrid --strands "$timing_strands" \
-            --gpu-form "$form" "${extra[@]}" --out "$OUT/memory-$form.json" --plot "$OUT/memory-$form.svg" || rc=1
+        for r in 1 2 3 4 5 6 7 8; do
+            "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$timing_strands" \
+                --gpu-form "$form" "${extra[@]}" --out "$OUT/memory-$form-$r.json" --plot "$OUT/memory-$form-$r.svg" || rc=1
+        done
         for p in $smi $dcgm; do
             kill "$p" 2>/dev/null
             wait "$p" 2>/dev/null
@@ -600,9 +602,11 @@ memory_step() {
     done
     local sizes=2000,4000,8000,16000,32000
     [ -n "$quick" ] && sizes=1000,2000
-    "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid --strands "$sizes" \
+    # 40 frames each, as above: at --min-time the fastest rows ran past t
+    # = 0.85 s into the contact regime.
+    "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$sizes" \
         --gpu-form walked-frame --out "$OUT/memory-sizes-walked-frame.json" --plot "$OUT/memory-sizes-walked-frame.svg" || rc=1
-    "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid --strands "$sizes" \
+    "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$sizes" \
         --gpu-form fused-frame --gpu-pack-rows 32 --gpu-layout gpu \
         --out "$OUT/memory-sizes-fused-frame.json" --plot "$OUT/memory-sizes-fused-frame.svg" || rc=1
     return "$rc"
