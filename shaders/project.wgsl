@@ -20,9 +20,9 @@
 const FAST_TOLERANCE_F32: f32 = 1e-6;
 
 // Inverse mass of vertex v applied to a vector; in the filtered projection
-// (phase 1) a vertex in contact, sliding or stuck (static friction), moves in
-// its tangent plane only (src/cpu/project.rs `apply_inv_mass`, which says
-// why a stuck one is not held in place).
+// (phase 1) a sliding vertex in contact moves in its tangent plane only, a
+// stuck one (static friction) not at all
+// (src/cpu/project.rs `apply_inv_mass`).
 fn apply_inv_mass(v: u32, x: vec3<f32>) -> vec3<f32> {
     return inv_mass_applied(filter_contact(v), rest[vertex_slot(v)].inv_mass, x);
 }
@@ -40,6 +40,9 @@ fn filter_contact(v: u32) -> vec4<f32> {
 // c, both read already (a walk carries them from edge to edge).
 fn inv_mass_applied(c: vec4<f32>, w: f32, x: vec3<f32>) -> vec3<f32> {
     if (c.w != 0.0) {
+        if (c.w < 0.0) {
+            return vec3<f32>(0.0);
+        }
         return (x - c.xyz * dot(c.xyz, x)) * w;
     }
     return x * w;

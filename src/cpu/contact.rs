@@ -37,10 +37,8 @@ use crate::contact::{Collider, SdfGrid, Shape};
 
 /// A vertex's contact in the current substep: unit normal (world), the
 /// depth it was pushed out by (m; 0 means no contact), whether static
-/// friction held it in phase 0 (the record of which friction law acted; the
-/// filtered projection moves it in its tangent plane either way,
-/// `project::apply_inv_mass`; on the GPU a stuck contact stores its depth
-/// negated), and the velocity of
+/// friction holds it (the filtered projection then does not move it at all;
+/// on the GPU a stuck contact stores its depth negated), and the velocity of
 /// the collider's surface under it (m/s, world; `project_velocity` removes
 /// the vertex's outward velocity relative to it: contact is inelastic).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

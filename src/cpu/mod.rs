@@ -1369,9 +1369,9 @@ pub fn substep_finish(
             // project (filtered), between the two contact phases
             if phase == 0 {
                 // A filtered projection may leave strain where contacts hold
-                // vertices along an edge (both ends' normals along it); the
-                // next substep's plain one resolves it, so only the plain
-                // projection can fail the run.
+                // vertices along an edge (or friction holds both ends of a
+                // straight stretch); the next substep's plain one resolves it,
+                // so only the plain projection can fail the run.
                 let p = project_rod(rods, params, r, w, 1);
                 report.projection_iterations += p.iterations;
                 report.projection_converged &= p.converged;

@@ -35,21 +35,17 @@ pub fn max_strain(pos: &[DVec3], rest_len: &[f64]) -> f64 {
 /// Inverse mass of vertex `i` applied to `v`. In a filtered projection
 /// (after contact has recorded normals) a vertex in contact may move only in
 /// its contact's tangent plane: `W = w (I − n nᵀ)` (the filtered mass of
-/// Baraff and Witkin 1998), so the projection cannot push it back in. This
-/// holds for a vertex that static friction holds (`Contact::stuck`) as for
-/// a sliding one: friction acted in phase 0's contact, on the positions, and
-/// the projection moves a stuck vertex only as far as the edge lengths ask.
-/// Holding it in place (`W = 0`, until the thirtieth session) left an edge
-/// between two stuck vertices at whatever length contact's phase 0 (its
-/// push-out and friction) gave it, which no iteration could change: on the bench's hair (the head
-/// moving 0.3 m/s and turning 60°/s) from t ≈ 0.9 s every projection ran
-/// its 50 iterations and left strains of 1e-3 to 3e-3 (CPU) and 4.6e-3
-/// (GPU), above the 1e-3 goal; sliding, it converges in 5–6 iterations to
-/// strains of 4e-6 to 6e-5 (docs/BENCHMARKS.md).
+/// Baraff and Witkin 1998), so the projection cannot push it back in; one that
+/// static friction holds does not move (`W = 0`), so the projection cannot
+/// undo the friction.
 #[inline]
 pub fn apply_inv_mass(w: f64, c: Contact, filtered: bool, v: DVec3) -> DVec3 {
     if filtered && c.depth > 0.0 {
-        (v - c.normal * c.normal.dot(v)) * w
+        if c.stuck {
+            DVec3::ZERO
+        } else {
+            (v - c.normal * c.normal.dot(v)) * w
+        }
     } else {
         v * w
     }
@@ -216,7 +212,8 @@ pub struct FastProjection {
 
 /// A fast projection that leaves an edge strained by more than this (or its
 /// tolerance, if larger) stops the run: it could not meet the constraints.
-/// Below it, a projection that ran out of iterations is reported only by
+/// Below it, a projection that ran out of iterations (as in contact, where
+/// vertices held along an edge cannot fix its length) is reported only by
 /// the diagnostics' `max_strain` and `projection_iterations`.
 pub const PROJECTION_FAIL_STRAIN: f64 = 1e-2;
 
@@ -238,7 +235,7 @@ impl FastProjection {
 /// are left out of the system.
 /// In a filtered projection, vertices in contact move in their tangent plane
 /// only (`apply_inv_mass`); an edge that then cannot change its length (both
-/// ends' normals along it) gets the row δλ = 0.
+/// ends held along it) gets the row δλ = 0.
 ///
 /// Moving along the iterate's own gradients makes the correction of each
 /// step the closest point on the manifold, not a force of the start of the
@@ -713,8 +710,8 @@ mod tests {
     /// `solve_tridiagonal_lu` and applied edge by edge from the root,
     /// operation for operation: the same positions to the bit. The rod has
     /// an anchored edge in the middle (both ends w = 0, a row δλ = 0 that
-    /// splits the system), a sliding vertex in contact and one that static
-    /// friction holds (both filtered to their tangent planes), and moves along its start edges (SHAKE) and along
+    /// splits the system), a filtered vertex in contact and one held by
+    /// static friction, and moves along its start edges (SHAKE) and along
     /// its iterate's (fast).
     #[test]
     fn two_walks_are_the_thomas_solve_applied_from_the_root() {
