@@ -513,7 +513,7 @@ var<workgroup> pack_rods_a: array<vec4<f32>, PACK_RODS>;
 // packed fused kernels are built from a variant of the module
 // (src/gpu/layout.rs `shader_variant`, resident) in which
 // shaders/resident.wgsl replaces the lines from here to the END marker:
-// there a pack's positions, and where its pack shape allows
+// there a pack's positions, and where its pack shape asks for it
 // (`RESIDENT_STATE`) the rest of this state, live in workgroup memory from
 // `resident_load` at the start of the dispatch to `resident_store` at its
 // end. A component accessor (`frame_theta`, `scratch_s_x`, ...) reads or

@@ -337,7 +337,7 @@ fn frame_set_theta(e: u32, theta: f32) {
 
 // Pack w's state into workgroup memory (the caller's barrier follows,
 // before any stage reads it): its positions, and where `state` asks and the
-// pack shape allows (`RESIDENT_STATE`) the rest. `substep_start` asks for
+// pack shape asks for it (`RESIDENT_STATE`) the rest. `substep_start` asks for
 // the positions only: its stages read and write the rest of what they
 // touch once each (velocities, frames, the force, the unconstrained
 // positions), and contacts and the other scratch members not at all, so a

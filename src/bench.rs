@@ -246,10 +246,13 @@ pub struct Measurement {
     /// `compare` matches shapes by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_pack_rows_ran: Option<u32>,
-    /// GPU rows of a form that runs on packs: whether the packed fused
-    /// kernels kept the pack's whole state resident in workgroup memory
-    /// (`PackShape::state_resident`, `--gpu-pack-rows 32:state`), not only
-    /// its positions; absent where not.
+    /// GPU rows of the fused and fused-frame forms (`Form::resident`):
+    /// whether their kernels kept the pack's whole state resident in
+    /// workgroup memory (`PackShape::state_resident`, `--gpu-pack-rows
+    /// 32:state`), not only its positions; absent where not. Reports
+    /// written before the field (before the thirtieth session) read as
+    /// false, though from a7e86c9 on their 32- and 64-row fused rows kept
+    /// the whole state resident.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gpu_pack_state: bool,
     /// GPU only: vertices per rod of the interleaved per-vertex buffers the
@@ -703,7 +706,9 @@ fn measure_with(
                 .running_form()
                 .packed()
                 .then(|| sim.pack_shape().rows() as u32);
-            m.gpu_pack_state = sim.running_form().packed() && sim.pack_shape().state_resident();
+            // Only where the form that ran kept its state resident: the
+            // packed and fused-buffer forms run the same on `32:state`.
+            m.gpu_pack_state = sim.running_form().resident() && sim.pack_shape().state_resident();
             let compile = Instant::now();
             sim.compile_kernels();
             m.gpu_compile_s = Some(compile.elapsed().as_secs_f64());
@@ -1630,6 +1635,33 @@ mod tests {
             lines[2].contains(":64-row-packs") && lines[2].contains("no such workload"),
             "{text}"
         );
+    }
+
+    /// A fused row that kept the whole state resident (`32:state`) is
+    /// labelled `…-row-packs-state` and matched only with such a row; a
+    /// report without the field (older) reads as positions only.
+    #[test]
+    fn compare_keeps_rows_of_either_residency_apart() {
+        let row = |state: bool, ms: f64| Measurement {
+            gpu_pack_rows: Some(32),
+            gpu_pack_state: state,
+            ..gpu_row("fused", ms)
+        };
+        assert!(row(true, 1.0).label().ends_with(":32-row-packs-state"));
+        assert!(row(false, 1.0).label().ends_with(":32-row-packs"));
+        let old = report_of(vec![row(false, 4.0)], None);
+        let same = compare(&old, &report_of(vec![row(false, 1.0)], None));
+        assert!(same.contains("4.00×"), "{same}");
+        let other = compare(&old, &report_of(vec![row(true, 1.0)], None));
+        assert!(
+            !other.contains("4.00×") && other.contains("no such workload"),
+            "{other}"
+        );
+        // Serialised without the field where false, read back as false.
+        let json = serde_json::to_value(row(false, 1.0)).unwrap();
+        assert!(json.get("gpu_pack_state").is_none(), "{json}");
+        let back: Measurement = serde_json::from_value(json).unwrap();
+        assert!(!back.gpu_pack_state);
     }
 
     /// A row's label names its splat only where `--gpu-splat` asked for it,

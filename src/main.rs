@@ -922,8 +922,9 @@ fn bench(args: BenchArgs) -> Result<()> {
             None => on,
         };
         let pack_shape = on_gpu.then(|| pack_rows_of(gpu_form, &gpus[g])).flatten();
+        let resident = on_gpu && form_of(gpu_form, &gpus[g]).resident();
         let on = match pack_shape {
-            Some(p) if p.state_resident() => {
+            Some(p) if resident && p.state_resident() => {
                 format!("{on}, {}-row packs, state resident", p.rows())
             }
             Some(p) => format!("{on}, {}-row packs", p.rows()),

@@ -203,7 +203,7 @@ impl std::fmt::Display for PackShape {
 impl std::str::FromStr for PackShape {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (count, state) = match s.trim().split_once(':') {
+        let (count, state) = match s.trim().split_once(':').map(|(c, k)| (c, k.trim())) {
             Some((count, "state")) => (count, true),
             Some((_, other)) => {
                 return Err(format!(
@@ -259,6 +259,10 @@ mod tests {
             assert_eq!(shape.to_string(), text);
             assert_eq!(shape.state_resident(), text.ends_with(":state"), "{text}");
         }
+        assert_eq!(
+            " 32 : state ".parse::<PackShape>().unwrap().to_string(),
+            "32:state"
+        );
         // Only the positions resident unless asked: the defaults and ALL.
         assert!(!PackShape::WARP.state_resident() && !PackShape::DEFAULT.state_resident());
         assert!(PackShape::ALL.iter().all(|s| !s.state_resident()));

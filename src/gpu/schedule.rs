@@ -131,6 +131,15 @@ impl Form {
         )
     }
 
+    /// Whether the form runs the packed fused kernels built from the
+    /// resident module (`Kernel::is_resident`: `Fused` and `FusedFrame`,
+    /// with the grid the fused halves), whose pack shape decides what stays
+    /// in workgroup memory (`PackShape::state_resident`); `Packed` and
+    /// `FusedBuffer` keep their state in the buffers on any shape.
+    pub fn resident(self) -> bool {
+        matches!(self, Form::Fused | Form::FusedFrame)
+    }
+
     /// The form's stages as separate dispatches: `Form::Packed` for
     /// `Form::Fused`, `Form::Walked` for `Form::WalkedFused`, a staged form
     /// itself.
