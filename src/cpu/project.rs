@@ -412,6 +412,31 @@ impl ProjectionSystem<'_> {
         apply_inv_mass(self.inv_mass[k], self.contact[k], self.filtered, v)
     }
 
+    fn held(&self, k: usize) -> bool {
+        self.inv_mass[k] == 0.0
+            || (self.filtered && self.contact[k].depth > 0.0 && self.contact[k].stuck)
+    }
+
+    /// EXPERIMENT (CPU only; the GPU twins are not changed, so the GPU
+    /// parity tests fail with DBG_EDGEW set): vertex k's weight as edge e
+    /// uses it. With DBG_EDGEW set, a stuck vertex moves (in its tangent
+    /// plane) only by the corrections of its edges to other held vertices
+    /// (stuck or anchored), never by an edge to a free one, so edges
+    /// between stuck vertices converge while tension cannot pull a stuck
+    /// run (docs/BENCHMARKS.md, thirtieth session). The Newton system stays
+    /// tridiagonal, no longer symmetric for the fast projection.
+    fn we(&self, e: usize, k: usize, v: DVec3) -> DVec3 {
+        let c = self.contact[k];
+        if EDGEW.with(|x| *x) && self.filtered && c.depth > 0.0 && c.stuck {
+            let other = if k == e { e + 1 } else { e };
+            if self.held(other) {
+                return (v - c.normal * c.normal.dot(v)) * self.inv_mass[k];
+            }
+            return DVec3::ZERO;
+        }
+        self.w(k, v)
+    }
+
     /// The system `(∇C(x) M⁻¹ ∇C(y)ᵀ) δλ = C(x)` of one Newton iteration,
     /// y the iterate (fast) or the start (SHAKE), built and eliminated in
     /// one walk along the rod: row j is `Aⱼⱼ = 4 eʲ·(Wⱼ + Wⱼ₊₁) dʲ`,
@@ -435,8 +460,8 @@ impl ProjectionSystem<'_> {
             let e = pos[j + 1] - pos[j];
             let dir = start_edges.map_or(e, |s| s[j]);
             let w = self.inv_mass[j] + self.inv_mass[j + 1];
-            let wa_dir = self.w(j, dir);
-            let diag_j = 4.0 * e.dot(wa_dir + self.w(j + 1, dir));
+            let wa_dir = self.we(j, j, dir);
+            let diag_j = 4.0 * e.dot(wa_dir + self.we(j, j + 1, dir));
             let scale = 4.0 * e.length() * dir.length() * w;
             // Not a row only where the diagonal is at most 1e-12 of its
             // scale: a NaN stays a row, so its pivot reports the system
@@ -461,8 +486,8 @@ impl ProjectionSystem<'_> {
                 let (upper, lower) = if row_prev && row {
                     let u = -4.0 * e_prev.dot(wa_dir);
                     let l = match start_edges {
-                        None => u,
-                        Some(_) => -4.0 * e.dot(self.w(j, dir_prev)),
+                        None if !EDGEW.with(|x| *x) => u,
+                        _ => -4.0 * e.dot(self.we(j - 1, j, dir_prev)),
                     };
                     (u, l)
                 } else {
@@ -498,14 +523,14 @@ impl ProjectionSystem<'_> {
         for (j, row) in rows.iter().enumerate().rev() {
             let lambda = row.rhs - factor_next * lambda_next;
             let g = 2.0 * row.dir * lambda;
-            let mut x = pos[j + 1] - self.w(j + 1, g);
+            let mut x = pos[j + 1] - self.we(j, j + 1, g);
             if j + 1 < rows.len() {
-                x += self.w(j + 1, g_next);
+                x += self.we(j + 1, j + 1, g_next);
             }
             pos[j + 1] = x;
             (lambda_next, g_next, factor_next) = (lambda, g, row.factor);
         }
-        pos[0] += self.w(0, g_next);
+        pos[0] += self.we(0, 0, g_next);
     }
 }
 
@@ -901,4 +926,8 @@ mod tests {
             &mut lower, &mut diag, &mut upper, &mut rhs
         ));
     }
+}
+
+thread_local! {
+    static EDGEW: bool = std::env::var_os("DBG_EDGEW").is_some();
 }
