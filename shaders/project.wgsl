@@ -36,6 +36,30 @@ fn filter_contact(v: u32) -> vec4<f32> {
     return vec4<f32>(0.0);
 }
 
+// EXPERIMENT (exp/stuck-edge-weights; the walked projection only, not yet
+// shaders/project_pack.wgsl): a stuck vertex moves only by the corrections
+// of its edges to other held vertices (src/cpu/project.rs
+// `ProjectionSystem::we`).
+const PER_EDGE_WEIGHTS: bool = true;
+
+// Whether a vertex (its `filter_contact` c, inverse mass w) is held in the
+// filtered projection: anchored, or stuck (static friction).
+fn held_of(c: vec4<f32>, w: f32) -> bool {
+    return w == 0.0 || c.w < 0.0;
+}
+
+// `inv_mass_applied` as an edge whose other end is held (`other_held`) or
+// not uses the vertex (`PER_EDGE_WEIGHTS`).
+fn edge_inv_mass_applied(c: vec4<f32>, w: f32, other_held: bool, x: vec3<f32>) -> vec3<f32> {
+    if (PER_EDGE_WEIGHTS && c.w < 0.0) {
+        if (other_held) {
+            return (x - c.xyz * dot(c.xyz, x)) * w;
+        }
+        return vec3<f32>(0.0);
+    }
+    return inv_mass_applied(c, w, x);
+}
+
 // `apply_inv_mass` from the vertex's inverse mass w and its `filter_contact`
 // c, both read already (a walk carries them from edge to edge).
 fn inv_mass_applied(c: vec4<f32>, w: f32, x: vec3<f32>) -> vec3<f32> {
@@ -258,10 +282,13 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         var pivot = 0.0;
         var rhs_prev = 0.0;
         var eliminated = true;
+        var held_prev = false;
         for (var e = o; e < o + ne; e++) {
             let xb = pos_get(e + 1u);
             let wb = rest[vertex_slot(e + 1u)].inv_mass;
             let cb = filter_contact(e + 1u);
+            let held_a = held_of(ca, wa);
+            let held_b = held_of(cb, wb);
             let d = displacement(xa, xb);
             // This iteration's edge vectors (fast), saved before any vertex
             // moves (in the kb slot, which the next kernel to need it
@@ -272,8 +299,8 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             } else {
                 scratch_set_kb(e, vec4<f32>(d, 0.0));
             }
-            let ma_dir = inv_mass_applied(ca, wa, dir);
-            let diag_e = 4.0 * dot(d, ma_dir + inv_mass_applied(cb, wb, dir));
+            let ma_dir = edge_inv_mass_applied(ca, wa, held_b, dir);
+            let diag_e = 4.0 * dot(d, ma_dir + edge_inv_mass_applied(cb, wb, held_a, dir));
             let scale = 4.0 * length(d) * length(dir) * (wa + wb);
             // `edge_active`: a row of the system, or a fixed edge.
             let row = wa + wb > 0.0 && diag_e > 1e-12 * scale;
@@ -293,7 +320,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
                     // W of the shared vertex e: the one read for this edge.
                     upper = -4.0 * dot(d_prev, ma_dir);
                     // Symmetric for fast projection (W is).
-                    lower = select(upper, -4.0 * dot(d, inv_mass_applied(ca, wa, dir_prev)), shake);
+                    lower = select(upper, -4.0 * dot(d, edge_inv_mass_applied(ca, wa, held_prev, dir_prev)), shake || PER_EDGE_WEIGHTS);
                 }
                 factor = upper / pivot;
                 pivot = diag - lower * factor;
@@ -313,6 +340,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             d_prev = d;
             dir_prev = dir;
             row_prev = row;
+            held_prev = held_a;
         }
         if (!eliminated) {
             singular = 1u;
@@ -332,6 +360,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         var len_next = 0.0;
         var x_next = Position(vec4<i32>(0), vec4<f32>(0.0));
         var w_next = 0.0;
+        var held_next = false;
         for (var k = ne; k > 0u; k--) {
             let e = o + k - 1u;
             let row = scratch_s(e);
@@ -339,9 +368,11 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             let g = 2.0 * scratch_kb(e).xyz * lambda;
             let wb = row.z;
             let cb = filter_contact(e + 1u);
-            var xb = moved(pos_get(e + 1u), -inv_mass_applied(cb, wb, g));
+            // Vertex e's held flag, for edge e's weight of vertex e + 1.
+            let held_e = held_of(filter_contact(e), rest[vertex_slot(e)].inv_mass);
+            var xb = moved(pos_get(e + 1u), -edge_inv_mass_applied(cb, wb, held_e, g));
             if (k < ne) {
-                xb = moved(xb, inv_mass_applied(cb, wb, g_next));
+                xb = moved(xb, edge_inv_mass_applied(cb, wb, held_next, g_next));
                 unresolved = max(unresolved, edge_unresolved_of(len_next, xb, x_next, wb + w_next, tolerance, 4.0));
             }
             pos_set(e + 1u, xb);
@@ -351,9 +382,10 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             len_next = row.w;
             x_next = xb;
             w_next = wb;
+            held_next = held_of(cb, wb);
         }
         let w0 = rest[vertex_slot(o)].inv_mass;
-        let x0 = moved(pos_get(o), inv_mass_applied(filter_contact(o), w0, g_next));
+        let x0 = moved(pos_get(o), edge_inv_mass_applied(filter_contact(o), w0, held_next, g_next));
         pos_set(o, x0);
         unresolved = max(unresolved, edge_unresolved_of(len_next, x0, x_next, w0 + w_next, tolerance, 4.0));
         iterations++;

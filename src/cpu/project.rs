@@ -371,7 +371,7 @@ fn newton_projection(
         rest_len,
         contact,
         filtered,
-        per_edge: EDGEW.with(|x| *x),
+        per_edge: true,
     };
     while out.max_strain > tolerance && out.iterations < max_iterations && !active.is_empty() {
         if !system.eliminate_rows(pos, start_edges.as_deref(), &mut rows) {
@@ -1029,8 +1029,4 @@ mod tests {
             "today's rule should leave the held edges: {h1:e} -> {h2:e}"
         );
     }
-}
-
-thread_local! {
-    static EDGEW: bool = std::env::var_os("DBG_EDGEW").is_some();
 }
