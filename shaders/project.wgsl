@@ -36,12 +36,10 @@ fn filter_contact(v: u32) -> vec4<f32> {
     return vec4<f32>(0.0);
 }
 
-// EXPERIMENT (exp/stuck-edge-weights; the walked projection only, not yet
-// shaders/project_pack.wgsl): a stuck vertex moves only by the corrections
-// of its edges to other held vertices (src/cpu/project.rs
-// `ProjectionSystem::we`).
-const PER_EDGE_WEIGHTS: bool = true;
-
+// Weights by edge in the filtered projection: a stuck vertex moves (in its
+// tangent plane) only by the corrections of its edges to other held
+// vertices, never by an edge to a free one (src/cpu/project.rs
+// `ProjectionSystem::we`, which says why).
 // Whether a vertex (its `filter_contact` c, inverse mass w) is held in the
 // filtered projection: anchored, or stuck (static friction).
 fn held_of(c: vec4<f32>, w: f32) -> bool {
@@ -49,15 +47,22 @@ fn held_of(c: vec4<f32>, w: f32) -> bool {
 }
 
 // `inv_mass_applied` as an edge whose other end is held (`other_held`) or
-// not uses the vertex (`PER_EDGE_WEIGHTS`).
+// not uses the vertex.
 fn edge_inv_mass_applied(c: vec4<f32>, w: f32, other_held: bool, x: vec3<f32>) -> vec3<f32> {
-    if (PER_EDGE_WEIGHTS && c.w < 0.0) {
+    if (c.w < 0.0) {
         if (other_held) {
             return (x - c.xyz * dot(c.xyz, x)) * w;
         }
         return vec3<f32>(0.0);
     }
     return inv_mass_applied(c, w, x);
+}
+
+// `apply_inv_mass` of vertex v as its edge to vertex `other` uses it
+// (`edge_inv_mass_applied`; the packed projection's rows and moves).
+fn edge_apply_inv_mass(v: u32, other: u32, x: vec3<f32>) -> vec3<f32> {
+    let held = held_of(filter_contact(other), rest[vertex_slot(other)].inv_mass);
+    return edge_inv_mass_applied(filter_contact(v), rest[vertex_slot(v)].inv_mass, held, x);
 }
 
 // `apply_inv_mass` from the vertex's inverse mass w and its `filter_contact`
@@ -319,8 +324,10 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
                 if (row_prev && row) {
                     // W of the shared vertex e: the one read for this edge.
                     upper = -4.0 * dot(d_prev, ma_dir);
-                    // Symmetric for fast projection (W is).
-                    lower = select(upper, -4.0 * dot(d, edge_inv_mass_applied(ca, wa, held_prev, dir_prev)), shake || PER_EDGE_WEIGHTS);
+                    // Vertex e's weight as edge e − 1 uses it: not symmetric
+                    // to `upper` where vertex e is stuck (weights by edge),
+                    // nor for SHAKE (dir is the start's edge).
+                    lower = -4.0 * dot(d, edge_inv_mass_applied(ca, wa, held_prev, dir_prev));
                 }
                 factor = upper / pivot;
                 pivot = diag - lower * factor;

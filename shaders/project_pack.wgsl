@@ -236,7 +236,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 if (rest[vertex_slot(v)].rest_len > 0.0 && rod_active[rest[vertex_slot(v)].rod - first] == 1u && edge_active(v)) {
                     let d = edge_vector(v);
                     let dir = scratch_kb(v).xyz;
-                    let dg = 4.0 * dot(d, apply_inv_mass(v, dir) + apply_inv_mass(v + 1u, dir));
+                    let dg = 4.0 * dot(d, edge_apply_inv_mass(v, v + 1u, dir) + edge_apply_inv_mass(v + 1u, v, dir));
                     let scale = 4.0 * length(d) * length(dir) * (rest[vertex_slot(v)].inv_mass + rest[vertex_slot(v + 1u)].inv_mass);
                     if (dg > 1e-12 * scale) {
                         flag = 1u;
@@ -252,8 +252,10 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         }
         workgroupBarrier();
         // (4) Couplings through the shared vertices: A[i][i+1] =
-        // −4 eⁱ·W(i+1) dⁱ⁺¹, A[i][i−1] = −4 eⁱ·W(i) dⁱ⁻¹ (SHAKE) or, symmetric,
-        // −4 eⁱ⁻¹·W(i) dⁱ (fast, as the serial form computes it).
+        // −4 eⁱ·W(i+1) dⁱ⁺¹, A[i][i−1] = −4 eⁱ·W(i) dⁱ⁻¹, each W the shared
+        // vertex's as the other edge uses it (`edge_apply_inv_mass`: a stuck
+        // vertex's weight depends on the edge, so not symmetric even for the
+        // fast projection, d = e).
         for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
@@ -263,14 +265,10 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                 if (row_edge[i] == 1u) {
                     let d = edge_vector(v);
                     if (i + 1u < n && row_edge[i + 1u] == 1u) {
-                        upper = -4.0 * dot(d, apply_inv_mass(v + 1u, scratch_kb(v + 1u).xyz));
+                        upper = -4.0 * dot(d, edge_apply_inv_mass(v + 1u, v + 2u, scratch_kb(v + 1u).xyz));
                     }
                     if (i > 0u && row_edge[i - 1u] == 1u) {
-                        if (shake) {
-                            lower = -4.0 * dot(d, apply_inv_mass(v, scratch_kb(v - 1u).xyz));
-                        } else {
-                            lower = -4.0 * dot(edge_vector(v - 1u), apply_inv_mass(v, scratch_kb(v).xyz));
-                        }
+                        lower = -4.0 * dot(d, edge_apply_inv_mass(v, v - 1u, scratch_kb(v - 1u).xyz));
                     }
                 }
                 pcr_lower[i] = lower;
@@ -302,7 +300,18 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
                     if (i > 0u && row_edge[i - 1u] == 1u) {
                         g -= 2.0 * scratch_kb(v - 1u).xyz * pcr_rhs[i - 1u];
                     }
-                    pos_set(v, moved(pos_get(v), apply_inv_mass(v, g)));
+                    var m = apply_inv_mass(v, g);
+                    if (filter_contact(v).w < 0.0) {
+                        // A stuck vertex: each edge's part with its own weight.
+                        m = vec3<f32>(0.0);
+                        if (row_edge[i] == 1u) {
+                            m += edge_apply_inv_mass(v, v + 1u, 2.0 * scratch_kb(v).xyz * pcr_rhs[i]);
+                        }
+                        if (i > 0u && row_edge[i - 1u] == 1u) {
+                            m -= edge_apply_inv_mass(v, v - 1u, 2.0 * scratch_kb(v - 1u).xyz * pcr_rhs[i - 1u]);
+                        }
+                    }
+                    pos_set(v, moved(pos_get(v), m));
                 }
             }
         }

@@ -413,111 +413,119 @@ fn contact_walk_is_the_three_stages_bit_for_bit() {
     }
 }
 
-/// The filtered projections (fast, SHAKE and Jacobi, phase 1) with contacts
-/// written on both sides: the same positions, and no vertex held by static
-/// friction moves. SHAKE projects along the edges of the state before the
-/// vertices were moved (saved by `save_start`).
+/// The filtered projections (fast, SHAKE and Jacobi, phase 1; the packed
+/// and the walked kernels) with contacts written on both sides: the same
+/// positions, and every vertex in contact moves in its tangent plane only.
+/// The contacts include pairs of stuck neighbours, which the Newton
+/// projections move by their shared edge (weights by edge,
+/// src/cpu/project.rs `ProjectionSystem::we`): a GPU that held them in
+/// place would differ from the CPU by the mm they move. SHAKE projects
+/// along the edges of the state before the vertices were moved (saved by
+/// `save_start`).
 #[test]
 fn filtered_projection_kernels_match_cpu() {
-    for projection in [
-        Projection::Fast {
-            tolerance: 1e-10,
-            max_iterations: 50,
-        },
-        Projection::Shake {
-            tolerance: 1e-10,
-            max_iterations: 50,
-        },
-        Projection::Jacobi {
-            iterations: 1,
-            relaxation: 0.5,
-        },
-    ] {
-        let (rods, mut state) = rods_and_state();
-        let before = state.clone();
-        let mut rng = rng(5);
-        for (x, w) in state.pos.iter_mut().zip(&rods.inv_mass) {
-            if *w > 0.0 {
-                *x += unit(&mut rng) * 0.002;
-            }
-        }
-        let contacts: Vec<Contact> = (0..state.pos.len())
-            .map(|i| Contact {
-                normal: unit(&mut rng),
-                // EXPERIMENT (exp/stuck-edge-weights): stuck pairs (i ≡ 0, 1
-                // mod 6) beside sliding (i ≡ 3) and free vertices.
-                depth: if i % 3 == 0 || i % 6 == 1 { 1e-3 } else { 0.0 },
-                stuck: i % 6 == 0 || i % 6 == 1,
-                surface_velocity: DVec3::ZERO,
-            })
-            .collect();
-        let p = SimParams {
-            projection,
-            ..params()
-        };
-        let ctx = gpu_ctx();
-        let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
-        gpu.write_state(&before);
-        gpu.run_kernel(Kernel::SaveStart, 0.0, p.h());
-        let start = gpu.read_vertices(strands::gpu::VertexBuffer::Start);
-        gpu.write_state(&state);
-        let s = gpu.read_state();
-        gpu.write_contacts(&contacts);
-        // EXPERIMENT: the walked kernels, whose walk has the per-edge
-        // weights (shaders/project_pack.wgsl's packed ones do not yet).
-        let kernel = match projection {
-            Projection::Fast { .. } => Kernel::ProjectFastRod,
-            Projection::Shake { .. } => Kernel::ProjectShakeRod,
-            _ => Kernel::ProjectJacobi,
-        };
-        // ProjectJacobi runs U→P; U holds the written state too.
-        gpu.run_kernel_in_phase(kernel, 1, 0.0, p.h());
-        let g = gpu.read_state();
-        let mut pos = s.pos.clone();
-        for r in 0..rods.rod_count() {
-            let v = rods.vertices(r);
-            let w = &rods.inv_mass[v.clone()];
-            let rest = &rods.rest_len[rods.edges(r)];
-            let c = &contacts[v.clone()];
-            match projection {
-                Projection::Fast { .. } => {
-                    project::project_fast(&mut pos[v], w, rest, 1e-10, 50, c, true);
-                }
-                Projection::Shake { .. } => {
-                    let x0 = &start[v.clone()];
-                    project::project_shake(&mut pos[v], x0, w, rest, 1e-10, 50, c, true);
-                }
-                _ => {
-                    let src = pos[v.clone()].to_vec();
-                    project::project_jacobi(&src, &mut pos[v], w, rest, 0.5, c, true);
+    for walked in [false, true] {
+        for projection in [
+            Projection::Fast {
+                tolerance: 1e-10,
+                max_iterations: 50,
+            },
+            Projection::Shake {
+                tolerance: 1e-10,
+                max_iterations: 50,
+            },
+            Projection::Jacobi {
+                iterations: 1,
+                relaxation: 0.5,
+            },
+        ] {
+            let (rods, mut state) = rods_and_state();
+            let before = state.clone();
+            let mut rng = rng(5);
+            for (x, w) in state.pos.iter_mut().zip(&rods.inv_mass) {
+                if *w > 0.0 {
+                    *x += unit(&mut rng) * 0.002;
                 }
             }
-        }
-        let d = max_diff(&g.pos, &pos);
-        eprintln!("{kernel:?} filtered: positions differ by {d:.2e} m");
-        // Fast, SHAKE: the GPU stops at its f32 strain floor (1e-6 × 2 cm edges).
-        assert!(d < 1e-6 * 10.0, "{kernel:?}: {d:e} m");
-        // Every vertex in contact moves in its tangent plane only; with
-        // per-edge weights the stuck pairs move (their shared edge), the
-        // Jacobi projection (per-vertex weights) holds stuck vertices.
-        let mut pair_moved: f64 = 0.0;
-        for (i, c) in contacts.iter().enumerate() {
-            if c.depth > 0.0 {
-                let (dg, dc) = (g.pos[i] - s.pos[i], pos[i] - s.pos[i]);
-                assert!(
-                    c.normal.dot(dg).abs() < 1e-6,
-                    "{kernel:?}: vertex {i} off its tangent plane on the GPU"
-                );
-                assert!(
-                    c.normal.dot(dc).abs() < 1e-12,
-                    "{kernel:?}: vertex {i} off its tangent plane on the CPU"
-                );
-                if c.stuck {
-                    pair_moved = pair_moved.max(dc.length());
+            let contacts: Vec<Contact> = (0..state.pos.len())
+                .map(|i| Contact {
+                    normal: unit(&mut rng),
+                    // Stuck pairs (i ≡ 0, 1 mod 6) beside sliding (i ≡ 3)
+                    // and free vertices.
+                    depth: if i % 3 == 0 || i % 6 == 1 { 1e-3 } else { 0.0 },
+                    stuck: i % 6 == 0 || i % 6 == 1,
+                    surface_velocity: DVec3::ZERO,
+                })
+                .collect();
+            let p = SimParams {
+                projection,
+                ..params()
+            };
+            let ctx = gpu_ctx();
+            let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
+            gpu.write_state(&before);
+            gpu.run_kernel(Kernel::SaveStart, 0.0, p.h());
+            let start = gpu.read_vertices(strands::gpu::VertexBuffer::Start);
+            gpu.write_state(&state);
+            let s = gpu.read_state();
+            gpu.write_contacts(&contacts);
+            // The packed and the walked kernels.
+            let kernel = match (projection, walked) {
+                (Projection::Fast { .. }, false) => Kernel::ProjectFast,
+                (Projection::Fast { .. }, true) => Kernel::ProjectFastRod,
+                (Projection::Shake { .. }, false) => Kernel::ProjectShake,
+                (Projection::Shake { .. }, true) => Kernel::ProjectShakeRod,
+                _ => Kernel::ProjectJacobi,
+            };
+            // ProjectJacobi runs U→P; U holds the written state too.
+            gpu.run_kernel_in_phase(kernel, 1, 0.0, p.h());
+            let g = gpu.read_state();
+            let mut pos = s.pos.clone();
+            for r in 0..rods.rod_count() {
+                let v = rods.vertices(r);
+                let w = &rods.inv_mass[v.clone()];
+                let rest = &rods.rest_len[rods.edges(r)];
+                let c = &contacts[v.clone()];
+                match projection {
+                    Projection::Fast { .. } => {
+                        project::project_fast(&mut pos[v], w, rest, 1e-10, 50, c, true);
+                    }
+                    Projection::Shake { .. } => {
+                        let x0 = &start[v.clone()];
+                        project::project_shake(&mut pos[v], x0, w, rest, 1e-10, 50, c, true);
+                    }
+                    _ => {
+                        let src = pos[v.clone()].to_vec();
+                        project::project_jacobi(&src, &mut pos[v], w, rest, 0.5, c, true);
+                    }
                 }
             }
+            let d = max_diff(&g.pos, &pos);
+            eprintln!("{kernel:?} filtered: positions differ by {d:.2e} m");
+            // Fast, SHAKE: the GPU stops at its f32 strain floor (1e-6 × 2 cm edges).
+            assert!(d < 1e-6 * 10.0, "{kernel:?}: {d:e} m");
+            // Every vertex in contact moves in its tangent plane only; with
+            // per-edge weights the stuck pairs move (their shared edge), the
+            // Jacobi projection (per-vertex weights) holds stuck vertices.
+            let mut pair_moved: f64 = 0.0;
+            for (i, c) in contacts.iter().enumerate() {
+                if c.depth > 0.0 {
+                    let (dg, dc) = (g.pos[i] - s.pos[i], pos[i] - s.pos[i]);
+                    assert!(
+                        c.normal.dot(dg).abs() < 1e-6,
+                        "{kernel:?}: vertex {i} off its tangent plane on the GPU"
+                    );
+                    assert!(
+                        c.normal.dot(dc).abs() < 1e-12,
+                        "{kernel:?}: vertex {i} off its tangent plane on the CPU"
+                    );
+                    if c.stuck {
+                        pair_moved = pair_moved.max(dc.length());
+                    }
+                }
+            }
+            eprintln!("{kernel:?}: stuck vertices moved up to {pair_moved:.2e} m");
         }
-        eprintln!("{kernel:?}: stuck vertices moved up to {pair_moved:.2e} m");
     }
 }
 

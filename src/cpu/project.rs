@@ -37,7 +37,8 @@ pub fn max_strain(pos: &[DVec3], rest_len: &[f64]) -> f64 {
 /// its contact's tangent plane: `W = w (I − n nᵀ)` (the filtered mass of
 /// Baraff and Witkin 1998), so the projection cannot push it back in; one that
 /// static friction holds does not move (`W = 0`), so the projection cannot
-/// undo the friction.
+/// undo the friction. (The Newton projections weight a stuck vertex by edge
+/// instead, `ProjectionSystem::we`; the Jacobi one uses this.)
 #[inline]
 pub fn apply_inv_mass(w: f64, c: Contact, filtered: bool, v: DVec3) -> DVec3 {
     if filtered && c.depth > 0.0 {
@@ -406,7 +407,8 @@ struct ProjectionSystem<'a> {
     rest_len: &'a [f64],
     contact: &'a [Contact],
     filtered: bool,
-    /// EXPERIMENT: stuck vertices weighted by edge (`we`).
+    /// Stuck vertices weighted by edge (`we`): always in the projections;
+    /// false only in a test that shows what per-vertex weights do.
     per_edge: bool,
 }
 
@@ -420,14 +422,23 @@ impl ProjectionSystem<'_> {
             || (self.filtered && self.contact[k].depth > 0.0 && self.contact[k].stuck)
     }
 
-    /// EXPERIMENT (CPU only; the GPU twins are not changed, so the GPU
-    /// parity tests fail with DBG_EDGEW set): vertex k's weight as edge e
-    /// uses it. With DBG_EDGEW set, a stuck vertex moves (in its tangent
-    /// plane) only by the corrections of its edges to other held vertices
-    /// (stuck or anchored), never by an edge to a free one, so edges
-    /// between stuck vertices converge while tension cannot pull a stuck
-    /// run (docs/BENCHMARKS.md, thirtieth session). The Newton system stays
-    /// tridiagonal, no longer symmetric for the fast projection.
+    /// Vertex k's weight as edge e uses it. A stuck vertex (static friction
+    /// held it in phase 0) moves, in its tangent plane, only by the
+    /// corrections of its edges to other held vertices (stuck or anchored),
+    /// never by an edge to a free one. Contact moves vertices one by one, so
+    /// it strains edges between stuck vertices; held entirely (per-vertex
+    /// `W = 0`) they kept that strain, and on the bench's hair on the moving
+    /// head every filtered projection ran its 50 iterations from t ≈ 0.9 s
+    /// with strains up to 3e-3 (CPU) and 4.6e-3 (H200). Sliding freely, the
+    /// hanging part's tension pulled stuck runs through their edges to free
+    /// vertices, and a rope over a capsule crept against static friction.
+    /// By edge, neither: stuck–stuck edges converge, and tension reaches a
+    /// stuck run only through phase 0's friction (tests/contact_friction.rs,
+    /// the capstan equation). The Newton system stays tridiagonal; row j's
+    /// couplings take the shared vertex's weight as the other edge uses it,
+    /// so it is not symmetric even for the fast projection
+    /// (docs/BENCHMARKS.md, thirtieth session). GPU twins:
+    /// `edge_inv_mass_applied`, `edge_apply_inv_mass` (shaders/project.wgsl).
     fn we(&self, e: usize, k: usize, v: DVec3) -> DVec3 {
         let c = self.contact[k];
         if self.per_edge && self.filtered && c.depth > 0.0 && c.stuck {
@@ -931,7 +942,7 @@ mod tests {
         ));
     }
 
-    /// EXPERIMENT: with per-edge weights (`ProjectionSystem::we`) the two
+    /// With per-edge weights (`ProjectionSystem::we`) the two
     /// walks are still Newton's method on C(x(λ)): from a rod a small
     /// distance ε off its constraints, with stuck runs (two and three
     /// stuck neighbours, a stuck vertex beside a free one, an anchored
