@@ -39,7 +39,9 @@ fn filter_contact(v: u32) -> vec4<f32> {
 // Weights by edge in the filtered projection: a stuck vertex moves (in its
 // tangent plane) only by the corrections of its edges to other held
 // vertices, never by an edge to a free one (src/cpu/project.rs
-// `ProjectionSystem::we`, which says why).
+// `ProjectionSystem::we`, which says why): `held_of`,
+// `edge_inv_mass_applied`, `edge_apply_inv_mass`.
+
 // Whether a vertex (its `filter_contact` c, inverse mass w) is held in the
 // filtered projection: anchored, or stuck (static friction).
 fn held_of(c: vec4<f32>, w: f32) -> bool {

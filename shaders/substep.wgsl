@@ -20,10 +20,11 @@
 // Positions, which every stage reads and most write, are resident in
 // workgroup memory for the whole dispatch in the module these kernels are
 // built from (shaders/resident.wgsl: loaded once at the start, stored once
-// at the end), and on shapes that ask for it (`32:state`) so is the rest of the state
-// the stages write (velocities, unconstrained positions, contacts, scratch,
-// frames: `RESIDENT_STATE`), but in `substep_start`, whose stages touch it
-// once each (`resident_load`); on larger packs the rest goes through global
+// at the end), and on shapes that ask for it (`32:state`) so is the rest of
+// the state the stages write (velocities, unconstrained positions,
+// contacts, scratch, frames: `RESIDENT_STATE`), but in `substep_start`,
+// whose stages touch it once each (`resident_load`); on the other shapes
+// (the defaults) the rest goes through global
 // memory between stages, rows the same workgroup just wrote, so on a GPU
 // read from its caches. Workgroup memory is the union of the stages'
 // arrays, the largest parts shared (`pack_rows_a`, `pack_rows_b`,

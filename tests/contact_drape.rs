@@ -10,7 +10,6 @@ mod common;
 
 use glam::DVec3;
 use strands::backend::Simulator;
-use strands::build::{EndSpec, RodSpec, build};
 use strands::contact::{Collider, Shape};
 use strands::gpu::GpuContext;
 use strands::params::SimParams;
@@ -27,27 +26,22 @@ fn setup() -> (strands::rods::RodSet, strands::rods::State, SimParams) {
     let points: Vec<DVec3> = (0..25)
         .map(|i| DVec3::new(-0.12 + 0.01 * i as f64, R + 0.01, 0.0))
         .collect();
-    let spec = RodSpec {
-        name: "strand".into(),
-        rest: points.clone(),
+    let (rods, state) = common::free_rod_on(
+        "strand",
         points,
         material,
-        start: EndSpec::Free,
-        end: EndSpec::Free,
-        frame_angle: 0.0,
-    };
-    let (mut rods, state) = build(&[spec], vec![strands::anchor::Anchor::world()]);
-    rods.colliders.push(Collider {
-        name: "ball".into(),
-        shape: Shape::Sphere {
-            center: DVec3::ZERO,
-            radius: R,
+        Collider {
+            name: "ball".into(),
+            shape: Shape::Sphere {
+                center: DVec3::ZERO,
+                radius: R,
+            },
+            anchor: 0,
+            friction: 0.3,
+            static_friction: 0.4,
+            margin: 1e-4,
         },
-        anchor: 0,
-        friction: 0.3,
-        static_friction: 0.4,
-        margin: 1e-4,
-    });
+    );
     let params = SimParams {
         dt: 0.01,
         substeps: 10,

@@ -9,7 +9,6 @@ mod common;
 
 use glam::DVec3;
 use strands::backend::Simulator;
-use strands::build::{EndSpec, RodSpec, build};
 use strands::contact::{Collider, Shape};
 use strands::gpu::GpuContext;
 use strands::params::SimParams;
@@ -28,27 +27,22 @@ fn incline(a: f64, mu: f64) -> (strands::rods::RodSet, strands::rods::State, Sim
     let points: Vec<DVec3> = (0..11)
         .map(|i| lift + downhill * (0.01 * i as f64))
         .collect();
-    let spec = RodSpec {
-        name: "rod".into(),
-        rest: points.clone(),
+    let (rods, state) = common::free_rod_on(
+        "rod",
         points,
         material,
-        start: EndSpec::Free,
-        end: EndSpec::Free,
-        frame_angle: 0.0,
-    };
-    let (mut rods, state) = build(&[spec], vec![strands::anchor::Anchor::world()]);
-    rods.colliders.push(Collider {
-        name: "incline".into(),
-        shape: Shape::Plane {
-            point: DVec3::ZERO,
-            normal,
+        Collider {
+            name: "incline".into(),
+            shape: Shape::Plane {
+                point: DVec3::ZERO,
+                normal,
+            },
+            anchor: 0,
+            friction: mu,
+            static_friction: mu,
+            margin,
         },
-        anchor: 0,
-        friction: mu,
-        static_friction: mu,
-        margin,
-    });
+    );
     let params = SimParams {
         dt: 0.01,
         substeps: 30, // h = 0.67 × the step limit of these rods (tests/stability.rs)
@@ -150,28 +144,23 @@ fn capstan(
         }
     };
     let points: Vec<DVec3> = (0..=n).map(|i| at(total * i as f64 / n as f64)).collect();
-    let spec = RodSpec {
-        name: "rope".into(),
-        rest: points.clone(),
+    let (rods, state) = common::free_rod_on(
+        "rope",
         points,
         material,
-        start: EndSpec::Free,
-        end: EndSpec::Free,
-        frame_angle: 0.0,
-    };
-    let (mut rods, state) = build(&[spec], vec![strands::anchor::Anchor::world()]);
-    rods.colliders.push(Collider {
-        name: "capsule".into(),
-        shape: Shape::Capsule {
-            a: DVec3::new(0.0, 0.0, -0.05),
-            b: DVec3::new(0.0, 0.0, 0.05),
-            radius,
+        Collider {
+            name: "capsule".into(),
+            shape: Shape::Capsule {
+                a: DVec3::new(0.0, 0.0, -0.05),
+                b: DVec3::new(0.0, 0.0, 0.05),
+                radius,
+            },
+            anchor: 0,
+            friction: mu,
+            static_friction: mu,
+            margin,
         },
-        anchor: 0,
-        friction: mu,
-        static_friction: mu,
-        margin,
-    });
+    );
     let params = SimParams {
         dt: 0.01,
         substeps: 10,

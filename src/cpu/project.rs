@@ -744,6 +744,19 @@ mod tests {
         assert!(!r.converged);
     }
 
+    /// Vectors of components uniform in [−0.5, 0.5) from a xorshift64
+    /// sequence seeded with `seed`: the same draws on every run.
+    fn xorshift_noise(seed: u64) -> impl FnMut() -> DVec3 {
+        let mut rng = seed;
+        let mut unit = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        move || DVec3::new(unit(), unit(), unit())
+    }
+
     /// One Newton iteration's two walks (`eliminate_rows`,
     /// `substitute_and_move`) are the assembled system solved by
     /// `solve_tridiagonal_lu` and applied edge by edge from the root,
@@ -755,14 +768,7 @@ mod tests {
     #[test]
     fn two_walks_are_the_thomas_solve_applied_from_the_root() {
         let n = 9;
-        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
-        let mut unit = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
-        let mut noise = || DVec3::new(unit(), unit(), unit());
+        let mut noise = xorshift_noise(0x2545_f491_4f6c_dd1d);
         let rest_len: Vec<f64> = (0..n - 1).map(|j| 0.1 + 0.01 * j as f64).collect();
         let mut start = vec![DVec3::ZERO; n];
         for j in 1..n {
@@ -954,14 +960,7 @@ mod tests {
     #[test]
     fn per_edge_weights_keep_newtons_quadratic_convergence() {
         let n = 10;
-        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut unit = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
-        let mut noise = || DVec3::new(unit(), unit(), unit());
+        let mut noise = xorshift_noise(0x9e37_79b9_7f4a_7c15);
         let rest_len = vec![0.02; n - 1];
         let mut base = vec![DVec3::ZERO; n];
         // A zigzag in the stuck vertices' tangent plane (y = 0), so that

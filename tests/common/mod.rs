@@ -85,6 +85,29 @@ pub fn random_rod(rng: &mut Pcg64, n: usize, start: EndSpec, end: EndSpec) -> Ro
     spec
 }
 
+/// One free–free rod through `points` (its rest shape too) of `material`,
+/// anchored to nothing, with one collider on the world anchor: the
+/// contact tests' scenes (an incline, a capsule, a ball).
+pub fn free_rod_on(
+    name: &str,
+    points: Vec<DVec3>,
+    material: RodMaterial,
+    collider: strands::contact::Collider,
+) -> (strands::rods::RodSet, strands::rods::State) {
+    let spec = RodSpec {
+        name: name.into(),
+        rest: points.clone(),
+        points,
+        material,
+        start: EndSpec::Free,
+        end: EndSpec::Free,
+        frame_angle: 0.0,
+    };
+    let (mut rods, state) = build(&[spec], vec![Anchor::world()]);
+    rods.colliders.push(collider);
+    (rods, state)
+}
+
 pub fn simulator(specs: &[RodSpec], params: SimParams) -> CpuSimulator {
     simulator_with_anchors(specs, vec![Anchor::world()], params)
 }
