@@ -785,7 +785,10 @@ fn curvature_binormal_at(a: Position, b: Position, c: Position) -> vec3<real> {
     let e0 = q0 + r0;
     let e1 = q1 + r1;
     let turn = cross(q0, q1) + (cross(q0, r1) + cross(r0, q1) + cross(r0, r1));
-    return 2.0 * turn / (length_real(e0) * length_real(e1) + dot(e0, e1));
+    // One division, not one a component: in the f64 stencil a GPU's
+    // division is a software sequence (docs/BENCHMARKS.md, thirty-first
+    // session).
+    return turn * (2.0 / (length_real(e0) * length_real(e1) + dot(e0, e1)));
 }
 
 fn material_curvature(kb: vec3<f32>, f: MaterialFrame) -> vec2<f32> {
@@ -811,7 +814,11 @@ fn curvature_binormal_gradient_t(a: vec3<real>, b: vec3<real>, kb: vec3<real>, k
     let lb = length_real(b);
     let d = la * lb + dot(a, b);
     let kbk = dot(kb, k);
-    let ga = (2.0 * cross(b, k) - (a * (lb / la) + b) * kbk) / d;
-    let gb = (-2.0 * cross(a, k) - (b * (la / lb) + a) * kbk) / d;
+    // Two divisions, not eight (as in `curvature_binormal_at`):
+    // lb/la = lb²/(la lb), la/lb = la²/(la lb).
+    let id = 1.0 / d;
+    let iab = 1.0 / (la * lb);
+    let ga = (2.0 * cross(b, k) - (a * (lb * lb * iab) + b) * kbk) * id;
+    let gb = (-2.0 * cross(a, k) - (b * (la * la * iab) + a) * kbk) * id;
     return VertexTriple(-ga, ga - gb, gb);
 }

@@ -11,8 +11,10 @@
 //   than a pack is walked by one invocation.
 
 fn holonomy_gradient(kb: vec3<real>, len_prev: real, len_next: real) -> VertexTriple {
-    let a = kb / (2.0 * len_prev);
-    let c = -kb / (2.0 * len_next);
+    // One division a length, not one a component: a GPU's f64 division is
+    // a software sequence (docs/BENCHMARKS.md, thirty-first session).
+    let a = kb * (0.5 / len_prev);
+    let c = -kb * (0.5 / len_next);
     return VertexTriple(a, -(a + c), c);
 }
 
@@ -54,10 +56,12 @@ fn bending_stencil(v: u32, bending: vec3<f32>, prev: MaterialFrame, next: Materi
     let w1 = material_curvature_real(kb, next);
     let bd0 = apply_bending_real(b, w0 - vec2<real>(rest[vertex_slot(v)].rest_kappa.xy));
     let bd1 = apply_bending_real(b, w1 - vec2<real>(rest[vertex_slot(v)].rest_kappa.zw));
-    let c = vec2<f32>(vec2<real>(dot(rot_j_real(w0), bd0), dot(rot_j_real(w1), bd1)) / l);
+    // 1/l̄ once (as in `holonomy_gradient`).
+    let il = 1.0 / l;
+    let c = vec2<f32>(vec2<real>(dot(rot_j_real(w0), bd0), dot(rot_j_real(w1), bd1)) * il);
     // ∂E/∂(κb) = Σⱼ (g₁ m₂ʲ − g₂ m₁ʲ) with g = Bʲ(ω − ω̄)/l̄.
-    let g0 = bd0 / l;
-    let g1 = bd1 / l;
+    let g0 = bd0 * il;
+    let g1 = bd1 * il;
     let dk = vec3<real>(prev.m2) * g0.x - vec3<real>(prev.m1) * g0.y + vec3<real>(next.m2) * g1.x - vec3<real>(next.m1) * g1.y;
     let e0 = edge_between(x0, x1);
     let e1 = edge_between(x1, x2);
