@@ -25,18 +25,19 @@ fn integrate_vertex(v: u32) {
 
 // The symplectic Euler update of vertex v (the CPU's first loop).
 fn integrate_free_vertex(v: u32) {
-    integrate_free_vertex_from(v, pos_get(v), vel_get(v), scratch_force(v).xyz, params.h);
+    _ = integrate_free_vertex_from(v, pos_get(v), vel_get(v), scratch_force(v).xyz, params.h);
 }
 
 // `integrate_free_vertex` from vertex v's position, velocity (w: the count
 // of `project_velocity`, kept) and force as read; h the substep (`params.h`,
 // which a walk reads before its loop).
-fn integrate_free_vertex_from(v: u32, old: Position, u_old: vec4<f32>, force: vec3<f32>, h: f32) {
+fn integrate_free_vertex_from(v: u32, old: Position, u_old: vec4<f32>, force: vec3<f32>, h: f32) -> Position {
     let u = u_old.xyz + force * (h * rest[vertex_slot(v)].inv_mass);
     let x = moved(old, u * h);
     vel_set(v, vec4<f32>(u, u_old.w));
     pos_set(v, x);
     pos_unc_set(v, x);
+    return x;
 }
 
 // Vertex v, held by clamp c (its first vertex for `slot` 0, its second for

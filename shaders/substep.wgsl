@@ -230,38 +230,97 @@ fn project_walk(r: u32, shake: bool, unresolved: f32) -> u32 {
 // `start_vertex` for `write_force`, written twice rather than chosen by a
 // flag: a flag would make the forces kernels use `pos_start` and `pos_unc`
 // too, past the 8 storage buffers a WebGPU device allows a staged kernel.
-fn substep_start_walk(r: u32) {
+// Returns what `unresolved_strain` (4 ulps) says of the positions it
+// leaves (`StartStrain`), for the projection after it where no grid
+// stage moves the vertices in between (`substep_rod`, `frame_rod`).
+fn substep_start_walk(r: u32) -> f32 {
     let rod = rods[r];
     let sf = step_forces();
     let h = params.h;
     let shake = params.projection == PROJECTION_SHAKE;
     var w = sweep_start(rod);
+    var strain = start_strain();
     for (var k = rod.vertex_count - 2u; k >= 1u; k--) {
         let x = w.x_next;
-        start_vertex(rod, sf, h, shake, k + 1u, sweep_vertex(rod, k, &w), x);
+        start_vertex(rod, sf, h, shake, k + 1u, sweep_vertex(rod, k, &w), x, &strain);
     }
-    start_vertex(rod, sf, h, shake, 1u, vec3<f32>(w.f_next), w.x_next);
-    start_vertex(rod, sf, h, shake, 0u, vec3<f32>(w.f_cur), w.x_cur);
+    start_vertex(rod, sf, h, shake, 1u, vec3<f32>(w.f_next), w.x_next, &strain);
+    start_vertex(rod, sf, h, shake, 0u, vec3<f32>(w.f_cur), w.x_cur, &strain);
     integrate_clamped_ends(r);
+    return clamped_edges_strain(r, strain.m);
 }
 
 // Local vertex i of rod r once the sweep has its elastic force and x its
 // position: its force stored (`store_force`), its position saved as the
 // substep's start (SHAKE), and unless a clamp holds it its symplectic Euler
 // update, from the position and velocity in registers
-// (`integrate_free_vertex_from`). The sweep reads no vertex again once its
-// force is done, and each vertex's update reads only its own values, so
-// this is `forces`, `save_start` and `integrate`'s free loop in turn.
-fn start_vertex(rod: Rod, sf: StepForces, h: f32, shake: bool, i: u32, elastic: vec3<f32>, x: Position) {
+// (`integrate_free_vertex_from`), which `strain` takes in. The sweep reads
+// no vertex again once its force is done, and each vertex's update reads
+// only its own values, so this is `forces`, `save_start` and `integrate`'s
+// free loop in turn.
+fn start_vertex(rod: Rod, sf: StepForces, h: f32, shake: bool, i: u32, elastic: vec3<f32>, x: Position, strain: ptr<function, StartStrain>) {
     let v = rod.vertex_offset + i;
     let u = vel_get(v);
     let f = store_force(rod, sf, i, elastic, x, u.xyz);
     if (shake) {
         pos_start[vertex_slot(v)] = x;
     }
-    if (rest[vertex_slot(v)].clamp == NONE) {
-        integrate_free_vertex_from(v, x, u, f, h);
+    var moved_to = x;
+    let free = rest[vertex_slot(v)].clamp == NONE;
+    if (free) {
+        moved_to = integrate_free_vertex_from(v, x, u, f, h);
     }
+    start_strain_next(strain, v, moved_to, free);
+}
+
+// `unresolved_strain` (4 ulps, the projection's tolerance) of the
+// positions the start walk leaves, taken as it goes, tip to root: edge v's
+// part (`edge_unresolved_of`, from vertex v and v + 1 in that order, as
+// `unresolved_strain` takes them) once both are final, a free vertex as
+// the sweep integrates it; the edges at a clamp, whose vertices
+// `integrate_clamped_ends` places after the sweep, then from the stored
+// positions (`clamped_edges_strain`). The same edges, positions and
+// maximum as `unresolved_strain` after the walk, which the projection then
+// need not walk (as `StrainWalk` for the blend and contact).
+struct StartStrain {
+    x: Position,            // vertex v + 1 after its update
+    free: bool,             // whether it is free (final)
+    m: f32,                 // the largest part so far, −1 with none
+}
+
+fn start_strain() -> StartStrain {
+    return StartStrain(Position(vec4<i32>(0), vec4<f32>(0.0)), false, -1.0);
+}
+
+// Vertex v, visited after v + 1, at x (final where `free`).
+fn start_strain_next(s: ptr<function, StartStrain>, v: u32, x: Position, free: bool) {
+    if (free && (*s).free) {
+        let w = rest[vertex_slot(v)].inv_mass + rest[vertex_slot(v + 1u)].inv_mass;
+        let part = edge_unresolved_of(rest[vertex_slot(v)].rest_len, x, (*s).x, w, projection_tolerance(), 4.0);
+        (*s).m = max((*s).m, part);
+    }
+    (*s).x = x;
+    (*s).free = free;
+}
+
+// `m` with the parts of the edges that touch rod r's clamped vertices (the
+// first two or the last two), from the positions stored.
+fn clamped_edges_strain(r: u32, m: f32) -> f32 {
+    let o = rods[r].vertex_offset;
+    let ne = rods[r].vertex_count - 1u;
+    let tolerance = projection_tolerance();
+    var out = m;
+    if (rods[r].start_clamp != NONE) {
+        for (var e = o; e < min(o + 2u, o + ne); e++) {
+            out = max(out, edge_unresolved(e, pos_get(e), pos_get(e + 1u), rest[vertex_slot(e)].inv_mass + rest[vertex_slot(e + 1u)].inv_mass, tolerance, 4.0));
+        }
+    }
+    if (rods[r].end_clamp != NONE) {
+        for (var e = o + ne - min(2u, ne); e < o + ne; e++) {
+            out = max(out, edge_unresolved(e, pos_get(e), pos_get(e + 1u), rest[vertex_slot(e)].inv_mass + rest[vertex_slot(e + 1u)].inv_mass, tolerance, 4.0));
+        }
+    }
+    return out;
 }
 
 // `blended`: the blend's `StrainWalk` (`grid_blend_rod`), or
@@ -333,7 +392,7 @@ fn velocity_frames_walk(r: u32) {
 fn substep_start_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
-        substep_start_walk(r);
+        _ = substep_start_walk(r);
         // (With the sorted splat, its kernels splat after this dispatch.)
         if (params.splat == SPLAT_OWN) {
             grid_splat_rod(r);
@@ -354,8 +413,7 @@ fn substep_finish_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
 fn substep_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
-        substep_start_walk(r);
-        substep_finish_walk(r, STRAIN_UNMEASURED);
+        substep_finish_walk(r, substep_start_walk(r));
         loops_ran_out(r);
     }
 }

@@ -469,17 +469,83 @@ fn walked_substep_hands_the_projection_the_strain_it_leaves() {
         assert!(dx <= 1e-6, "{set:?}: walked forms differ by {dx:.3e} m");
     }
     let clear = ["rods.0.from=[-0.1, 0.2, 0.0]", "rods.0.to=[0.1, 0.2, 0.0]"];
-    let (_, [(_, staged), (_, fused)]) = walked_forms(BESIDE, &clear, |_| {});
-    eprintln!(
-        "at rest: projection iterations {} (Walked), {} (WalkedFused)",
-        staged.projection_iterations, fused.projection_iterations
-    );
-    assert_eq!(
-        staged.projection_iterations, 0,
-        "the staged walked form projected a strand at rest"
-    );
-    assert_eq!(
-        fused.projection_iterations, 0,
-        "a hand-off made the projection iterate on a strand at rest"
-    );
+    for grid in [&[][..], &["interaction.groups=[]"][..]] {
+        let set: Vec<&str> = clear.iter().chain(grid).copied().collect();
+        let (_, [(_, staged), (_, fused)]) = walked_forms(BESIDE, &set, |_| {});
+        eprintln!(
+            "{grid:?} at rest: projection iterations {} (Walked), {} (WalkedFused)",
+            staged.projection_iterations, fused.projection_iterations
+        );
+        assert_eq!(
+            staged.projection_iterations, 0,
+            "{grid:?}: the staged walked form projected a strand at rest"
+        );
+        assert_eq!(
+            fused.projection_iterations, 0,
+            "{grid:?}: a hand-off made the projection iterate on a strand at rest"
+        );
+    }
+}
+
+/// Without the grid the walked substep's start walk hands the first
+/// projection its strain measure (`StartStrain` in shaders/substep.wgsl),
+/// taken as the sweep integrates each free vertex, and the edges at a
+/// clamp, whose vertices are placed after the sweep, from the stored
+/// positions (`clamped_edges_strain`). Checked where only such an edge is
+/// strained: a strand clamped at one end, every free vertex shifted 1e-4 m
+/// (1 % of an edge) away from the clamp, so that the one edge from the
+/// clamp's second vertex to the first free one is stretched and no other.
+/// The staged walked form measures it again (`unresolved_strain`); the
+/// two must agree to rounding, and the projection must have moved the
+/// strand. Left out of the hand-off (each end's loop emptied in turn),
+/// the fused form left the stretch (0 projection iterations against 2):
+/// the forms differed by 1.0e-4 m.
+#[test]
+fn start_walk_hands_the_projection_the_strain_at_a_clamp() {
+    const CLAMPED: &str = r#"
+[sim]
+dt = 0.001
+substeps = 1
+gravity = [0.0, 0.0, 0.0]
+
+[materials.hair]
+density = 1300.0
+radius = 5e-5
+youngs_modulus = 3.9e8
+shear_modulus = 1.5e8
+
+[[rods]]
+kind = "straight"
+material = "hair"
+from = [-0.1, 0.0, 0.0]
+to = [0.1, 0.0, 0.0]
+segments = 20
+"#;
+    let shift = 1e-4;
+    for (end, sign) in [("start", 1.0), ("end", -1.0)] {
+        let set = [format!("rods.0.{end}=\"clamped\"")];
+        let set: Vec<&str> = set.iter().map(String::as_str).collect();
+        let (start, [(staged, staged_d), (fused, fused_d)]) =
+            walked_forms(CLAMPED, &set, |s: &mut strands::rods::State| {
+                let n = s.pos.len();
+                let free = if sign > 0.0 { 2..n } else { 0..n - 2 };
+                for x in &mut s.pos[free] {
+                    x.x += sign * shift;
+                }
+            });
+        let moved = max_diff(&staged.pos, &start.pos);
+        let dx = max_diff(&staged.pos, &fused.pos);
+        eprintln!(
+            "{end} clamped: the substep moved the strand {moved:.3e} m; Walked − WalkedFused {dx:.3e} m; projection iterations {} and {}",
+            staged_d.projection_iterations, fused_d.projection_iterations
+        );
+        assert!(
+            staged_d.projection_iterations > 0 && moved > 0.25 * shift,
+            "{end} clamped: the projection did not restore the stretched edge ({moved:.3e} m)"
+        );
+        assert!(
+            dx <= 1e-6,
+            "{end} clamped: walked forms differ by {dx:.3e} m (the hand-off missed the clamp's edge)"
+        );
+    }
 }
