@@ -751,7 +751,13 @@ wanted profile && step profile profile_kernels
 # barrier a level (the packed forms), and by subgroup shuffles, a strand a
 # subgroup (the design not built). 8 and 32 rows, 32000 strands (1000
 # when quick): whether a strand spread over a warp's lanes beats the walk
-# on this GPU before anyone builds a form on it.
+# on this GPU before anyone builds a form on it. Then a chain of 20 solves
+# a strand in one dispatch, each reading the one before's solution (a
+# substep's ~40 walks), at 2048, 8000 and 32000 strands (STRANDS_CHAIN_
+# STRANDS): walked, walked with loads two rows ahead, and split over 2 to
+# 32 lanes a strand (the partition method, subgroup shuffles): whether
+# loads ahead, or a rod split among invocations, shorten walked-frame's
+# chain.
 wanted probe-tridiagonal && step probe-tridiagonal run_test gpu_tridiagonal_probe --ignored --nocapture --test-threads 1
 
 # The benchmark: GPU up to 4 M vertices, CPU at the small sizes. The
