@@ -91,28 +91,12 @@ struct TwistSweep {
     elimination: Elimination,
 }
 
-// θ of edge e as the gradient walk reaches it. With `step`, the last
-// Newton step (`scratch[e].s.x`, `newton_back`'s) is taken on a free
-// edge here, written once, rather than by a walk of its own before the
-// walk (`twist_solve`): the same addition, so the same bits, one walk
-// along the rod fewer per accepted step. The walk reads it before its
-// elimination overwrites `scratch[e].s` (`eliminate_row` writes the row
-// before the one it reached).
-fn walk_theta(e: u32, free: vec2<u32>, step: bool) -> f32 {
-    var theta = frame_theta(e);
-    if (step && e >= free.x && e < free.y) {
-        theta += scratch_s_x(e);
-        frame_set_theta(e, theta);
-    }
-    return theta;
-}
-
 // Edge e's material frame at angle theta.
 fn theta_material_frame(e: u32, theta: f32) -> MaterialFrame {
     return material_frame(frame_tangent(e).xyz, frame_ref_u(e).xyz, theta);
 }
 
-fn twist_gradient(r: u32, free: vec2<u32>, store: bool, step: bool) -> TwistSweep {
+fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     var m = vec4<f32>(0.0);
@@ -123,7 +107,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool, step: bool) -> TwistSwee
     let b = rods[r].bending.xyz;
     let beta = rods[r].bending.w;
     let b_norm = bending_norm(b);
-    var theta_prev = walk_theta(o, free, step);
+    var theta_prev = frame_theta(o);
     var prev = theta_material_frame(o, theta_prev);
     m.z = abs(theta_prev);
     // g of edge v − 1 (the first edge before the walk), and its part of the
@@ -132,7 +116,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool, step: bool) -> TwistSwee
     var c_prev = 0.0;
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
-        let theta = walk_theta(v, free, step);
+        let theta = frame_theta(v);
         let next = theta_material_frame(v, theta);
         let kb = scratch_kb(v).xyz;
         let l = rest[vertex_slot(v)].voronoi;
@@ -268,16 +252,28 @@ fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
 
 // `newton_step`'s back substitution, from the last row's eliminated value
 // x and ∂E/∂θ `grad` (the forward elimination's, or `twist_gradient`'s).
+// It takes the step as it goes: each free angle θ + x written, and x and
+// the angle before in `scratch[e].s` (x, z), from which `twist_solve`
+// puts the angles back where it searches along the step instead (rare).
+// A full step is what a solve takes nearly always (below the tolerance or
+// certified, src/cpu/twist.rs `armijo_certified`), so this is the
+// addition the walk taking it would make, the same bits, and one walk
+// along the rod fewer a solve.
 fn newton_back(a: u32, b: u32, x_last: f32, grad: f32) -> vec4<f32> {
     var x = x_last;
+    let theta_last = frame_theta(b - 1u);
+    frame_set_theta(b - 1u, theta_last + x);
     scratch_set_s_x(b - 1u, x);
+    scratch_set_s_z(b - 1u, theta_last);
     var slope = x * grad;
     var max_step = abs(x);
     var cubes = abs(x * x * x);
     for (var e = b - 1u; e > a; e--) {
         let row = scratch_s(e - 1u);
         x = row.x - row.y * x;
-        scratch_set_s_x(e - 1u, x);
+        let theta = frame_theta(e - 1u);
+        frame_set_theta(e - 1u, theta + x);
+        scratch_set_s(e - 1u, vec4<f32>(x, row.y, theta, row.w));
         slope += x * row.w;
         max_step = max(max_step, abs(x));
         cubes += abs(x * x * x);
@@ -328,13 +324,8 @@ fn twist_solve(r: u32) {
     var e0 = 0.0;
     var have_e0 = false;
     var iterations = 0u;
-    // A full step accepted without the energies and not yet taken: the
-    // next gradient walk takes it as it reads each angle (`walk_theta`),
-    // else the walk after the loop.
-    var step_pending = false;
     for (var it = 0u; it < params.twist_max_iterations; it++) {
-        let sweep = twist_gradient(r, vec2<u32>(a, b), false, step_pending);
-        step_pending = false;
+        let sweep = twist_gradient(r, vec2<u32>(a, b), false);
         let maxima = sweep.maxima;
         if (it == 0u) {
             tolerance = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * maxima.z);
@@ -352,7 +343,7 @@ fn twist_solve(r: u32) {
             step = newton_back(a, b, sweep.elimination.x, sweep.elimination.grad);
         }
         for (var shifted = !sweep.elimination.solved; shifted; shifted = false) {
-            _ = twist_gradient(r, vec2<u32>(a, b), true, false);
+            _ = twist_gradient(r, vec2<u32>(a, b), true);
             var mu = 0.0;
             for (var attempt = 1u; attempt < 64u; attempt++) {
                 mu = select(mu * 10.0, 1e-8 * max(maxima.y, 1e-30), mu == 0.0);
@@ -370,19 +361,21 @@ fn twist_solve(r: u32) {
         // A full step below the tolerance ends the solve; one that the
         // third-derivative bound proves to pass the Armijo test is the step
         // the line search would accept (src/cpu/twist.rs
-        // `armijo_certified`). Both are taken without the energies.
+        // `armijo_certified`). Both are taken without the energies: the
+        // back substitution took the step already.
         let small = max_step < tolerance;
         if (small || armijo_certified(slope, maxima.w, step.w)) {
             iterations = it + 1u;
             if (small) {
-                take_twist_step(a, b);
                 break;
             }
-            // Taken by the next gradient walk.
-            step_pending = true;
             // The energy at the new angles is not known.
             have_e0 = false;
             continue;
+        }
+        // The angles before the step, for the line search.
+        for (var e = a; e < b; e++) {
+            frame_set_theta(e, scratch_s_z(e));
         }
         if (!have_e0) {
             e0 = total(elastic_energy(r, false));
@@ -417,19 +410,7 @@ fn twist_solve(r: u32) {
             break;
         }
     }
-    // The last iteration's step, where the iterations ran out after it.
-    if (step_pending) {
-        take_twist_step(a, b);
-    }
     stat_max(0u, iterations);
-}
-
-// The Newton step `newton_back` left in `scratch[e].s.x` taken on the
-// free angles a..b.
-fn take_twist_step(a: u32, b: u32) {
-    for (var e = a; e < b; e++) {
-        frame_set_theta(e, frame_theta(e) + scratch_s_x(e));
-    }
 }
 
 @compute @workgroup_size(64)

@@ -455,20 +455,7 @@ pub fn twist_in(
         // (The scan, twin of the packed kernel, always searches.)
         let cubic = (form == TwistForm::Walk).then(|| cubic_bound(rest, kb, free.clone()));
         let mut out = TwistSolve::default();
-        // A full step accepted without the energies and not yet taken: the
-        // GPU's walk takes it as its next gradient walk reads each angle
-        // (shaders/twist.wgsl `walk_theta`), one walk fewer; here it is
-        // taken just before the next gradient, the same additions.
-        let mut step_pending = false;
-        let take_step = |theta: &mut [f64], step: &[f64]| {
-            for (s, j) in step.iter().zip(free.clone()) {
-                theta[j] += s;
-            }
-        };
         for it in 0..max_iterations {
-            if std::mem::take(&mut step_pending) {
-                take_step(theta, step);
-            }
             twist_gradient(
                 rest,
                 kb,
@@ -522,6 +509,14 @@ pub fn twist_in(
                     return out;
                 }
             };
+            // The full step taken, the angles before it kept in `trial`:
+            // the GPU's walk takes it in the back substitution that finds
+            // it (shaders/twist.wgsl `newton_back`), one walk fewer, as a
+            // full step is what a solve nearly always takes.
+            for (s, j) in step.iter().zip(free.clone()) {
+                trial[j] = theta[j];
+                theta[j] += s;
+            }
             // A full step below the tolerance ends the solve; one that the
             // third-derivative bound proves to pass the Armijo test is the
             // step the line search would accept. Both are taken without
@@ -530,15 +525,14 @@ pub fn twist_in(
             if small || cubic.is_some_and(|c| armijo_certified(slope, c, cubes)) {
                 out.iterations = it + 1;
                 if small {
-                    take_step(theta, step);
                     break;
                 }
-                // Taken before the next gradient.
-                step_pending = true;
                 // The energy at the new angles is not known.
                 e0 = None;
                 continue;
             }
+            // The angles before the step, for the line search.
+            theta[free.clone()].copy_from_slice(&trial[free.clone()]);
             let e_start = *e0.get_or_insert_with(|| energy(theta));
             // Backtracking line search with the Armijo condition.
             let mut alpha = 1.0;
@@ -564,10 +558,6 @@ pub fn twist_in(
             if alpha * max_step < tolerance {
                 break;
             }
-        }
-        // The last iteration's step, where the iterations ran out after it.
-        if step_pending {
-            take_step(theta, step);
         }
         out
     })
