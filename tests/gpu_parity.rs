@@ -11,7 +11,6 @@ mod common;
 use common::*;
 use glam::DVec3;
 use rand::RngExt;
-use std::f64::consts::PI;
 use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
 use strands::cpu::contact::Contact;
