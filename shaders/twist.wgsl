@@ -223,8 +223,9 @@ fn cubic_term(b_norm: f32, kb_len: f32, wbar: vec2<f32>, l: f32) -> f32 {
 // x = −(g.x + g.y) (Thomas algorithm). The elimination reads each row's g
 // once and writes its s once (x: the eliminated value, y: the factor
 // eliminating the next row, w: the row's ∂E/∂θ); the back substitution
-// reads s once and writes x, summing the slope Σ xₑ ∂E/∂θᵉ from the last
-// edge to the first, the largest |xₑ| and Σ|xₑ|³ as it goes. Returns (1,
+// reads s once and writes x and the angle before the step into it, and
+// the angle θ + x (`newton_back`), summing the slope Σ xₑ ∂E/∂θᵉ from the
+// last edge to the first, the largest |xₑ| and Σ|xₑ|³ as it goes. Returns (1,
 // slope, max |x|, Σ|x|³), or x = 0 when a pivot is not positive, i.e. the
 // shifted matrix is not positive definite.
 fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
