@@ -224,38 +224,19 @@ fn twist_kernel_matches_cpu_with(kernel: Kernel) {
 /// `twist_kernel_matches_cpu`.
 #[test]
 fn walked_twist_takes_a_step_left_when_iterations_run_out() {
-    let (mut cpu, mut gpu) = pair();
-    let (t, h) = (cpu.state.time, cpu.params.h());
-    let mut params = *gpu.params();
-    params.twist_max_iterations = 1;
-    gpu.set_params(params);
-    for (r, _, e) in rods_of(&cpu) {
-        for j in cpu::free_twist_range(&cpu.rods, r) {
-            cpu.state.theta[e.start + j] += 1e-3 * (j as f64).sin();
-        }
-    }
-    gpu.write_state(&cpu.state);
-    cpu.state = gpu.read_state();
-    let start = cpu.state.theta.clone();
-    gpu.run_kernel(Kernel::TwistRod, t, h);
-    let g = gpu.read_state();
-    let (mut worst, mut moved): (f64, f64) = (0.0, 0.0);
-    for (r, v, e) in rods_of(&cpu) {
-        let solve = cpu_twist(&mut cpu, (r, v, e.clone()), params.twist_tolerance, 1);
-        assert!(solve.iterations <= 1);
-        for j in e {
-            worst = worst.max((g.theta[j] - cpu.state.theta[j]).abs());
-            moved = moved.max((g.theta[j] - start[j]).abs());
-        }
-    }
-    eprintln!("one iteration: θ moved {moved:.2e} rad, GPU − CPU {worst:.2e} rad");
-    assert!(
-        moved > 1e-4,
-        "the step was not taken: θ moved {moved:.2e} rad"
+    let one = walked_twist_one_iteration(|j| 1e-3 * (j as f64).sin());
+    eprintln!(
+        "one iteration: θ moved {:.2e} rad, GPU − CPU {:.2e} rad",
+        one.moved, one.worst
     );
-    assert!(worst < 1e-5, "θ differs by {worst:.2e} rad");
-    let [iterations, _] = gpu.read_stats();
-    assert_eq!(iterations, 1);
+    assert!(one.cpu_iterations <= 1);
+    assert!(
+        one.moved > 1e-4,
+        "the step was not taken: θ moved {:.2e} rad",
+        one.moved
+    );
+    assert!(one.worst < 1e-5, "θ differs by {:.2e} rad", one.worst);
+    assert_eq!(one.gpu_iterations, 1);
 }
 
 /// The walked twist where its first step needs the line search (the
@@ -270,15 +251,43 @@ fn walked_twist_takes_a_step_left_when_iterations_run_out() {
 /// back substitution took the step).
 #[test]
 fn walked_twist_searches_from_the_angles_before_the_step() {
+    let mut rng = rng(11);
+    let one = walked_twist_one_iteration(|_| rng.random_range(-2.5..2.5));
+    eprintln!(
+        "one searched iteration: θ moved {:.2e} rad, GPU − CPU {:.2e} rad",
+        one.moved, one.worst
+    );
+    assert!(
+        one.moved > 1e-2,
+        "the step was not taken: θ moved {:.2e} rad",
+        one.moved
+    );
+    assert!(one.worst < 1e-5, "θ differs by {:.2e} rad", one.worst);
+}
+
+/// What one iteration of the walked twist (`twist_rod`) and of the CPU's
+/// did from the same angles.
+struct OneIteration {
+    /// The largest |θ| the GPU moved an angle.
+    moved: f64,
+    /// The largest |θ_GPU − θ_CPU| after it.
+    worst: f64,
+    /// The CPU's iterations, the most of any rod, and the GPU's.
+    cpu_iterations: u32,
+    gpu_iterations: u32,
+}
+
+/// One iteration of the twist solve on both sides, every rod's free angle j
+/// first moved by `offset(j)`.
+fn walked_twist_one_iteration(mut offset: impl FnMut(usize) -> f64) -> OneIteration {
     let (mut cpu, mut gpu) = pair();
     let (t, h) = (cpu.state.time, cpu.params.h());
     let mut params = *gpu.params();
     params.twist_max_iterations = 1;
     gpu.set_params(params);
-    let mut rng = rng(11);
     for (r, _, e) in rods_of(&cpu) {
         for j in cpu::free_twist_range(&cpu.rods, r) {
-            cpu.state.theta[e.start + j] += rng.random_range(-2.5..2.5);
+            cpu.state.theta[e.start + j] += offset(j);
         }
     }
     gpu.write_state(&cpu.state);
@@ -286,20 +295,21 @@ fn walked_twist_searches_from_the_angles_before_the_step() {
     let start = cpu.state.theta.clone();
     gpu.run_kernel(Kernel::TwistRod, t, h);
     let g = gpu.read_state();
-    let (mut worst, mut moved): (f64, f64) = (0.0, 0.0);
+    let mut one = OneIteration {
+        moved: 0.0,
+        worst: 0.0,
+        cpu_iterations: 0,
+        gpu_iterations: gpu.read_stats()[0],
+    };
     for (r, v, e) in rods_of(&cpu) {
-        cpu_twist(&mut cpu, (r, v, e.clone()), params.twist_tolerance, 1);
+        let solve = cpu_twist(&mut cpu, (r, v, e.clone()), params.twist_tolerance, 1);
+        one.cpu_iterations = one.cpu_iterations.max(solve.iterations);
         for j in e {
-            worst = worst.max((g.theta[j] - cpu.state.theta[j]).abs());
-            moved = moved.max((g.theta[j] - start[j]).abs());
+            one.worst = one.worst.max((g.theta[j] - cpu.state.theta[j]).abs());
+            one.moved = one.moved.max((g.theta[j] - start[j]).abs());
         }
     }
-    eprintln!("one searched iteration: θ moved {moved:.2e} rad, GPU − CPU {worst:.2e} rad");
-    assert!(
-        moved > 1e-2,
-        "the step was not taken: θ moved {moved:.2e} rad"
-    );
-    assert!(worst < 1e-5, "θ differs by {worst:.2e} rad");
+    one
 }
 
 /// Kernel `forces`: elastic (bending, holonomy, clamped-end twist) plus

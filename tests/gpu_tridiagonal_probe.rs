@@ -262,6 +262,64 @@ fn interleaved_slot(s: usize, i: usize, n: usize) -> usize {
     block * n + i * 8 + (s - block)
 }
 
+/// A probe's buffers: its parameters (uniform), the strands' rows laid
+/// out by `slot` (strand, row) → element, `work` of `work_row_bytes` a
+/// row, the solution `x` and a buffer to read it back through.
+struct ProbeBuffers {
+    params: wgpu::Buffer,
+    rows: wgpu::Buffer,
+    work: wgpu::Buffer,
+    x: wgpu::Buffer,
+    read: wgpu::Buffer,
+    x_bytes: u64,
+}
+
+impl ProbeBuffers {
+    fn new(
+        device: &wgpu::Device,
+        params: [u32; 4],
+        rows: &[[f32; 4]],
+        n: usize,
+        work_row_bytes: usize,
+        slot: impl Fn(usize, usize) -> usize,
+    ) -> ProbeBuffers {
+        let mut laid = vec![[0.0f32; 4]; rows.len()];
+        for (k, row) in rows.iter().enumerate() {
+            laid[slot(k / n, k % n)] = *row;
+        }
+        let usage = wgpu::BufferUsages::STORAGE;
+        let x_bytes = (rows.len() * 4) as u64;
+        let plain = |label, size, usage| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        ProbeBuffers {
+            params: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("params"),
+                contents: bytemuck::cast_slice(&params),
+                usage: wgpu::BufferUsages::UNIFORM,
+            }),
+            rows: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("rows"),
+                contents: bytemuck::cast_slice(&laid),
+                usage,
+            }),
+            work: plain("work", (rows.len() * work_row_bytes) as u64, usage),
+            x: plain("x", x_bytes, usage | wgpu::BufferUsages::COPY_SRC),
+            read: plain(
+                "read",
+                x_bytes,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            x_bytes,
+        }
+    }
+}
+
 struct Probe {
     device: wgpu::Device,
     queue: wgpu::Queue,
@@ -290,43 +348,15 @@ impl Probe {
                 s * n + i
             }
         };
-        let mut laid = vec![[0.0f32; 4]; strands * n];
-        for s in 0..strands {
-            for i in 0..n {
-                laid[order(s, i)] = rows[s * n + i];
-            }
-        }
         let params = [strands as u32, n as u32, interleaved as u32, 0];
-        let usage = wgpu::BufferUsages::STORAGE;
-        let params_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("params"),
-            contents: bytemuck::cast_slice(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let rows_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("rows"),
-            contents: bytemuck::cast_slice(&laid),
-            usage,
-        });
-        let work = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("work"),
-            size: (strands * n * 8) as u64,
-            usage,
-            mapped_at_creation: false,
-        });
-        let x_bytes = (strands * n * 4) as u64;
-        let x = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("x"),
-            size: x_bytes,
-            usage: usage | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let read = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("read"),
-            size: x_bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let ProbeBuffers {
+            params: params_buf,
+            rows: rows_buf,
+            work,
+            x,
+            read,
+            x_bytes,
+        } = ProbeBuffers::new(d, params, rows, n, 8, order);
         let pipeline = d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(entry),
             layout: None,
@@ -784,42 +814,16 @@ fn chain_run(
     beta: f32,
 ) -> (Vec<f32>, f64) {
     let strands = rows.len() / n;
-    let mut laid = vec![[0.0f32; 4]; strands * n];
-    for s in 0..strands {
-        for i in 0..n {
-            laid[chain_slot(s, i, n, lanes)] = rows[s * n + i];
-        }
-    }
     let params: [u32; 4] = [strands as u32, n as u32, solves, beta.to_bits()];
-    let usage = wgpu::BufferUsages::STORAGE;
-    let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("params"),
-        contents: bytemuck::cast_slice(&params),
-        usage: wgpu::BufferUsages::UNIFORM,
-    });
-    let rows_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("rows"),
-        contents: bytemuck::cast_slice(&laid),
-        usage,
-    });
-    let work = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("work"),
-        size: (strands * n * 16) as u64,
-        usage,
-        mapped_at_creation: false,
-    });
-    let x_bytes = (strands * n * 4) as u64;
-    let x = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("x"),
-        size: x_bytes,
-        usage: usage | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let read = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("read"),
-        size: x_bytes,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
+    let ProbeBuffers {
+        params: params_buf,
+        rows: rows_buf,
+        work,
+        x,
+        read,
+        x_bytes,
+    } = ProbeBuffers::new(device, params, rows, n, 16, |s, i| {
+        chain_slot(s, i, n, lanes)
     });
     let constants = [("LANES", lanes as f64)];
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
