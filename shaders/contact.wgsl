@@ -830,37 +830,101 @@ struct ContactWalkDone {
 
 fn contact_walk(r: u32) -> ContactWalkDone {
     collider_table_fill();
-    let o = rods[r].vertex_offset;
-    let n = rods[r].vertex_count;
-    let origin = rods[r].origin.xyz;
-    let rho = rods[r].radius;
-    var tunnels = vec3<u32>(0u);
+    var w = contact_walk_start(r);
     var held = false;
     var strain = strain_walk();
-    // Vertex i − 1, waiting for its odd edge.
-    var carried = WalkVertex(Position(vec4<i32>(0), vec4<f32>(0.0)), 0.0, vec3<f32>(0.0), Contact(vec4<f32>(0.0), vec4<f32>(0.0)), false, false);
-    for (var i = 0u; i < n; i += 2u) {
-        var a = contact_walk_vertex(o + i, origin, rho, &tunnels);
-        var b = carried;
-        if (i + 1u < n) {
-            b = contact_walk_vertex(o + i + 1u, origin, rho, &tunnels);
-            contact_walk_edge(&a, &b, origin, rho);
-        }
+    for (var i = 0u; i < w.n; i += 2u) {
+        let done = contact_walk_step(&w, i);
         if (i > 0u) {
-            contact_walk_edge(&carried, &a, origin, rho);
-            held = contact_walk_store(o + i - 1u, carried) || held;
-            strain_walk_next(&strain, o + i - 1u, carried.p, carried.w);
+            held = contact_walk_store(w.o + i - 1u, done.before) || held;
+            strain_walk_next(&strain, w.o + i - 1u, done.before.p, done.before.w);
         }
-        held = contact_walk_store(o + i, a) || held;
-        strain_walk_next(&strain, o + i, a.p, a.w);
-        carried = b;
+        held = contact_walk_store(w.o + i, done.a) || held;
+        strain_walk_next(&strain, w.o + i, done.a.p, done.a.w);
     }
-    if (n % 2u == 0u) {
-        held = contact_walk_store(o + n - 1u, carried) || held;
-        strain_walk_next(&strain, o + n - 1u, carried.p, carried.w);
+    if (w.n % 2u == 0u) {
+        held = contact_walk_store(w.o + w.n - 1u, w.carried) || held;
+        strain_walk_next(&strain, w.o + w.n - 1u, w.carried.p, w.carried.w);
     }
-    record_tunnels(tunnels);
+    record_tunnels(w.tunnels);
     return ContactWalkDone(held, strain.m);
+}
+
+// `contact_walk` (phase 1's, the last stage of a substep that moves the
+// vertices) with `velocity_frames_walk` behind it: each vertex handed to
+// `velocity_frames_next` as it is stored for the last time, root to tip,
+// which is the order that walk takes them in and after every vertex and
+// edge stage that moves it. That walk reads a vertex's position, contact,
+// velocity and force and writes its velocity, edges' frames and the
+// binormals, none of which the contact walk reads of a vertex it has yet
+// to reach (phase 1 reads no velocity), so the same values as the two
+// walks in turn. Not in `contact_walk` under a flag: `contact_rod` would
+// then name the frames and scratch, past the 8 storage buffers a staged
+// kernel may use.
+fn contact_velocity_frames_walk(r: u32) {
+    collider_table_fill();
+    var w = contact_walk_start(r);
+    var vf = velocity_frames_start(w.o);
+    for (var i = 0u; i < w.n; i += 2u) {
+        let done = contact_walk_step(&w, i);
+        if (i > 0u) {
+            _ = contact_walk_store(w.o + i - 1u, done.before);
+            velocity_frames_next(&vf, w.o + i - 1u, done.before.p);
+        }
+        _ = contact_walk_store(w.o + i, done.a);
+        velocity_frames_next(&vf, w.o + i, done.a.p);
+    }
+    if (w.n % 2u == 0u) {
+        _ = contact_walk_store(w.o + w.n - 1u, w.carried);
+        velocity_frames_next(&vf, w.o + w.n - 1u, w.carried.p);
+    }
+    record_tunnels(w.tunnels);
+    velocity_frames_end(w.o, w.n);
+}
+
+// What the walk keeps from one step to the next: its rod, the tunnelling
+// so far and vertex i − 1, waiting for its odd edge.
+struct ContactWalk {
+    o: u32,
+    n: u32,
+    origin: vec3<f32>,
+    rho: f32,
+    tunnels: vec3<u32>,
+    carried: WalkVertex,
+}
+
+fn contact_walk_start(r: u32) -> ContactWalk {
+    let none = WalkVertex(Position(vec4<i32>(0), vec4<f32>(0.0)), 0.0, vec3<f32>(0.0), Contact(vec4<f32>(0.0), vec4<f32>(0.0)), false, false);
+    return ContactWalk(rods[r].vertex_offset, rods[r].vertex_count, rods[r].origin.xyz, rods[r].radius, vec3<u32>(0u), none);
+}
+
+// The two vertices step i (even) finishes: i − 1 (where i > 0) and i.
+struct ContactWalkStep {
+    before: WalkVertex,
+    a: WalkVertex,
+}
+
+// Step i of the walk: vertices i and i + 1's stages, the even edge between
+// them, then the odd edge (i − 1, i); vertex i + 1 is left waiting in
+// `carried` for its odd edge.
+fn contact_walk_step(w: ptr<function, ContactWalk>, i: u32) -> ContactWalkStep {
+    let o = (*w).o;
+    let origin = (*w).origin;
+    let rho = (*w).rho;
+    var tunnels = (*w).tunnels;
+    var a = contact_walk_vertex(o + i, origin, rho, &tunnels);
+    var b = (*w).carried;
+    if (i + 1u < (*w).n) {
+        b = contact_walk_vertex(o + i + 1u, origin, rho, &tunnels);
+        contact_walk_edge(&a, &b, origin, rho);
+    }
+    var before = (*w).carried;
+    if (i > 0u) {
+        contact_walk_edge(&before, &a, origin, rho);
+    }
+    (*w).tunnels = tunnels;
+    (*w).carried = b;
+    return ContactWalkStep(before, a);
 }
 
 // The three stages in one dispatch, one workgroup per pack of rods

@@ -16,14 +16,10 @@ fn transport_rod(r: u32) {
     // The walk carries the far end of the last edge and its new frame, so
     // each position and frame is read once (a software adapter reads
     // storage lane by lane); the same values as reading them back.
-    var xa = pos_get(o);
-    var xb = pos_get(o + 1u);
-    // Time-parallel transport of u⁰ to the new first tangent.
-    var carried = transport_first_edge(o, xa, xb);
-    // Space-parallel transport along the rod.
-    for (var j = 1u; j < n_edges; j++) {
-        let e = o + j;
-        xa = xb;
+    var carried = transport_start(o);
+    var xb = pos_get(o);
+    for (var e = o; e < o + n_edges; e++) {
+        let xa = xb;
         xb = pos_get(e + 1u);
         carried = transport_edge(e, xa, xb, carried);
     }
@@ -35,23 +31,22 @@ struct Transported {
     u: vec3<f32>,
 }
 
-// Edge o (the first of its rod, from xa to xb): u⁰ carried in time to the
-// new tangent (time-parallel transport), its frame written.
-fn transport_first_edge(o: u32, xa: Position, xb: Position) -> Transported {
-    let t0 = normalize(displacement(xa, xb));
+// What the walk carries into rod o's first edge: that edge's tangent and
+// Bishop vector at the start of the step, which `transport_edge` carries in
+// time to its new tangent (the time-parallel transport of u⁰) by the same
+// rotation as the space-parallel transport carries one edge's to the next.
+fn transport_start(o: u32) -> Transported {
     let f0 = frame_get(o);
-    let u0 = parallel_transport(f0.ref_u.xyz, f0.tangent.xyz, t0);
-    // Re-orthonormalise against round-off drift over many steps.
-    let u = normalize(u0 - t0 * dot(u0, t0));
-    frame_set(o, EdgeFrame(vec4<f32>(t0, f0.tangent.w), vec4<f32>(u, 0.0)));
-    return Transported(t0, u);
+    return Transported(f0.tangent.xyz, f0.ref_u.xyz);
 }
 
-// Edge e (from xa to xb): the previous edge's Bishop vector carried to its
-// tangent (space-parallel transport), its frame written.
+// Edge e (from xa to xb): the Bishop vector carried in (the edge before's,
+// or for the first edge its own at the start of the step) carried to its
+// new tangent, its frame written.
 fn transport_edge(e: u32, xa: Position, xb: Position, prev: Transported) -> Transported {
     let t = normalize(displacement(xa, xb));
     let u = parallel_transport(prev.u, prev.t, t);
+    // Re-orthonormalise against round-off drift over many steps.
     let u_new = normalize(u - t * dot(u, t));
     frame_set(e, EdgeFrame(vec4<f32>(t, frame_theta(e)), vec4<f32>(u_new, 0.0)));
     return Transported(t, u_new);

@@ -332,6 +332,7 @@ fn substep_finish_walk(r: u32, blended: f32) {
     if (project) {
         project_walk(r, shake, blended);
     }
+    var second = false;
     if (colliders.count > 0u) {
         let done = contact_walk(r);
         let held = done.held;
@@ -345,11 +346,16 @@ fn substep_finish_walk(r: u32, blended: f32) {
         // out of contact (`held`, the walk's answer to `rod_in_contact`) and
         // the filtered projection did not move is where phase 0 found
         // nothing, so the pass would find nothing and change nothing (exact).
-        if (moved || held) {
-            _ = contact_walk(r);
-        }
+        second = moved || held;
     }
-    velocity_frames_walk(r);
+    // The last walk that moves vertices, where one runs, takes the
+    // velocities and frames behind its stores (a walk fewer a substep);
+    // elsewhere they have their own.
+    if (second) {
+        contact_velocity_frames_walk(r);
+    } else {
+        velocity_frames_walk(r);
+    }
     clamp_twist(r);
     twist_solve(r);
 }
@@ -362,26 +368,51 @@ fn substep_finish_walk(r: u32, blended: f32) {
 // and each reads only positions of the three, which none of them moves;
 // `clamp_twist`, between the transport and the twist on the CPU, reads and
 // writes only the clamped edges' frames. So the same values as the three in
-// turn (tests/gpu_fused.rs compares this kernel with the staged ones).
+// turn (tests/gpu_fused.rs compares this kernel with the staged ones). The
+// walk hands its vertices one at a time, root to tip, to
+// `velocity_frames_next`, which contact's second pass also does as it
+// stores each vertex for the last time (`contact_velocity_frames_walk`).
 fn velocity_frames_walk(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
-    var xa = pos_get(o);
-    var xb = pos_get(o + 1u);
-    project_velocity_at(o, xa);
-    project_velocity_at(o + 1u, xb);
-    scratch_set_kb(o, vec4<f32>(0.0));
-    // `transport_rod`'s steps.
-    var carried = transport_first_edge(o, xa, xb);
-    for (var j = 1u; j < n - 1u; j++) {
-        let e = o + j;
-        let x_before = xa;
-        xa = xb;
-        xb = pos_get(e + 1u);
-        project_velocity_at(e + 1u, xb);
-        scratch_set_kb(e, vec4<f32>(vec3<f32>(curvature_binormal_at(x_before, xa, xb)), 0.0));
-        carried = transport_edge(e, xa, xb, carried);
+    var s = velocity_frames_start(o);
+    for (var v = o; v < o + n; v++) {
+        velocity_frames_next(&s, v, pos_get(v));
     }
+    velocity_frames_end(o, n);
+}
+
+// What `velocity_frames_next` keeps from one vertex to the next.
+struct VelocityFrames {
+    before: Position,       // vertex v − 2
+    x: Position,            // vertex v − 1
+    carried: Transported,   // what the transport carries into edge v − 1
+    first: u32,             // the rod's first vertex
+}
+
+fn velocity_frames_start(o: u32) -> VelocityFrames {
+    let zero = Position(vec4<i32>(0), vec4<f32>(0.0));
+    return VelocityFrames(zero, zero, transport_start(o), o);
+}
+
+// Vertex v of the rod, the one after the last handed on, final at x: its
+// velocity, and once it has one before it, the edge (v − 1, v)'s transport
+// and vertex v − 1's curvature binormal (zero at the rod's first vertex,
+// where the binormal's formula, given a `before` that is not a vertex, is
+// not computed from anything: `select` discards it).
+fn velocity_frames_next(s: ptr<function, VelocityFrames>, v: u32, x: Position) {
+    project_velocity_at(v, x);
+    if (v > (*s).first) {
+        let kb = vec3<f32>(curvature_binormal_at((*s).before, (*s).x, x));
+        scratch_set_kb(v - 1u, vec4<f32>(select(kb, vec3<f32>(0.0), v - 1u == (*s).first), 0.0));
+        (*s).carried = transport_edge(v - 1u, (*s).x, x, (*s).carried);
+    }
+    (*s).before = (*s).x;
+    (*s).x = x;
+}
+
+// The rod's last vertex's binormal (zero: an end has no turn).
+fn velocity_frames_end(o: u32, n: u32) {
     scratch_set_kb(o + n - 1u, vec4<f32>(0.0));
 }
 
