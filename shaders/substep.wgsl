@@ -351,108 +351,69 @@ fn substep_finish_walk(r: u32, blended: f32) {
     // The last walk that moves vertices, where one runs, takes the
     // velocities and frames behind its stores (a walk fewer a substep);
     // elsewhere they have their own.
-    var first: TwistSweep;
     if (second) {
-        first = contact_velocity_frames_walk(r);
+        contact_velocity_frames_walk(r);
     } else {
-        first = velocity_frames_walk(r);
+        velocity_frames_walk(r);
     }
-    twist_solve_from(r, first);
+    clamp_twist(r);
+    twist_solve(r);
 }
 
-// `project_velocity` of rod r's vertices, `transport_rod`, `clamp_twist`,
-// `curvature_binormals` and the first `twist_gradient` of `twist_solve`
-// (unstored) in one walk, each position read once (on a CPU adapter every
-// read is a loop over the lanes). Returns that gradient's sweep for
-// `twist_solve_from`. The staged twins are independent but for the last
-// two: `project_velocity` writes only velocities, the transport only frames,
-// the clamps only the clamped edges' angles, the binormals only
-// `scratch[v].kb`, and the first three read only positions of the five,
-// which none of them moves. The gradient reads what the others write, and
-// takes vertex v's terms once edges v − 1 and v are transported (and
-// clamped) and v's binormal is known: as vertex v + 1 arrives. So the same
-// values as the stages in turn (tests/gpu_fused.rs compares this kernel
-// with the staged ones). The walk hands its vertices one at a time, root to
-// tip, to `velocity_frames_next`, which contact's second pass also does as
-// it stores each vertex for the last time (`contact_velocity_frames_walk`).
-fn velocity_frames_walk(r: u32) -> TwistSweep {
+// `project_velocity` of rod r's vertices, `transport_rod` and
+// `curvature_binormals` (the first walk of `twist_walk`) in one walk, each
+// position read once for the three (on a CPU adapter every read is a loop
+// over the lanes). They are independent: `project_velocity` writes only
+// velocities, the transport only frames, the binormals only `scratch[v].kb`,
+// and each reads only positions of the three, which none of them moves;
+// `clamp_twist`, between the transport and the twist on the CPU, reads and
+// writes only the clamped edges' frames. So the same values as the three in
+// turn (tests/gpu_fused.rs compares this kernel with the staged ones). The
+// walk hands its vertices one at a time, root to tip, to
+// `velocity_frames_next`, which contact's second pass also does as it
+// stores each vertex for the last time (`contact_velocity_frames_walk`).
+fn velocity_frames_walk(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
-    var s = velocity_frames_start(r);
+    var s = velocity_frames_start(o);
     for (var v = o; v < o + n; v++) {
         velocity_frames_next(&s, v, pos_get(v));
     }
-    return velocity_frames_end(&s, o, n);
+    velocity_frames_end(o, n);
 }
 
-// What `velocity_frames_next` keeps from one vertex to the next, and of the
-// rod.
+// What `velocity_frames_next` keeps from one vertex to the next.
 struct VelocityFrames {
     before: Position,       // vertex v − 2
     x: Position,            // vertex v − 1
     carried: Transported,   // what the transport carries into edge v − 1
-    twist: TwistGradient,   // the gradient up to vertex v − 2
-    first: u32,             // the rod's first vertex (and edge)
-    last: u32,              // its last edge
-    start_clamp: u32,
-    end_clamp: u32,
-    k: TwistConstants,
+    first: u32,             // the rod's first vertex
 }
 
-fn velocity_frames_start(r: u32) -> VelocityFrames {
-    let o = rods[r].vertex_offset;
+fn velocity_frames_start(o: u32) -> VelocityFrames {
     let zero = Position(vec4<i32>(0), vec4<f32>(0.0));
-    let t0 = transport_start(o);
-    let twist = twist_gradient_start(0.0, MaterialFrame(vec3<f32>(0.0), vec3<f32>(0.0)));
-    let last = o + max(rods[r].vertex_count, 2u) - 2u;
-    return VelocityFrames(zero, zero, t0, twist, o, last, rods[r].start_clamp, rods[r].end_clamp, twist_constants(r, twist_free(r)));
+    return VelocityFrames(zero, zero, transport_start(o), o);
 }
 
 // Vertex v of the rod, the one after the last handed on, final at x: its
-// velocity, and once it has one before it, edge e = v − 1's transport (and
-// clamp), vertex e's curvature binormal (zero at the rod's first vertex:
-// there `before` is no vertex, and `select` discards what the formula
-// gives) and vertex e's terms of the twist's gradient (the rod's first edge
-// starts it).
+// velocity, and once it has one before it, the edge (v − 1, v)'s transport
+// and vertex v − 1's curvature binormal (zero at the rod's first vertex,
+// where the binormal's formula, given a `before` that is not a vertex, is
+// not computed from anything: `select` discards it).
 fn velocity_frames_next(s: ptr<function, VelocityFrames>, v: u32, x: Position) {
     project_velocity_at(v, x);
     if (v > (*s).first) {
-        let e = v - 1u;
-        let kb = select(vec3<f32>(curvature_binormal_at((*s).before, (*s).x, x)), vec3<f32>(0.0), e == (*s).first);
-        scratch_set_kb(e, vec4<f32>(kb, 0.0));
-        var t = transport_edge(e, (*s).x, x, (*s).carried);
-        // `clamp_twist`'s order: the start's clamp, then the end's.
-        if (e == (*s).first && (*s).start_clamp != NONE) {
-            t.theta = clamped_theta((*s).start_clamp, t.t, t.u, t.theta);
-            frame_set_theta(e, t.theta);
-        }
-        if (e == (*s).last && (*s).end_clamp != NONE) {
-            t.theta = clamped_theta((*s).end_clamp, t.t, t.u, t.theta);
-            frame_set_theta(e, t.theta);
-        }
-        (*s).carried = t;
-        let frame = material_frame(t.t, t.u, t.theta);
-        var twist = (*s).twist;
-        if (e == (*s).first) {
-            twist = twist_gradient_start(t.theta, frame);
-        } else {
-            twist_gradient_vertex(&twist, (*s).k, e, t.theta, frame, kb, false);
-        }
-        (*s).twist = twist;
+        let kb = vec3<f32>(curvature_binormal_at((*s).before, (*s).x, x));
+        scratch_set_kb(v - 1u, vec4<f32>(select(kb, vec3<f32>(0.0), v - 1u == (*s).first), 0.0));
+        (*s).carried = transport_edge(v - 1u, (*s).x, x, (*s).carried);
     }
     (*s).before = (*s).x;
     (*s).x = x;
 }
 
-// The rod's last vertex's binormal (zero: an end has no turn), and the
-// gradient's sweep, its last edge taken in.
-fn velocity_frames_end(s: ptr<function, VelocityFrames>, o: u32, n: u32) -> TwistSweep {
+// The rod's last vertex's binormal (zero: an end has no turn).
+fn velocity_frames_end(o: u32, n: u32) {
     scratch_set_kb(o + n - 1u, vec4<f32>(0.0));
-    if (n < 2u) {
-        return TwistSweep(vec4<f32>(0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0));
-    }
-    var twist = (*s).twist;
-    return twist_gradient_end(&twist, (*s).k, (*s).last, false);
 }
 
 // With hair–hair interaction the walked substep is `substep_start_rod`,

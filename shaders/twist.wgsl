@@ -99,109 +99,69 @@ fn theta_material_frame(e: u32, theta: f32) -> MaterialFrame {
 fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
+    var m = vec4<f32>(0.0);
+    var elim = Elimination(false, 0.0, 0.0, 0.0, 0.0);
     if (n < 2u) {
-        return TwistSweep(vec4<f32>(0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0));
+        return TwistSweep(m, elim);
     }
-    let k = twist_constants(r, free);
-    let theta0 = frame_theta(o);
-    var s = twist_gradient_start(theta0, theta_material_frame(o, theta0));
+    let b = rods[r].bending.xyz;
+    let beta = rods[r].bending.w;
+    let b_norm = bending_norm(b);
+    var theta_prev = frame_theta(o);
+    var prev = theta_material_frame(o, theta_prev);
+    m.z = abs(theta_prev);
+    // g of edge v − 1 (the first edge before the walk), and its part of the
+    // third-derivative bound.
+    var g_prev = vec4<f32>(0.0);
+    var c_prev = 0.0;
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
         let theta = frame_theta(v);
-        twist_gradient_vertex(&s, k, v, theta, theta_material_frame(v, theta), scratch_kb(v).xyz, store);
-    }
-    return twist_gradient_end(&s, k, o + n - 2u, store);
-}
-
-// What `twist_gradient` reads of its rod once: the bending stiffness B
-// (diagonal), its norm, the twisting stiffness β and the free edges.
-struct TwistConstants {
-    b: vec3<f32>,
-    b_norm: f32,
-    beta: f32,
-    free: vec2<u32>,
-}
-
-fn twist_constants(r: u32, free: vec2<u32>) -> TwistConstants {
-    let b = rods[r].bending.xyz;
-    return TwistConstants(b, bending_norm(b), rods[r].bending.w, free);
-}
-
-// What `twist_gradient` carries from one vertex to the next: the maxima so
-// far, the elimination, edge v − 1's angle and material frame, its sums g
-// (edge v − 1 is the one vertex v adds to last) and its part of the
-// third-derivative bound.
-struct TwistGradient {
-    m: vec4<f32>,
-    elim: Elimination,
-    theta_prev: f32,
-    prev: MaterialFrame,
-    g_prev: vec4<f32>,
-    c_prev: f32,
-}
-
-// The walk from the rod's first edge, at angle theta0 with material frame
-// frame0.
-fn twist_gradient_start(theta0: f32, frame0: MaterialFrame) -> TwistGradient {
-    return TwistGradient(vec4<f32>(0.0, 0.0, abs(theta0), 0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0), theta0, frame0, vec4<f32>(0.0), 0.0);
-}
-
-// Interior vertex v's terms, with edge v's angle theta and material frame
-// `next` and the curvature binormal kb at v; edge v − 1's sums are then
-// complete, and taken into the maxima and the elimination.
-fn twist_gradient_vertex(s: ptr<function, TwistGradient>, k: TwistConstants, v: u32, theta: f32, next: MaterialFrame, kb: vec3<f32>, store: bool) {
-    let l = rest[vertex_slot(v)].voronoi;
-    let w = array<vec2<f32>, 2>(material_curvature(kb, (*s).prev), material_curvature(kb, next));
-    let wbar = array<vec2<f32>, 2>(rest[vertex_slot(v)].rest_kappa.xy, rest[vertex_slot(v)].rest_kappa.zw);
-    let kb_len = length(kb);
-    var g_prev = (*s).g_prev;
-    var c_prev = (*s).c_prev;
-    // g of edge v, which this vertex is the first to add to.
-    var g_next = vec4<f32>(0.0);
-    c_prev += cubic_term(k.b_norm, kb_len, wbar[0], l);
-    let c_next = cubic_term(k.b_norm, kb_len, wbar[1], l);
-    for (var j = 0u; j < 2u; j++) {
-        let bd = apply_bending(k.b, w[j] - wbar[j]);
-        let jw = rot_j(w[j]);
-        let gx = dot(jw, bd) / l;
-        let gz = (dot(jw, apply_bending(k.b, jw)) - dot(w[j], bd)) / l;
-        if (j == 0u) {
-            g_prev.x -= gx;
-            g_prev.z += gz;
-        } else {
-            g_next.x -= gx;
-            g_next.z += gz;
+        let next = theta_material_frame(v, theta);
+        let kb = scratch_kb(v).xyz;
+        let l = rest[vertex_slot(v)].voronoi;
+        let w = array<vec2<f32>, 2>(material_curvature(kb, prev), material_curvature(kb, next));
+        let wbar = array<vec2<f32>, 2>(rest[vertex_slot(v)].rest_kappa.xy, rest[vertex_slot(v)].rest_kappa.zw);
+        let kb_len = length(kb);
+        // g of edge v, which this vertex is the first to add to.
+        var g_next = vec4<f32>(0.0);
+        c_prev += cubic_term(b_norm, kb_len, wbar[0], l);
+        let c_next = cubic_term(b_norm, kb_len, wbar[1], l);
+        for (var k = 0u; k < 2u; k++) {
+            let bd = apply_bending(b, w[k] - wbar[k]);
+            let jw = rot_j(w[k]);
+            let gx = dot(jw, bd) / l;
+            let gz = (dot(jw, apply_bending(b, jw)) - dot(w[k], bd)) / l;
+            if (k == 0u) {
+                g_prev.x -= gx;
+                g_prev.z += gz;
+            } else {
+                g_next.x -= gx;
+                g_next.z += gz;
+            }
         }
+        m.z = max(m.z, abs(theta));
+        let dm = theta - theta_prev;
+        g_next.y += 2.0 * beta * dm / l;
+        g_prev.y -= 2.0 * beta * dm / l;
+        g_next.z += 2.0 * beta / l;
+        g_prev.z += 2.0 * beta / l;
+        g_prev.w -= 2.0 * beta / l;
+        if (store) {
+            scratch_set_g(v - 1u, g_prev);
+        }
+        eliminate_row(&elim, v - 1u, g_prev, free);
+        m = free_maxima(m, g_prev, c_prev, v - 1u, free);
+        g_prev = g_next;
+        c_prev = c_next;
+        prev = next;
+        theta_prev = theta;
     }
-    var m = (*s).m;
-    m.z = max(m.z, abs(theta));
-    let dm = theta - (*s).theta_prev;
-    g_next.y += 2.0 * k.beta * dm / l;
-    g_prev.y -= 2.0 * k.beta * dm / l;
-    g_next.z += 2.0 * k.beta / l;
-    g_prev.z += 2.0 * k.beta / l;
-    g_prev.w -= 2.0 * k.beta / l;
     if (store) {
-        scratch_set_g(v - 1u, g_prev);
+        scratch_set_g(o + n - 2u, g_prev);
     }
-    var elim = (*s).elim;
-    eliminate_row(&elim, v - 1u, g_prev, k.free);
-    (*s).elim = elim;
-    (*s).m = free_maxima(m, g_prev, c_prev, v - 1u, k.free);
-    (*s).g_prev = g_next;
-    (*s).c_prev = c_next;
-    (*s).prev = next;
-    (*s).theta_prev = theta;
-}
-
-// The last edge e's sums, complete after the last interior vertex.
-fn twist_gradient_end(s: ptr<function, TwistGradient>, k: TwistConstants, e: u32, store: bool) -> TwistSweep {
-    if (store) {
-        scratch_set_g(e, (*s).g_prev);
-    }
-    var elim = (*s).elim;
-    eliminate_row(&elim, e, (*s).g_prev, k.free);
-    return TwistSweep(free_maxima((*s).m, (*s).g_prev, (*s).c_prev, e, k.free), elim);
+    eliminate_row(&elim, o + n - 2u, g_prev, free);
+    return TwistSweep(free_maxima(m, g_prev, c_prev, o + n - 2u, free), elim);
 }
 
 // The forward elimination of `newton_step` at mu = 0 carried along a walk
@@ -343,18 +303,11 @@ fn twist_walk(r: u32) {
 // `twist_walk` once the curvature binormals are in `scratch[v].kb` (the CPU's
 // `twist`, src/cpu/twist.rs, likewise takes them from its caller).
 fn twist_solve(r: u32) {
-    twist_solve_from(r, twist_gradient(r, twist_free(r), false));
-}
-
-// `twist_solve` given its first iteration's `twist_gradient` (of the free
-// edges `twist_free`, unstored), which the walked substep takes as it
-// transports the frames (`velocity_frames_next`).
-fn twist_solve_from(r: u32, first: TwistSweep) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
-    let free = twist_free(r);
-    let a = free.x;
-    let b = free.y;
+    // Free angles: all but clamped end edges (src/cpu/mod.rs `free_twist_range`).
+    let a = o + select(0u, 1u, rods[r].start_clamp != NONE);
+    let b = max(o + ne - select(0u, 1u, rods[r].end_clamp != NONE), a);
     if (a == b) {
         return;
     }
@@ -372,11 +325,8 @@ fn twist_solve_from(r: u32, first: TwistSweep) {
     var e0 = 0.0;
     var have_e0 = false;
     var iterations = 0u;
-    var sweep = first;
     for (var it = 0u; it < params.twist_max_iterations; it++) {
-        if (it > 0u) {
-            sweep = twist_gradient(r, free, false);
-        }
+        let sweep = twist_gradient(r, vec2<u32>(a, b), false);
         let maxima = sweep.maxima;
         if (it == 0u) {
             tolerance = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * maxima.z);
@@ -394,7 +344,7 @@ fn twist_solve_from(r: u32, first: TwistSweep) {
             step = newton_back(a, b, sweep.elimination.x, sweep.elimination.grad);
         }
         for (var shifted = !sweep.elimination.solved; shifted; shifted = false) {
-            _ = twist_gradient(r, free, true);
+            _ = twist_gradient(r, vec2<u32>(a, b), true);
             var mu = 0.0;
             for (var attempt = 1u; attempt < 64u; attempt++) {
                 mu = select(mu * 10.0, 1e-8 * max(maxima.y, 1e-30), mu == 0.0);
@@ -511,8 +461,7 @@ const TWIST_HAVE_E0: u32 = 1u;   // pack_rods_a.z holds the energy at the curren
 const TWIST_SOLVED: u32 = 2u;    // this iteration's Newton step is in scratch.s.x
 const TWIST_SEARCH: u32 = 4u;    // in the line search
 
-// The free angles of rod r: edges [x, y), all but clamped end edges
-// (src/cpu/mod.rs `free_twist_range`).
+// The free angles of rod r: edges [x, y) (`twist_walk`).
 fn twist_free(r: u32) -> vec2<u32> {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
