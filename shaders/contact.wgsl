@@ -905,8 +905,9 @@ struct ContactWalkStep {
 }
 
 // Step i of the walk: vertices i and i + 1's stages, the even edge between
-// them, then the odd edge (i − 1, i); vertex i + 1 is left waiting in
-// `carried` for its odd edge.
+// them, then the odd edge (i − 1, i); vertex i + 1, where there is one, is
+// left waiting in `carried` for its odd edge (on the last step of a rod of
+// odd length `carried` keeps a copy no one reads).
 fn contact_walk_step(w: ptr<function, ContactWalk>, i: u32) -> ContactWalkStep {
     let o = (*w).o;
     let origin = (*w).origin;

@@ -365,7 +365,9 @@ fn substep_finish_walk(r: u32, blended: f32) {
 // position read once for the three (on a CPU adapter every read is a loop
 // over the lanes). They are independent: `project_velocity` writes only
 // velocities, the transport only frames, the binormals only `scratch[v].kb`,
-// and each reads only positions of the three, which none of them moves;
+// and each reads of the others' only positions, which none of them moves
+// (`project_velocity` also reads a vertex's velocity, contact, unconstrained
+// position and force);
 // `clamp_twist`, between the transport and the twist on the CPU, reads and
 // writes only the clamped edges' frames. So the same values as the three in
 // turn (tests/gpu_fused.rs compares this kernel with the staged ones). The
@@ -397,9 +399,9 @@ fn velocity_frames_start(o: u32) -> VelocityFrames {
 
 // Vertex v of the rod, the one after the last handed on, final at x: its
 // velocity, and once it has one before it, the edge (v − 1, v)'s transport
-// and vertex v − 1's curvature binormal (zero at the rod's first vertex,
-// where the binormal's formula, given a `before` that is not a vertex, is
-// not computed from anything: `select` discards it).
+// and vertex v − 1's curvature binormal (zero at the rod's first vertex:
+// there `before` is no vertex, and `select` discards what the formula
+// gives).
 fn velocity_frames_next(s: ptr<function, VelocityFrames>, v: u32, x: Position) {
     project_velocity_at(v, x);
     if (v > (*s).first) {
