@@ -149,13 +149,19 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     var m = -1.0;
     var xa = pos_get(o);
     var wa = rest[vertex_slot(o)].inv_mass;
+    var ahead = ahead_start();
     for (var e = o; e < o + ne; e++) {
+        if (WALK_AHEAD > 0u) {
+            let t = ahead_up(e + 1u, o + ne);
+            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest(t), 0u, 0u), vec4<u32>(0u));
+        }
         let xb = pos_get(e + 1u);
         let wb = rest[vertex_slot(e + 1u)].inv_mass;
         m = max(m, edge_unresolved(e, xa, xb, wa + wb, tolerance, ulps));
         xa = xb;
         wa = wb;
     }
+    ahead_end(ahead);
     return m;
 }
 
@@ -290,7 +296,12 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         var rhs_prev = 0.0;
         var eliminated = true;
         var held_prev = false;
+        var ahead = ahead_start();
         for (var e = o; e < o + ne; e++) {
+            if (WALK_AHEAD > 0u) {
+                let t = ahead_up(e + 1u, o + ne);
+                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest(t), ahead_contact(t), ahead_scratch(t)), vec4<u32>(0u));
+            }
             let xb = pos_get(e + 1u);
             let wb = rest[vertex_slot(e + 1u)].inv_mass;
             let cb = filter_contact(e + 1u);
@@ -351,6 +362,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             row_prev = row;
             held_prev = held_a;
         }
+        ahead_end(ahead);
         if (!eliminated) {
             singular = 1u;
             break;
@@ -370,8 +382,13 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         var x_next = Position(vec4<i32>(0), vec4<f32>(0.0));
         var w_next = 0.0;
         var held_next = false;
+        ahead = ahead_start();
         for (var k = ne; k > 0u; k--) {
             let e = o + k - 1u;
+            if (WALK_AHEAD > 0u) {
+                let t = ahead_down(e, o);
+                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest(t), ahead_contact(t), ahead_scratch(t)), vec4<u32>(0u));
+            }
             let row = scratch_s(e);
             let lambda = row.x - factor_next * lambda_next;
             let g = 2.0 * scratch_kb(e).xyz * lambda;
@@ -393,6 +410,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             w_next = wb;
             held_next = held_of(cb, wb);
         }
+        ahead_end(ahead);
         let w0 = rest[vertex_slot(o)].inv_mass;
         let x0 = moved(pos_get(o), edge_inv_mass_applied(filter_contact(o), w0, held_next, g_next));
         pos_set(o, x0);

@@ -114,8 +114,13 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
     // third-derivative bound.
     var g_prev = vec4<f32>(0.0);
     var c_prev = 0.0;
+    var ahead = ahead_start();
     for (var i = 1u; i + 1u < n; i++) {
         let v = o + i;
+        if (WALK_AHEAD > 0u) {
+            let t = ahead_up(v, o + n - 1u);
+            ahead_take(&ahead, vec4<u32>(ahead_frame(t), ahead_scratch(t), ahead_rest(t), 0u), vec4<u32>(0u));
+        }
         let theta = frame_theta(v);
         let next = theta_material_frame(v, theta);
         let kb = scratch_kb(v).xyz;
@@ -157,6 +162,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
         prev = next;
         theta_prev = theta;
     }
+    ahead_end(ahead);
     if (store) {
         scratch_set_g(o + n - 2u, g_prev);
     }
@@ -269,7 +275,12 @@ fn newton_back(a: u32, b: u32, x_last: f32, grad: f32) -> vec4<f32> {
     var slope = x * grad;
     var max_step = abs(x);
     var cubes = abs(x * x * x);
+    var ahead = ahead_start();
     for (var e = b - 1u; e > a; e--) {
+        if (WALK_AHEAD > 0u) {
+            let t = ahead_down(e - 1u, a);
+            ahead_take(&ahead, vec4<u32>(ahead_scratch(t), ahead_frame(t), 0u, 0u), vec4<u32>(0u));
+        }
         let row = scratch_s(e - 1u);
         x = row.x - row.y * x;
         let theta = frame_theta(e - 1u);
@@ -279,6 +290,7 @@ fn newton_back(a: u32, b: u32, x_last: f32, grad: f32) -> vec4<f32> {
         max_step = max(max_step, abs(x));
         cubes += abs(x * x * x);
     }
+    ahead_end(ahead);
     return vec4<f32>(1.0, slope, max_step, cubes);
 }
 

@@ -273,6 +273,12 @@ pub struct Measurement {
     /// every splat but the own.
     #[serde(default = "splat_asked_in_old_reports")]
     pub gpu_splat_asked: bool,
+    /// GPU only: how many vertices ahead the walks loaded
+    /// (`strands::gpu::GpuContext::with_walk_ahead`, `strands bench
+    /// --gpu-walk-ahead`); absent where they loaded nothing ahead (the
+    /// default) and in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_walk_ahead: Option<u32>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -594,6 +600,7 @@ fn measure_with(
         gpu_interleave: None,
         gpu_splat: None,
         gpu_splat_asked: false,
+        gpu_walk_ahead: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -700,6 +707,7 @@ fn measure_with(
             m.gpu_form = Some(sim.running_form().name().into());
             m.gpu_splat = Some(sim.splat().name());
             m.gpu_stencil = Some(ctx.stencil().name().into());
+            m.gpu_walk_ahead = (ctx.walk_ahead() > 0).then(|| ctx.walk_ahead());
             m.gpu_bytes = Some(sim.gpu_bytes());
             m.gpu_interleave = Some(sim.vertex_layout().interleave);
             m.gpu_pack_rows_ran = sim
@@ -1097,7 +1105,8 @@ impl Measurement {
     /// `…:LAYOUT-layout` for one whose data layout was asked for,
     /// `…:ROWS-row-packs` for one whose pack shape was (`…-state` with the
     /// whole state resident), `…:sorted-RUN-splat`
-    /// or `…:own-splat` for one whose splat was.
+    /// or `…:own-splat` for one whose splat was, `…:ahead-N` for one whose
+    /// walks loaded N vertices ahead.
     pub fn label(&self) -> String {
         let stencil = match self.gpu_stencil.as_deref() {
             Some("f32") => ":f32",
@@ -1122,8 +1131,15 @@ impl Measurement {
             None => String::new(),
             Some(s) => format!(":{}-splat", s.replace(':', "-")),
         };
+        let ahead = self
+            .gpu_walk_ahead
+            .map(|d| format!(":ahead-{d}"))
+            .unwrap_or_default();
         match &self.gpu_form {
-            Some(form) => format!("{}:{form}{stencil}{layout}{packs}{splat}", self.backend),
+            Some(form) => format!(
+                "{}:{form}{stencil}{layout}{packs}{splat}{ahead}",
+                self.backend
+            ),
             None => self.backend.clone(),
         }
     }
@@ -1280,7 +1296,7 @@ pub fn compare(old: &Report, new: &Report) -> String {
             } && {
                 let splat = |s: &Option<String>| s.clone().unwrap_or_else(|| "own".into());
                 splat(&o.gpu_splat) == splat(&m.gpu_splat)
-            }
+            } && o.gpu_walk_ahead.unwrap_or(0) == m.gpu_walk_ahead.unwrap_or(0)
         };
         let found = old.results.iter().find(|o| {
             o.workload == m.workload

@@ -186,6 +186,15 @@ struct BenchArgs {
     /// --gpu-form.
     #[arg(long = "gpu-splat", value_delimiter = ',', value_name = "SPLAT")]
     gpu_splats: Vec<strands::gpu::schedule::Splat>,
+    /// GPU loads ahead to time, each a row with each form, precision,
+    /// layout, pack shape and splat: how many vertices ahead of the one it
+    /// is at each walk of the walked kernels loads a word of each element
+    /// it will read, so that a GPU fetches them while it computes (0 to 64;
+    /// 0, the default, loads nothing ahead; rows `…:ahead-N`). An
+    /// experiment for a GPU, where a walk's step waits for its loads; the
+    /// same results either way. Asks for the GPU like --gpu-form.
+    #[arg(long = "gpu-walk-ahead", value_delimiter = ',', value_name = "VERTICES")]
+    gpu_walk_ahead: Vec<u32>,
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]
     warmup: u32,
@@ -659,6 +668,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         ("--gpu-layout", !args.gpu_layouts.is_empty()),
         ("--gpu-pack-rows", !args.gpu_pack_rows.is_empty()),
         ("--gpu-splat", !args.gpu_splats.is_empty()),
+        ("--gpu-walk-ahead", !args.gpu_walk_ahead.is_empty()),
     ] {
         if given && !backends.contains(&BackendKind::Gpu) {
             anyhow::bail!(
@@ -677,7 +687,8 @@ fn bench(args: BenchArgs) -> Result<()> {
             || !args.gpu_stencils.is_empty()
             || !args.gpu_layouts.is_empty()
             || !args.gpu_pack_rows.is_empty()
-            || !args.gpu_splats.is_empty())
+            || !args.gpu_splats.is_empty()
+            || !args.gpu_walk_ahead.is_empty())
         .then_some(BackendKind::Gpu);
         let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
         match choice.gpu {
@@ -776,6 +787,18 @@ fn bench(args: BenchArgs) -> Result<()> {
         gpus.iter()
             .flat_map(|ctx| args.gpu_pack_rows.iter().map(|&p| ctx.with_pack_shape(p)))
             .collect()
+    };
+    let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_walk_ahead.is_empty() {
+        gpus
+    } else {
+        gpus.iter()
+            .flat_map(|ctx| {
+                args.gpu_walk_ahead.iter().map(|&d| {
+                    ctx.with_walk_ahead(d)
+                        .map_err(|e| anyhow::anyhow!("--gpu-walk-ahead {d}: {e}"))
+                })
+            })
+            .collect::<Result<_>>()?
     };
     // The form a GPU row asked for as `form` runs (None: the default), and
     // whether it runs on packs.
@@ -934,6 +957,11 @@ fn bench(args: BenchArgs) -> Result<()> {
             Some(sp) => format!("{on}, {sp} splat"),
             None => on,
         };
+        let on = if on_gpu && !args.gpu_walk_ahead.is_empty() {
+            format!("{on}, loads {} ahead", gpus[g].walk_ahead())
+        } else {
+            on
+        };
         bar.set_message(format!("{} {strands} strands on {on}", p.name()));
         if built.as_ref().is_none_or(|(j, _)| *j != i) {
             // Free the last scene before building the next.
@@ -964,6 +992,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             m.gpu_pack_rows,
             m.gpu_pack_state,
             m.gpu_splat.clone(),
+            m.gpu_walk_ahead,
         );
         if m.error.is_none() && measured.contains(&row) {
             // `suspend`, not `println`, which prints nothing where the bar

@@ -110,11 +110,20 @@ end_anchor = "head"
 /// with `set`, in `form`, from the scene's start; and how far the roots
 /// and the whole moved.
 fn run(form: Form, shape: PackShape, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
+    run_on(&gpu().with_pack_shape(shape), form, set, frames)
+}
+
+/// `run` on `ctx`.
+fn run_on(
+    ctx: &strands::gpu::GpuContext,
+    form: Form,
+    set: &[&str],
+    frames: usize,
+) -> (strands::rods::State, f64) {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, Path::new("frame.toml"), &set).unwrap();
     let (rods, state) = scene.build();
-    let ctx = gpu().with_pack_shape(shape);
-    let mut g = GpuSimulator::new(&ctx, rods, state, scene.params).unwrap();
+    let mut g = GpuSimulator::new(ctx, rods, state, scene.params).unwrap();
     g.set_form(form)
         .expect("the test adapter runs the walked fused forms");
     assert_eq!(g.running_form(), form, "{set:?}");
@@ -186,6 +195,55 @@ fn fused_frame_matches_the_substeps_dispatched_apart() {
     let warp_state = PackShape::WARP.with_resident_state().unwrap();
     for shape in [PackShape::DEFAULT, PackShape::WARP, warp_state] {
         assert_frame_matches(Form::Fused, Form::FusedFrame, shape);
+    }
+}
+
+/// Loads issued ahead (`GpuContext::with_walk_ahead`, shaders/common.wgsl
+/// `WALK_AHEAD`) change when a walk's cache lines arrive, not what it
+/// computes: walked-frame and walked-fused with every walk loading 2
+/// vertices ahead, and 64 (past the end of every rod here, each load then
+/// clamped to the rod's last vertex), end with the positions, velocities
+/// and twist of the walks loading nothing ahead, for the fast projection
+/// and SHAKE, in the scene above (contact with a sphere and a capsule,
+/// clamps at both ends, the twist, gusts). Bit for bit on a CPU adapter;
+/// elsewhere within the one-frame bound of `assert_frame_matches`, where a
+/// compiler may schedule and contract the kernel differently around the
+/// loads. More than `MAX_WALK_AHEAD` is refused, naming the limit.
+#[test]
+fn walks_loading_ahead_give_the_same_results() {
+    let ctx = gpu();
+    let on_cpu = ctx.info.device_type == wgpu::DeviceType::Cpu;
+    let frames = if on_cpu { 3 } else { 1 };
+    let e = ctx
+        .with_walk_ahead(strands::gpu::MAX_WALK_AHEAD + 1)
+        .expect_err("65 vertices ahead is refused");
+    assert!(e.contains("at most 64"), "{e}");
+    for form in [Form::WalkedFrame, Form::WalkedFused] {
+        for method in ["fast", "shake"] {
+            let m = format!("sim.projection.method=\"{method}\"");
+            let set = [m.as_str()];
+            let (none, travel) = run_on(&ctx, form, &set, frames);
+            assert!(travel > 1e-3, "{form}, {method}: the scene did not move");
+            for d in [2, 64] {
+                let ahead = ctx.with_walk_ahead(d).unwrap();
+                assert_eq!(ahead.walk_ahead(), d);
+                let (a, _) = run_on(&ahead, form, &set, frames);
+                let dx = max_diff(&none.pos, &a.pos);
+                let dv = max_diff(&none.vel, &a.vel);
+                let dtheta = max_abs_diff(&none.theta, &a.theta);
+                eprintln!(
+                    "{form}, {method}, {d} ahead: {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad"
+                );
+                if on_cpu {
+                    assert_eq!((dx, dv, dtheta), (0.0, 0.0, 0.0), "{form}, {method}, {d} ahead");
+                } else {
+                    assert!(
+                        dx <= 1e-6 && dtheta <= 1e-5,
+                        "{form}, {method}, {d} ahead: {dx:.3e} m, {dtheta:.3e} rad"
+                    );
+                }
+            }
+        }
     }
 }
 

@@ -1026,9 +1026,10 @@ fn wgsl_constants_match_rust() {
 }
 
 /// The override constants the host sets per pipeline (`Pipelines::new`:
-/// the interleaved rod length, `INTERLEAVE`, and
-/// `pipelines::ColliderKinds::constants`) are the ones the shaders declare,
-/// so none is silently ignored or left at its default.
+/// the interleaved rod length, `INTERLEAVE`, how far the walks load ahead,
+/// `WALK_AHEAD`, and `pipelines::ColliderKinds::constants`) are the ones
+/// the shaders declare, so none is silently ignored or left at its
+/// default.
 #[test]
 fn collider_kind_overrides_are_declared() {
     let m = module();
@@ -1037,7 +1038,7 @@ fn collider_kind_overrides_are_declared() {
         .iter()
         .filter_map(|(_, o)| o.name.clone())
         .collect();
-    let mut set = vec!["INTERLEAVE".to_string()];
+    let mut set = vec!["INTERLEAVE".to_string(), "WALK_AHEAD".to_string()];
     set.extend(
         strands::gpu::pipelines::ColliderKinds::ALL
             .constants()
@@ -1045,6 +1046,59 @@ fn collider_kind_overrides_are_declared() {
             .map(|c| c.0.to_string()),
     );
     assert_eq!(declared, set);
+}
+
+/// Every kernel's SPIR-V, as wgpu's Vulkan backend writes it, with the
+/// walks loading ahead (`GpuContext::with_walk_ahead`, WGSL `WALK_AHEAD`)
+/// and rods interleaved: naga 30's writer panicked ("Expression is not
+/// cached") on the contact walk's first form, which passed a pointer to a
+/// member of a pointee, in every kernel that walks contact; a simulator
+/// met it only when it first compiled such a kernel with loads ahead. In
+/// each module a kernel is built from (resident, whole-frame), with the
+/// f64 stencil.
+#[test]
+fn every_kernel_writes_spirv_with_its_walks_loading_ahead() {
+    use naga::valid::{Capabilities, ValidationFlags, Validator};
+    let mut written = 0;
+    for k in Kernel::ALL {
+        let source = shader_variant(Variant {
+            stencil_f64: true,
+            resident: k.is_resident(),
+            frame: k.is_frame(),
+            ..Variant::default()
+        });
+        let m = parse(&source);
+        let info = Validator::new(ValidationFlags::all(), Capabilities::all())
+            .validate(&m)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", k.entry_point()));
+        let mut constants = naga::back::PipelineConstants::default();
+        for (n, v) in strands::gpu::pipelines::ColliderKinds::ALL.constants() {
+            constants.insert(n.to_string(), v);
+        }
+        constants.insert("INTERLEAVE".into(), 32.0);
+        constants.insert("WALK_AHEAD".into(), 2.0);
+        let (m, info) = naga::back::pipeline_constants::process_overrides(
+            &m,
+            &info,
+            Some((naga::ShaderStage::Compute, k.entry_point())),
+            &constants,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e:?}", k.entry_point()));
+        let pipeline = naga::back::spv::PipelineOptions {
+            shader_stage: naga::ShaderStage::Compute,
+            entry_point: k.entry_point().to_string(),
+        };
+        let words = naga::back::spv::write_vec(
+            &m,
+            &info,
+            &naga::back::spv::Options::default(),
+            Some(&pipeline),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", k.entry_point()));
+        assert_eq!(words[0], 0x0723_0203, "{}: SPIR-V's magic", k.entry_point());
+        written += 1;
+    }
+    assert_eq!(written, Kernel::ALL.len());
 }
 
 /// Which kernels a device can run (`Kernel::supported`): every staged one

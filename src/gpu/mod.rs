@@ -276,8 +276,13 @@ pub struct GpuContext {
     approximate_math: bool,
     /// The packs' shape (see `with_pack_shape`).
     pack: pack::PackShape,
+    /// How far ahead the walks load (see `with_walk_ahead`).
+    walk_ahead: u32,
     pipelines: PipelineCache,
 }
+
+/// The most vertices ahead the walks may load (`GpuContext::with_walk_ahead`).
+pub const MAX_WALK_AHEAD: u32 = 64;
 
 /// The features the grid's 64-bit accumulators need (`GpuContext::from_device`).
 pub const GRID_I64_FEATURES: wgpu::Features =
@@ -365,6 +370,7 @@ impl GpuContext {
             wide_positions: cpu && device.features().contains(wgpu::Features::SHADER_INT64),
             approximate_math: false,
             pack: pack::PackShape::for_device(info.device_type),
+            walk_ahead: 0,
             device,
             queue,
             info,
@@ -517,6 +523,34 @@ impl GpuContext {
         self.pack
     }
 
+    /// This device with the walked kernels' walks loading, at each vertex,
+    /// a word of each element they will read `vertices` further on
+    /// (shaders/common.wgsl `WALK_AHEAD`), so that a GPU fetches its cache
+    /// lines while the walk computes the vertices between; 0 (the default)
+    /// loads nothing ahead. An experiment for the GPU, where a walk's step
+    /// waits for its loads (docs/BENCHMARKS.md, thirty-fourth session): not
+    /// yet timed on one, so not a default anywhere; a CPU adapter, with no
+    /// latency to hide, only does the extra loads. The same results to the
+    /// bit (tests/gpu_frame.rs). Kernels are compiled anew for it. Errors:
+    /// more than `MAX_WALK_AHEAD` vertices.
+    pub fn with_walk_ahead(&self, vertices: u32) -> Result<Self, String> {
+        if vertices > MAX_WALK_AHEAD {
+            return Err(format!(
+                "loads {vertices} vertices ahead: at most {MAX_WALK_AHEAD} (a walk past the rod's end loads its last vertex)"
+            ));
+        }
+        Ok(GpuContext {
+            walk_ahead: vertices,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        })
+    }
+
+    /// How far ahead the walks load (`with_walk_ahead`; 0: not).
+    pub fn walk_ahead(&self) -> u32 {
+        self.walk_ahead
+    }
+
     /// Whether the kernels carry the approximate-math errors
     /// (`with_approximate_math`).
     pub fn approximate_math(&self) -> bool {
@@ -652,6 +686,7 @@ impl GpuContext {
                         pack,
                         frame: false,
                     },
+                    self.walk_ahead,
                 ))
             })
             .clone()
@@ -711,8 +746,8 @@ impl GpuContext {
     }
 
     /// "name (backend, type, driver; the stencil's precision, the grid's
-    /// atomics and, where the state moves as 64-bit words, that)" of the
-    /// adapter in use.
+    /// atomics and, where the state moves as 64-bit words, the math is
+    /// approximate or the walks load ahead, that)" of the adapter in use.
     pub fn describe(&self) -> String {
         let info = &self.info;
         let driver = [info.driver.as_str(), info.driver_info.as_str()]
@@ -722,7 +757,7 @@ impl GpuContext {
             .collect::<Vec<_>>()
             .join(" ");
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -746,6 +781,11 @@ impl GpuContext {
                 "; approximate sin, cos and square roots emulated"
             } else {
                 ""
+            },
+            if self.walk_ahead > 0 {
+                format!("; walks loading {} vertices ahead", self.walk_ahead)
+            } else {
+                String::new()
             }
         )
     }

@@ -111,6 +111,9 @@ pub struct Pipelines {
     pub interleave: u32,
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
+    /// How far ahead of the vertex they are at the walks load a word of
+    /// each element they will read (`GpuContext::with_walk_ahead`; 0: not).
+    pub walk_ahead: u32,
     /// The variant asked for (`resident` unset: the packed fused kernels'
     /// module sets it for them; `wide_positions` set holds only for the
     /// kernels whose `Kernel::wide_positions_pay` is true, the others are
@@ -218,15 +221,18 @@ impl Pipelines {
     /// state for the packed fused kernels and without 64-bit words for
     /// the kernels that do not gain by them (`Kernel::wide_positions_pay`),
     /// for per-vertex buffers with rods of `interleave` vertices interleaved
-    /// (`packing::VertexLayout`; 0: consecutive).
+    /// (`packing::VertexLayout`; 0: consecutive), with the walks loading
+    /// `walk_ahead` vertices ahead (WGSL `WALK_AHEAD`; 0: not).
     pub fn new(
         device: &wgpu::Device,
         kinds: ColliderKinds,
         interleave: u32,
         variant: Variant,
+        walk_ahead: u32,
     ) -> Pipelines {
         let mut constants = kinds.constants().to_vec();
         constants.push(("INTERLEAVE", interleave as f64));
+        constants.push(("WALK_AHEAD", walk_ahead as f64));
         let variant = Variant {
             resident: false,
             ..variant
@@ -286,6 +292,7 @@ impl Pipelines {
             constants,
             interleave,
             kinds,
+            walk_ahead,
             variant,
         }
     }
