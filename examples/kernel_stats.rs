@@ -19,7 +19,7 @@
 //! these figures say whether occupancy is why.
 //!
 //! ```text
-//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [KERNEL...]
+//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [KERNEL...]
 //! ```
 //!
 //! KERNEL: entry points (`frame_pack`, `substep_rod`, ...; default: all).
@@ -29,6 +29,8 @@
 //! `INTERLEAVE`, default 32: a GPU's default layout for the 32-vertex
 //! hair; 0 for each rod's vertices in order, what the twenty-eighth
 //! session's first figures were built for).
+//! `--walk-ahead`: how many vertices ahead the walks load (WGSL
+//! `WALK_AHEAD`, `GpuContext::with_walk_ahead`; default 0, none).
 //! `--kinds`: the collider kinds the contact code is built for (default
 //! sphere,capsule: the hair workloads'; also plane, sdf). On lavapipe
 //! (Mesa 22.3, which reports no statistics but compiles the kernels) the
@@ -71,15 +73,17 @@ struct Args {
     kernels: Vec<Kernel>,
     kinds: ColliderKinds,
     interleave: u32,
+    walk_ahead: u32,
 }
 
-const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [KERNEL...]
+const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [KERNEL...]
   KERNEL        entry points (frame_pack, substep_rod, ...; default: all)
   --rows        pack shapes of the per-pack kernels (32, 64, 128, 256, or 32:state, 64:state
                 with the whole state resident; default 32,256)
   --kinds       collider kinds of the contact code (sphere, capsule, plane, sdf; default sphere,capsule)
   --interleave  vertices a rod of the interleaved layout (WGSL INTERLEAVE; 0: each rod's
                 vertices in order; default 32, a GPU's default layout for 32-vertex hair)
+  --walk-ahead  vertices ahead the walks load (WGSL WALK_AHEAD; default 0, none)
 ";
 
 /// The collider kinds named in `list` ("sphere,capsule").
@@ -110,6 +114,7 @@ fn parse_kinds(list: &str) -> Result<ColliderKinds, String> {
 fn parse_args() -> Result<Option<Args>, String> {
     let mut rows = vec![PackShape::new(32)?, PackShape::DEFAULT];
     let mut interleave = 32;
+    let mut walk_ahead = 0;
     let mut kernels = Vec::new();
     // The hair workloads' colliders (scenes/hair.toml), as `strands bench`
     // builds the kernels for them (`GpuContext::pipelines_for`).
@@ -133,6 +138,11 @@ fn parse_args() -> Result<Option<Args>, String> {
             interleave = n
                 .parse()
                 .map_err(|_| format!("--interleave: a count of vertices, not {n:?}"))?;
+        } else if a == "--walk-ahead" {
+            let n = args.next().ok_or("--walk-ahead needs a count, e.g. 2")?;
+            walk_ahead = n
+                .parse()
+                .map_err(|_| format!("--walk-ahead: a count of vertices, not {n:?}"))?;
         } else if a == "--help" || a == "-h" {
             return Ok(None);
         } else if a.starts_with('-') {
@@ -155,6 +165,7 @@ fn parse_args() -> Result<Option<Args>, String> {
         kernels,
         kinds,
         interleave,
+        walk_ahead,
     }))
 }
 
@@ -657,7 +668,7 @@ fn run() -> Result<(), String> {
     };
     let gpu = open()?;
     println!(
-        "modules: bending stencil in {}, grid accumulators {}, buffer accesses {}, collider kinds {:#06b}, INTERLEAVE {}",
+        "modules: bending stencil in {}, grid accumulators {}, buffer accesses {}, collider kinds {:#06b}, INTERLEAVE {}, WALK_AHEAD {}",
         if gpu.has.f64 { "f64" } else { "f32" },
         if gpu.has.i64_atomics {
             "64-bit atomics"
@@ -671,10 +682,12 @@ fn run() -> Result<(), String> {
         },
         args.kinds.kinds,
         args.interleave,
+        args.walk_ahead,
     );
     // `Pipelines::new`'s override constants.
     let mut constants = args.kinds.constants().to_vec();
     constants.push(("INTERLEAVE", args.interleave as f64));
+    constants.push(("WALK_AHEAD", args.walk_ahead as f64));
     let (mut failed, mut skipped) = (0, 0);
     for kernel in args.kernels {
         let shapes = if kernel.domain() == Domain::Pack {

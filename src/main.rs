@@ -193,7 +193,11 @@ struct BenchArgs {
     /// 0, the default, loads nothing ahead; rows `…:ahead-N`). An
     /// experiment for a GPU, where a walk's step waits for its loads; the
     /// same results either way. Asks for the GPU like --gpu-form.
-    #[arg(long = "gpu-walk-ahead", value_delimiter = ',', value_name = "VERTICES")]
+    #[arg(
+        long = "gpu-walk-ahead",
+        value_delimiter = ',',
+        value_name = "VERTICES"
+    )]
     gpu_walk_ahead: Vec<u32>,
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]

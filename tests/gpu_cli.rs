@@ -168,6 +168,17 @@ fn quick_gpu_rows_of(
     vertices: &str,
     args: &[&str],
 ) -> (String, Vec<serde_json::Value>) {
+    quick_gpu_rows_for(name, "hair", count, vertices, args)
+}
+
+/// `quick_gpu_rows_of` for `workload`.
+fn quick_gpu_rows_for(
+    name: &str,
+    workload: &str,
+    count: &str,
+    vertices: &str,
+    args: &[&str],
+) -> (String, Vec<serde_json::Value>) {
     let dir = std::env::temp_dir().join(format!("strands-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join(format!("{name}.json"));
@@ -185,7 +196,7 @@ fn quick_gpu_rows_of(
         ])
         .args([
             "--workload",
-            "hair",
+            workload,
             "--strands",
             count,
             "--vertices",
@@ -416,6 +427,68 @@ fn gpu_layout_rows_run_the_same_steps() {
     );
     assert_same_steps(&rows);
     assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
+}
+
+/// `--gpu-walk-ahead`: `strands bench` times one GPU row per distance
+/// asked for, in walked-frame and walked-fused (the kernels with the walks
+/// that load ahead); the rows that load ahead labelled `:ahead-N` in the
+/// table and recorded in the JSON (`gpu_walk_ahead`), the one loading
+/// nothing unlabelled, as the default; the loads change no value, so the
+/// rows end at the same largest strain after the same iterations. More
+/// than 64 refused by name; refused with `--backend cpu`.
+#[test]
+fn gpu_walk_ahead_rows_run_the_same_steps() {
+    let (stdout, rows) = quick_gpu_rows_for(
+        "gpu-walk-ahead",
+        "hair-nogrid",
+        "16",
+        "6",
+        &[
+            "--gpu-form",
+            "walked-frame,walked-fused",
+            "--gpu-walk-ahead",
+            "0,3",
+        ],
+    );
+    for label in [
+        "gpu:walked-frame ",
+        "gpu:walked-frame:ahead-3 ",
+        "gpu:walked-fused ",
+        "gpu:walked-fused:ahead-3 ",
+    ] {
+        assert!(stdout.contains(label), "{label} not in\n{stdout}");
+    }
+    let ahead: Vec<(&str, Option<u64>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["gpu_form"].as_str().unwrap(),
+                r["gpu_walk_ahead"].as_u64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ahead,
+        [
+            ("walked-frame", None),
+            ("walked-frame", Some(3)),
+            ("walked-fused", None),
+            ("walked-fused", Some(3)),
+        ]
+    );
+    assert_same_steps(&rows);
+    assert_bench_refuses_with_cpu_backend("--gpu-walk-ahead", "2");
+    let bad = strands()
+        .args(["bench", "--backend", "gpu", "--gpu-walk-ahead", "65"])
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        err.contains("--gpu-walk-ahead 65") && err.contains("at most 64"),
+        "{err}"
+    );
 }
 
 /// `--gpu-splat`: `strands bench` times one GPU row per splat asked for

@@ -235,7 +235,11 @@ fn walks_loading_ahead_give_the_same_results() {
                     "{form}, {method}, {d} ahead: {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad"
                 );
                 if on_cpu {
-                    assert_eq!((dx, dv, dtheta), (0.0, 0.0, 0.0), "{form}, {method}, {d} ahead");
+                    assert_eq!(
+                        (dx, dv, dtheta),
+                        (0.0, 0.0, 0.0),
+                        "{form}, {method}, {d} ahead"
+                    );
                 } else {
                     assert!(
                         dx <= 1e-6 && dtheta <= 1e-5,
