@@ -60,8 +60,8 @@
 #                              profile step may take (default 90)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-stats kernel-times bench-target
-#                              bench-candidates bench-frame bench-memory
-#                              bench-layouts bench-splat profile
+#                              bench-candidates bench-frame bench-ahead
+#                              bench-memory bench-layouts bench-splat profile
 #                              probe-tridiagonal
 #                              bench-gpu bench-cpu bench-packs bench-forms
 #                              bench-stencil
@@ -284,7 +284,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-memory bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-ahead bench-memory bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -546,6 +546,22 @@ wanted bench-candidates && step bench-candidates "$strands" bench --min-time "$m
 wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid,grass --strands "$timing_strands" \
     --gpu-form walked-fused,walked-frame \
     --out "$OUT/bench-frame.json" --plot "$OUT/bench-frame.svg"
+
+# Whether a walk's step waits for its loads (docs/BENCHMARKS.md,
+# thirty-fourth session): walked-frame, the target's `hair-nogrid`, with
+# the walks loading 0 (none, the default), 1, 2, 4 and 8 vertices ahead
+# (`--gpu-walk-ahead`, `GpuContext::with_walk_ahead`: the same bits), at
+# 2,000 strands (a warp or none a multiprocessor: the chain alone, 0.35 ms
+# a substep in the thirtieth session) and the target's 32,000 (1,000 and
+# 2,000 when quick), with the bending stencil in f64 and f32 (how much of
+# the chain the f64 stencil's arithmetic is). 40 frames of the bench's 10
+# substeps each (t = 0.31 s, before the hair's contact regime past t ~ 0.9
+# s, `bench-memory` below).
+ahead_sizes=2000,32000
+[ -n "$quick" ] && ahead_sizes=1000,2000
+wanted bench-ahead && step bench-ahead "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$ahead_sizes" \
+    --gpu-form walked-frame --gpu-walk-ahead 0,1,2,4,8 --gpu-stencil f64,f32 \
+    --out "$OUT/bench-ahead.json" --plot "$OUT/bench-ahead.svg"
 
 # Whether device memory is what holds the target's substep: the default
 # walked-frame (interleaved rods) and fused-frame on 32-row packs (gpu
