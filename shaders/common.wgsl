@@ -385,39 +385,50 @@ fn stat_max(i: u32, x: u32) {
 // its step and waits for them before it computes; on a GPU, with a warp or
 // two a multiprocessor, that wait is most of a step (docs/BENCHMARKS.md,
 // thirtieth session: ~530 cycles a vertex visited). With WALK_AHEAD = d > 0
-// the walks of the fused walked kernels (`substep_start_walk`, the
-// projection's two, contact's, `velocity_frames_walk`, the twist's gradient
-// and back substitution) also load, at vertex v, one word of each element
-// they will read at vertex v ± d (the direction they walk, clamped to the
-// rod), so that its cache lines are on their way while the walk computes
-// the vertices between; the loads of the elements themselves, d steps
-// later, then find them nearer. The words change nothing the walk
-// computes: each step's are kept a step (`Ahead`, so that nothing waits
-// for them), then folded into `walk_touched`, which `loops_ran_out` takes
-// in so that no compiler drops them. With d = 0 (the default) there is no
-// such load, and the kernels are the code they were.
+// each walk of the walked kernels (`substep_start_walk`, the projection's
+// two, `unresolved_strain`, contact's, `velocity_frames_walk`, the twist's
+// gradient and back substitution) also loads, at vertex v, a word of each
+// element it will read at vertex v ± d (the direction it walks, clamped to
+// the rod; contact's walk takes two vertices a step), the word in the
+// 32-byte sector the walk reads, so that those sectors are on their way
+// while it computes; its own loads of them, later, find them nearer. The
+// words change nothing the walk computes: each step's are kept in
+// registers to the next step and folded there into `walk_touched`, which
+// `loops_ran_out` takes in, so that no compiler drops them. Folding them
+// (or, on NVIDIA, the next step's loads writing the same registers) waits
+// for the loads of the step before, so a step waits at most for what it
+// asked a step earlier, whatever d; d sets how far ahead that is (on AMD,
+// whose loads return in order, a step's own loads wait for the step's
+// loads ahead too). The kernels that end in `loops_ran_out` load ahead
+// (`frame_rod`, `substep_rod`, `substep_finish_rod`, the staged
+// `contact_rod`, `project_fast_rod`, `project_shake_rod`, `twist_rod`, and
+// the packed kernels' walks of a rod longer than a pack); in the start
+// half with the grid (`substep_start_rod`) nothing takes the words in, and
+// its loads ahead are dropped. With d = 0 (the default) there is no such
+// load, and the kernels are the code they were.
 override WALK_AHEAD: u32 = 0u;
 
 var<private> walk_touched: u32;
 
-// The words a walk loaded ahead at its last step (up to eight).
+// The words a walk loaded ahead at its last step (up to twelve).
 struct Ahead {
     a: vec4<u32>,
     b: vec4<u32>,
+    c: vec4<u32>,
 }
 
 fn ahead_start() -> Ahead {
-    return Ahead(vec4<u32>(0u), vec4<u32>(0u));
+    return Ahead(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
 }
 
 // A step's words loaded ahead; the step before's folded in.
-fn ahead_take(s: ptr<function, Ahead>, a: vec4<u32>, b: vec4<u32>) {
+fn ahead_take(s: ptr<function, Ahead>, a: vec4<u32>, b: vec4<u32>, c: vec4<u32>) {
     ahead_end(*s);
-    *s = Ahead(a, b);
+    *s = Ahead(a, b, c);
 }
 
 fn ahead_end(s: Ahead) {
-    let w = s.a ^ s.b;
+    let w = s.a ^ s.b ^ s.c;
     walk_touched ^= w.x ^ w.y ^ w.z ^ w.w;
 }
 
@@ -433,35 +444,51 @@ fn ahead_down(v: u32, first: u32) -> u32 {
     return max(v, first + WALK_AHEAD) - WALK_AHEAD;
 }
 
-// A word of vertex t's element of each buffer: the first, which the
-// elements of a block of interleaved rods (`vertex_slot`) spread over every
-// cache line of the block.
+// A word of vertex t's element of a buffer, in the 32-byte sector a walk
+// reads of it: a GPU's L1 and L2 fetch a line's sectors one by one.
 fn ahead_pos(t: u32) -> u32 {
     return bitcast<u32>(pos_load(t).cell.x);
-}
-
-fn ahead_rest(t: u32) -> u32 {
-    return bitcast<u32>(rest[vertex_slot(t)].rest_kappa.x);
-}
-
-fn ahead_frame(t: u32) -> u32 {
-    return bitcast<u32>(frame[vertex_slot(t)].tangent.x);
-}
-
-fn ahead_scratch(t: u32) -> u32 {
-    return bitcast<u32>(scratch[vertex_slot(t)].kb.x);
-}
-
-fn ahead_vel(t: u32) -> u32 {
-    return bitcast<u32>(vel_load(t).x);
 }
 
 fn ahead_pos_unc(t: u32) -> u32 {
     return bitcast<u32>(pos_unc_load(t).cell.x);
 }
 
+fn ahead_vel(t: u32) -> u32 {
+    return bitcast<u32>(vel_load(t).x);
+}
+
 fn ahead_contact(t: u32) -> u32 {
     return bitcast<u32>(contact_normal_depth_load(t).x);
+}
+
+fn ahead_frame(t: u32) -> u32 {
+    return bitcast<u32>(frame[vertex_slot(t)].tangent.x);
+}
+
+// `rest`'s ω̄ and l̄ (bytes 0–19 of 48), and its inverse mass, rest length
+// and clamp (24–39; for every other element another sector).
+fn ahead_rest_kappa(t: u32) -> u32 {
+    return bitcast<u32>(rest[vertex_slot(t)].rest_kappa.x);
+}
+
+fn ahead_rest_mass(t: u32) -> u32 {
+    return bitcast<u32>(rest[vertex_slot(t)].inv_mass);
+}
+
+// `scratch`'s curvature binormal or edge direction and the twist's rows
+// (bytes 0–31 of 64), the projection's and twist's solve (32–47) and the
+// force (48–63).
+fn ahead_scratch_kb(t: u32) -> u32 {
+    return bitcast<u32>(scratch[vertex_slot(t)].kb.x);
+}
+
+fn ahead_scratch_s(t: u32) -> u32 {
+    return bitcast<u32>(scratch[vertex_slot(t)].s.x);
+}
+
+fn ahead_scratch_force(t: u32) -> u32 {
+    return bitcast<u32>(scratch[vertex_slot(t)].force.x);
 }
 
 // llvmpipe, the software adapter, counts every loop iteration of an

@@ -873,7 +873,7 @@ fn contact_velocity_frames_walk(r: u32) {
             let last = w.o + w.n - 1u;
             let t = ahead_up(w.o + i, last);
             let u = ahead_up(w.o + i + 1u, last);
-            ahead_take(&ahead, vec4<u32>(ahead_pos_unc(t), ahead_scratch(t), ahead_frame(t), 0u), vec4<u32>(ahead_pos_unc(u), ahead_scratch(u), ahead_frame(u), 0u));
+            ahead_take(&ahead, vec4<u32>(ahead_vel(t), ahead_scratch_force(t), ahead_pos_unc(t), ahead_frame(t)), vec4<u32>(ahead_vel(u), ahead_scratch_force(u), ahead_pos_unc(u), ahead_frame(u)), vec4<u32>(0u));
         }
         let done = contact_walk_step(&w, i);
         if (i > 0u) {
@@ -925,14 +925,20 @@ fn contact_walk_step(w: ptr<function, ContactWalk>, i: u32) -> ContactWalkStep {
     let origin = (*w).origin;
     let rho = (*w).rho;
     if (WALK_AHEAD > 0u) {
-        // Vertices i and i + 1, WALK_AHEAD on.
+        // Vertices i and i + 1, WALK_AHEAD on (a step takes two vertices,
+        // so that is WALK_AHEAD / 2 steps on); their unconstrained positions
+        // and velocities only where phase 0 reads them.
         let last = o + (*w).n - 1u;
         let t = ahead_up(o + i, last);
         let u = ahead_up(o + i + 1u, last);
+        var start = vec4<u32>(0u);
+        if (stage_phase == 0u) {
+            start = vec4<u32>(ahead_pos_unc(t), ahead_vel(t), ahead_pos_unc(u), ahead_vel(u));
+        }
         // Through a copy: naga 30's SPIR-V writer cannot pass a pointer to
         // a member of a pointee (gfx-rs/wgpu#6875).
         var ahead = (*w).ahead;
-        ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest(t), ahead_contact(t), ahead_vel(t)), vec4<u32>(ahead_pos(u), ahead_rest(u), ahead_contact(u), ahead_vel(u)));
+        ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), ahead_contact(t), ahead_pos(u)), vec4<u32>(ahead_rest_mass(u), ahead_contact(u), 0u, 0u), start);
         (*w).ahead = ahead;
     }
     var tunnels = (*w).tunnels;

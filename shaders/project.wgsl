@@ -153,7 +153,7 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     for (var e = o; e < o + ne; e++) {
         if (WALK_AHEAD > 0u) {
             let t = ahead_up(e + 1u, o + ne);
-            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest(t), 0u, 0u), vec4<u32>(0u));
+            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), 0u, 0u), vec4<u32>(0u), vec4<u32>(0u));
         }
         let xb = pos_get(e + 1u);
         let wb = rest[vertex_slot(e + 1u)].inv_mass;
@@ -300,7 +300,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         for (var e = o; e < o + ne; e++) {
             if (WALK_AHEAD > 0u) {
                 let t = ahead_up(e + 1u, o + ne);
-                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest(t), ahead_contact(t), ahead_scratch(t)), vec4<u32>(0u));
+                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), ahead_contact(t), ahead_scratch_kb(t)), vec4<u32>(0u), vec4<u32>(0u));
             }
             let xb = pos_get(e + 1u);
             let wb = rest[vertex_slot(e + 1u)].inv_mass;
@@ -387,7 +387,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             let e = o + k - 1u;
             if (WALK_AHEAD > 0u) {
                 let t = ahead_down(e, o);
-                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest(t), ahead_contact(t), ahead_scratch(t)), vec4<u32>(0u));
+                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), ahead_contact(t), ahead_scratch_s(t)), vec4<u32>(ahead_scratch_kb(t), 0u, 0u, 0u), vec4<u32>(0u));
             }
             let row = scratch_s(e);
             let lambda = row.x - factor_next * lambda_next;

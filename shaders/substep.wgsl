@@ -245,7 +245,7 @@ fn substep_start_walk(r: u32) -> f32 {
         if (WALK_AHEAD > 0u) {
             // The sweep reads edge and vertex k − 1, the update vertex k + 1.
             let t = ahead_down(rod.vertex_offset + k - 1u, rod.vertex_offset);
-            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_frame(t), ahead_rest(t), ahead_vel(t)), vec4<u32>(0u));
+            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_frame(t), ahead_rest_kappa(t), ahead_rest_mass(t)), vec4<u32>(ahead_vel(t), 0u, 0u, 0u), vec4<u32>(0u));
         }
         let x = w.x_next;
         start_vertex(rod, sf, h, shake, k + 1u, sweep_vertex(rod, k, &w), x, &strain);
@@ -389,7 +389,7 @@ fn velocity_frames_walk(r: u32) {
     for (var v = o; v < o + n; v++) {
         if (WALK_AHEAD > 0u) {
             let t = ahead_up(v, o + n - 1u);
-            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_vel(t), ahead_scratch(t), ahead_rest(t)), vec4<u32>(ahead_pos_unc(t), ahead_contact(t), ahead_frame(t), 0u));
+            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_vel(t), ahead_scratch_force(t), ahead_rest_mass(t)), vec4<u32>(ahead_pos_unc(t), ahead_contact(t), ahead_frame(t), 0u), vec4<u32>(0u));
         }
         velocity_frames_next(&s, v, pos_get(v));
     }

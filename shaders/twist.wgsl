@@ -119,7 +119,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
         let v = o + i;
         if (WALK_AHEAD > 0u) {
             let t = ahead_up(v, o + n - 1u);
-            ahead_take(&ahead, vec4<u32>(ahead_frame(t), ahead_scratch(t), ahead_rest(t), 0u), vec4<u32>(0u));
+            ahead_take(&ahead, vec4<u32>(ahead_frame(t), ahead_scratch_kb(t), ahead_rest_kappa(t), 0u), vec4<u32>(0u), vec4<u32>(0u));
         }
         let theta = frame_theta(v);
         let next = theta_material_frame(v, theta);
@@ -279,7 +279,7 @@ fn newton_back(a: u32, b: u32, x_last: f32, grad: f32) -> vec4<f32> {
     for (var e = b - 1u; e > a; e--) {
         if (WALK_AHEAD > 0u) {
             let t = ahead_down(e - 1u, a);
-            ahead_take(&ahead, vec4<u32>(ahead_scratch(t), ahead_frame(t), 0u, 0u), vec4<u32>(0u));
+            ahead_take(&ahead, vec4<u32>(ahead_scratch_s(t), ahead_frame(t), 0u, 0u), vec4<u32>(0u), vec4<u32>(0u));
         }
         let row = scratch_s(e - 1u);
         x = row.x - row.y * x;

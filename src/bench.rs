@@ -678,6 +678,8 @@ fn measure_with(
                 m.error = Some("no GPU adapter".into());
                 return m;
             };
+            // Before anything can fail, so that a failed row is labelled.
+            m.gpu_walk_ahead = (ctx.walk_ahead() > 0).then(|| ctx.walk_ahead());
             let mut sim = match GpuSimulator::new(ctx, rods, state, params) {
                 Ok(s) => s,
                 Err(e) => {
@@ -707,7 +709,6 @@ fn measure_with(
             m.gpu_form = Some(sim.running_form().name().into());
             m.gpu_splat = Some(sim.splat().name());
             m.gpu_stencil = Some(ctx.stencil().name().into());
-            m.gpu_walk_ahead = (ctx.walk_ahead() > 0).then(|| ctx.walk_ahead());
             m.gpu_bytes = Some(sim.gpu_bytes());
             m.gpu_interleave = Some(sim.vertex_layout().interleave);
             m.gpu_pack_rows_ran = sim

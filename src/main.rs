@@ -192,11 +192,14 @@ struct BenchArgs {
     /// it will read, so that a GPU fetches them while it computes (0 to 64;
     /// 0, the default, loads nothing ahead; rows `…:ahead-N`). An
     /// experiment for a GPU, where a walk's step waits for its loads; the
-    /// same results either way. Asks for the GPU like --gpu-form.
+    /// same values computed either way. A packed form, which walks only
+    /// rods longer than a pack, gets one row, with the first listed. Asks
+    /// for the GPU like --gpu-form.
     #[arg(
         long = "gpu-walk-ahead",
         value_delimiter = ',',
-        value_name = "VERTICES"
+        value_name = "VERTICES",
+        value_parser = clap::value_parser!(u32).range(0..=strands::gpu::MAX_WALK_AHEAD as i64)
     )]
     gpu_walk_ahead: Vec<u32>,
     /// Frames run before timing.
@@ -859,13 +862,22 @@ fn bench(args: BenchArgs) -> Result<()> {
                         .iter()
                         .flat_map(|&f| (0..gpus.len()).map(move |g| (i, b, f, g)))
                         // A walked form uses no packs: one row for it, in
-                        // the first shape asked for.
+                        // the first shape asked for. A packed form walks
+                        // only rods longer than a pack: one row for it, with
+                        // the first distance ahead asked for.
                         .filter(|&(_, _, f, g)| {
                             uses_packs(f, &gpus[g])
                                 || args
                                     .gpu_pack_rows
                                     .first()
                                     .is_none_or(|&p| gpus[g].pack_shape() == p)
+                        })
+                        .filter(|&(_, _, f, g)| {
+                            !uses_packs(f, &gpus[g])
+                                || args
+                                    .gpu_walk_ahead
+                                    .first()
+                                    .is_none_or(|&d| gpus[g].walk_ahead() == d)
                         })
                         .collect(),
                 })

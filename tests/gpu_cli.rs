@@ -431,11 +431,14 @@ fn gpu_layout_rows_run_the_same_steps() {
 
 /// `--gpu-walk-ahead`: `strands bench` times one GPU row per distance
 /// asked for, in walked-frame and walked-fused (the kernels with the walks
-/// that load ahead); the rows that load ahead labelled `:ahead-N` in the
+/// that load ahead), and one row for the packed form, which walks only
+/// rods longer than a pack, with the first asked for; the rows that load
+/// ahead labelled `:ahead-N` in the
 /// table and recorded in the JSON (`gpu_walk_ahead`), the one loading
 /// nothing unlabelled, as the default; the loads change no value, so the
 /// rows end at the same largest strain after the same iterations. More
-/// than 64 refused by name; refused with `--backend cpu`.
+/// than 64 refused as the arguments are read, naming the flag, the value
+/// and the range; refused with `--backend cpu`.
 #[test]
 fn gpu_walk_ahead_rows_run_the_same_steps() {
     let (stdout, rows) = quick_gpu_rows_for(
@@ -445,7 +448,7 @@ fn gpu_walk_ahead_rows_run_the_same_steps() {
         "6",
         &[
             "--gpu-form",
-            "walked-frame,walked-fused",
+            "walked-frame,walked-fused,packed",
             "--gpu-walk-ahead",
             "0,3",
         ],
@@ -474,19 +477,21 @@ fn gpu_walk_ahead_rows_run_the_same_steps() {
             ("walked-frame", Some(3)),
             ("walked-fused", None),
             ("walked-fused", Some(3)),
+            ("packed", None),
         ]
     );
-    assert_same_steps(&rows);
+    assert_same_steps(&rows[..4]);
     assert_bench_refuses_with_cpu_backend("--gpu-walk-ahead", "2");
+    // Refused as the arguments are read, before an adapter is sought.
     let bad = strands()
-        .args(["bench", "--backend", "gpu", "--gpu-walk-ahead", "65"])
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .args(["bench", "--backend", "gpu", "--gpu-walk-ahead", "2,65"])
+        .env("WGPU_ADAPTER_NAME", "no such adapter")
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(!bad.status.success());
     assert!(
-        err.contains("--gpu-walk-ahead 65") && err.contains("at most 64"),
+        err.contains("'65' for '--gpu-walk-ahead") && err.contains("0..=64"),
         "{err}"
     );
 }

@@ -200,8 +200,8 @@ fn fused_frame_matches_the_substeps_dispatched_apart() {
 
 /// Loads issued ahead (`GpuContext::with_walk_ahead`, shaders/common.wgsl
 /// `WALK_AHEAD`) change when a walk's cache lines arrive, not what it
-/// computes: walked-frame and walked-fused with every walk loading 2
-/// vertices ahead, and 64 (past the end of every rod here, each load then
+/// computes: walked-frame, walked-fused and walked (the stages dispatched
+/// apart) with every walk loading 2 vertices ahead, and 64 (past the end of every rod here, each load then
 /// clamped to the rod's last vertex), end with the positions, velocities
 /// and twist of the walks loading nothing ahead, for the fast projection
 /// and SHAKE, in the scene above (contact with a sphere and a capsule,
@@ -218,7 +218,7 @@ fn walks_loading_ahead_give_the_same_results() {
         .with_walk_ahead(strands::gpu::MAX_WALK_AHEAD + 1)
         .expect_err("65 vertices ahead is refused");
     assert!(e.contains("at most 64"), "{e}");
-    for form in [Form::WalkedFrame, Form::WalkedFused] {
+    for form in [Form::WalkedFrame, Form::WalkedFused, Form::Walked] {
         for method in ["fast", "shake"] {
             let m = format!("sim.projection.method=\"{method}\"");
             let set = [m.as_str()];

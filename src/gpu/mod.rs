@@ -530,13 +530,15 @@ impl GpuContext {
     /// loads nothing ahead. An experiment for the GPU, where a walk's step
     /// waits for its loads (docs/BENCHMARKS.md, thirty-fourth session): not
     /// yet timed on one, so not a default anywhere; a CPU adapter, with no
-    /// latency to hide, only does the extra loads. The same results to the
-    /// bit (tests/gpu_frame.rs). Kernels are compiled anew for it. Errors:
-    /// more than `MAX_WALK_AHEAD` vertices.
+    /// latency to hide, only does the extra loads. The walks compute the
+    /// same values: on a CPU adapter the same bits (tests/gpu_frame.rs; a
+    /// GPU's compiler may contract the kernel's arithmetic differently
+    /// around the loads, within the test's one-frame bound). Kernels are
+    /// compiled anew for it. Errors: more than `MAX_WALK_AHEAD` vertices.
     pub fn with_walk_ahead(&self, vertices: u32) -> Result<Self, String> {
         if vertices > MAX_WALK_AHEAD {
             return Err(format!(
-                "loads {vertices} vertices ahead: at most {MAX_WALK_AHEAD} (a walk past the rod's end loads its last vertex)"
+                "loads {vertices} vertices ahead: at most {MAX_WALK_AHEAD}"
             ));
         }
         Ok(GpuContext {
