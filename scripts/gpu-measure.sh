@@ -550,7 +550,7 @@ wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" -
 # Whether a walk's step waits for its loads (docs/BENCHMARKS.md,
 # thirty-fourth session): walked-frame, the target's `hair-nogrid`, with
 # the walks loading 0 (none, the default), 1, 2, 4 and 8 vertices ahead
-# (`--gpu-walk-ahead`, `GpuContext::with_walk_ahead`: the same bits), at
+# (`--gpu-walk-ahead`, `GpuContext::with_walk_ahead`: the same values), at
 # 2,000 strands (a warp or none a multiprocessor: the chain alone, 0.35 ms
 # a substep in the thirtieth session) and the target's 32,000 (1,000 and
 # 2,000 when quick), with the bending stencil in f64 and f32 (how much of
