@@ -466,8 +466,11 @@ fn ahead_frame(t: u32) -> u32 {
     return bitcast<u32>(frame[vertex_slot(t)].tangent.x);
 }
 
-// `rest`'s ω̄ and l̄ (bytes 0–19 of 48), and its inverse mass, rest length
-// and clamp (24–39; for every other element another sector).
+// `rest`'s ω̄ (bytes 0–15 of 48), and its l̄, inverse mass and rest length
+// (16–31): of every other element these lie in two sectors, and byte 24 is
+// in l̄'s sector for every element (the clamp, bytes 36–39, is in the next
+// one for every other element, which a neighbouring vertex's touch asks
+// for).
 fn ahead_rest_kappa(t: u32) -> u32 {
     return bitcast<u32>(rest[vertex_slot(t)].rest_kappa.x);
 }

@@ -299,8 +299,17 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         var ahead = ahead_start();
         for (var e = o; e < o + ne; e++) {
             if (WALK_AHEAD > 0u) {
+                // Contacts only where phase 1 filters by them, the start's
+                // edge directions only where SHAKE reads them.
                 let t = ahead_up(e + 1u, o + ne);
-                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), ahead_contact(t), ahead_scratch_kb(t)), vec4<u32>(0u), vec4<u32>(0u));
+                var more = vec4<u32>(0u);
+                if (stage_phase == 1u) {
+                    more.x = ahead_contact(t);
+                }
+                if (shake) {
+                    more.y = ahead_scratch_kb(t);
+                }
+                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), 0u, 0u), more, vec4<u32>(0u));
             }
             let xb = pos_get(e + 1u);
             let wb = rest[vertex_slot(e + 1u)].inv_mass;
@@ -387,7 +396,11 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             let e = o + k - 1u;
             if (WALK_AHEAD > 0u) {
                 let t = ahead_down(e, o);
-                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), ahead_contact(t), ahead_scratch_s(t)), vec4<u32>(ahead_scratch_kb(t), 0u, 0u, 0u), vec4<u32>(0u));
+                var more = vec4<u32>(ahead_scratch_kb(t), 0u, 0u, 0u);
+                if (stage_phase == 1u) {
+                    more.y = ahead_contact(t);
+                }
+                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), ahead_scratch_s(t), 0u), more, vec4<u32>(0u));
             }
             let row = scratch_s(e);
             let lambda = row.x - factor_next * lambda_next;

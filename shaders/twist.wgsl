@@ -119,7 +119,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
         let v = o + i;
         if (WALK_AHEAD > 0u) {
             let t = ahead_up(v, o + n - 1u);
-            ahead_take(&ahead, vec4<u32>(ahead_frame(t), ahead_scratch_kb(t), ahead_rest_kappa(t), 0u), vec4<u32>(0u), vec4<u32>(0u));
+            ahead_take(&ahead, vec4<u32>(ahead_frame(t), ahead_scratch_kb(t), ahead_rest_kappa(t), ahead_rest_mass(t)), vec4<u32>(0u), vec4<u32>(0u));
         }
         let theta = frame_theta(v);
         let next = theta_material_frame(v, theta);
