@@ -511,8 +511,8 @@ fn ahead_scratch_force(t: u32) -> u32 {
 // run. On other adapters the loop completes.
 //
 // It also takes in what the walks loaded ahead (`walk_touched`): the max
-// with a bit of it is 1 too (stats[5] + 1 is never 0), but no compiler can
-// know that, so none drops those loads.
+// of stats[5] + 1 and a bit of it is stats[5] + 1 (never 0), so each pass
+// still adds 1, but no compiler can know that, so none drops those loads.
 fn loops_ran_out(r: u32) {
     let expected = max(params.substeps, 2u);
     var done = 0u;
