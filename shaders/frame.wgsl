@@ -53,7 +53,7 @@ fn frame_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     if (r < params.rod_count) {
         for (var k = 0u; k < params.substeps; k++) {
             frame_substep = k;
-            substep_finish_walk(r, substep_start_walk(r));
+            substep_finish_walk(r, substep_start_walk(r, true));
         }
         loops_ran_out(r);
     }

@@ -236,13 +236,13 @@ fn newton_projection(r: u32, shake: bool) -> u32 {
     if (rods[r].vertex_count < 2u) {
         return 0u; // no edge
     }
-    return newton_projection_from(r, shake, unresolved_strain(r, projection_tolerance(), 4.0));
+    return newton_projection_from(r, shake, unresolved_strain(r, projection_tolerance(), 4.0), ELIMINATED_NOT);
 }
 
 // `newton_projection` given what `unresolved_strain` (4 ulps) says of the
 // positions as they are (a `StrainWalk` of the stage before; a rod of two
 // or more vertices).
-fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
+fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32, handed: u32) -> u32 {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     let tolerance = projection_tolerance();
@@ -268,166 +268,107 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
             polish = false;
         }
         // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C(x) M⁻¹ ∇C(y)ᵀ) δλ = C(x), y the
-        // iterate (fast) or the start (SHAKE), a tridiagonal system: Aⱼⱼ on
-        // the diagonal, Aⱼ,ⱼ₊₁ (`upper`) and Aⱼ₊₁,ⱼ (`lower`) beside it. An
-        // edge whose vertices are both anchored gets the row δλ = 0 and no
-        // coupling. In phase 1 vertices in contact move in their tangent
-        // plane only (`apply_inv_mass`); an edge that then cannot change its
-        // length gets the row δλ = 0 too.
-        // Two walks per iteration, as src/cpu/project.rs `eliminate_rows`
-        // and `substitute_and_move`. The first, along the rod, builds row e
-        // and the coupling of rows e − 1 and e and eliminates row e at once
-        // (the Thomas algorithm's forward sweep, pivot and reduced right-hand
-        // side carried), storing per row only what the way back needs: the
-        // reduced right-hand side and the previous row's elimination factor
-        // and, in the same store, the far end's inverse mass and the edge's
-        // rest length, which the way back then need not read (`scratch[e].s`);
-        // and the edge direction (`kb`, fast projection).
-        // It carries edge e − 1's vector, direction and whether it is a row,
-        // and the far end's position, inverse mass and contact, so each is
-        // read once (a software adapter reads storage lane by lane).
-        var xa = pos_get(o);
-        var wa = rest[vertex_slot(o)].inv_mass;
-        var ca = filter_contact(o);
-        var d_prev = vec3<f32>(0.0);
-        var dir_prev = vec3<f32>(0.0);
-        var row_prev = false;
-        var pivot = 0.0;
-        var rhs_prev = 0.0;
-        var eliminated = true;
-        var held_prev = false;
-        var ahead = ahead_start();
-        for (var e = o; e < o + ne; e++) {
-            if (WALK_AHEAD > 0u) {
-                // Contacts only where phase 1 filters by them, the start's
-                // edge directions only where SHAKE reads them.
-                let t = ahead_up(e + 1u, o + ne);
-                var more = vec4<u32>(0u);
-                if (stage_phase == 1u) {
-                    more.x = ahead_contact(t);
+        // iterate (fast) or the start (SHAKE), a tridiagonal system
+        // (`tip_eliminate`). Two walks per iteration, as src/cpu/project.rs
+        // `eliminate_rows` and `substitute_and_move`. The first, from the
+        // tip, builds and eliminates the rows (`tip_eliminate`); in the
+        // first iteration of phase 0 the start walk has done it already
+        // where it says so (`handed`: `ELIMINATED_AHEAD`, or
+        // `ELIMINATED_SINGULAR` for a pivot that was not positive).
+        var eliminated = handed == ELIMINATED_AHEAD;
+        if (iterations > 0u || handed == ELIMINATED_NOT) {
+            eliminated = true;
+            var t = tip_elimination_start();
+            var xb = pos_get(o + ne);
+            var wb = rest[vertex_slot(o + ne)].inv_mass;
+            var cb = filter_contact(o + ne);
+            var ahead = ahead_start();
+            for (var k = ne; k > 0u; k--) {
+                let e = o + k - 1u;
+                if (WALK_AHEAD > 0u) {
+                    // Contacts only where phase 1 filters by them, the
+                    // start's edge directions only where SHAKE reads them.
+                    let u = ahead_down(e, o);
+                    var more = vec4<u32>(0u);
+                    if (stage_phase == 1u) {
+                        more.x = ahead_contact(u);
+                    }
+                    if (shake) {
+                        more.y = ahead_scratch_kb(u);
+                    }
+                    ahead_take(&ahead, vec4<u32>(ahead_pos(u), ahead_rest_mass(u), 0u, 0u), more, vec4<u32>(0u));
                 }
-                if (shake) {
-                    more.y = ahead_scratch_kb(t);
+                let xa = pos_get(e);
+                let wa = rest[vertex_slot(e)].inv_mass;
+                let ca = filter_contact(e);
+                if (!tip_eliminate(&t, e, xa, wa, ca, xb, wb, cb, shake)) {
+                    eliminated = false;
+                    break;
                 }
-                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), 0u, 0u), more, vec4<u32>(0u));
+                xb = xa;
+                wb = wa;
+                cb = ca;
             }
-            let xb = pos_get(e + 1u);
-            let wb = rest[vertex_slot(e + 1u)].inv_mass;
-            let cb = filter_contact(e + 1u);
-            let held_a = held_of(ca, wa);
-            let held_b = held_of(cb, wb);
-            let d = displacement(xa, xb);
-            // This iteration's edge vectors (fast), saved before any vertex
-            // moves (in the kb slot, which the next kernel to need it
-            // recomputes), or the start's (SHAKE, `save_start_edges`).
-            var dir = d;
-            if (shake) {
-                dir = scratch_kb(e).xyz;
-            } else {
-                scratch_set_kb(e, vec4<f32>(d, 0.0));
-            }
-            let ma_dir = edge_inv_mass_applied(ca, wa, held_b, dir);
-            let diag_e = 4.0 * dot(d, ma_dir + edge_inv_mass_applied(cb, wb, held_a, dir));
-            let scale = 4.0 * length(d) * length(dir) * (wa + wb);
-            // `edge_active`: a row of the system, or a fixed edge.
-            let row = wa + wb > 0.0 && diag_e > 1e-12 * scale;
-            let rest_len = rest[vertex_slot(e)].rest_len;
-            var diag = 1.0;
-            var rhs = 0.0;
-            if (row) {
-                diag = diag_e;
-                rhs = squared_length_error(xa, xb, rest_len);
-            }
-            // Elimination factor of row e − 1: Aₑ₋₁,ₑ over its pivot.
-            var factor = 0.0;
-            if (e > o) {
-                var upper = 0.0;
-                var lower = 0.0;
-                if (row_prev && row) {
-                    // W of the shared vertex e: the one read for this edge.
-                    upper = -4.0 * dot(d_prev, ma_dir);
-                    // Vertex e's weight as edge e − 1 uses it: not symmetric
-                    // to `upper` where vertex e is stuck (weights by edge),
-                    // nor for SHAKE (dir is the start's edge).
-                    lower = -4.0 * dot(d, edge_inv_mass_applied(ca, wa, held_prev, dir_prev));
-                }
-                factor = upper / pivot;
-                pivot = diag - lower * factor;
-                rhs = rhs - lower * rhs_prev;
-            } else {
-                pivot = diag;
-            }
-            if (!(pivot > 0.0)) {
-                eliminated = false;
-                break;
-            }
-            rhs_prev = rhs / pivot;
-            scratch_set_s(e, vec4<f32>(rhs_prev, factor, wb, rest_len));
-            xa = xb;
-            wa = wb;
-            ca = cb;
-            d_prev = d;
-            dir_prev = dir;
-            row_prev = row;
-            held_prev = held_a;
+            ahead_end(ahead);
         }
-        ahead_end(ahead);
         if (!eliminated) {
             singular = 1u;
             break;
         }
-        // The second walk, back from the tip: row e's δλ by back
-        // substitution, then vertex e + 1 moved by its two edges in turn
-        // (edge e, of which it is the far end, then edge e + 1; the same moves
-        // in the same order as a walk from the root) and written once; as
-        // vertex e + 1 is done, edge e + 1's strain (`unresolved_strain`'s,
-        // of the positions written). Carried: edge e + 1's δλ, correction,
-        // elimination factor and rest length, and vertex e + 2.
+        // The second walk, back from the root: row e's δλ by back
+        // substitution, then vertex e moved by its two edges in turn (edge
+        // e − 1, of which it is the far end, then edge e) and written once;
+        // as vertex e is done, edge e − 1's strain (`unresolved_strain`'s,
+        // of the positions written). Carried: edge e − 1's δλ, correction,
+        // elimination factor and rest length, and vertex e − 1 (its
+        // position, inverse mass and whether it is held).
         unresolved = -1.0;
-        var lambda_next = 0.0;
-        var g_next = vec3<f32>(0.0);
-        var factor_next = 0.0;
-        var len_next = 0.0;
-        var x_next = Position(vec4<i32>(0), vec4<f32>(0.0));
-        var w_next = 0.0;
-        var held_next = false;
-        ahead = ahead_start();
-        for (var k = ne; k > 0u; k--) {
-            let e = o + k - 1u;
+        var lambda_prev = 0.0;
+        var g_prev = vec3<f32>(0.0);
+        var factor_prev = 0.0;
+        var len_prev = 0.0;
+        var x_prev = Position(vec4<i32>(0), vec4<f32>(0.0));
+        var w_prev = 0.0;
+        var held_prev = false;
+        var ahead = ahead_start();
+        for (var e = o; e < o + ne; e++) {
             if (WALK_AHEAD > 0u) {
-                let t = ahead_down(e, o);
-                var more = vec4<u32>(ahead_scratch_kb(t), 0u, 0u, 0u);
+                let u = ahead_up(e, o + ne - 1u);
+                var more = vec4<u32>(ahead_scratch_kb(u), 0u, 0u, 0u);
                 if (stage_phase == 1u) {
-                    more.y = ahead_contact(t);
+                    more.y = ahead_contact(u + 1u);
                 }
-                ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), ahead_scratch_s(t), 0u), more, vec4<u32>(0u));
+                ahead_take(&ahead, vec4<u32>(ahead_pos(u), ahead_rest_mass(u + 1u), ahead_scratch_s(u), 0u), more, vec4<u32>(0u));
             }
             let row = scratch_s(e);
-            let lambda = row.x - factor_next * lambda_next;
+            let lambda = row.x - factor_prev * lambda_prev;
             let g = 2.0 * scratch_kb(e).xyz * lambda;
-            let wb = row.z;
-            let cb = filter_contact(e + 1u);
-            // Vertex e's held flag, for edge e's weight of vertex e + 1.
-            let held_e = held_of(filter_contact(e), rest[vertex_slot(e)].inv_mass);
-            var xb = moved(pos_get(e + 1u), -edge_inv_mass_applied(cb, wb, held_e, g));
-            if (k < ne) {
-                xb = moved(xb, edge_inv_mass_applied(cb, wb, held_next, g_next));
-                unresolved = max(unresolved, edge_unresolved_of(len_next, xb, x_next, wb + w_next, tolerance, 4.0));
+            let wa = row.z;
+            let ca = filter_contact(e);
+            // Vertex e + 1's held flag, for edge e's weight of vertex e.
+            let held_b = held_of(filter_contact(e + 1u), rest[vertex_slot(e + 1u)].inv_mass);
+            var xa = pos_get(e);
+            if (e > o) {
+                xa = moved(xa, -edge_inv_mass_applied(ca, wa, held_prev, g_prev));
             }
-            pos_set(e + 1u, xb);
-            lambda_next = lambda;
-            g_next = g;
-            factor_next = row.y;
-            len_next = row.w;
-            x_next = xb;
-            w_next = wb;
-            held_next = held_of(cb, wb);
+            xa = moved(xa, edge_inv_mass_applied(ca, wa, held_b, g));
+            if (e > o) {
+                unresolved = max(unresolved, edge_unresolved_of(len_prev, x_prev, xa, w_prev + wa, tolerance, 4.0));
+            }
+            pos_set(e, xa);
+            lambda_prev = lambda;
+            g_prev = g;
+            factor_prev = row.y;
+            len_prev = row.w;
+            x_prev = xa;
+            w_prev = wa;
+            held_prev = held_of(ca, wa);
         }
         ahead_end(ahead);
-        let w0 = rest[vertex_slot(o)].inv_mass;
-        let x0 = moved(pos_get(o), edge_inv_mass_applied(filter_contact(o), w0, held_next, g_next));
-        pos_set(o, x0);
-        unresolved = max(unresolved, edge_unresolved_of(len_next, x0, x_next, w0 + w_next, tolerance, 4.0));
+        let wn = rest[vertex_slot(o + ne)].inv_mass;
+        let xn = moved(pos_get(o + ne), -edge_inv_mass_applied(filter_contact(o + ne), wn, held_prev, g_prev));
+        pos_set(o + ne, xn);
+        unresolved = max(unresolved, edge_unresolved_of(len_prev, x_prev, xn, w_prev + wn, tolerance, 4.0));
         iterations++;
     }
     stat_max(1u, iterations);
@@ -442,6 +383,103 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32) -> u32 {
         }
     }
     return iterations;
+}
+
+// Whether the walked start sweep builds and eliminates the first fast
+// projection's rows (`StartStrain`, shaders/substep.wgsl); off, the
+// projection's first walk does (`GpuContext::with_start_elimination`).
+override START_ELIMINATES: bool = true;
+
+// Whether the first iteration's rows were built and eliminated before the
+// projection (`newton_projection_from`'s `handed`): by the start walk
+// (`substep_start_walk`, fast projection in phase 0), which may also have
+// found a pivot that was not positive.
+const ELIMINATED_NOT: u32 = 0u;
+const ELIMINATED_AHEAD: u32 = 1u;
+const ELIMINATED_SINGULAR: u32 = 2u;
+
+// A Newton iteration's system (src/cpu/project.rs `eliminate_rows`) built
+// and eliminated from the tip, a row at a time. Row e:
+// Aₑₑ = 4 eᵉ·(Wₑ + Wₑ₊₁) dᵉ, Cₑ = |eᵉ|² − |ēᵉ|², coupled to row e + 1 by
+// Aₑ,ₑ₊₁ (`upper`) and Aₑ₊₁,ₑ (`lower`). An edge whose vertices are both
+// anchored gets the row δλ = 0 and no coupling. In phase 1 vertices in
+// contact move in their tangent plane only (`edge_inv_mass_applied`); an
+// edge that then cannot change its length gets the row δλ = 0 too. Each row
+// is eliminated as it is built (the Thomas algorithm's forward sweep on the
+// rows taken tip first, pivot and reduced right-hand side carried), storing
+// per row only what the way back needs: the reduced right-hand side, row
+// e + 1's elimination factor and, in the same store, the near end's inverse
+// mass and the edge's rest length, which the way back then need not read
+// (`scratch[e].s`); and the edge direction (`kb`, fast projection). What
+// it carries from row e + 1 to row e (the caller carries vertex e + 1's
+// position, inverse mass and contact, so each is read once):
+struct TipElimination {
+    d_next: vec3<f32>,      // edge e + 1's vector
+    dir_next: vec3<f32>,    // its direction of correction
+    row_next: bool,         // whether edge e + 1 is a row
+    held_next: bool,        // whether vertex e + 2 is held
+    pivot: f32,             // row e + 1's pivot; 0 before the last edge's
+    rhs_next: f32,          // row e + 1's reduced right-hand side
+}
+
+// Before the last edge.
+fn tip_elimination_start() -> TipElimination {
+    return TipElimination(vec3<f32>(0.0), vec3<f32>(0.0), false, false, 0.0, 0.0);
+}
+
+// Row e (edge e: vertex e at xa with inverse mass wa and `filter_contact`
+// ca, vertex e + 1 at xb with wb and cb) built and eliminated; false where
+// its pivot is not positive (the system is singular: nothing stored).
+fn tip_eliminate(s: ptr<function, TipElimination>, e: u32, xa: Position, wa: f32, ca: vec4<f32>, xb: Position, wb: f32, cb: vec4<f32>, shake: bool) -> bool {
+    let held_a = held_of(ca, wa);
+    let held_b = held_of(cb, wb);
+    let d = displacement(xa, xb);
+    // This iteration's edge vectors (fast), saved before any vertex
+    // moves (in the kb slot, which the next kernel to need it
+    // recomputes), or the start's (SHAKE, `save_start_edges`).
+    var dir = d;
+    if (shake) {
+        dir = scratch_kb(e).xyz;
+    } else {
+        scratch_set_kb(e, vec4<f32>(d, 0.0));
+    }
+    let mb_dir = edge_inv_mass_applied(cb, wb, held_a, dir);
+    let diag_e = 4.0 * dot(d, edge_inv_mass_applied(ca, wa, held_b, dir) + mb_dir);
+    let scale = 4.0 * length(d) * length(dir) * (wa + wb);
+    // `edge_active`: a row of the system, or a fixed edge.
+    let row = wa + wb > 0.0 && diag_e > 1e-12 * scale;
+    let rest_len = rest[vertex_slot(e)].rest_len;
+    var diag = 1.0;
+    var rhs = 0.0;
+    if (row) {
+        diag = diag_e;
+        rhs = squared_length_error(xa, xb, rest_len);
+    }
+    // Elimination factor of row e + 1: Aₑ₊₁,ₑ over its pivot.
+    var factor = 0.0;
+    var pivot = diag;
+    if ((*s).pivot != 0.0) {
+        var upper = 0.0;
+        var lower = 0.0;
+        if ((*s).row_next && row) {
+            // W of the shared vertex e + 1 as edge e + 1 uses it.
+            upper = -4.0 * dot(d, edge_inv_mass_applied(cb, wb, (*s).held_next, (*s).dir_next));
+            // Vertex e + 1's weight as edge e uses it: not symmetric to
+            // `upper` where vertex e + 1 is stuck (weights by edge), nor
+            // for SHAKE (dir is the start's edge).
+            lower = -4.0 * dot((*s).d_next, mb_dir);
+        }
+        factor = lower / (*s).pivot;
+        pivot = diag - upper * factor;
+        rhs = rhs - upper * (*s).rhs_next;
+    }
+    if (!(pivot > 0.0)) {
+        return false;
+    }
+    let rhs_next = rhs / pivot;
+    scratch_set_s(e, vec4<f32>(rhs_next, factor, wa, rest_len));
+    *s = TipElimination(d, dir, row, held_b, pivot, rhs_next);
+    return true;
 }
 
 // Length vertex v stands for in the chatter test (`chatter_length`): the

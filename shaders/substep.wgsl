@@ -205,7 +205,7 @@ fn substep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
 // Returns the Newton iterations (0: the rod did not move). `unresolved`:
 // what the stage before measured of the positions as they are
 // (`StrainWalk`), or `STRAIN_UNMEASURED` for the projection to measure it.
-fn project_walk(r: u32, shake: bool, unresolved: f32) -> u32 {
+fn project_walk(r: u32, shake: bool, unresolved: f32, handed: u32) -> u32 {
     if (shake) {
         save_start_edges(r);
     }
@@ -220,7 +220,7 @@ fn project_walk(r: u32, shake: bool, unresolved: f32) -> u32 {
     for (var measure = u == STRAIN_UNMEASURED; measure; measure = false) {
         u = unresolved_strain(r, projection_tolerance(), 4.0);
     }
-    return newton_projection_from(r, shake, u);
+    return newton_projection_from(r, shake, u, handed);
 }
 
 // forces, save_start (SHAKE) and integrate: the forces sweep
@@ -231,15 +231,17 @@ fn project_walk(r: u32, shake: bool, unresolved: f32) -> u32 {
 // flag: a flag would make the forces kernels use `pos_start` and `pos_unc`
 // too, past the 8 storage buffers a WebGPU device allows a staged kernel.
 // Returns what `unresolved_strain` (4 ulps) says of the positions it
-// leaves (`StartStrain`), for the projection after it where no grid
-// stage moves the vertices in between (`substep_rod`, `frame_rod`).
-fn substep_start_walk(r: u32) -> f32 {
+// leaves (`StartStrain`) and, where `hand_off` (no grid stage moves the
+// vertices before the projection: `substep_rod`, `frame_rod`) and the
+// projection is fast, the first Newton iteration's rows built and
+// eliminated (`StartHandOff`), for the projection after it.
+fn substep_start_walk(r: u32, hand_off: bool) -> StartHandOff {
     let rod = rods[r];
     let sf = step_forces();
     let h = params.h;
     let shake = params.projection == PROJECTION_SHAKE;
     var w = sweep_start(rod);
-    var strain = start_strain();
+    var strain = start_strain(hand_off && START_ELIMINATES && params.projection == PROJECTION_FAST);
     var ahead = ahead_start();
     for (var k = rod.vertex_count - 2u; k >= 1u; k--) {
         if (WALK_AHEAD > 0u) {
@@ -254,7 +256,7 @@ fn substep_start_walk(r: u32) -> f32 {
     start_vertex(rod, sf, h, shake, 0u, vec3<f32>(w.f_cur), w.x_cur, &strain);
     ahead_end(ahead);
     integrate_clamped_ends(r);
-    return clamped_edges_strain(r, strain.m);
+    return start_hand_off(r, strain);
 }
 
 // Local vertex i of rod r once the sweep has its elastic force and x its
@@ -289,25 +291,88 @@ fn start_vertex(rod: Rod, sf: StepForces, h: f32, shake: bool, i: u32, elastic: 
 // positions (`clamped_edges_strain`). The same edges, positions and
 // maximum as `unresolved_strain` after the walk, which the projection then
 // need not walk (as `StrainWalk` for the blend and contact).
+// With `eliminate` (the fast projection, no grid stage before it), also
+// the first Newton iteration's rows (`tip_eliminate`, phase 0: no contact
+// filters), which the projection's first walk builds from the tip: row v
+// once vertices v and v + 1 are final and every row after it is built; the
+// rows of a start clamp's edges after it places them (`start_hand_off`).
+// A rod whose tip is clamped hands none on (its first rows need the
+// clamped vertices). The same rows, in the same order, from the same
+// positions as the projection's walk, so the same values.
 struct StartStrain {
     x: Position,            // vertex v + 1 after its update
     free: bool,             // whether it is free (final)
     m: f32,                 // the largest part so far, −1 with none
+    t: TipElimination,      // rows from the tip up to edge v + 1
+    tip: u32,               // the vertex the rows reach (v + 1 where the next is edge v)
+    eliminated: u32,        // `ELIMINATED_AHEAD` while the rows go on
 }
 
-fn start_strain() -> StartStrain {
-    return StartStrain(Position(vec4<i32>(0), vec4<f32>(0.0)), false, -1.0);
+// What the start walk hands the projection (`substep_start_walk`).
+struct StartHandOff {
+    unresolved: f32,        // `unresolved_strain`'s, 4 ulps
+    eliminated: u32,        // `ELIMINATED_NOT`, `_AHEAD` or `_SINGULAR`
+}
+
+fn start_strain(eliminate: bool) -> StartStrain {
+    let zero = Position(vec4<i32>(0), vec4<f32>(0.0));
+    // `tip` past every vertex: the first visited (the rod's last) starts
+    // the rows.
+    return StartStrain(zero, false, -1.0, tip_elimination_start(), 0xffffffffu, select(ELIMINATED_NOT, ELIMINATED_AHEAD, eliminate));
 }
 
 // Vertex v, visited after v + 1, at x (final where `free`).
 fn start_strain_next(s: ptr<function, StartStrain>, v: u32, x: Position, free: bool) {
+    let w = rest[vertex_slot(v)].inv_mass;
     if (free && (*s).free) {
-        let w = rest[vertex_slot(v)].inv_mass + rest[vertex_slot(v + 1u)].inv_mass;
-        let part = edge_unresolved_of(rest[vertex_slot(v)].rest_len, x, (*s).x, w, projection_tolerance(), 4.0);
+        let wb = rest[vertex_slot(v + 1u)].inv_mass;
+        let part = edge_unresolved_of(rest[vertex_slot(v)].rest_len, x, (*s).x, w + wb, projection_tolerance(), 4.0);
         (*s).m = max((*s).m, part);
+        if ((*s).eliminated == ELIMINATED_AHEAD && (*s).tip == v + 1u) {
+            // A copy: naga 30 cannot pass a pointer to a member of a
+            // pointee (gfx-rs/wgpu#6875). Phase 0: no contact filters.
+            var t = (*s).t;
+            if (tip_eliminate(&t, v, x, w, vec4<f32>(0.0), (*s).x, wb, vec4<f32>(0.0), false)) {
+                (*s).t = t;
+                (*s).tip = v;
+            } else {
+                (*s).eliminated = ELIMINATED_SINGULAR;
+            }
+        }
+    }
+    if ((*s).tip == 0xffffffffu) {
+        // The rod's last vertex: the rows start here if it is free.
+        (*s).tip = v;
+        if (!free) {
+            (*s).eliminated = ELIMINATED_NOT;
+        }
     }
     (*s).x = x;
     (*s).free = free;
+}
+
+// What the start walk hands on: the strain with the edges at the clamps
+// (`clamped_edges_strain`), and the rows from the tip that it could not
+// build as it went (a start clamp's edges), from the stored positions.
+fn start_hand_off(r: u32, s: StartStrain) -> StartHandOff {
+    let o = rods[r].vertex_offset;
+    var eliminated = s.eliminated;
+    if (eliminated == ELIMINATED_AHEAD) {
+        var t = s.t;
+        var xb = pos_get(s.tip);
+        var wb = rest[vertex_slot(s.tip)].inv_mass;
+        for (var v = s.tip; v > o; v--) {
+            let xa = pos_get(v - 1u);
+            let wa = rest[vertex_slot(v - 1u)].inv_mass;
+            if (!tip_eliminate(&t, v - 1u, xa, wa, vec4<f32>(0.0), xb, wb, vec4<f32>(0.0), false)) {
+                eliminated = ELIMINATED_SINGULAR;
+                break;
+            }
+            xb = xa;
+            wb = wa;
+        }
+    }
+    return StartHandOff(clamped_edges_strain(r, s.m), eliminated);
 }
 
 // `m` with the parts of the edges that touch rod r's clamped vertices (the
@@ -330,14 +395,15 @@ fn clamped_edges_strain(r: u32, m: f32) -> f32 {
     return out;
 }
 
-// `blended`: the blend's `StrainWalk` (`grid_blend_rod`), or
-// `STRAIN_UNMEASURED` where no blend ran.
-fn substep_finish_walk(r: u32, blended: f32) {
+// `blended`: what the start walk hands on (`substep_start_walk`), or the
+// blend's `StrainWalk` (`grid_blend_rod`, `STRAIN_UNMEASURED` where no
+// blend ran) with no rows eliminated.
+fn substep_finish_walk(r: u32, blended: StartHandOff) {
     let shake = params.projection == PROJECTION_SHAKE;
     let project = params.projection == PROJECTION_FAST || shake;
     stage_phase = 0u;
     if (project) {
-        project_walk(r, shake, blended);
+        project_walk(r, shake, blended.unresolved, blended.eliminated);
     }
     var second = false;
     if (colliders.count > 0u) {
@@ -346,7 +412,7 @@ fn substep_finish_walk(r: u32, blended: f32) {
         stage_phase = 1u;
         var moved = false;
         if (project) {
-            moved = project_walk(r, shake, done.unresolved) > 0u;
+            moved = project_walk(r, shake, done.unresolved, ELIMINATED_NOT) > 0u;
         }
         // The second contact pass only where it can change something, as on
         // the CPU (src/cpu/mod.rs `substep_finish`): a rod that phase 0 left
@@ -438,7 +504,7 @@ fn velocity_frames_end(o: u32, n: u32) {
 fn substep_start_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
-        _ = substep_start_walk(r);
+        _ = substep_start_walk(r, false);
         // (With the sorted splat, its kernels splat after this dispatch.)
         if (params.splat == SPLAT_OWN) {
             grid_splat_rod(r);
@@ -450,7 +516,7 @@ fn substep_start_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
 fn substep_finish_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
-        substep_finish_walk(r, grid_blend_rod(r));
+        substep_finish_walk(r, StartHandOff(grid_blend_rod(r), ELIMINATED_NOT));
         loops_ran_out(r);
     }
 }
@@ -459,7 +525,7 @@ fn substep_finish_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
 fn substep_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let r = invocation(gid, groups);
     if (r < params.rod_count) {
-        substep_finish_walk(r, substep_start_walk(r));
+        substep_finish_walk(r, substep_start_walk(r, true));
         loops_ran_out(r);
     }
 }

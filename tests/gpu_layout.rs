@@ -1027,7 +1027,8 @@ fn wgsl_constants_match_rust() {
 
 /// The override constants the host sets per pipeline (`Pipelines::new`:
 /// the interleaved rod length, `INTERLEAVE`, how far the walks load ahead,
-/// `WALK_AHEAD`, and `pipelines::ColliderKinds::constants`) are the ones
+/// `WALK_AHEAD`, whether the start sweep eliminates the projection's first
+/// rows, `START_ELIMINATES`, and `pipelines::ColliderKinds::constants`) are the ones
 /// the shaders declare, so none is silently ignored or left at its
 /// default.
 #[test]
@@ -1038,13 +1039,20 @@ fn collider_kind_overrides_are_declared() {
         .iter()
         .filter_map(|(_, o)| o.name.clone())
         .collect();
-    let mut set = vec!["INTERLEAVE".to_string(), "WALK_AHEAD".to_string()];
+    let mut declared = declared;
+    let mut set = vec![
+        "INTERLEAVE".to_string(),
+        "WALK_AHEAD".to_string(),
+        "START_ELIMINATES".to_string(),
+    ];
     set.extend(
         strands::gpu::pipelines::ColliderKinds::ALL
             .constants()
             .iter()
             .map(|c| c.0.to_string()),
     );
+    declared.sort();
+    set.sort();
     assert_eq!(declared, set);
 }
 

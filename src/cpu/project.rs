@@ -340,8 +340,9 @@ pub fn project_shake(
 /// `start` is `None`, of the current iterate (fast projection). Each
 /// iteration is two walks over the rod, as its WGSL twin
 /// (shaders/project.wgsl `newton_projection`) makes them: `eliminate_rows`
-/// builds the tridiagonal system and eliminates it as it goes, then
-/// `substitute_and_move` solves it back from the tip and moves the vertices.
+/// builds the tridiagonal system and eliminates it as it goes, tip to root,
+/// then `substitute_and_move` solves it back from the root and moves the
+/// vertices.
 #[allow(clippy::too_many_arguments)]
 fn newton_projection(
     pos: &mut [DVec3],
@@ -396,8 +397,8 @@ struct EliminatedRow {
     dir: DVec3,
     /// The reduced right-hand side.
     rhs: f64,
-    /// Row j − 1's elimination factor `Aⱼ₋₁,ⱼ / pivotⱼ₋₁` (0 for row 0),
-    /// kept with row j as the GPU stores it.
+    /// Row j + 1's elimination factor `Aⱼ₊₁,ⱼ / pivotⱼ₊₁` (0 for the last
+    /// row), kept with row j as the GPU stores it.
     factor: f64,
 }
 
@@ -453,29 +454,35 @@ impl ProjectionSystem<'_> {
 
     /// The system `(∇C(x) M⁻¹ ∇C(y)ᵀ) δλ = C(x)` of one Newton iteration,
     /// y the iterate (fast) or the start (SHAKE), built and eliminated in
-    /// one walk along the rod: row j is `Aⱼⱼ = 4 eʲ·(Wⱼ + Wⱼ₊₁) dʲ`,
-    /// `Cⱼ = |eʲ|² − |ēʲ|²`, coupled to row j − 1 by
-    /// `Aⱼ₋₁,ⱼ = −4 eʲ⁻¹·Wⱼ dʲ` and `Aⱼ,ⱼ₋₁ = −4 eʲ·Wⱼ dʲ⁻¹` (equal for fast
-    /// projection: W is symmetric), and eliminated as soon as it is built
-    /// (the forward sweep of `solve_tridiagonal_lu`, operation for
-    /// operation). An edge with both ends anchored, or one that filtered
-    /// vertices hold at its length (a diagonal ≤ 1e-12 of its scale), gets
-    /// the row δλ = 0 and no coupling, which splits the system into
-    /// independent runs of edges. Returns false at a non-positive pivot.
+    /// one walk from the tip to the root: row j is `Aⱼⱼ = 4 eʲ·(Wⱼ + Wⱼ₊₁) dʲ`,
+    /// `Cⱼ = |eʲ|² − |ēʲ|²`, coupled to row j + 1 by
+    /// `Aⱼ,ⱼ₊₁ = −4 eʲ·Wⱼ₊₁ dʲ⁺¹` and `Aⱼ₊₁,ⱼ = −4 eʲ⁺¹·Wⱼ₊₁ dʲ` (equal for fast
+    /// projection with per-vertex weights: W is then symmetric), and
+    /// eliminated as soon as it is built: the forward sweep of
+    /// `solve_tridiagonal_lu` on the rows taken tip first, operation for
+    /// operation. From the tip because the walked GPU form builds and
+    /// eliminates the first iteration's rows inside its start sweep, which
+    /// finishes the vertices tip to root (shaders/substep.wgsl
+    /// `substep_start_walk`, a walk fewer a substep). An edge with both
+    /// ends anchored, or one that filtered vertices hold at its length (a
+    /// diagonal ≤ 1e-12 of its scale), gets the row δλ = 0 and no coupling,
+    /// which splits the system into independent runs of edges. Returns
+    /// false at a non-positive pivot.
     fn eliminate_rows(
         &self,
         pos: &[DVec3],
         start_edges: Option<&[DVec3]>,
         rows: &mut [EliminatedRow],
     ) -> bool {
-        let (mut pivot, mut rhs_prev) = (0.0, 0.0);
-        let (mut e_prev, mut dir_prev, mut row_prev) = (DVec3::ZERO, DVec3::ZERO, false);
-        for (j, row_j) in rows.iter_mut().enumerate() {
+        let ne = rows.len();
+        let (mut pivot, mut rhs_next) = (0.0, 0.0);
+        let (mut e_next, mut dir_next, mut row_next) = (DVec3::ZERO, DVec3::ZERO, false);
+        for (j, row_j) in rows.iter_mut().enumerate().rev() {
             let e = pos[j + 1] - pos[j];
             let dir = start_edges.map_or(e, |s| s[j]);
             let w = self.inv_mass[j] + self.inv_mass[j + 1];
-            let wa_dir = self.we(j, j, dir);
-            let diag_j = 4.0 * e.dot(wa_dir + self.we(j, j + 1, dir));
+            let wb_dir = self.we(j, j + 1, dir);
+            let diag_j = 4.0 * e.dot(self.we(j, j, dir) + wb_dir);
             let scale = 4.0 * e.length() * dir.length() * w;
             // Not a row only where the diagonal is at most 1e-12 of its
             // scale: a NaN stays a row, so its pivot reports the system
@@ -496,55 +503,58 @@ impl ProjectionSystem<'_> {
                 (1.0, 0.0)
             };
             let mut factor = 0.0;
-            if j > 0 {
-                let (upper, lower) = if row_prev && row {
-                    let u = -4.0 * e_prev.dot(wa_dir);
+            if j + 1 < ne {
+                // `lower`: Aⱼ₊₁,ⱼ, by which row j + 1 (reduced) is
+                // eliminated into row j; `upper`: Aⱼ,ⱼ₊₁.
+                let (lower, upper) = if row_next && row {
+                    let u = -4.0 * e.dot(self.we(j + 1, j + 1, dir_next));
                     let l = match start_edges {
                         None if !self.per_edge => u,
-                        _ => -4.0 * e.dot(self.we(j - 1, j, dir_prev)),
+                        _ => -4.0 * e_next.dot(wb_dir),
                     };
-                    (u, l)
+                    (l, u)
                 } else {
                     (0.0, 0.0)
                 };
-                factor = upper / pivot;
-                pivot = diag - lower * factor;
-                rhs -= lower * rhs_prev;
+                factor = lower / pivot;
+                pivot = diag - upper * factor;
+                rhs -= upper * rhs_next;
             } else {
                 pivot = diag;
             }
             if pivot.is_nan() || pivot <= 0.0 {
                 return false;
             }
-            rhs_prev = rhs / pivot;
+            rhs_next = rhs / pivot;
             *row_j = EliminatedRow {
                 dir,
-                rhs: rhs_prev,
+                rhs: rhs_next,
                 factor,
             };
-            (e_prev, dir_prev, row_prev) = (e, dir, row);
+            (e_next, dir_next, row_next) = (e, dir, row);
         }
         true
     }
 
-    /// The eliminated system solved back from the tip (the back
-    /// substitution of `solve_tridiagonal_lu`) and each vertex moved by
-    /// `∓Wᵢ 2 dʲ δλⱼ` of its two edges as soon as both are known: vertex
-    /// j + 1 by edge j, of which it is the far end, then by edge j + 1, the
-    /// order of a walk from the root.
+    /// The eliminated system solved back from the root (the back
+    /// substitution of `solve_tridiagonal_lu` on the rows taken tip first)
+    /// and each vertex moved by `∓Wᵢ 2 dʲ δλⱼ` of its two edges as soon as
+    /// both are known: vertex j by edge j − 1, of which it is the far end,
+    /// then by edge j.
     fn substitute_and_move(&self, pos: &mut [DVec3], rows: &[EliminatedRow]) {
-        let (mut lambda_next, mut g_next, mut factor_next) = (0.0, DVec3::ZERO, 0.0);
-        for (j, row) in rows.iter().enumerate().rev() {
-            let lambda = row.rhs - factor_next * lambda_next;
+        let ne = rows.len();
+        let (mut lambda_prev, mut g_prev, mut factor_prev) = (0.0, DVec3::ZERO, 0.0);
+        for (j, row) in rows.iter().enumerate() {
+            let lambda = row.rhs - factor_prev * lambda_prev;
             let g = 2.0 * row.dir * lambda;
-            let mut x = pos[j + 1] - self.we(j, j + 1, g);
-            if j + 1 < rows.len() {
-                x += self.we(j + 1, j + 1, g_next);
+            let mut x = pos[j];
+            if j > 0 {
+                x -= self.we(j - 1, j, g_prev);
             }
-            pos[j + 1] = x;
-            (lambda_next, g_next, factor_next) = (lambda, g, row.factor);
+            pos[j] = x + self.we(j, j, g);
+            (lambda_prev, g_prev, factor_prev) = (lambda, g, row.factor);
         }
-        pos[0] += self.we(0, 0, g_next);
+        pos[ne] -= self.we(ne - 1, ne, g_prev);
     }
 }
 
@@ -758,15 +768,15 @@ mod tests {
     }
 
     /// One Newton iteration's two walks (`eliminate_rows`,
-    /// `substitute_and_move`) are the assembled system solved by
-    /// `solve_tridiagonal_lu` and applied edge by edge from the root,
-    /// operation for operation: the same positions to the bit. The rod has
+    /// `substitute_and_move`) are the assembled system, its rows taken tip
+    /// first, solved by `solve_tridiagonal_lu` and applied edge by edge from
+    /// the root, operation for operation: the same positions to the bit. The rod has
     /// an anchored edge in the middle (both ends w = 0, a row δλ = 0 that
     /// splits the system), a filtered vertex in contact and one held by
     /// static friction, and moves along its start edges (SHAKE) and along
     /// its iterate's (fast).
     #[test]
-    fn two_walks_are_the_thomas_solve_applied_from_the_root() {
+    fn two_walks_are_the_thomas_solve_of_the_rows_tip_first() {
         let n = 9;
         let mut noise = xorshift_noise(0x2545_f491_4f6c_dd1d);
         let rest_len: Vec<f64> = (0..n - 1).map(|j| 0.1 + 0.01 * j as f64).collect();
@@ -830,14 +840,21 @@ mod tests {
                     };
                 }
             }
+            // Row i of the reversed system is row n − 2 − i: its upper
+            // coupling is the original's lower one and the other way round.
+            let flip = |v: &[f64]| v.iter().rev().copied().collect::<Vec<f64>>();
+            let (diag_r, mut rhs_r) = (flip(&diag), flip(&rhs));
+            let upper_r: Vec<f64> = (0..n - 2).map(|i| lower[n - 3 - i]).collect();
+            let lower_r: Vec<f64> = (0..n - 2).map(|i| upper[n - 3 - i]).collect();
             let mut scratch = vec![0.0; n - 1];
             assert!(solve_tridiagonal_lu(
-                &diag,
-                &upper,
-                &lower,
-                &mut rhs,
+                &diag_r,
+                &upper_r,
+                &lower_r,
+                &mut rhs_r,
                 &mut scratch
             ));
+            let rhs = flip(&rhs_r);
             let mut assembled = pos0.clone();
             for j in 0..n - 1 {
                 let g = 2.0 * d[j] * rhs[j];

@@ -278,6 +278,9 @@ pub struct GpuContext {
     pack: pack::PackShape,
     /// How far ahead the walks load (see `with_walk_ahead`).
     walk_ahead: u32,
+    /// Whether the walked start sweep eliminates the first projection's
+    /// rows (see `with_start_elimination`).
+    start_eliminates: bool,
     pipelines: PipelineCache,
 }
 
@@ -371,6 +374,7 @@ impl GpuContext {
             approximate_math: false,
             pack: pack::PackShape::for_device(info.device_type),
             walk_ahead: 0,
+            start_eliminates: true,
             device,
             queue,
             info,
@@ -553,6 +557,28 @@ impl GpuContext {
         self.walk_ahead
     }
 
+    /// This device with the walked substep's start sweep building and
+    /// eliminating the first fast projection's rows as it finishes each
+    /// vertex (`on`, the default: shaders/substep.wgsl `StartStrain`, a
+    /// walk fewer each substep that projects), or leaving them to the
+    /// projection's own first walk. The same rows from the same positions
+    /// in the same order, so the same values (tests/gpu_frame.rs); off for
+    /// that test and for timing the two on a GPU. Kernels are compiled
+    /// anew for it.
+    pub fn with_start_elimination(&self, on: bool) -> Self {
+        GpuContext {
+            start_eliminates: on,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the start sweep eliminates the first projection's rows
+    /// (`with_start_elimination`).
+    pub fn start_eliminates(&self) -> bool {
+        self.start_eliminates
+    }
+
     /// Whether the kernels carry the approximate-math errors
     /// (`with_approximate_math`).
     pub fn approximate_math(&self) -> bool {
@@ -689,6 +715,7 @@ impl GpuContext {
                         frame: false,
                     },
                     self.walk_ahead,
+                    self.start_eliminates,
                 ))
             })
             .clone()
@@ -759,7 +786,7 @@ impl GpuContext {
             .collect::<Vec<_>>()
             .join(" ");
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -788,6 +815,11 @@ impl GpuContext {
                 format!("; walks loading {} vertices ahead", self.walk_ahead)
             } else {
                 String::new()
+            },
+            if self.start_eliminates {
+                ""
+            } else {
+                "; the projection's first rows in a walk of their own"
             }
         )
     }

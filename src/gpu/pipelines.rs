@@ -222,17 +222,21 @@ impl Pipelines {
     /// the kernels that do not gain by them (`Kernel::wide_positions_pay`),
     /// for per-vertex buffers with rods of `interleave` vertices interleaved
     /// (`packing::VertexLayout`; 0: consecutive), with the walks loading
-    /// `walk_ahead` vertices ahead (WGSL `WALK_AHEAD`; 0: not).
+    /// `walk_ahead` vertices ahead (WGSL `WALK_AHEAD`; 0: not), and the
+    /// walked start sweep eliminating the first projection's rows where
+    /// `start_eliminates` (WGSL `START_ELIMINATES`).
     pub fn new(
         device: &wgpu::Device,
         kinds: ColliderKinds,
         interleave: u32,
         variant: Variant,
         walk_ahead: u32,
+        start_eliminates: bool,
     ) -> Pipelines {
         let mut constants = kinds.constants().to_vec();
         constants.push(("INTERLEAVE", interleave as f64));
         constants.push(("WALK_AHEAD", walk_ahead as f64));
+        constants.push(("START_ELIMINATES", f64::from(u8::from(start_eliminates))));
         let variant = Variant {
             resident: false,
             ..variant
