@@ -308,6 +308,10 @@ struct StartStrain {
     eliminated: u32,        // `ELIMINATED_AHEAD` while the rows go on
 }
 
+// `StartStrain.tip` before any vertex: the first visited (the rod's last)
+// starts the rows.
+const NO_TIP: u32 = 0xffffffffu;
+
 // What the start walk hands the projection (`substep_start_walk`).
 struct StartHandOff {
     unresolved: f32,        // `unresolved_strain`'s, 4 ulps
@@ -316,9 +320,7 @@ struct StartHandOff {
 
 fn start_strain(eliminate: bool) -> StartStrain {
     let zero = Position(vec4<i32>(0), vec4<f32>(0.0));
-    // `tip` past every vertex: the first visited (the rod's last) starts
-    // the rows.
-    return StartStrain(zero, false, -1.0, tip_elimination_start(), 0xffffffffu, select(ELIMINATED_NOT, ELIMINATED_AHEAD, eliminate));
+    return StartStrain(zero, false, -1.0, tip_elimination_start(), NO_TIP, select(ELIMINATED_NOT, ELIMINATED_AHEAD, eliminate));
 }
 
 // Vertex v, visited after v + 1, at x (final where `free`).
@@ -340,7 +342,7 @@ fn start_strain_next(s: ptr<function, StartStrain>, v: u32, x: Position, free: b
             }
         }
     }
-    if ((*s).tip == 0xffffffffu) {
+    if ((*s).tip == NO_TIP) {
         // The rod's last vertex: the rows start here if it is free.
         (*s).tip = v;
         if (!free) {

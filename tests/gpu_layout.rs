@@ -1034,12 +1034,11 @@ fn wgsl_constants_match_rust() {
 #[test]
 fn collider_kind_overrides_are_declared() {
     let m = module();
-    let declared: Vec<String> = m
+    let mut declared: Vec<String> = m
         .overrides
         .iter()
         .filter_map(|(_, o)| o.name.clone())
         .collect();
-    let mut declared = declared;
     let mut set = vec![
         "INTERLEAVE".to_string(),
         "WALK_AHEAD".to_string(),
