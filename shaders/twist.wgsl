@@ -100,7 +100,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     var m = vec4<f32>(0.0);
-    var elim = Elimination(false, 0.0, 0.0, 0.0, 0.0);
+    var elim = Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0);
     if (n < 2u) {
         return TwistSweep(m, elim);
     }
@@ -173,13 +173,17 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
 // The forward elimination of `newton_step` at mu = 0 carried along a walk
 // over the rows: whether every pivot so far was positive (`solved`), the
 // last row's pivot, eliminated value x, ∂E/∂θ and coupling to the next row
-// (`off`).
+// (`off`), and the bound on the step the back substitution would find
+// (src/cpu/twist.rs `newton_step`: |stepᵢ| ≤ Σⱼ mⱼ |xⱼ|, by the triangle
+// inequality on stepⱼ = xⱼ − cⱼ stepⱼ₊₁).
 struct Elimination {
     solved: bool,
     pivot: f32,
     x: f32,
     grad: f32,
     off: f32,
+    grow: f32,      // mⱼ = max(1, |cⱼ₋₁| mⱼ₋₁), the largest |∏ cₖ| into row j
+    bound: f32,     // Σ mⱼ |xⱼ| ≥ max |step| (`step_bound`)
 }
 
 // Row e (its `twist_gradient` sums g) taken into the elimination, if it is
@@ -193,7 +197,8 @@ fn eliminate_row(s: ptr<function, Elimination>, e: u32, g: vec4<f32>, free: vec2
     let grad = g.x + g.y;
     if (e == free.x) {
         let pivot = g.z + mu;
-        *s = Elimination(pivot > 0.0, pivot, -grad / pivot, grad, g.w);
+        let x = -grad / pivot;
+        *s = Elimination(pivot > 0.0, pivot, x, grad, g.w, 1.0, abs(x));
         return;
     }
     if ((*s).solved) {
@@ -201,7 +206,9 @@ fn eliminate_row(s: ptr<function, Elimination>, e: u32, g: vec4<f32>, free: vec2
         let c = off / (*s).pivot;
         scratch_set_s(e - 1u, vec4<f32>((*s).x, c, 0.0, (*s).grad));
         let pivot = g.z + mu - off * c;
-        *s = Elimination(pivot > 0.0, pivot, (-grad - off * (*s).x) / pivot, grad, g.w);
+        let x = (-grad - off * (*s).x) / pivot;
+        let grow = max(1.0, abs(c) * (*s).grow);
+        *s = Elimination(pivot > 0.0, pivot, x, grad, g.w, grow, (*s).bound + grow * abs(x));
     }
 }
 
@@ -344,6 +351,12 @@ fn twist_solve(r: u32) {
             tolerance = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * maxima.z);
         }
         if (maxima.x == 0.0) {
+            break;
+        }
+        // A step the elimination bounds below the tolerance ends the solve
+        // without it: the walk that would find and take it is not made
+        // (warm starts, and the step after a certified one, end so).
+        if (sweep.elimination.solved && sweep.elimination.bound < tolerance) {
             break;
         }
         // Newton direction, Levenberg-shifted where H is not positive

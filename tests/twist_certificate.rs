@@ -11,7 +11,8 @@ use glam::DVec3;
 use rand::RngExt;
 use strands::build::EndSpec;
 use strands::cpu::twist::{
-    armijo_certified, cubic_bound, curvature_binormals, elastic_energy, newton_step, twist_gradient,
+    NewtonStep, armijo_certified, cubic_bound, curvature_binormals, elastic_energy, newton_step,
+    twist_gradient,
 };
 use strands::cpu::{free_twist_range, rod_rest};
 
@@ -114,11 +115,12 @@ fn certified_newton_steps_pass_the_armijo_test() {
         );
         let m = free.len();
         let (mut x, mut factor) = (vec![0.0; m], vec![0.0; m]);
-        let Some((slope, _, cubes)) = newton_step(
+        let Some(NewtonStep::Full { slope, cubes, .. }) = newton_step(
             &gb[free.clone()],
             &gt[free.clone()],
             &diag[free.clone()],
             &off[free.start..free.end - 1],
+            0.0,
             0.0,
             &mut x,
             &mut factor,

@@ -12,8 +12,8 @@ use rand::RngExt;
 use strands::build::EndSpec;
 use strands::cpu::project::solve_tridiagonal_pcr;
 use strands::cpu::twist::{
-    TwistForm, curvature_binormals, elastic_energy, leading_minors_positive, newton_step,
-    solve_tridiagonal, twist_gradient, twist_in, vertex_energies,
+    NewtonStep, TwistForm, curvature_binormals, elastic_energy, leading_minors_positive,
+    newton_step, solve_tridiagonal, twist_gradient, twist_in, vertex_energies,
 };
 use strands::cpu::{free_twist_range, rod_rest};
 
@@ -49,9 +49,15 @@ fn newton_step_is_the_thomas_solve_with_its_slope() {
         let definite = solve_tridiagonal(&shifted, &off, &mut thomas, &mut scratch);
         let mut x = vec![f64::NAN; n];
         let mut factor = vec![0.0; n];
-        let step = newton_step(&bend, &twist, &diag, &off, mu, &mut x, &mut factor);
+        let step = newton_step(&bend, &twist, &diag, &off, mu, 0.0, &mut x, &mut factor);
         assert_eq!(step.is_some(), definite, "{diag:?} {off:?} μ = {mu}");
-        let Some((slope, max_step, cubes)) = step else {
+        let Some(NewtonStep::Full {
+            slope,
+            max_step,
+            cubes,
+        }) = step
+        else {
+            assert!(step.is_none(), "a bound below 0: {step:?}");
             refused += 1;
             continue;
         };
@@ -64,6 +70,84 @@ fn newton_step_is_the_thomas_solve_with_its_slope() {
         assert_eq!(cubes, cubed);
     }
     assert!(solved > 300 && refused > 300, "{solved} / {refused}");
+}
+
+/// The elimination's bound on the Newton step (`NewtonStep::Below`, from
+/// the back substitution xⱼ = yⱼ − cⱼ xⱼ₊₁ by the triangle inequality, see
+/// `newton_step`) is at least the largest |xⱼ| the back substitution then
+/// finds, on random positive definite systems of 1–60 rows whose
+/// elimination factors reach |c| > 1; it is below `below` exactly when the
+/// step is not found. The growth it carries is needed: the plain sum
+/// Σ|yⱼ| falls short of the step on some of them.
+#[test]
+fn newton_steps_bound_holds_the_step_it_stands_for() {
+    let mut rng = rng(47);
+    let (mut checked, mut short) = (0, 0);
+    let mut tightest = f64::INFINITY;
+    for _ in 0..4000 {
+        let n: usize = rng.random_range(1..=60);
+        let diag: Vec<f64> = (0..n).map(|_| rng.random_range(0.3..3.0)).collect();
+        let off: Vec<f64> = (0..n.saturating_sub(1))
+            .map(|_| rng.random_range(-1.0..1.0))
+            .collect();
+        let bend: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let twist: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let (mut y, mut factor) = (vec![0.0; n], vec![0.0; n]);
+        let Some(NewtonStep::Below { bound }) = newton_step(
+            &bend,
+            &twist,
+            &diag,
+            &off,
+            0.0,
+            f64::INFINITY,
+            &mut y,
+            &mut factor,
+        ) else {
+            continue; // not positive definite
+        };
+        let mut x = vec![0.0; n];
+        let Some(NewtonStep::Full { max_step, .. }) =
+            newton_step(&bend, &twist, &diag, &off, 0.0, 0.0, &mut x, &mut factor)
+        else {
+            panic!("the same system found no full step");
+        };
+        assert!(
+            bound >= max_step * (1.0 - 1e-12),
+            "bound {bound:e} below the step {max_step:e}: {diag:?} {off:?}"
+        );
+        tightest = tightest.min(bound / max_step);
+        // Just above the bound the step is not found; just below, it is.
+        let mut z = vec![0.0; n];
+        assert!(matches!(
+            newton_step(
+                &bend,
+                &twist,
+                &diag,
+                &off,
+                0.0,
+                bound * 1.000001,
+                &mut z,
+                &mut factor
+            ),
+            Some(NewtonStep::Below { .. })
+        ));
+        assert!(matches!(
+            newton_step(&bend, &twist, &diag, &off, 0.0, bound, &mut z, &mut factor),
+            Some(NewtonStep::Full { .. })
+        ));
+        let plain: f64 = y.iter().map(|v| v.abs()).sum();
+        if plain < max_step * (1.0 - 1e-9) {
+            short += 1;
+        }
+        checked += 1;
+    }
+    eprintln!(
+        "{checked} definite systems, bound / step at least {tightest:.3}, plain sum short on {short}"
+    );
+    assert!(
+        checked > 500 && short > 0,
+        "{checked} checked, {short} short"
+    );
 }
 
 /// Sylvester's criterion by the scan against the Thomas algorithm's pivots
@@ -238,4 +322,74 @@ fn scan_and_walk_find_the_same_angles() {
     }
     // The bound is a real constraint, not a blanket: the best-converged rod's is tiny.
     assert!(tightest < 1e-10, "{tightest:e}");
+}
+
+/// A solve whose Newton step the elimination bounds below the tolerance
+/// (`newton_step`'s `Below`) ends without it, as the kernel does without
+/// the walk that would find the step: from angles 1e-9 rad off the
+/// minimizer (found to 1e-14), a solve to 1e-6 takes no iteration and
+/// leaves the angles as they were, within its tolerance of the minimizer;
+/// one to 1e-13 (below the 1e-9 offset, so the bound cannot be) takes its
+/// steps and comes back to the minimizer. Rods clamped at one end and at
+/// both, isotropic and anisotropic, curved.
+#[test]
+fn a_twist_solve_ends_untaken_where_its_step_is_bounded_below_the_tolerance() {
+    let mut rng = rng(53);
+    let ends = [
+        (EndSpec::Clamped(0), EndSpec::Free),
+        (EndSpec::Clamped(0), EndSpec::Clamped(0)),
+    ];
+    for (k, &(start, end)) in ends.iter().cycle().take(8).enumerate() {
+        let n = [5, 17, 33, 40][k % 4];
+        let mut spec = random_rod(&mut rng, n, start, end);
+        if k % 2 == 1 {
+            spec.material = aniso_material();
+        }
+        let mut sim = simulator(&[spec], elastic_params());
+        for (j, th) in sim.state.theta.iter_mut().enumerate() {
+            *th += 0.5 * (j as f64 * 0.9 + k as f64).sin();
+        }
+        let s = &sim.state;
+        let rest = rod_rest(&sim.rods, 0);
+        let mut kb = vec![DVec3::ZERO; s.pos.len()];
+        curvature_binormals(&s.pos, &mut kb);
+        let free = free_twist_range(&sim.rods, 0);
+        let solve = |theta: &mut Vec<f64>, tolerance: f64| {
+            twist_in(
+                TwistForm::Walk,
+                rest,
+                &kb,
+                &s.tangent,
+                &s.ref_u,
+                theta,
+                free.clone(),
+                tolerance,
+                50,
+            )
+        };
+        let mut minimizer = s.theta.clone();
+        assert!(solve(&mut minimizer, 1e-14).iterations > 0);
+        let mut off = minimizer.clone();
+        for j in free.clone() {
+            off[j] += 1e-9 * (j as f64 * 1.7 + k as f64).sin();
+        }
+        let distance = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .zip(b)
+                .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+        };
+        let mut loose = off.clone();
+        let out = solve(&mut loose, 1e-6);
+        assert_eq!(out.iterations, 0, "rod {k}: a step taken at tolerance 1e-6");
+        assert_eq!(loose, off, "rod {k}: angles moved without an iteration");
+        assert!(distance(&loose, &minimizer) <= 1e-6);
+        let mut tight = off.clone();
+        let out = solve(&mut tight, 1e-13);
+        assert!(out.iterations > 0, "rod {k}: no step at tolerance 1e-13");
+        let back = distance(&tight, &minimizer);
+        assert!(
+            back <= 1e-12,
+            "rod {k}: {back:.2e} rad from the minimizer after a solve to 1e-13"
+        );
+    }
 }

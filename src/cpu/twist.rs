@@ -311,18 +311,27 @@ fn scan_newton_step(
 /// each row is eliminated), then in the back substitution
 /// sum the slope `Σ xⱼ ∂E/∂θʲ` from the last row to the first and take the
 /// largest `|xⱼ|` and `Σ|xⱼ|³`. `None` when a pivot is not positive, i.e.
-/// the shifted matrix is not positive definite; else `(slope, max |x|,
-/// Σ|x|³)`, the step in `x`. `factor` holds the elimination factors (length
+/// the shifted matrix is not positive definite. The elimination also
+/// bounds the step (`NewtonStep::Below`'s bound, at least max |xⱼ|); where
+/// that is below `below` there is no back substitution, and `x` holds the
+/// eliminated values. `factor` holds the elimination factors (length
 /// n − 1 at least).
+///
+/// The bound: the back substitution is xⱼ = yⱼ − cⱼ xⱼ₊₁ (y the eliminated
+/// values, c the factors), so xᵢ = Σ_{j≥i} (∏_{i≤k<j} −cₖ) yⱼ and
+/// |xᵢ| ≤ Σⱼ mⱼ |yⱼ| with mⱼ = max_{i≤j} ∏_{i≤k<j} |cₖ| = max(1, |cⱼ₋₁| mⱼ₋₁),
+/// which the elimination carries from the first row on.
+#[allow(clippy::too_many_arguments)]
 pub fn newton_step(
     grad_bend: &[f64],
     grad_twist: &[f64],
     diag: &[f64],
     off: &[f64],
     mu: f64,
+    below: f64,
     x: &mut [f64],
     factor: &mut [f64],
-) -> Option<(f64, f64, f64)> {
+) -> Option<NewtonStep> {
     let n = diag.len();
     let grad = |j: usize| grad_bend[j] + grad_twist[j];
     let mut pivot = diag[0] + mu;
@@ -330,6 +339,8 @@ pub fn newton_step(
         return None;
     }
     x[0] = -grad(0) / pivot;
+    let mut grow = 1.0f64;
+    let mut bound = x[0].abs();
     for j in 1..n {
         factor[j - 1] = off[j - 1] / pivot;
         pivot = diag[j] + mu - off[j - 1] * factor[j - 1];
@@ -337,6 +348,11 @@ pub fn newton_step(
             return None;
         }
         x[j] = (-grad(j) - off[j - 1] * x[j - 1]) / pivot;
+        grow = (factor[j - 1].abs() * grow).max(1.0);
+        bound += grow * x[j].abs();
+    }
+    if bound < below {
+        return Some(NewtonStep::Below { bound });
     }
     let mut slope = x[n - 1] * grad(n - 1);
     let mut max_step = x[n - 1].abs();
@@ -347,7 +363,31 @@ pub fn newton_step(
         max_step = max_step.max(x[j - 1].abs());
         cubes += x[j - 1].abs().powi(3);
     }
-    Some((slope, max_step, cubes))
+    Some(NewtonStep::Full {
+        slope,
+        max_step,
+        cubes,
+    })
+}
+
+/// What [`newton_step`] found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NewtonStep {
+    /// The step, in `x`.
+    Full {
+        /// `Σ xⱼ ∂E/∂θʲ`, summed from the last row to the first.
+        slope: f64,
+        /// max |xⱼ|.
+        max_step: f64,
+        /// Σ|xⱼ|³.
+        cubes: f64,
+    },
+    /// The step not found (no back substitution): the elimination's bound
+    /// on max |xⱼ| was below the `below` asked for.
+    Below {
+        /// The bound, Σ mⱼ |yⱼ|.
+        bound: f64,
+    },
 }
 
 thread_local! {
@@ -478,8 +518,13 @@ pub fn twist_in(
             // definite (e.g. the free–free isotropic rod, invariant to a uniform θ shift).
             let scale = free.clone().map(|j| diag[j].abs()).fold(0.0, f64::max);
             let mut mu = 0.0;
-            let (slope, max_step, cubes) = loop {
+            // The unshifted elimination bounds the step; one bounded below
+            // the tolerance ends the solve without it (in the kernel the
+            // elimination is the gradient walk's, so the walk that would
+            // find the step is not made).
+            let found = loop {
                 let off = &off[free.start..free.end - 1];
+                let below = if mu == 0.0 { tolerance } else { 0.0 };
                 let step_found = match form {
                     TwistForm::Walk => newton_step(
                         &gb[free.clone()],
@@ -487,14 +532,23 @@ pub fn twist_in(
                         &diag[free.clone()],
                         off,
                         mu,
+                        below,
                         step,
                         scratch,
-                    ),
+                    )
+                    .map(|found| match found {
+                        NewtonStep::Full {
+                            slope,
+                            max_step,
+                            cubes,
+                        } => Some((slope, max_step, cubes)),
+                        NewtonStep::Below { .. } => None,
+                    }),
                     TwistForm::Scan => {
                         scan_newton_step(&diag[free.clone()], off, mu, step, d, |k| {
                             g(free.start + k)
                         })
-                        .map(|(slope, max_step)| (slope, max_step, 0.0))
+                        .map(|(slope, max_step)| Some((slope, max_step, 0.0)))
                     }
                 };
                 if let Some(found) = step_found {
@@ -508,6 +562,9 @@ pub fn twist_in(
                 if !mu.is_finite() {
                     return out;
                 }
+            };
+            let Some((slope, max_step, cubes)) = found else {
+                break;
             };
             // The full step taken, the angles before it kept in `trial`:
             // the GPU's walk takes it in the back substitution that finds
