@@ -340,7 +340,8 @@ fn twist_solve(r: u32) {
     }
     var tolerance = 0.0;
     // The energy is needed only for a line search: a Newton step below the
-    // tolerance is taken without one (warm starts end that way).
+    // tolerance is taken without one (warm starts end earlier, on the
+    // elimination's bound, with no step at all).
     var e0 = 0.0;
     var have_e0 = false;
     var iterations = 0u;

@@ -489,8 +489,9 @@ pub fn twist_in(
             }
         };
         // The energy is needed only for a line search: a Newton step below the
-        // tolerance is taken without one (warm starts end that way), and in
-        // the walk so is a full step the third-derivative bound accepts.
+        // tolerance is taken without one, and in the walk so is a full step
+        // the third-derivative bound accepts (warm starts end on the
+        // elimination's bound, below, with no step at all).
         let mut e0: Option<f64> = None;
         // (The scan, twin of the packed kernel, always searches.)
         let cubic = (form == TwistForm::Walk).then(|| cubic_bound(rest, kb, free.clone()));
