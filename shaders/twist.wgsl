@@ -183,7 +183,7 @@ struct Elimination {
     grad: f32,
     off: f32,
     grow: f32,      // mⱼ = max(1, |cⱼ₋₁| mⱼ₋₁), the largest |∏ cₖ| into row j
-    bound: f32,     // Σ mⱼ |xⱼ| ≥ max |step| (`step_bound`)
+    bound: f32,     // Σ mⱼ |xⱼ| ≥ max |step| (src/cpu/twist.rs `newton_step`)
 }
 
 // Row e (its `twist_gradient` sums g) taken into the elimination, if it is

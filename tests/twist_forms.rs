@@ -9,13 +9,41 @@ mod common;
 use common::*;
 use glam::DVec3;
 use rand::RngExt;
+use rand_pcg::Pcg64;
 use strands::build::EndSpec;
 use strands::cpu::project::solve_tridiagonal_pcr;
 use strands::cpu::twist::{
     NewtonStep, TwistForm, curvature_binormals, elastic_energy, leading_minors_positive,
     newton_step, solve_tridiagonal, twist_gradient, twist_in, vertex_energies,
 };
-use strands::cpu::{free_twist_range, rod_rest};
+use strands::cpu::{CpuSimulator, free_twist_range, rod_rest};
+
+/// A random tridiagonal system of n rows as `newton_step` reads it: the
+/// diagonal (0.3–3), the off-diagonal and ∂E/∂θ split into its bending and
+/// twisting parts (each in ±1).
+fn random_system(rng: &mut Pcg64, n: usize) -> [Vec<f64>; 4] {
+    let diag: Vec<f64> = (0..n).map(|_| rng.random_range(0.3..3.0)).collect();
+    let off: Vec<f64> = (0..n.saturating_sub(1))
+        .map(|_| rng.random_range(-1.0..1.0))
+        .collect();
+    let bend: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let twist: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    [diag, off, bend, twist]
+}
+
+/// Rod k of a study: a random curved rod of n vertices with these ends,
+/// anisotropic where k is odd, its angles turned up to 0.5 rad off rest.
+fn twisted_rod(rng: &mut Pcg64, k: usize, n: usize, start: EndSpec, end: EndSpec) -> CpuSimulator {
+    let mut spec = random_rod(rng, n, start, end);
+    if k % 2 == 1 {
+        spec.material = aniso_material();
+    }
+    let mut sim = simulator(&[spec], elastic_params());
+    for (j, th) in sim.state.theta.iter_mut().enumerate() {
+        *th += 0.5 * (j as f64 * 0.9 + k as f64).sin();
+    }
+    sim
+}
 
 /// The walk's Newton step (`newton_step`, kernel `twist_rod`'s, which forms
 /// the right side −g as it eliminates and sums the slope in the back
@@ -31,12 +59,7 @@ fn newton_step_is_the_thomas_solve_with_its_slope() {
     let (mut solved, mut refused) = (0, 0);
     for _ in 0..2000 {
         let n: usize = rng.random_range(1..=60);
-        let diag: Vec<f64> = (0..n).map(|_| rng.random_range(0.3..3.0)).collect();
-        let off: Vec<f64> = (0..n.saturating_sub(1))
-            .map(|_| rng.random_range(-1.0..1.0))
-            .collect();
-        let bend: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-        let twist: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let [diag, off, bend, twist] = random_system(&mut rng, n);
         let mu = if rng.random_range(0..2) == 0 {
             0.0
         } else {
@@ -86,12 +109,7 @@ fn newton_steps_bound_holds_the_step_it_stands_for() {
     let mut tightest = f64::INFINITY;
     for _ in 0..4000 {
         let n: usize = rng.random_range(1..=60);
-        let diag: Vec<f64> = (0..n).map(|_| rng.random_range(0.3..3.0)).collect();
-        let off: Vec<f64> = (0..n.saturating_sub(1))
-            .map(|_| rng.random_range(-1.0..1.0))
-            .collect();
-        let bend: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-        let twist: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let [diag, off, bend, twist] = random_system(&mut rng, n);
         let (mut y, mut factor) = (vec![0.0; n], vec![0.0; n]);
         let Some(NewtonStep::Below { bound }) = newton_step(
             &bend,
@@ -116,7 +134,7 @@ fn newton_steps_bound_holds_the_step_it_stands_for() {
             "bound {bound:e} below the step {max_step:e}: {diag:?} {off:?}"
         );
         tightest = tightest.min(bound / max_step);
-        // Just above the bound the step is not found; just below, it is.
+        // Just above the bound the step is not found; at it, it is.
         let mut z = vec![0.0; n];
         assert!(matches!(
             newton_step(
@@ -240,14 +258,7 @@ fn scan_and_walk_find_the_same_angles() {
     let mut tightest = f64::INFINITY;
     for (k, &(start, end)) in ends.iter().cycle().take(16).enumerate() {
         let n = [3, 5, 17, 40][k % 4];
-        let mut spec = random_rod(&mut rng, n, start, end);
-        if k % 2 == 1 {
-            spec.material = aniso_material();
-        }
-        let mut sim = simulator(&[spec], elastic_params());
-        for (j, th) in sim.state.theta.iter_mut().enumerate() {
-            *th += 0.5 * (j as f64 * 0.9 + k as f64).sin();
-        }
+        let sim = twisted_rod(&mut rng, k, n, start, end);
         let s = &sim.state;
         let rest = rod_rest(&sim.rods, 0);
         let mut kb = vec![DVec3::ZERO; s.pos.len()];
@@ -341,14 +352,7 @@ fn a_twist_solve_ends_untaken_where_its_step_is_bounded_below_the_tolerance() {
     ];
     for (k, &(start, end)) in ends.iter().cycle().take(8).enumerate() {
         let n = [5, 17, 33, 40][k % 4];
-        let mut spec = random_rod(&mut rng, n, start, end);
-        if k % 2 == 1 {
-            spec.material = aniso_material();
-        }
-        let mut sim = simulator(&[spec], elastic_params());
-        for (j, th) in sim.state.theta.iter_mut().enumerate() {
-            *th += 0.5 * (j as f64 * 0.9 + k as f64).sin();
-        }
+        let sim = twisted_rod(&mut rng, k, n, start, end);
         let s = &sim.state;
         let rest = rod_rest(&sim.rods, 0);
         let mut kb = vec![DVec3::ZERO; s.pos.len()];
