@@ -260,6 +260,13 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32, handed: u32)
     // measured by the caller, then by each iteration's moving walk as it
     // writes them.
     var unresolved = unresolved_now;
+    // The coming iteration's rows: built and eliminated already
+    // (`ELIMINATED_AHEAD`; in the first iteration of phase 0 by the start
+    // walk, `handed`; after it by the moving walk before), found singular
+    // there (`ELIMINATED_SINGULAR`, a pivot that was not positive), or not
+    // built (`ELIMINATED_NOT`); taken from the tip (`from_tip`) or the root.
+    var rows = handed;
+    var from_tip = true;
     while (iterations < params.fast_max_iterations) {
         if (unresolved <= 0.0) {
             if (!polish || unresolved_strain(r, tolerance, 0.0) <= 0.0) {
@@ -269,106 +276,28 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32, handed: u32)
         }
         // Constraints Cⱼ = |eʲ|² − |ēʲ|²; (∇C(x) M⁻¹ ∇C(y)ᵀ) δλ = C(x), y the
         // iterate (fast) or the start (SHAKE), a tridiagonal system
-        // (`tip_eliminate`). Two walks per iteration, as src/cpu/project.rs
-        // `eliminate_rows` and `substitute_and_move`. The first, from the
-        // tip, builds and eliminates the rows (`tip_eliminate`); in the
-        // first iteration of phase 0 the start walk has done it already
-        // where it says so (`handed`: `ELIMINATED_AHEAD`, or
-        // `ELIMINATED_SINGULAR` for a pivot that was not positive).
-        var eliminated = handed == ELIMINATED_AHEAD;
-        if (iterations > 0u || handed == ELIMINATED_NOT) {
-            eliminated = true;
-            var t = tip_elimination_start();
-            var xb = pos_get(o + ne);
-            var wb = rest[vertex_slot(o + ne)].inv_mass;
-            var cb = filter_contact(o + ne);
-            var ahead = ahead_start();
-            for (var k = ne; k > 0u; k--) {
-                let e = o + k - 1u;
-                if (WALK_AHEAD > 0u) {
-                    // Contacts only where phase 1 filters by them, the
-                    // start's edge directions only where SHAKE reads them.
-                    let u = ahead_down(e, o);
-                    var more = vec4<u32>(0u);
-                    if (stage_phase == 1u) {
-                        more.x = ahead_contact(u);
-                    }
-                    if (shake) {
-                        more.y = ahead_scratch_kb(u);
-                    }
-                    ahead_take(&ahead, vec4<u32>(ahead_pos(u), ahead_rest_mass(u), 0u, 0u), more, vec4<u32>(0u));
-                }
-                let xa = pos_get(e);
-                let wa = rest[vertex_slot(e)].inv_mass;
-                let ca = filter_contact(e);
-                if (!tip_eliminate(&t, e, xa, wa, ca, xb, wb, cb, shake)) {
-                    eliminated = false;
-                    break;
-                }
-                xb = xa;
-                wb = wa;
-                cb = ca;
-            }
-            ahead_end(ahead);
+        // (`eliminate_projection_row`), as src/cpu/project.rs `eliminate_rows` and
+        // `substitute_and_move`: a walk builds and eliminates the rows, and
+        // one back from the other end solves them and moves the vertices.
+        // The first iteration's rows go tip to root; each moving walk builds
+        // the next iteration's behind its stores, in the order it walks, so
+        // that the iterations after the first are a walk each
+        // (`ROWS_AHEAD`; off, each iteration builds its rows in a walk of
+        // its own, in the same order).
+        if (rows == ELIMINATED_NOT) {
+            // With rows ahead, only a first iteration builds its own rows
+            // (from the tip, and the compiler then knows it).
+            rows = eliminate_projection_rows(o, ne, shake, from_tip || ROWS_AHEAD);
         }
-        if (!eliminated) {
+        if (rows == ELIMINATED_SINGULAR) {
             singular = 1u;
             break;
         }
-        // The second walk, back from the root: row e's δλ by back
-        // substitution, then vertex e moved by its two edges in turn (edge
-        // e − 1, of which it is the far end, then edge e) and written once;
-        // as vertex e is done, edge e − 1's strain (`unresolved_strain`'s,
-        // of the positions written). Carried: edge e − 1's δλ, correction,
-        // elimination factor and rest length, and vertex e − 1 (its
-        // position, inverse mass and whether it is held).
-        unresolved = -1.0;
-        var lambda_prev = 0.0;
-        var g_prev = vec3<f32>(0.0);
-        var factor_prev = 0.0;
-        var len_prev = 0.0;
-        var x_prev = Position(vec4<i32>(0), vec4<f32>(0.0));
-        var w_prev = 0.0;
-        var held_prev = false;
-        var ahead = ahead_start();
-        for (var e = o; e < o + ne; e++) {
-            if (WALK_AHEAD > 0u) {
-                let u = ahead_up(e, o + ne - 1u);
-                var more = vec4<u32>(ahead_scratch_kb(u), 0u, 0u, 0u);
-                if (stage_phase == 1u) {
-                    more.y = ahead_contact(u + 1u);
-                }
-                ahead_take(&ahead, vec4<u32>(ahead_pos(u), ahead_rest_mass(u + 1u), ahead_scratch_s(u), 0u), more, vec4<u32>(0u));
-            }
-            let row = scratch_s(e);
-            let lambda = row.x - factor_prev * lambda_prev;
-            let g = 2.0 * scratch_kb(e).xyz * lambda;
-            let wa = row.z;
-            let ca = filter_contact(e);
-            // Vertex e + 1's held flag, for edge e's weight of vertex e.
-            let held_b = held_of(filter_contact(e + 1u), rest[vertex_slot(e + 1u)].inv_mass);
-            var xa = pos_get(e);
-            if (e > o) {
-                xa = moved(xa, -edge_inv_mass_applied(ca, wa, held_prev, g_prev));
-            }
-            xa = moved(xa, edge_inv_mass_applied(ca, wa, held_b, g));
-            if (e > o) {
-                unresolved = max(unresolved, edge_unresolved_of(len_prev, x_prev, xa, w_prev + wa, tolerance, 4.0));
-            }
-            pos_set(e, xa);
-            lambda_prev = lambda;
-            g_prev = g;
-            factor_prev = row.y;
-            len_prev = row.w;
-            x_prev = xa;
-            w_prev = wa;
-            held_prev = held_of(ca, wa);
-        }
-        ahead_end(ahead);
-        let wn = rest[vertex_slot(o + ne)].inv_mass;
-        let xn = moved(pos_get(o + ne), -edge_inv_mass_applied(filter_contact(o + ne), wn, held_prev, g_prev));
-        pos_set(o + ne, xn);
-        unresolved = max(unresolved, edge_unresolved_of(len_prev, x_prev, xn, w_prev + wn, tolerance, 4.0));
+        let ahead = ROWS_AHEAD && iterations + 1u < params.fast_max_iterations;
+        let moved = substitute_and_move(o, ne, shake, ahead, tolerance, from_tip);
+        unresolved = moved.unresolved;
+        rows = moved.rows;
+        from_tip = !from_tip;
         iterations++;
     }
     stat_max(1u, iterations);
@@ -385,52 +314,224 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32, handed: u32)
     return iterations;
 }
 
-// Whether the walked start sweep builds and eliminates the first fast
-// projection's rows (`StartStrain`, shaders/substep.wgsl); off, the
-// projection's first walk does (`GpuContext::with_start_elimination`).
-override START_ELIMINATES: bool = true;
+// Whether the walks that finish the vertices build and eliminate the next
+// fast projection's rows as they go (`GpuContext::with_rows_ahead`): the
+// walked start sweep the first iteration's (`StartStrain`,
+// shaders/substep.wgsl), each moving walk of the projection the next
+// iteration's (`substitute_from_root`, `substitute_from_tip`). Off, the
+// projection builds them in a walk of its own (`eliminate_projection_rows`): the
+// same rows from the same positions in the same order.
+override ROWS_AHEAD: bool = true;
 
-// Whether the first iteration's rows were built and eliminated before the
-// projection (`newton_projection_from`'s `handed`): by the start walk
-// (`substep_start_walk`, fast projection in phase 0), which may also have
-// found a pivot that was not positive.
+// The state of a Newton iteration's rows (`newton_projection_from`'s
+// `handed` and `rows`): built and eliminated before the projection's walk
+// needs them, by the start walk (`substep_start_walk`, fast projection in
+// phase 0) or the moving walk before, which may also have found a pivot
+// that was not positive; or not.
 const ELIMINATED_NOT: u32 = 0u;
 const ELIMINATED_AHEAD: u32 = 1u;
 const ELIMINATED_SINGULAR: u32 = 2u;
 
+// A Newton iteration's rows built and eliminated in a walk of their own,
+// from the tip or from the root (`eliminate_projection_row`): `ELIMINATED_AHEAD`, or
+// `ELIMINATED_SINGULAR` at a pivot that was not positive.
+fn eliminate_projection_rows(o: u32, ne: u32, shake: bool, from_tip: bool) -> u32 {
+    var t = row_elimination_start();
+    // The vertex the walk starts at, carried: each step reads the next
+    // one's position, inverse mass and contact once.
+    let first = select(o, o + ne, from_tip);
+    var x1 = pos_get(first);
+    var w1 = rest[vertex_slot(first)].inv_mass;
+    var c1 = filter_contact(first);
+    var ahead = ahead_start();
+    for (var k = 0u; k < ne; k++) {
+        let e = select(o + k, o + ne - 1u - k, from_tip);
+        // Row e's other vertex: e from the tip, e + 1 from the root.
+        let v = select(e + 1u, e, from_tip);
+        if (WALK_AHEAD > 0u) {
+            // Contacts only where phase 1 filters by them, the start's edge
+            // directions only where SHAKE reads them.
+            let u = select(ahead_up(v, o + ne), ahead_down(v, o), from_tip);
+            var more = vec4<u32>(0u);
+            if (stage_phase == 1u) {
+                more.x = ahead_contact(u);
+            }
+            if (shake) {
+                more.y = ahead_scratch_kb(select(u - 1u, u, from_tip));
+            }
+            ahead_take(&ahead, vec4<u32>(ahead_pos(u), ahead_rest_mass(u), 0u, 0u), more, vec4<u32>(0u));
+        }
+        let x0 = pos_get(v);
+        let w0 = rest[vertex_slot(v)].inv_mass;
+        let c0 = filter_contact(v);
+        let len = rest[vertex_slot(e)].rest_len;
+        var built: bool;
+        if (from_tip) {
+            built = eliminate_projection_row(&t, e, len, x0, w0, c0, x1, w1, c1, shake, true);
+        } else {
+            built = eliminate_projection_row(&t, e, len, x1, w1, c1, x0, w0, c0, shake, false);
+        }
+        if (!built) {
+            ahead_end(ahead);
+            return ELIMINATED_SINGULAR;
+        }
+        x1 = x0;
+        w1 = w0;
+        c1 = c0;
+    }
+    ahead_end(ahead);
+    return ELIMINATED_AHEAD;
+}
+
+// What a Newton iteration's moving walk leaves: `unresolved_strain`'s
+// measure (4 ulps) of the positions it wrote, and the next iteration's
+// rows (`ELIMINATED_NOT` where it was not to build them).
+struct Substituted {
+    unresolved: f32,
+    rows: u32,
+}
+
+// The moving walk: the rows solved back from the other end than they were
+// taken from (src/cpu/project.rs `substitute_and_move`), each vertex moved
+// by its two edges in turn (the edge before it, of which it is the far
+// end, then its own) and written once. Rows taken from the tip are solved
+// from the root: at row e, its δλ by back substitution, then vertex e is
+// finished (edge e − 1 carried, edge e now). Rows taken from the root are
+// solved from the tip: at row e, vertex e + 1 is finished (edge e now, edge
+// e + 1 carried). As a vertex is finished, the strain of the edge from the
+// vertex finished before (`unresolved_strain`'s, of the positions written)
+// and, where `ahead_rows`, the next iteration's row of that edge, taken in
+// the order this walk goes (`eliminate_projection_row`). One loop for both
+// directions: the walk's state is carried once (a loop a direction took
+// RADV's walked kernels past their registers). Carried: the edge before's
+// δλ, correction, elimination factor and rest length, and the vertex
+// finished before (position, inverse mass, contact, whether it is held).
+fn substitute_and_move(o: u32, ne: u32, shake: bool, ahead_rows: bool, tolerance: f32, from_tip: bool) -> Substituted {
+    var unresolved = -1.0;
+    var t = row_elimination_start();
+    var rows = select(ELIMINATED_NOT, ELIMINATED_AHEAD, ahead_rows);
+    var lambda_prev = 0.0;
+    var g_prev = vec3<f32>(0.0);
+    var factor_prev = 0.0;
+    var len_prev = 0.0;
+    var x_prev = Position(vec4<i32>(0), vec4<f32>(0.0));
+    var w_prev = 0.0;
+    var held_prev = false;
+    var ahead = ahead_start();
+    // ne rows, then a step for the last vertex, which only the last row's
+    // edge moves (the tip, by its edge before it; the root, by its own):
+    // there e is one past the last row (o + ne, or o − 1 wrapping), and the
+    // vertex it names is that last one.
+    for (var k = 0u; k <= ne; k++) {
+        let e = select(o + ne - 1u - k, o + k, from_tip);
+        // The vertex finished at this step.
+        let v = select(e + 1u, e, from_tip);
+        if (WALK_AHEAD > 0u) {
+            let u = select(ahead_down(min(e, o + ne - 1u), o), ahead_up(e, o + ne - 1u), from_tip);
+            var more = vec4<u32>(ahead_scratch_kb(u), 0u, 0u, 0u);
+            if (stage_phase == 1u) {
+                more.y = ahead_contact(u + 1u);
+                more.z = ahead_contact(u);
+            }
+            ahead_take(&ahead, vec4<u32>(ahead_pos(select(u + 1u, u, from_tip)), ahead_rest_mass(u + 1u), ahead_scratch_s(u), ahead_rest_mass(u)), more, vec4<u32>(0u));
+        }
+        var row = vec4<f32>(0.0);
+        var lambda = 0.0;
+        var g = vec3<f32>(0.0);
+        var held_other = false;
+        var wv: f32;
+        if (k < ne) {
+            row = scratch_s(e);
+            lambda = row.x - factor_prev * lambda_prev;
+            g = 2.0 * scratch_kb(e).xyz * lambda;
+            // Edge e's weight of vertex v takes whether its other end is held.
+            let other = select(e, e + 1u, from_tip);
+            held_other = held_of(filter_contact(other), rest[vertex_slot(other)].inv_mass);
+            wv = row.z;
+        } else {
+            wv = rest[vertex_slot(v)].inv_mass;
+        }
+        let cv = filter_contact(v);
+        // Edge e's move of v and the edge before's (zero where there is
+        // none: g = 0 moves no bit), the edge before vertex v first.
+        let now = edge_inv_mass_applied(cv, wv, held_other, g);
+        let carried = edge_inv_mass_applied(cv, wv, held_prev, g_prev);
+        var x = moved(pos_get(v), select(-now, -carried, from_tip));
+        x = moved(x, select(carried, now, from_tip));
+        pos_set(v, x);
+        if (k > 0u) {
+            unresolved = max(unresolved, edge_unresolved_of(len_prev, x_prev, x, w_prev + wv, tolerance, 4.0));
+            if (rows == ELIMINATED_AHEAD) {
+                // The next rows go the other way: row e − 1 from the root
+                // after rows from the tip, row e + 1 from the tip after rows
+                // from the root (its store and edge direction were read a
+                // step ago).
+                if (!projection_row_behind(&t, select(e + 1u, e - 1u, from_tip), len_prev, x_prev, w_prev, filter_contact(select(v + 1u, v - 1u, from_tip)), x, wv, cv, shake, from_tip)) {
+                    rows = ELIMINATED_SINGULAR;
+                }
+            }
+        }
+        lambda_prev = lambda;
+        g_prev = g;
+        factor_prev = row.y;
+        len_prev = row.w;
+        x_prev = x;
+        w_prev = wv;
+        held_prev = held_of(cv, wv);
+    }
+    ahead_end(ahead);
+    return Substituted(unresolved, rows);
+}
+
+// `eliminate_projection_row` of edge e between the vertex finished before
+// (`xp`, `wp`, `cp`) and the one just finished (`x`, `w`, `c`) in a moving
+// walk that solves rows taken from the tip (`solving_from_tip`: it walks
+// from the root, so the vertex before is vertex e and the next rows are
+// taken from the root) or from the root (it walks from the tip: the vertex
+// before is e + 1, the next rows are taken from the tip).
+fn projection_row_behind(t: ptr<function, RowElimination>, e: u32, rest_len: f32, xp: Position, wp: f32, cp: vec4<f32>, x: Position, w: f32, c: vec4<f32>, shake: bool, solving_from_tip: bool) -> bool {
+    let f = solving_from_tip;
+    let xa = Position(select(x.cell, xp.cell, f), select(x.rem, xp.rem, f));
+    let xb = Position(select(xp.cell, x.cell, f), select(xp.rem, x.rem, f));
+    return eliminate_projection_row(t, e, rest_len, xa, select(w, wp, f), select(c, cp, f), xb, select(wp, w, f), select(cp, c, f), shake, !f);
+}
+
 // A Newton iteration's system (src/cpu/project.rs `eliminate_rows`) built
-// and eliminated from the tip, a row at a time. Row e:
+// and eliminated a row at a time, from the tip or from the root. Row e:
 // Aₑₑ = 4 eᵉ·(Wₑ + Wₑ₊₁) dᵉ, Cₑ = |eᵉ|² − |ēᵉ|², coupled to row e + 1 by
-// Aₑ,ₑ₊₁ (`upper`) and Aₑ₊₁,ₑ (`lower`). An edge whose vertices are both
-// anchored gets the row δλ = 0 and no coupling. In phase 1 vertices in
-// contact move in their tangent plane only (`edge_inv_mass_applied`); an
-// edge that then cannot change its length gets the row δλ = 0 too. Each row
-// is eliminated as it is built (the Thomas algorithm's forward sweep on the
-// rows taken tip first, pivot and reduced right-hand side carried), storing
-// per row only what the way back needs: the reduced right-hand side, row
-// e + 1's elimination factor and, in the same store, the near end's inverse
-// mass and the edge's rest length, which the way back then need not read
-// (`scratch[e].s`); and the edge direction (`kb`, fast projection). What
-// it carries from row e + 1 to row e (the caller carries vertex e + 1's
-// position, inverse mass and contact, so each is read once):
-struct TipElimination {
-    d_next: vec3<f32>,      // edge e + 1's vector
-    dir_next: vec3<f32>,    // its direction of correction
-    row_next: bool,         // whether edge e + 1 is a row
-    held_next: bool,        // whether vertex e + 2 is held
-    pivot: f32,             // row e + 1's pivot; 0 before the last edge's
-    rhs_next: f32,          // row e + 1's reduced right-hand side
+// Aₑ,ₑ₊₁ = −4 eᵉ·Wₑ₊₁ dᵉ⁺¹ and Aₑ₊₁,ₑ = −4 eᵉ⁺¹·Wₑ₊₁ dᵉ. An edge whose
+// vertices are both anchored gets the row δλ = 0 and no coupling. In phase
+// 1 vertices in contact move in their tangent plane only
+// (`edge_inv_mass_applied`); an edge that then cannot change its length
+// gets the row δλ = 0 too. Each row is eliminated as it is built (the
+// Thomas algorithm's forward sweep on the rows in the walk's order, pivot
+// and reduced right-hand side carried), storing per row only what the way
+// back needs (`scratch[e].s`): the reduced right-hand side, the factor of
+// the row eliminated before it and, in the same store, the inverse mass of
+// the vertex the way back finishes with this row (e from the tip, e + 1
+// from the root) and the edge's rest length, which the way back then need
+// not read; and the edge direction (`kb`, fast projection). What it
+// carries from the row before (row b: e + 1 from the tip, e − 1 from the
+// root; the caller carries the vertices' positions, inverse masses and
+// contacts, so each is read once):
+struct RowElimination {
+    d_before: vec3<f32>,    // edge b's vector (fast projection: its direction of correction)
+    row_before: bool,       // whether edge b is a row
+    held_far: bool,         // whether edge b's vertex apart from e's is held
+    pivot: f32,             // row b's pivot; 0 before the first row
+    rhs_before: f32,        // row b's reduced right-hand side
 }
 
-// Before the last edge.
-fn tip_elimination_start() -> TipElimination {
-    return TipElimination(vec3<f32>(0.0), vec3<f32>(0.0), false, false, 0.0, 0.0);
+// Before the first row.
+fn row_elimination_start() -> RowElimination {
+    return RowElimination(vec3<f32>(0.0), false, false, 0.0, 0.0);
 }
 
-// Row e (edge e: vertex e at xa with inverse mass wa and `filter_contact`
-// ca, vertex e + 1 at xb with wb and cb) built and eliminated; false where
+// Row e (edge e of rest length `rest_len`: vertex e at xa with inverse mass
+// wa and `filter_contact` ca, vertex e + 1 at xb with wb and cb) built and
+// eliminated, the row before it e + 1 (`from_tip`) or e − 1; false where
 // its pivot is not positive (the system is singular: nothing stored).
-fn tip_eliminate(s: ptr<function, TipElimination>, e: u32, xa: Position, wa: f32, ca: vec4<f32>, xb: Position, wb: f32, cb: vec4<f32>, shake: bool) -> bool {
+fn eliminate_projection_row(s: ptr<function, RowElimination>, e: u32, rest_len: f32, xa: Position, wa: f32, ca: vec4<f32>, xb: Position, wb: f32, cb: vec4<f32>, shake: bool, from_tip: bool) -> bool {
     let held_a = held_of(ca, wa);
     let held_b = held_of(cb, wb);
     let d = displacement(xa, xb);
@@ -443,42 +544,51 @@ fn tip_eliminate(s: ptr<function, TipElimination>, e: u32, xa: Position, wa: f32
     } else {
         scratch_set_kb(e, vec4<f32>(d, 0.0));
     }
+    let ma_dir = edge_inv_mass_applied(ca, wa, held_b, dir);
     let mb_dir = edge_inv_mass_applied(cb, wb, held_a, dir);
-    let diag_e = 4.0 * dot(d, edge_inv_mass_applied(ca, wa, held_b, dir) + mb_dir);
+    let diag_e = 4.0 * dot(d, ma_dir + mb_dir);
     let scale = 4.0 * length(d) * length(dir) * (wa + wb);
     // `edge_active`: a row of the system, or a fixed edge.
     let row = wa + wb > 0.0 && diag_e > 1e-12 * scale;
-    let rest_len = rest[vertex_slot(e)].rest_len;
     var diag = 1.0;
     var rhs = 0.0;
     if (row) {
         diag = diag_e;
         rhs = squared_length_error(xa, xb, rest_len);
     }
-    // Elimination factor of row e + 1: Aₑ₊₁,ₑ over its pivot.
+    // Elimination factor of row b: Aᵦ,ₑ over its pivot.
     var factor = 0.0;
     var pivot = diag;
     if ((*s).pivot != 0.0) {
         var upper = 0.0;
         var lower = 0.0;
-        if ((*s).row_next && row) {
-            // W of the shared vertex e + 1 as edge e + 1 uses it.
-            upper = -4.0 * dot(d, edge_inv_mass_applied(cb, wb, (*s).held_next, (*s).dir_next));
-            // Vertex e + 1's weight as edge e uses it: not symmetric to
-            // `upper` where vertex e + 1 is stuck (weights by edge), nor
-            // for SHAKE (dir is the start's edge).
-            lower = -4.0 * dot((*s).d_next, mb_dir);
+        if ((*s).row_before && row) {
+            // Aₑ,ᵦ: the shared vertex's W (e + 1 from the tip, e from the
+            // root) as edge b uses it.
+            let shared_c = select(ca, cb, from_tip);
+            let shared_w = select(wa, wb, from_tip);
+            // Edge b's direction of correction: its vector (fast), or the
+            // start's edge, read again (SHAKE).
+            var dir_before = (*s).d_before;
+            if (shake) {
+                dir_before = scratch_kb(select(e - 1u, e + 1u, from_tip)).xyz;
+            }
+            upper = -4.0 * dot(d, edge_inv_mass_applied(shared_c, shared_w, (*s).held_far, dir_before));
+            // Aᵦ,ₑ: its W as edge e uses it: not symmetric to `upper`
+            // where the vertex is stuck (weights by edge), nor for SHAKE
+            // (dir is the start's edge).
+            lower = -4.0 * dot((*s).d_before, select(ma_dir, mb_dir, from_tip));
         }
         factor = lower / (*s).pivot;
         pivot = diag - upper * factor;
-        rhs = rhs - upper * (*s).rhs_next;
+        rhs = rhs - upper * (*s).rhs_before;
     }
     if (!(pivot > 0.0)) {
         return false;
     }
-    let rhs_next = rhs / pivot;
-    scratch_set_s(e, vec4<f32>(rhs_next, factor, wa, rest_len));
-    *s = TipElimination(d, dir, row, held_b, pivot, rhs_next);
+    let rhs_e = rhs / pivot;
+    scratch_set_s(e, vec4<f32>(rhs_e, factor, select(wb, wa, from_tip), rest_len));
+    *s = RowElimination(d, row, select(held_a, held_b, from_tip), pivot, rhs_e);
     return true;
 }
 

@@ -241,7 +241,7 @@ fn substep_start_walk(r: u32, hand_off: bool) -> StartHandOff {
     let h = params.h;
     let shake = params.projection == PROJECTION_SHAKE;
     var w = sweep_start(rod);
-    var strain = start_strain(hand_off && START_ELIMINATES && params.projection == PROJECTION_FAST);
+    var strain = start_strain(hand_off && ROWS_AHEAD && params.projection == PROJECTION_FAST);
     var ahead = ahead_start();
     for (var k = rod.vertex_count - 2u; k >= 1u; k--) {
         if (WALK_AHEAD > 0u) {
@@ -292,7 +292,7 @@ fn start_vertex(rod: Rod, sf: StepForces, h: f32, shake: bool, i: u32, elastic: 
 // maximum as `unresolved_strain` after the walk, which the projection then
 // need not walk (as `StrainWalk` for the blend and contact).
 // With `eliminate` (the fast projection, no grid stage before it), also
-// the first Newton iteration's rows (`tip_eliminate`, phase 0: no contact
+// the first Newton iteration's rows (`eliminate_projection_row`, phase 0: no contact
 // filters), which the projection's first walk builds from the tip: row v
 // once vertices v and v + 1 are final and every row after it is built; the
 // rows of a start clamp's edges after it places them (`start_hand_off`).
@@ -303,7 +303,7 @@ struct StartStrain {
     x: Position,            // vertex v + 1 after its update
     free: bool,             // whether it is free (final)
     m: f32,                 // the largest part so far, −1 with none
-    t: TipElimination,      // rows from the tip up to edge v + 1
+    t: RowElimination,      // rows from the tip up to edge v + 1
     tip: u32,               // the vertex the rows reach (v + 1 where the next is edge v)
     eliminated: u32,        // `ELIMINATED_AHEAD` while the rows go on
 }
@@ -320,7 +320,7 @@ struct StartHandOff {
 
 fn start_strain(eliminate: bool) -> StartStrain {
     let zero = Position(vec4<i32>(0), vec4<f32>(0.0));
-    return StartStrain(zero, false, -1.0, tip_elimination_start(), NO_TIP, select(ELIMINATED_NOT, ELIMINATED_AHEAD, eliminate));
+    return StartStrain(zero, false, -1.0, row_elimination_start(), NO_TIP, select(ELIMINATED_NOT, ELIMINATED_AHEAD, eliminate));
 }
 
 // Vertex v, visited after v + 1, at x (final where `free`).
@@ -328,13 +328,14 @@ fn start_strain_next(s: ptr<function, StartStrain>, v: u32, x: Position, free: b
     let w = rest[vertex_slot(v)].inv_mass;
     if (free && (*s).free) {
         let wb = rest[vertex_slot(v + 1u)].inv_mass;
-        let part = edge_unresolved_of(rest[vertex_slot(v)].rest_len, x, (*s).x, w + wb, projection_tolerance(), 4.0);
+        let len = rest[vertex_slot(v)].rest_len;
+        let part = edge_unresolved_of(len, x, (*s).x, w + wb, projection_tolerance(), 4.0);
         (*s).m = max((*s).m, part);
         if ((*s).eliminated == ELIMINATED_AHEAD && (*s).tip == v + 1u) {
             // A copy: naga 30 cannot pass a pointer to a member of a
             // pointee (gfx-rs/wgpu#6875). Phase 0: no contact filters.
             var t = (*s).t;
-            if (tip_eliminate(&t, v, x, w, vec4<f32>(0.0), (*s).x, wb, vec4<f32>(0.0), false)) {
+            if (eliminate_projection_row(&t, v, len, x, w, vec4<f32>(0.0), (*s).x, wb, vec4<f32>(0.0), false, true)) {
                 (*s).t = t;
                 (*s).tip = v;
             } else {
@@ -366,7 +367,7 @@ fn start_hand_off(r: u32, s: StartStrain) -> StartHandOff {
         for (var v = s.tip; v > o; v--) {
             let xa = pos_get(v - 1u);
             let wa = rest[vertex_slot(v - 1u)].inv_mass;
-            if (!tip_eliminate(&t, v - 1u, xa, wa, vec4<f32>(0.0), xb, wb, vec4<f32>(0.0), false)) {
+            if (!eliminate_projection_row(&t, v - 1u, rest[vertex_slot(v - 1u)].rest_len, xa, wa, vec4<f32>(0.0), xb, wb, vec4<f32>(0.0), false, true)) {
                 eliminated = ELIMINATED_SINGULAR;
                 break;
             }

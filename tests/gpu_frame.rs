@@ -131,17 +131,19 @@ fn run_on(
     set: &[&str],
     frames: usize,
 ) -> (strands::rods::State, f64) {
-    run_scene(ctx, SCENE, form, set, frames)
+    let (state, travel, _) = run_scene(ctx, SCENE, form, set, frames);
+    (state, travel)
 }
 
-/// `run_on` of the scene `text`.
+/// `run_on` of the scene `text`, also returning the most Newton iterations
+/// a projection took in a substep of the frames (`Diagnostics`).
 fn run_scene(
     ctx: &strands::gpu::GpuContext,
     text: &str,
     form: Form,
     set: &[&str],
     frames: usize,
-) -> (strands::rods::State, f64) {
+) -> (strands::rods::State, f64, u32) {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(text, Path::new("frame.toml"), &set).unwrap();
     let (rods, state) = scene.build();
@@ -150,12 +152,14 @@ fn run_scene(
         .expect("the test adapter runs the walked fused forms");
     assert_eq!(g.running_form(), form, "{set:?}");
     let start = g.read_state();
+    let mut iterations = 0;
     for _ in 0..frames {
-        g.step_checked().expect("stable");
+        let (_, d) = g.step_checked().expect("stable");
+        iterations = iterations.max(d.projection_iterations);
     }
     let end = g.read_state();
     let travel = max_diff(&end.pos, &start.pos);
-    (end, travel)
+    (end, travel, iterations)
 }
 
 /// For the fast projection (the default), SHAKE and none: `whole` gives
@@ -273,42 +277,67 @@ fn walks_loading_ahead_give_the_same_results() {
     }
 }
 
-/// The walked start sweep builds and eliminates the first fast
-/// projection's rows as it finishes each vertex, tip to root
-/// (`GpuContext::with_start_elimination`, shaders/substep.wgsl
-/// `StartStrain`), where the projection's own first walk did: the same rows
-/// from the same positions in the same order. So walked-frame and
-/// walked-fused end with the positions, velocities and twist they end with
-/// when the projection eliminates them itself, in the scene above: hair
-/// clamped at its root (the rows of the clamp's two edges built after the
-/// sweep places their vertices), a strand clamped at its tip (no rows
-/// handed on: its first rows need the clamped vertices), and with a strand
-/// free at both ends falling onto the capsule (every row in the sweep). Bit for bit on a CPU
-/// adapter; elsewhere within the one-frame bound of `assert_frame_matches`.
-/// Broken on purpose on lavapipe, the run stopped: with the sweep's rows
-/// not carried from one to the next, the projection left an edge strained
-/// by 4.7e3 after its 50 iterations; with a start clamp's two rows left
-/// out (stale rows from the substep before), by 38.
+/// The walks that finish the vertices build and eliminate the next fast
+/// projection iteration's rows as they go (`GpuContext::with_rows_ahead`):
+/// the walked start sweep the first iteration's, tip to root
+/// (shaders/substep.wgsl `StartStrain`), and each moving walk of the
+/// projection the next iteration's, from the end it walks from
+/// (shaders/project.wgsl `substitute_from_root`, `substitute_from_tip`),
+/// where the projection's own walks did (`eliminate_projection_rows`): the same rows
+/// from the same positions in the same order. So walked-frame,
+/// walked-fused and the walked stages end with the positions, velocities
+/// and twist they end with when the projection builds every row itself, in
+/// the scene above: hair clamped at its root (the rows of the clamp's two
+/// edges built after the sweep places their vertices), a strand clamped at
+/// its tip (no rows handed on by the sweep: its first rows need the
+/// clamped vertices), and with a strand free at both ends falling onto the
+/// capsule (every row in the sweep); the fast projection's in walked-frame,
+/// walked-fused and the walked stages (whose first iteration builds its own
+/// rows), and SHAKE's in walked-frame (no rows in the sweep; the start's
+/// edge directions in the rows built ahead). The projections take 3
+/// iterations at most, so rows of iterations after the first are built in
+/// both orders. Bit for bit on a
+/// CPU adapter; elsewhere within the one-frame bound of
+/// `assert_frame_matches`. Broken on purpose on lavapipe, the run stopped:
+/// with the sweep's rows not carried from one to the next, the projection
+/// left an edge strained by 4.7e3 after its 50 iterations; with a start
+/// clamp's two rows left out (stale rows from the substep before), by 38.
 #[test]
-fn start_sweep_eliminating_the_first_rows_gives_the_same_results() {
+fn rows_built_ahead_give_the_same_results() {
     let ctx = gpu();
     let on_cpu = ctx.info.device_type == wgpu::DeviceType::Cpu;
     let frames = if on_cpu { 3 } else { 1 };
-    assert!(ctx.start_eliminates(), "the default");
-    let apart = ctx.with_start_elimination(false);
-    assert!(!apart.start_eliminates());
-    for form in [Form::WalkedFrame, Form::WalkedFused] {
+    assert!(ctx.rows_ahead(), "the default");
+    let apart = ctx.with_rows_ahead(false);
+    assert!(!apart.rows_ahead());
+    let cases = [
+        (Form::WalkedFrame, "fast"),
+        (Form::WalkedFused, "fast"),
+        (Form::Walked, "fast"),
+        (Form::WalkedFrame, "shake"),
+    ];
+    for (case_form, method) in cases {
+        let m = format!("sim.projection.method=\"{method}\"");
+        let set = [m.as_str()];
         for (ends, text) in [
             ("clamped", SCENE.to_string()),
             ("free", format!("{SCENE}{FREE}")),
         ] {
-            let (own, travel) = run_scene(&apart, &text, form, &[], frames);
+            let (own, travel, own_iterations) = run_scene(&apart, &text, case_form, &set, frames);
+            let form = format!("{case_form} ({method})");
             assert!(travel > 1e-3, "{form}, {ends}: the scene did not move");
-            let (swept, _) = run_scene(&ctx, &text, form, &[], frames);
+            let (swept, _, iterations) = run_scene(&ctx, &text, case_form, &set, frames);
+            assert_eq!(own_iterations, iterations, "{form}, {ends}");
+            assert!(
+                iterations >= 2,
+                "{form}, {ends}: no projection took a second iteration ({iterations})"
+            );
             let dx = max_diff(&own.pos, &swept.pos);
             let dv = max_diff(&own.vel, &swept.vel);
             let dtheta = max_abs_diff(&own.theta, &swept.theta);
-            eprintln!("{form}, {ends}: {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad");
+            eprintln!(
+                "{form}, {ends}: {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad, {iterations} iterations at most"
+            );
             if on_cpu {
                 assert_eq!((dx, dv, dtheta), (0.0, 0.0, 0.0), "{form}, {ends}");
             } else {

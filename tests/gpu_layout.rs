@@ -1027,8 +1027,8 @@ fn wgsl_constants_match_rust() {
 
 /// The override constants the host sets per pipeline (`Pipelines::new`:
 /// the interleaved rod length, `INTERLEAVE`, how far the walks load ahead,
-/// `WALK_AHEAD`, whether the start sweep eliminates the projection's first
-/// rows, `START_ELIMINATES`, and `pipelines::ColliderKinds::constants`) are the ones
+/// `WALK_AHEAD`, whether the walks that finish the vertices build the
+/// projection's next rows, `ROWS_AHEAD`, and `pipelines::ColliderKinds::constants`) are the ones
 /// the shaders declare, so none is silently ignored or left at its
 /// default.
 #[test]
@@ -1042,7 +1042,7 @@ fn collider_kind_overrides_are_declared() {
     let mut set = vec![
         "INTERLEAVE".to_string(),
         "WALK_AHEAD".to_string(),
-        "START_ELIMINATES".to_string(),
+        "ROWS_AHEAD".to_string(),
     ];
     set.extend(
         strands::gpu::pipelines::ColliderKinds::ALL

@@ -339,10 +339,13 @@ pub fn project_shake(
 /// vertices along the constraint gradients of `start` (SHAKE) or, when
 /// `start` is `None`, of the current iterate (fast projection). Each
 /// iteration is two walks over the rod, as its WGSL twin
-/// (shaders/project.wgsl `newton_projection`) makes them: `eliminate_rows`
-/// builds the tridiagonal system and eliminates it as it goes, tip to root,
-/// then `substitute_and_move` solves it back from the root and moves the
-/// vertices.
+/// (shaders/project.wgsl `newton_projection_from`) makes them:
+/// `eliminate_rows` builds the tridiagonal system and eliminates it as it
+/// goes, then `substitute_and_move` solves it back the other way and moves
+/// the vertices. The first iteration takes the rows tip first, and each
+/// after it from the end the iteration before finished at (`RowOrder`), so
+/// that on the GPU each iteration's moving walk also builds the next one's
+/// rows behind its stores: one walk an iteration after the first, not two.
 #[allow(clippy::too_many_arguments)]
 fn newton_projection(
     pos: &mut [DVec3],
@@ -375,17 +378,43 @@ fn newton_projection(
         filtered,
         per_edge: true,
     };
+    let mut order = RowOrder::TipFirst;
     while out.max_strain > tolerance && out.iterations < max_iterations && !active.is_empty() {
-        if !system.eliminate_rows(pos, start_edges.as_deref(), &mut rows) {
+        if !system.eliminate_rows(pos, start_edges.as_deref(), &mut rows, order) {
             out.singular = true;
             break;
         }
-        system.substitute_and_move(pos, &rows);
+        system.substitute_and_move(pos, &rows, order);
+        order = order.flipped();
         out.iterations += 1;
         out.max_strain = max_strain_of(pos, rest_len, &active);
     }
     out.converged = out.max_strain <= tolerance;
     out
+}
+
+/// The order in which `ProjectionSystem::eliminate_rows` takes a Newton
+/// iteration's rows; `substitute_and_move` then goes the other way. The
+/// solution is the same system's, the rounding each order's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowOrder {
+    /// From the tip to the root (the first iteration: the walked GPU form
+    /// builds its rows in the start sweep, which goes tip to root), then
+    /// substituted from the root.
+    TipFirst,
+    /// From the root to the tip, then substituted from the tip.
+    RootFirst,
+}
+
+impl RowOrder {
+    /// The next iteration's: its rows are built from the end at which the
+    /// substitution before it finishes (on the GPU, in that walk).
+    fn flipped(self) -> RowOrder {
+        match self {
+            RowOrder::TipFirst => RowOrder::RootFirst,
+            RowOrder::RootFirst => RowOrder::TipFirst,
+        }
+    }
 }
 
 /// Row j of a Newton iteration's system once eliminated
@@ -397,8 +426,9 @@ struct EliminatedRow {
     dir: DVec3,
     /// The reduced right-hand side.
     rhs: f64,
-    /// Row j + 1's elimination factor `Aⱼ₊₁,ⱼ / pivotⱼ₊₁` (0 for the last
-    /// row), kept with row j as the GPU stores it.
+    /// The elimination factor of the row eliminated before it, k = j + 1
+    /// (tip first) or j − 1 (root first): `Aₖ,ⱼ / pivotₖ` (0 for the first
+    /// row eliminated), kept with row j as the GPU stores it.
     factor: f64,
 }
 
@@ -454,16 +484,18 @@ impl ProjectionSystem<'_> {
 
     /// The system `(∇C(x) M⁻¹ ∇C(y)ᵀ) δλ = C(x)` of one Newton iteration,
     /// y the iterate (fast) or the start (SHAKE), built and eliminated in
-    /// one walk from the tip to the root: row j is `Aⱼⱼ = 4 eʲ·(Wⱼ + Wⱼ₊₁) dʲ`,
+    /// one walk in `order`: row j is `Aⱼⱼ = 4 eʲ·(Wⱼ + Wⱼ₊₁) dʲ`,
     /// `Cⱼ = |eʲ|² − |ēʲ|²`, coupled to row j + 1 by
     /// `Aⱼ,ⱼ₊₁ = −4 eʲ·Wⱼ₊₁ dʲ⁺¹` and `Aⱼ₊₁,ⱼ = −4 eʲ⁺¹·Wⱼ₊₁ dʲ` (equal for fast
     /// projection with per-vertex weights: W is then symmetric), and
     /// eliminated as soon as it is built: the forward sweep of
-    /// `solve_tridiagonal_lu` on the rows taken tip first, operation for
-    /// operation. From the tip because the walked GPU form builds and
-    /// eliminates the first iteration's rows inside its start sweep, which
-    /// finishes the vertices tip to root (shaders/substep.wgsl
-    /// `substep_start_walk`, a walk fewer a substep). An edge with both
+    /// `solve_tridiagonal_lu` on the rows taken in `order`, operation for
+    /// operation. Tip first for an iteration's first rows, because the
+    /// walked GPU form builds and eliminates them inside its start sweep,
+    /// which finishes the vertices tip to root (shaders/substep.wgsl
+    /// `substep_start_walk`); then from whichever end the substitution
+    /// before finished at, because the GPU builds them inside that walk
+    /// (shaders/project.wgsl `newton_projection_from`). An edge with both
     /// ends anchored, or one that filtered vertices hold at its length (a
     /// diagonal ≤ 1e-12 of its scale), gets the row δλ = 0 and no coupling,
     /// which splits the system into independent runs of edges. Returns
@@ -473,16 +505,22 @@ impl ProjectionSystem<'_> {
         pos: &[DVec3],
         start_edges: Option<&[DVec3]>,
         rows: &mut [EliminatedRow],
+        order: RowOrder,
     ) -> bool {
         let ne = rows.len();
-        let (mut pivot, mut rhs_next) = (0.0, 0.0);
-        let (mut e_next, mut dir_next, mut row_next) = (DVec3::ZERO, DVec3::ZERO, false);
-        for (j, row_j) in rows.iter_mut().enumerate().rev() {
+        let (mut pivot, mut rhs_before) = (0.0, 0.0);
+        let (mut e_before, mut dir_before, mut row_before) = (DVec3::ZERO, DVec3::ZERO, false);
+        for k in 0..ne {
+            // Row j; row b, eliminated before it, shares vertex s with it.
+            let (j, b, s) = match order {
+                RowOrder::TipFirst => (ne - 1 - k, ne - k, ne - k),
+                RowOrder::RootFirst => (k, k.wrapping_sub(1), k),
+            };
             let e = pos[j + 1] - pos[j];
             let dir = start_edges.map_or(e, |s| s[j]);
             let w = self.inv_mass[j] + self.inv_mass[j + 1];
-            let wb_dir = self.we(j, j + 1, dir);
-            let diag_j = 4.0 * e.dot(self.we(j, j, dir) + wb_dir);
+            let (wa_dir, wb_dir) = (self.we(j, j, dir), self.we(j, j + 1, dir));
+            let diag_j = 4.0 * e.dot(wa_dir + wb_dir);
             let scale = 4.0 * e.length() * dir.length() * w;
             // Not a row only where the diagonal is at most 1e-12 of its
             // scale: a NaN stays a row, so its pivot reports the system
@@ -503,14 +541,16 @@ impl ProjectionSystem<'_> {
                 (1.0, 0.0)
             };
             let mut factor = 0.0;
-            if j + 1 < ne {
-                // `lower`: Aⱼ₊₁,ⱼ, by which row j + 1 (reduced) is
-                // eliminated into row j; `upper`: Aⱼ,ⱼ₊₁.
-                let (lower, upper) = if row_next && row {
-                    let u = -4.0 * e.dot(self.we(j + 1, j + 1, dir_next));
+            if k > 0 {
+                // `lower`: Aᵦ,ⱼ, by which row b (reduced) is eliminated into
+                // row j; `upper`: Aⱼ,ᵦ. Each takes the shared vertex's
+                // weight as the other row's edge uses it.
+                let (lower, upper) = if row_before && row {
+                    let u = -4.0 * e.dot(self.we(b, s, dir_before));
+                    let ws_dir = if s == j { wa_dir } else { wb_dir };
                     let l = match start_edges {
                         None if !self.per_edge => u,
-                        _ => -4.0 * e_next.dot(wb_dir),
+                        _ => -4.0 * e_before.dot(ws_dir),
                     };
                     (l, u)
                 } else {
@@ -518,43 +558,60 @@ impl ProjectionSystem<'_> {
                 };
                 factor = lower / pivot;
                 pivot = diag - upper * factor;
-                rhs -= upper * rhs_next;
+                rhs -= upper * rhs_before;
             } else {
                 pivot = diag;
             }
             if pivot.is_nan() || pivot <= 0.0 {
                 return false;
             }
-            rhs_next = rhs / pivot;
-            *row_j = EliminatedRow {
+            rhs_before = rhs / pivot;
+            rows[j] = EliminatedRow {
                 dir,
-                rhs: rhs_next,
+                rhs: rhs_before,
                 factor,
             };
-            (e_next, dir_next, row_next) = (e, dir, row);
+            (e_before, dir_before, row_before) = (e, dir, row);
         }
         true
     }
 
-    /// The eliminated system solved back from the root (the back
-    /// substitution of `solve_tridiagonal_lu` on the rows taken tip first)
-    /// and each vertex moved by `∓Wᵢ 2 dʲ δλⱼ` of its two edges as soon as
-    /// both are known: vertex j by edge j − 1, of which it is the far end,
-    /// then by edge j.
-    fn substitute_and_move(&self, pos: &mut [DVec3], rows: &[EliminatedRow]) {
+    /// The eliminated system solved back from the other end (the back
+    /// substitution of `solve_tridiagonal_lu` on the rows taken in
+    /// `order`) and each vertex moved by `∓Wᵢ 2 dʲ δλⱼ` of its two edges as
+    /// soon as both are known, in the same order either way: vertex i by
+    /// edge i − 1, of which it is the far end, then by edge i.
+    fn substitute_and_move(&self, pos: &mut [DVec3], rows: &[EliminatedRow], order: RowOrder) {
         let ne = rows.len();
         let (mut lambda_prev, mut g_prev, mut factor_prev) = (0.0, DVec3::ZERO, 0.0);
-        for (j, row) in rows.iter().enumerate() {
-            let lambda = row.rhs - factor_prev * lambda_prev;
-            let g = 2.0 * row.dir * lambda;
-            let mut x = pos[j];
-            if j > 0 {
-                x -= self.we(j - 1, j, g_prev);
+        match order {
+            RowOrder::TipFirst => {
+                for (j, row) in rows.iter().enumerate() {
+                    let lambda = row.rhs - factor_prev * lambda_prev;
+                    let g = 2.0 * row.dir * lambda;
+                    let mut x = pos[j];
+                    if j > 0 {
+                        x -= self.we(j - 1, j, g_prev);
+                    }
+                    pos[j] = x + self.we(j, j, g);
+                    (lambda_prev, g_prev, factor_prev) = (lambda, g, row.factor);
+                }
+                pos[ne] -= self.we(ne - 1, ne, g_prev);
             }
-            pos[j] = x + self.we(j, j, g);
-            (lambda_prev, g_prev, factor_prev) = (lambda, g, row.factor);
+            RowOrder::RootFirst => {
+                for (j, row) in rows.iter().enumerate().rev() {
+                    let lambda = row.rhs - factor_prev * lambda_prev;
+                    let g = 2.0 * row.dir * lambda;
+                    let mut x = pos[j + 1] - self.we(j, j + 1, g);
+                    if j + 1 < ne {
+                        x += self.we(j + 1, j + 1, g_prev);
+                    }
+                    pos[j + 1] = x;
+                    (lambda_prev, g_prev, factor_prev) = (lambda, g, row.factor);
+                }
+                pos[0] += self.we(0, 0, g_prev);
+            }
         }
-        pos[ne] -= self.we(ne - 1, ne, g_prev);
     }
 }
 
@@ -769,14 +826,15 @@ mod tests {
 
     /// One Newton iteration's two walks (`eliminate_rows`,
     /// `substitute_and_move`) are the assembled system, its rows taken tip
-    /// first, solved by `solve_tridiagonal_lu` and applied edge by edge from
-    /// the root, operation for operation: the same positions to the bit. The rod has
+    /// first (or root first), solved by `solve_tridiagonal_lu` and applied
+    /// edge by edge from the root, operation for operation: the same
+    /// positions to the bit, in either order. The rod has
     /// an anchored edge in the middle (both ends w = 0, a row δλ = 0 that
     /// splits the system), a filtered vertex in contact and one held by
     /// static friction, and moves along its start edges (SHAKE) and along
     /// its iterate's (fast).
     #[test]
-    fn two_walks_are_the_thomas_solve_of_the_rows_tip_first() {
+    fn two_walks_are_the_thomas_solve_of_the_rows_in_either_order() {
         let n = 9;
         let mut noise = xorshift_noise(0x2545_f491_4f6c_dd1d);
         let rest_len: Vec<f64> = (0..n - 1).map(|j| 0.1 + 0.01 * j as f64).collect();
@@ -800,7 +858,11 @@ mod tests {
             surface_velocity: DVec3::ZERO,
         };
         let start_edges: Vec<DVec3> = (0..n - 1).map(|j| start[j + 1] - start[j]).collect();
-        for shake in [false, true] {
+        let mut moved = Vec::new();
+        for (shake, order) in [false, true]
+            .into_iter()
+            .flat_map(|s| [(s, RowOrder::TipFirst), (s, RowOrder::RootFirst)])
+        {
             let system = ProjectionSystem {
                 inv_mass: &inv_mass,
                 rest_len: &rest_len,
@@ -811,8 +873,8 @@ mod tests {
             let mut walked = pos0.clone();
             let mut rows = vec![EliminatedRow::default(); n - 1];
             let edges = shake.then_some(&start_edges[..]);
-            assert!(system.eliminate_rows(&walked, edges, &mut rows));
-            system.substitute_and_move(&mut walked, &rows);
+            assert!(system.eliminate_rows(&walked, edges, &mut rows, order));
+            system.substitute_and_move(&mut walked, &rows, order);
             // The same iteration assembled: rows, couplings, Thomas, moves.
             let w = |k: usize, v: DVec3| apply_inv_mass(inv_mass[k], contact[k], true, v);
             let e: Vec<DVec3> = (0..n - 1).map(|j| pos0[j + 1] - pos0[j]).collect();
@@ -833,37 +895,81 @@ mod tests {
             for j in 0..n - 2 {
                 if row[j] && row[j + 1] {
                     upper[j] = -4.0 * e[j].dot(w(j + 1, d[j + 1]));
-                    lower[j] = if shake {
-                        -4.0 * e[j + 1].dot(w(j + 1, d[j]))
-                    } else {
-                        upper[j]
-                    };
+                    lower[j] = -4.0 * e[j + 1].dot(w(j + 1, d[j]));
+                    // Fast projection with per-vertex weights is symmetric:
+                    // the walk computes the coupling once, as row j's
+                    // entry towards the row eliminated before it.
+                    if !shake {
+                        match order {
+                            RowOrder::TipFirst => lower[j] = upper[j],
+                            RowOrder::RootFirst => upper[j] = lower[j],
+                        }
+                    }
                 }
             }
-            // Row i of the reversed system is row n − 2 − i: its upper
-            // coupling is the original's lower one and the other way round.
-            let flip = |v: &[f64]| v.iter().rev().copied().collect::<Vec<f64>>();
-            let (diag_r, mut rhs_r) = (flip(&diag), flip(&rhs));
-            let upper_r: Vec<f64> = (0..n - 2).map(|i| lower[n - 3 - i]).collect();
-            let lower_r: Vec<f64> = (0..n - 2).map(|i| upper[n - 3 - i]).collect();
             let mut scratch = vec![0.0; n - 1];
-            assert!(solve_tridiagonal_lu(
-                &diag_r,
-                &upper_r,
-                &lower_r,
-                &mut rhs_r,
-                &mut scratch
-            ));
-            let rhs = flip(&rhs_r);
+            let rhs = if order == RowOrder::RootFirst {
+                let mut rhs = rhs;
+                assert!(solve_tridiagonal_lu(
+                    &diag,
+                    &upper,
+                    &lower,
+                    &mut rhs,
+                    &mut scratch
+                ));
+                rhs
+            } else {
+                // Row i of the reversed system is row n − 2 − i: its upper
+                // coupling is the original's lower one and the other way round.
+                let flip = |v: &[f64]| v.iter().rev().copied().collect::<Vec<f64>>();
+                let (diag_r, mut rhs_r) = (flip(&diag), flip(&rhs));
+                let upper_r: Vec<f64> = (0..n - 2).map(|i| lower[n - 3 - i]).collect();
+                let lower_r: Vec<f64> = (0..n - 2).map(|i| upper[n - 3 - i]).collect();
+                assert!(solve_tridiagonal_lu(
+                    &diag_r,
+                    &upper_r,
+                    &lower_r,
+                    &mut rhs_r,
+                    &mut scratch
+                ));
+                flip(&rhs_r)
+            };
             let mut assembled = pos0.clone();
             for j in 0..n - 1 {
                 let g = 2.0 * d[j] * rhs[j];
                 assembled[j] += w(j, g);
                 assembled[j + 1] -= w(j + 1, g);
             }
-            assert_eq!(walked, assembled, "shake {shake}");
+            assert_eq!(walked, assembled, "shake {shake}, {order:?}");
             assert!(walked != pos0, "the iteration moved the rod");
+            moved.push(walked);
         }
+        // The two orders solve the same system: the same positions to a few
+        // of their ulps (16 ε of the largest coordinate; the moves are
+        // ~1e-2 of them and the system is well conditioned), but not the
+        // same rounding (else the root-first case above would not check a
+        // walk of its own).
+        let bound = 16.0
+            * f64::EPSILON
+            * pos0
+                .iter()
+                .map(|x| x.abs().max_element())
+                .fold(0.0, f64::max);
+        for pair in moved.chunks(2) {
+            let gap = pair[0]
+                .iter()
+                .zip(&pair[1])
+                .map(|(a, b)| (*a - *b).abs().max_element())
+                .fold(0.0, f64::max);
+            assert!(
+                gap <= bound,
+                "the orders disagree by {gap:e} (bound {bound:e})"
+            );
+        }
+        assert!(
+            moved.chunks(2).any(|pair| pair[0] != pair[1]),
+            "the two orders rounded alike"
+        );
     }
 
     /// The linear system of fast projection: one Newton step on a single
@@ -1028,8 +1134,8 @@ mod tests {
             };
             let before = c(&pos);
             let mut rows = vec![EliminatedRow::default(); n - 1];
-            assert!(system.eliminate_rows(&pos, None, &mut rows));
-            system.substitute_and_move(&mut pos, &rows);
+            assert!(system.eliminate_rows(&pos, None, &mut rows, RowOrder::TipFirst));
+            system.substitute_and_move(&mut pos, &rows, RowOrder::TipFirst);
             (before, c(&pos))
         };
         let (b1, a1) = residual_after_one(1e-4, true);

@@ -278,9 +278,9 @@ pub struct GpuContext {
     pack: pack::PackShape,
     /// How far ahead the walks load (see `with_walk_ahead`).
     walk_ahead: u32,
-    /// Whether the walked start sweep eliminates the first projection's
-    /// rows (see `with_start_elimination`).
-    start_eliminates: bool,
+    /// Whether the walks that finish the vertices build the next fast
+    /// projection iteration's rows (see `with_rows_ahead`).
+    rows_ahead: bool,
     pipelines: PipelineCache,
 }
 
@@ -374,7 +374,7 @@ impl GpuContext {
             approximate_math: false,
             pack: pack::PackShape::for_device(info.device_type),
             walk_ahead: 0,
-            start_eliminates: true,
+            rows_ahead: true,
             device,
             queue,
             info,
@@ -557,26 +557,29 @@ impl GpuContext {
         self.walk_ahead
     }
 
-    /// This device with the walked substep's start sweep building and
-    /// eliminating the first fast projection's rows as it finishes each
-    /// vertex (`on`, the default: shaders/substep.wgsl `StartStrain`, a
-    /// walk fewer each substep that projects), or leaving them to the
-    /// projection's own first walk. The same rows from the same positions
-    /// in the same order, so the same values (tests/gpu_frame.rs); off for
-    /// that test and for timing the two on a GPU. Kernels are compiled
-    /// anew for it.
-    pub fn with_start_elimination(&self, on: bool) -> Self {
+    /// This device with the walks that finish the vertices building and
+    /// eliminating the next fast projection iteration's rows as they go
+    /// (`on`, the default): the walked substep's start sweep the first
+    /// iteration's (shaders/substep.wgsl `StartStrain`), each moving walk
+    /// of the projection the next iteration's (shaders/project.wgsl
+    /// `substitute_from_root`, `substitute_from_tip`), so that each
+    /// iteration of a projection is one walk of its rod, not two. Off,
+    /// the projection builds each iteration's rows in a walk of their own.
+    /// The same rows from the same positions in the same order, so the same
+    /// values (tests/gpu_frame.rs); off for that test and for timing the two
+    /// on a GPU. Kernels are compiled anew for it.
+    pub fn with_rows_ahead(&self, on: bool) -> Self {
         GpuContext {
-            start_eliminates: on,
+            rows_ahead: on,
             pipelines: PipelineCache::default(),
             ..self.clone()
         }
     }
 
-    /// Whether the start sweep eliminates the first projection's rows
-    /// (`with_start_elimination`).
-    pub fn start_eliminates(&self) -> bool {
-        self.start_eliminates
+    /// Whether the walks that finish the vertices build the next
+    /// projection iteration's rows (`with_rows_ahead`).
+    pub fn rows_ahead(&self) -> bool {
+        self.rows_ahead
     }
 
     /// Whether the kernels carry the approximate-math errors
@@ -715,7 +718,7 @@ impl GpuContext {
                         frame: false,
                     },
                     self.walk_ahead,
-                    self.start_eliminates,
+                    self.rows_ahead,
                 ))
             })
             .clone()
@@ -816,10 +819,10 @@ impl GpuContext {
             } else {
                 String::new()
             },
-            if self.start_eliminates {
+            if self.rows_ahead {
                 ""
             } else {
-                "; the projection's first rows in a walk of their own"
+                "; the projection's rows in walks of their own"
             }
         )
     }

@@ -223,20 +223,21 @@ impl Pipelines {
     /// for per-vertex buffers with rods of `interleave` vertices interleaved
     /// (`packing::VertexLayout`; 0: consecutive), with the walks loading
     /// `walk_ahead` vertices ahead (WGSL `WALK_AHEAD`; 0: not), and the
-    /// walked start sweep eliminating the first projection's rows where
-    /// `start_eliminates` (WGSL `START_ELIMINATES`).
+    /// walks that finish the vertices (the walked start sweep, the
+    /// projection's moving walks) building the next projection iteration's
+    /// rows where `rows_ahead` (WGSL `ROWS_AHEAD`).
     pub fn new(
         device: &wgpu::Device,
         kinds: ColliderKinds,
         interleave: u32,
         variant: Variant,
         walk_ahead: u32,
-        start_eliminates: bool,
+        rows_ahead: bool,
     ) -> Pipelines {
         let mut constants = kinds.constants().to_vec();
         constants.push(("INTERLEAVE", interleave as f64));
         constants.push(("WALK_AHEAD", walk_ahead as f64));
-        constants.push(("START_ELIMINATES", f64::from(u8::from(start_eliminates))));
+        constants.push(("ROWS_AHEAD", f64::from(u8::from(rows_ahead))));
         let variant = Variant {
             resident: false,
             ..variant
