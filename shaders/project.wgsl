@@ -229,7 +229,8 @@ fn strain_above(e: u32, tolerance: f32, ulps: f32) -> f32 {
 // vertices along the edge vectors in `scratch[e].kb`: `project_fast` sets
 // them to the iterate's edges at every iteration, `project_shake` to the
 // edges at the start of the substep once (src/cpu/project.rs
-// `newton_projection`, whose two walks per iteration these are).
+// `newton_projection`, whose two walks per iteration these are; here the
+// moving walk also builds the next iteration's rows, `ROWS_AHEAD`).
 // Returns the Newton iterations it took (0: the rod was within tolerance
 // and did not move).
 fn newton_projection(r: u32, shake: bool) -> u32 {
@@ -315,10 +316,10 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32, handed: u32)
 }
 
 // Whether the walks that finish the vertices build and eliminate the next
-// fast projection's rows as they go (`GpuContext::with_rows_ahead`): the
-// walked start sweep the first iteration's (`StartStrain`,
-// shaders/substep.wgsl), each moving walk of the projection the next
-// iteration's (`substitute_from_root`, `substitute_from_tip`). Off, the
+// projection iteration's rows as they go (`GpuContext::with_rows_ahead`):
+// the walked start sweep the first iteration's (fast projection only:
+// `StartStrain`, shaders/substep.wgsl), each moving walk of the projection
+// the next iteration's (fast projection and SHAKE: `substitute_and_move`). Off, the
 // projection builds them in a walk of its own (`eliminate_projection_rows`): the
 // same rows from the same positions in the same order.
 override ROWS_AHEAD: bool = true;
@@ -405,7 +406,8 @@ struct Substituted {
 // directions: the walk's state is carried once (a loop a direction took
 // RADV's walked kernels past their registers). Carried: the edge before's
 // δλ, correction, elimination factor and rest length, and the vertex
-// finished before (position, inverse mass, contact, whether it is held).
+// finished before (position, inverse mass, whether it is held; its
+// contact, which only a row built behind needs, is read again there).
 fn substitute_and_move(o: u32, ne: u32, shake: bool, ahead_rows: bool, tolerance: f32, from_tip: bool) -> Substituted {
     var unresolved = -1.0;
     var t = row_elimination_start();

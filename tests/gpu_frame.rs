@@ -277,12 +277,12 @@ fn walks_loading_ahead_give_the_same_results() {
     }
 }
 
-/// The walks that finish the vertices build and eliminate the next fast
+/// The walks that finish the vertices build and eliminate the next
 /// projection iteration's rows as they go (`GpuContext::with_rows_ahead`):
-/// the walked start sweep the first iteration's, tip to root
-/// (shaders/substep.wgsl `StartStrain`), and each moving walk of the
+/// the walked start sweep the first iteration's, tip to root (fast
+/// projection; shaders/substep.wgsl `StartStrain`), and each moving walk of the
 /// projection the next iteration's, from the end it walks from
-/// (shaders/project.wgsl `substitute_from_root`, `substitute_from_tip`),
+/// (shaders/project.wgsl `substitute_and_move`),
 /// where the projection's own walks did (`eliminate_projection_rows`): the same rows
 /// from the same positions in the same order. So walked-frame,
 /// walked-fused and the walked stages end with the positions, velocities
@@ -294,9 +294,13 @@ fn walks_loading_ahead_give_the_same_results() {
 /// capsule (every row in the sweep); the fast projection's in walked-frame,
 /// walked-fused and the walked stages (whose first iteration builds its own
 /// rows), and SHAKE's in walked-frame (no rows in the sweep; the start's
-/// edge directions in the rows built ahead). The projections take 3
-/// iterations at most, so rows of iterations after the first are built in
-/// both orders. Bit for bit on a
+/// edge directions in the rows built ahead). On a CPU adapter some
+/// projection of each run takes 3 iterations (asserted; 2 elsewhere, whose
+/// rounding may converge sooner), so rows built ahead are used in both
+/// orders: the root-first rows of the second iteration and the tip-first
+/// rows of the third. Broken on purpose (the rows built behind a walk
+/// from the tip taken as if from the root), the iteration counts differed
+/// and the test failed. Bit for bit on a
 /// CPU adapter; elsewhere within the one-frame bound of
 /// `assert_frame_matches`. Broken on purpose on lavapipe, the run stopped:
 /// with the sweep's rows not carried from one to the next, the projection
@@ -328,9 +332,10 @@ fn rows_built_ahead_give_the_same_results() {
             assert!(travel > 1e-3, "{form}, {ends}: the scene did not move");
             let (swept, _, iterations) = run_scene(&ctx, &text, case_form, &set, frames);
             assert_eq!(own_iterations, iterations, "{form}, {ends}");
+            let least = if on_cpu { 3 } else { 2 };
             assert!(
-                iterations >= 2,
-                "{form}, {ends}: no projection took a second iteration ({iterations})"
+                iterations >= least,
+                "{form}, {ends}: no projection took {least} iterations ({iterations})"
             );
             let dx = max_diff(&own.pos, &swept.pos);
             let dv = max_diff(&own.vel, &swept.vel);

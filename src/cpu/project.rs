@@ -339,7 +339,8 @@ pub fn project_shake(
 /// vertices along the constraint gradients of `start` (SHAKE) or, when
 /// `start` is `None`, of the current iterate (fast projection). Each
 /// iteration is two walks over the rod, as its WGSL twin
-/// (shaders/project.wgsl `newton_projection_from`) makes them:
+/// (shaders/project.wgsl `newton_projection_from`) makes them when it does
+/// not build rows ahead:
 /// `eliminate_rows` builds the tridiagonal system and eliminates it as it
 /// goes, then `substitute_and_move` solves it back the other way and moves
 /// the vertices. The first iteration takes the rows tip first, and each
@@ -490,7 +491,7 @@ impl ProjectionSystem<'_> {
     /// projection with per-vertex weights: W is then symmetric), and
     /// eliminated as soon as it is built: the forward sweep of
     /// `solve_tridiagonal_lu` on the rows taken in `order`, operation for
-    /// operation. Tip first for an iteration's first rows, because the
+    /// operation. Tip first for a projection's first iteration, because the
     /// walked GPU form builds and eliminates them inside its start sweep,
     /// which finishes the vertices tip to root (shaders/substep.wgsl
     /// `substep_start_walk`); then from whichever end the substitution
@@ -832,7 +833,8 @@ mod tests {
     /// an anchored edge in the middle (both ends w = 0, a row δλ = 0 that
     /// splits the system), a filtered vertex in contact and one held by
     /// static friction, and moves along its start edges (SHAKE) and along
-    /// its iterate's (fast).
+    /// its iterate's (fast), with per-vertex weights and with the stuck
+    /// vertex weighted by edge (`ProjectionSystem::we`).
     #[test]
     fn two_walks_are_the_thomas_solve_of_the_rows_in_either_order() {
         let n = 9;
@@ -859,16 +861,17 @@ mod tests {
         };
         let start_edges: Vec<DVec3> = (0..n - 1).map(|j| start[j + 1] - start[j]).collect();
         let mut moved = Vec::new();
-        for (shake, order) in [false, true]
+        let cases = [(false, false), (true, false), (false, true), (true, true)];
+        for (shake, per_edge, order) in cases
             .into_iter()
-            .flat_map(|s| [(s, RowOrder::TipFirst), (s, RowOrder::RootFirst)])
+            .flat_map(|(s, p)| [(s, p, RowOrder::TipFirst), (s, p, RowOrder::RootFirst)])
         {
             let system = ProjectionSystem {
                 inv_mass: &inv_mass,
                 rest_len: &rest_len,
                 contact: &contact,
                 filtered: true,
-                per_edge: false,
+                per_edge,
             };
             let mut walked = pos0.clone();
             let mut rows = vec![EliminatedRow::default(); n - 1];
@@ -876,13 +879,23 @@ mod tests {
             assert!(system.eliminate_rows(&walked, edges, &mut rows, order));
             system.substitute_and_move(&mut walked, &rows, order);
             // The same iteration assembled: rows, couplings, Thomas, moves.
-            let w = |k: usize, v: DVec3| apply_inv_mass(inv_mass[k], contact[k], true, v);
+            // Vertex k's weight as edge j uses it: per vertex
+            // (`apply_inv_mass`), or by edge for the stuck vertex 6, whose
+            // edges both go to free vertices (`ProjectionSystem::we`: it
+            // then moves by neither).
+            let w = |j: usize, k: usize, v: DVec3| {
+                if per_edge {
+                    system.we(j, k, v)
+                } else {
+                    apply_inv_mass(inv_mass[k], contact[k], true, v)
+                }
+            };
             let e: Vec<DVec3> = (0..n - 1).map(|j| pos0[j + 1] - pos0[j]).collect();
             let d = if shake { &start_edges } else { &e };
             let mut row = vec![false; n - 1];
             let (mut diag, mut rhs) = (vec![1.0; n - 1], vec![0.0; n - 1]);
             for j in 0..n - 1 {
-                let dj = 4.0 * e[j].dot(w(j, d[j]) + w(j + 1, d[j]));
+                let dj = 4.0 * e[j].dot(w(j, j, d[j]) + w(j, j + 1, d[j]));
                 let scale = 4.0 * e[j].length() * d[j].length() * (inv_mass[j] + inv_mass[j + 1]);
                 row[j] = inv_mass[j] + inv_mass[j + 1] > 0.0 && dj > 1e-12 * scale;
                 if row[j] {
@@ -894,12 +907,12 @@ mod tests {
             let (mut upper, mut lower) = (vec![0.0; n - 1], vec![0.0; n - 1]);
             for j in 0..n - 2 {
                 if row[j] && row[j + 1] {
-                    upper[j] = -4.0 * e[j].dot(w(j + 1, d[j + 1]));
-                    lower[j] = -4.0 * e[j + 1].dot(w(j + 1, d[j]));
+                    upper[j] = -4.0 * e[j].dot(w(j + 1, j + 1, d[j + 1]));
+                    lower[j] = -4.0 * e[j + 1].dot(w(j, j + 1, d[j]));
                     // Fast projection with per-vertex weights is symmetric:
                     // the walk computes the coupling once, as row j's
                     // entry towards the row eliminated before it.
-                    if !shake {
+                    if !shake && !per_edge {
                         match order {
                             RowOrder::TipFirst => lower[j] = upper[j],
                             RowOrder::RootFirst => upper[j] = lower[j],
@@ -937,10 +950,13 @@ mod tests {
             let mut assembled = pos0.clone();
             for j in 0..n - 1 {
                 let g = 2.0 * d[j] * rhs[j];
-                assembled[j] += w(j, g);
-                assembled[j + 1] -= w(j + 1, g);
+                assembled[j] += w(j, j, g);
+                assembled[j + 1] -= w(j, j + 1, g);
             }
-            assert_eq!(walked, assembled, "shake {shake}, {order:?}");
+            assert_eq!(
+                walked, assembled,
+                "shake {shake}, per edge {per_edge}, {order:?}"
+            );
             assert!(walked != pos0, "the iteration moved the rod");
             moved.push(walked);
         }

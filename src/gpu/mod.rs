@@ -278,7 +278,7 @@ pub struct GpuContext {
     pack: pack::PackShape,
     /// How far ahead the walks load (see `with_walk_ahead`).
     walk_ahead: u32,
-    /// Whether the walks that finish the vertices build the next fast
+    /// Whether the walks that finish the vertices build the next
     /// projection iteration's rows (see `with_rows_ahead`).
     rows_ahead: bool,
     pipelines: PipelineCache,
@@ -558,12 +558,13 @@ impl GpuContext {
     }
 
     /// This device with the walks that finish the vertices building and
-    /// eliminating the next fast projection iteration's rows as they go
-    /// (`on`, the default): the walked substep's start sweep the first
-    /// iteration's (shaders/substep.wgsl `StartStrain`), each moving walk
-    /// of the projection the next iteration's (shaders/project.wgsl
-    /// `substitute_from_root`, `substitute_from_tip`), so that each
-    /// iteration of a projection is one walk of its rod, not two. Off,
+    /// eliminating the next projection iteration's rows as they go (`on`,
+    /// the default): the walked substep's start sweep the first
+    /// iteration's (fast projection; shaders/substep.wgsl `StartStrain`),
+    /// each moving walk of the projection, fast or SHAKE, the next
+    /// iteration's (shaders/project.wgsl `substitute_and_move`), so that
+    /// every iteration after a projection's first is one walk of its rod,
+    /// not two, and the first too where the sweep built its rows. Off,
     /// the projection builds each iteration's rows in a walk of their own.
     /// The same rows from the same positions in the same order, so the same
     /// values (tests/gpu_frame.rs); off for that test and for timing the two
