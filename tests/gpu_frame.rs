@@ -311,9 +311,11 @@ fn rows_built_ahead_give_the_same_results() {
     let ctx = gpu();
     let on_cpu = ctx.info.device_type == wgpu::DeviceType::Cpu;
     let frames = if on_cpu { 3 } else { 1 };
-    assert!(ctx.rows_ahead(), "the default");
+    // The default is on a GPU, off on a CPU adapter (`from_device`).
+    assert_eq!(ctx.rows_ahead(), !on_cpu, "the default");
     let apart = ctx.with_rows_ahead(false);
-    assert!(!apart.rows_ahead());
+    let ctx = ctx.with_rows_ahead(true);
+    assert!(ctx.rows_ahead() && !apart.rows_ahead());
     let cases = [
         (Form::WalkedFrame, "fast"),
         (Form::WalkedFused, "fast"),

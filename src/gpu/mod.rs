@@ -363,6 +363,15 @@ impl GpuContext {
     /// lavapipe's finishing kernel on the hair workload (docs/BENCHMARKS.md).
     /// Not on GPUs, where the table would hold registers. The same results
     /// to the bit.
+    ///
+    /// On a GPU the walks that finish the vertices build the next
+    /// projection iteration's rows (`with_rows_ahead`: a walk fewer an
+    /// iteration in a chain of walks that sets the walked forms' time).
+    /// Not on a CPU adapter, which has no latency to hide and pays for the
+    /// rows built for nothing after the last iteration: walked-frame on
+    /// lavapipe took 5.19 and 5.17 ms a step with them against 4.73 and
+    /// 4.97 without (hair-nogrid, 256 strands; docs/BENCHMARKS.md,
+    /// thirty-seventh session). The same results to the bit.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         let cpu = info.device_type == wgpu::DeviceType::Cpu;
         GpuContext {
@@ -374,7 +383,7 @@ impl GpuContext {
             approximate_math: false,
             pack: pack::PackShape::for_device(info.device_type),
             walk_ahead: 0,
-            rows_ahead: true,
+            rows_ahead: !cpu,
             device,
             queue,
             info,
@@ -559,7 +568,7 @@ impl GpuContext {
 
     /// This device with the walks that finish the vertices building and
     /// eliminating the next projection iteration's rows as they go (`on`,
-    /// the default): the walked substep's start sweep the first
+    /// the default on a GPU, not on a CPU adapter: `from_device`): the walked substep's start sweep the first
     /// iteration's (fast projection; shaders/substep.wgsl `StartStrain`),
     /// each moving walk of the projection, fast or SHAKE, the next
     /// iteration's (shaders/project.wgsl `substitute_and_move`), so that
@@ -820,10 +829,14 @@ impl GpuContext {
             } else {
                 String::new()
             },
-            if self.rows_ahead {
-                ""
-            } else {
-                "; the projection's rows in walks of their own"
+            // Only where it is not the device's default (`from_device`).
+            match (
+                self.rows_ahead,
+                self.info.device_type == wgpu::DeviceType::Cpu
+            ) {
+                (true, true) => "; the projection's rows built ahead",
+                (false, false) => "; the projection's rows in walks of their own",
+                _ => "",
             }
         )
     }
