@@ -365,14 +365,7 @@ fn eliminate_projection_rows(o: u32, ne: u32, shake: bool, from_tip: bool) -> u3
         let x0 = pos_get(v);
         let w0 = rest[vertex_slot(v)].inv_mass;
         let c0 = filter_contact(v);
-        let len = rest[vertex_slot(e)].rest_len;
-        var built: bool;
-        if (from_tip) {
-            built = eliminate_projection_row(&t, e, len, x0, w0, c0, x1, w1, c1, shake, true);
-        } else {
-            built = eliminate_projection_row(&t, e, len, x1, w1, c1, x0, w0, c0, shake, false);
-        }
-        if (!built) {
+        if (!projection_row_behind(&t, e, rest[vertex_slot(e)].rest_len, x1, w1, c1, x0, w0, c0, shake, !from_tip)) {
             ahead_end(ahead);
             return ELIMINATED_SINGULAR;
         }
@@ -404,7 +397,8 @@ struct Substituted {
 // and, where `ahead_rows`, the next iteration's row of that edge, taken in
 // the order this walk goes (`eliminate_projection_row`). One loop for both
 // directions: the walk's state is carried once (a loop a direction took
-// RADV's walked kernels past their registers). Carried: the edge before's
+// RADV's walked kernels past their registers; the CPU twin writes the two
+// directions as two loops, the same steps in the same order). Carried: the edge before's
 // δλ, correction, elimination factor and rest length, and the vertex
 // finished before (position, inverse mass, whether it is held; its
 // contact, which only a row built behind needs, is read again there).
@@ -485,14 +479,14 @@ fn substitute_and_move(o: u32, ne: u32, shake: bool, ahead_rows: bool, tolerance
     return Substituted(unresolved, rows);
 }
 
-// `eliminate_projection_row` of edge e between the vertex finished before
-// (`xp`, `wp`, `cp`) and the one just finished (`x`, `w`, `c`) in a moving
-// walk that solves rows taken from the tip (`solving_from_tip`: it walks
-// from the root, so the vertex before is vertex e and the next rows are
-// taken from the root) or from the root (it walks from the tip: the vertex
-// before is e + 1, the next rows are taken from the tip).
-fn projection_row_behind(t: ptr<function, RowElimination>, e: u32, rest_len: f32, xp: Position, wp: f32, cp: vec4<f32>, x: Position, w: f32, c: vec4<f32>, shake: bool, solving_from_tip: bool) -> bool {
-    let f = solving_from_tip;
+// `eliminate_projection_row` of edge e between the vertex a walk visited
+// before (`xp`, `wp`, `cp`) and the one it visits now (`x`, `w`, `c`), in
+// the order the walk goes: from the root (`from_root`: the vertex before is
+// vertex e, the rows are taken root first) or from the tip (the vertex
+// before is e + 1, the rows are taken tip first). A moving walk that solves
+// rows taken from the tip walks from the root, and the other way round.
+fn projection_row_behind(t: ptr<function, RowElimination>, e: u32, rest_len: f32, xp: Position, wp: f32, cp: vec4<f32>, x: Position, w: f32, c: vec4<f32>, shake: bool, from_root: bool) -> bool {
+    let f = from_root;
     let xa = Position(select(x.cell, xp.cell, f), select(x.rem, xp.rem, f));
     let xb = Position(select(xp.cell, x.cell, f), select(xp.rem, x.rem, f));
     return eliminate_projection_row(t, e, rest_len, xa, select(w, wp, f), select(c, cp, f), xb, select(wp, w, f), select(cp, c, f), shake, !f);
