@@ -5,7 +5,7 @@
 //! may differ. Thirteen strands (a full block of 8 and a last block of 5)
 //! of 9 vertices, clamped under a head that moves and turns, their tips on
 //! the ground below it (contact and friction), in a hair–hair grid, in
-//! every form the adapter runs and with each projection (the fast one, SHAKE with its start
+//! every form the adapter runs (`every_case`) and with each projection (the fast one, SHAKE with its start
 //! positions, Jacobi with its second position buffer).
 
 mod common;
@@ -84,47 +84,77 @@ resolution = 12
 /// `world_position_buffer` deliver (rod order on every device), and the
 /// position buffer element by element against the documented rule
 /// (`VertexLayout::slot`), which the equal results then show the kernels
-/// follow too. Every form and projection the kernels distinguish, with the
-/// grid and without (the one-dispatch fused substeps), with the state as
-/// 64-bit words and as structs (two modules of every kernel).
+/// follow too. Each form and projection the kernels distinguish, with the
+/// grid and without (the one-dispatch walked substeps), with the state as
+/// 64-bit words and as structs (two modules of every kernel); the packed
+/// fused kernels in the test below.
 #[test]
 fn interleaved_rods_give_the_consecutive_layouts_bits() {
+    let fast = "sim.projection.method=\"fast\"";
+    let shake = "sim.projection.method=\"shake\"";
+    let jacobi = "sim.projection.method=\"jacobi\"";
+    let alone = "interaction.groups=[]";
+    // Every walked and staged form with the fast projection, with the grid
+    // and without; SHAKE (its start positions) in the default form,
+    // walked-fused; Jacobi (its second position buffer; it runs staged in
+    // any form) walked. The struct module in the default form only: every
+    // case in both modules took 20 minutes on lavapipe (SHAKE and Jacobi
+    // packed).
+    assert_layouts_agree(&[
+        (&[fast][..], Form::WalkedFused, true),
+        (&[fast], Form::Walked, false),
+        (&[fast], Form::Packed, false),
+        (&[fast, alone], Form::WalkedFused, false),
+        (&[shake], Form::WalkedFused, false),
+        (&[jacobi], Form::Walked, false),
+    ]);
+}
+
+/// The same for the packed fused kernels (a workgroup a pack, its
+/// positions resident in workgroup memory or in the buffers): the substep
+/// split around the grid (`Form::Fused`), and where `every_case` (a GPU, or
+/// `STRANDS_TEST_EVERY_CASE=1`) the buffer module (`Form::FusedBuffer`) and
+/// the one-dispatch substep without the grid.
+#[test]
+fn interleaved_rods_give_the_consecutive_layouts_bits_in_the_packed_fused_kernels() {
+    let fast = "sim.projection.method=\"fast\"";
+    let alone = "interaction.groups=[]";
+    let cases: &[(&[&str], Form, bool)] = &[
+        (&[fast], Form::Fused, false),
+        (&[fast], Form::FusedBuffer, false),
+        (&[fast, alone], Form::Fused, false),
+    ];
+    if every_case(&gpu()) {
+        assert_layouts_agree(cases);
+    } else {
+        eprintln!(
+            "on a CPU adapter: {:?} and {:?} left to a GPU",
+            cases[1], cases[2]
+        );
+        assert_layouts_agree(&cases[..1]);
+    }
+}
+
+/// `cases` (the scene's settings, the form, and whether the struct module
+/// runs the case too, where the device's default holds the state as 64-bit
+/// words), interleaved against consecutive.
+fn assert_layouts_agree(cases: &[(&[&str], Form, bool)]) {
     let ctx = gpu();
     let cpu_adapter = ctx.info.device_type == wgpu::DeviceType::Cpu;
     let mut contexts = vec![("", ctx.clone())];
-    if ctx.wide_positions() {
+    if ctx.wide_positions() && cases.iter().any(|c| c.2) {
         contexts.push((", structs", ctx.with_struct_positions()));
     }
     for (module, ctx) in contexts {
         let interleaved = ctx.with_interleaved_vertices();
         let consecutive = ctx.with_consecutive_vertices();
-        // Every form with the fast projection, with the grid and without;
-        // SHAKE (its start positions) in the default form, walked-fused;
-        // Jacobi (its second position buffer; it runs staged in any form)
-        // walked.
-        let fast = "sim.projection.method=\"fast\"";
-        let shake = "sim.projection.method=\"shake\"";
-        let jacobi = "sim.projection.method=\"jacobi\"";
-        let alone = "interaction.groups=[]";
         // Vertex contacts seen at the ends of frames, over every case (where
         // the tips fly off the ground as a frame ends, a case sees none).
         let mut touched = 0;
-        for (set, form) in [
-            (&[fast][..], Form::WalkedFused),
-            (&[fast], Form::Walked),
-            (&[fast], Form::Packed),
-            (&[fast], Form::Fused),
-            (&[fast], Form::FusedBuffer),
-            (&[fast, alone], Form::WalkedFused),
-            (&[fast, alone], Form::Fused),
-            (&[shake], Form::WalkedFused),
-            (&[jacobi], Form::Walked),
-        ]
-        .into_iter()
-        // The struct module in the default form only: every case in both
-        // modules took 20 minutes on lavapipe (SHAKE and Jacobi packed).
-        .take(if module.is_empty() { usize::MAX } else { 1 })
-        {
+        for &(set, form, structs) in cases {
+            if !module.is_empty() && !structs {
+                continue;
+            }
             let t0 = std::time::Instant::now();
             let at = format!("{set:?}, {form:?}{module}");
             let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();

@@ -348,7 +348,9 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
 /// up to 5π, Newton with line searches every substep) and hair on the
 /// moving head (contact with head, neck and shoulders), held to the bounds
 /// of `clamped_rod_twists_the_same` and
-/// `hair_on_a_moving_head_follows_the_same`.
+/// `hair_on_a_moving_head_follows_the_same`. The packed fused form in the
+/// test below, which runs beside this one (llvmpipe compiles its kernels
+/// in minutes).
 #[test]
 fn other_kernel_forms_follow_the_same() {
     let default = strands::gpu::GpuSimulator::default_form(&gpu());
@@ -357,11 +359,22 @@ fn other_kernel_forms_follow_the_same() {
         Form::WalkedFused,
         Form::WalkedFrame,
         Form::Packed,
-        Form::Fused,
     ] {
         if form != default {
             twisting_rod_follows_the_same(Some(form));
             moving_head_hair_follows_the_same(Some(form));
         }
     }
+}
+
+/// `other_kernel_forms_follow_the_same` for the packed fused form.
+#[test]
+fn packed_fused_form_follows_the_same() {
+    assert_ne!(
+        strands::gpu::GpuSimulator::default_form(&gpu()),
+        Form::Fused,
+        "no adapter's default is the packed fused form"
+    );
+    twisting_rod_follows_the_same(Some(Form::Fused));
+    moving_head_hair_follows_the_same(Some(Form::Fused));
 }

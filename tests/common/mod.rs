@@ -165,6 +165,24 @@ pub fn as_asked(ctx: strands::gpu::GpuContext) -> strands::gpu::GpuContext {
     }
 }
 
+/// Whether a test runs every case of the packed fused kernels
+/// (`Form::Fused`, `Form::FusedBuffer`, `Form::FusedFrame`) it lists, or
+/// only the cases marked for a CPU adapter. Every case on a GPU, and on a
+/// CPU adapter where `STRANDS_TEST_EVERY_CASE=1` asks for it: llvmpipe
+/// takes 3 to 4 minutes to compile each of those kernels, once for each
+/// pack shape, module and set of override constants (cold shader cache,
+/// 2-core VM: `substep_finish` resident 190 s, `frame_pack` 220 s; a
+/// walked kernel 20 s), and CI starts with Mesa's shader cache empty: with
+/// every case the suite took 83 minutes and CI ran out of its 90. The
+/// cases left to a GPU each differ from one kept by a pack shape, a
+/// module (resident or buffer) or whether the grid splits the substep;
+/// the kept ones run each kernel family, both residencies and both
+/// modules. The test says on stderr which cases it left.
+pub fn every_case(ctx: &strands::gpu::GpuContext) -> bool {
+    ctx.info.device_type != wgpu::DeviceType::Cpu
+        || std::env::var("STRANDS_TEST_EVERY_CASE").is_ok_and(|v| v == "1")
+}
+
 /// Ulps of f32 that the kernels' atan2, length and normalize may be off
 /// beyond correct rounding on `ctx`, for tolerances: none on a CPU adapter
 /// (lavapipe rounds them correctly), `layout::APPROX_ULPS` where the
