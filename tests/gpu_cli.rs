@@ -202,7 +202,10 @@ fn quick_gpu_rows_for(
             "--vertices",
             vertices,
         ])
-        .args(["--substeps", "2"])
+        // Each row once: its shares would run it again without colliders
+        // and without the grid, kernels of other constants that llvmpipe
+        // compiles anew (tests/bench_cli.rs checks the shares).
+        .args(["--substeps", "2", "--no-shares"])
         .args(args)
         .arg("--out")
         .arg(&json)
@@ -263,7 +266,7 @@ fn bench_times_each_gpu_form_asked_for() {
             .arg("bench")
             .args(args)
             .args(["--backend", "gpu", "--warmup", "0", "--repeats", "1"])
-            .args(["--min-time", "0"])
+            .args(["--min-time", "0", "--no-shares"])
             .arg("--out")
             .arg(&json)
             .arg("--plot")
