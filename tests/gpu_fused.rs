@@ -330,11 +330,11 @@ fn resident_state_changes_nothing_but_where_it_is_kept() {
 }
 
 /// With hair–hair interaction: `substep_start`, the grid, `substep_finish`.
-#[test]
 ///
 /// The buffer module (`Form::FusedBuffer`) on a CPU adapter only where
 /// `every_case` asks for it (`resident_state_changes_nothing_but_where_it_is_kept`
 /// runs it on 32-row packs there).
+#[test]
 fn fused_halves_around_the_grid_match_the_stages() {
     let buffer_module = every_case(&gpu());
     if !buffer_module {
