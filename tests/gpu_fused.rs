@@ -208,14 +208,17 @@ fn staged_against_each(
 /// contact's or the projection's corrections, ~1e-4 m and more. Twist:
 /// 1e-5 rad.
 ///
-/// The buffer module (`Form::FusedBuffer`) only where `buffer_module`
-/// asks for it.
-fn assert_agree(set: &[&str], buffer_module: bool) {
+/// The buffer module (`Form::FusedBuffer`) on a CPU adapter only where
+/// `every_case` asks for it
+/// (`resident_state_changes_nothing_but_where_it_is_kept` runs it on
+/// 32-row packs there).
+fn assert_agree(set: &[&str]) {
     let d = PackShape::DEFAULT;
     let fused = [(Form::Fused, d), (Form::FusedBuffer, d)];
-    let fused = if buffer_module {
+    let fused = if every_case(&gpu()) {
         &fused[..]
     } else {
+        eprintln!("{set:?}, FusedBuffer: left to a GPU (every_case)");
         &fused[..1]
     };
     assert_each_agrees(set, (Form::Packed, d), fused);
@@ -275,33 +278,18 @@ fn assert_each_agrees(set: &[&str], staged: (Form, PackShape), others: &[(Form, 
 fn resident_state_changes_nothing_but_where_it_is_kept() {
     let state = |s: PackShape| s.with_resident_state().unwrap();
     let every = every_case(&gpu());
-    for (kept, (shape, set)) in [
-        (true, (state(PackShape::WARP), &[][..])),
-        (false, (PackShape::DEFAULT, &[][..])),
-        (false, (state(PackShape::ALL[1]), &[][..])),
-        (
-            false,
-            (
-                PackShape::DEFAULT,
-                &[
-                    "interaction.groups=[]",
-                    "sim.projection.method=\"shake\"",
-                    "sim.substeps=32",
-                ][..],
-            ),
-        ),
-        (false, (PackShape::WARP, &[][..])),
-        (
-            false,
-            (
-                state(PackShape::WARP),
-                &[
-                    "interaction.groups=[]",
-                    "sim.projection.method=\"shake\"",
-                    "sim.substeps=32",
-                ][..],
-            ),
-        ),
+    let shake = &[
+        "interaction.groups=[]",
+        "sim.projection.method=\"shake\"",
+        "sim.substeps=32",
+    ][..];
+    for (kept, shape, set) in [
+        (true, state(PackShape::WARP), &[][..]),
+        (false, PackShape::DEFAULT, &[][..]),
+        (false, state(PackShape::ALL[1]), &[][..]),
+        (false, PackShape::DEFAULT, shake),
+        (false, PackShape::WARP, &[][..]),
+        (false, state(PackShape::WARP), shake),
     ] {
         if !kept && !every {
             eprintln!("{set:?}, {shape} rows: left to a GPU (every_case)");
@@ -330,17 +318,9 @@ fn resident_state_changes_nothing_but_where_it_is_kept() {
 }
 
 /// With hair–hair interaction: `substep_start`, the grid, `substep_finish`.
-///
-/// The buffer module (`Form::FusedBuffer`) on a CPU adapter only where
-/// `every_case` asks for it (`resident_state_changes_nothing_but_where_it_is_kept`
-/// runs it on 32-row packs there).
 #[test]
 fn fused_halves_around_the_grid_match_the_stages() {
-    let buffer_module = every_case(&gpu());
-    if !buffer_module {
-        eprintln!("FusedBuffer: left to a GPU (every_case)");
-    }
-    assert_agree(&[], buffer_module);
+    assert_agree(&[]);
 }
 
 /// The packed and fused forms on packs of every smaller shape
@@ -396,22 +376,16 @@ fn every_pack_shape_matches_the_default() {
 }
 
 /// Without interaction, one `substep` dispatch, for the fast projection
-/// (the default), SHAKE (with `save_start` in the first half) and none;
-/// the buffer module's build of it (`Form::FusedBuffer`) on a CPU adapter
-/// only where `every_case` asks for it.
+/// (the default), SHAKE (with `save_start` in the first half) and none.
 #[test]
 fn one_dispatch_substep_matches_the_stages_for_each_projection() {
-    let buffer_module = every_case(&gpu());
-    if !buffer_module {
-        eprintln!("FusedBuffer: left to a GPU (every_case)");
-    }
     for method in ["fast", "shake", "none"] {
         let m = format!("sim.projection.method=\"{method}\"");
         // SHAKE meets a zero pivot on the soft long strand at 8 substeps
         // (tests/stability.rs); at 32 it runs.
         let substeps = if method == "shake" { 32 } else { 8 };
         let n = format!("sim.substeps={substeps}");
-        assert_agree(&["interaction.groups=[]", &m, &n], buffer_module);
+        assert_agree(&["interaction.groups=[]", &m, &n]);
     }
 }
 
