@@ -70,22 +70,26 @@ fn elastic_energy(r: u32, trial: bool) -> vec2<f32> {
 }
 
 // ∂E/∂θʲ split into bending (g.x) and twisting (g.y) parts (eq. 7), and the
-// tridiagonal Hessian (g.z diagonal, g.w coupling to edge j+1).
+// tridiagonal Hessian (g.z diagonal, g.w coupling to edge j+1), summed by a
+// walk over rod r's interior vertices from the root (`from_tip` false) or
+// from the tip (src/cpu/twist.rs `twist_gradient` with `RowOrder`).
 //
-// The walk keeps the sums of edges v − 1 and v in registers and takes each
-// edge's on once no vertex adds to it any more: the same additions in the
-// same order as adding into `scratch` (so the same bits), without reading
-// it back per term (a software adapter reads storage lane by lane). As it
-// finishes them it takes the maxima that the Newton iteration asks for next:
-// the largest |∂E/∂θᵉ| (x) and |Hₑₑ| (y) over the free edges
-// [free.x, free.y), the largest |θ| over all edges (z), and the bound on
-// |∂³E/∂(θᵉ)³| over the free edges (w; src/cpu/twist.rs `cubic_bound`,
-// from the values this walk reads anyway). And as each free edge's row is
-// done, it takes the forward elimination of the unshifted Newton step
-// (`newton_step`'s first half at mu = 0, `eliminate_row`) on to it, so the
-// rows need not be stored and read back (on a software adapter each is a
-// loop over the lanes); `store` stores them too, in `scratch[e].g`, for
-// `newton_step`'s shifted retries.
+// The walk keeps the sums of the edges on either side of its vertex in
+// registers and takes each edge's on once no vertex adds to it any more:
+// the same additions in the same order as adding into `scratch` (so the
+// same bits), without reading it back per term (a software adapter reads
+// storage lane by lane). As it finishes them it takes the maxima that the
+// Newton iteration asks for next: the largest |∂E/∂θᵉ| (x) and |Hₑₑ| (y)
+// over the free edges [free.x, free.y), the largest |θ| over all edges
+// (z), and the bound on |∂³E/∂(θᵉ)³| over the free edges (w;
+// src/cpu/twist.rs `cubic_bound`, from the values this walk reads anyway).
+// And as each free edge's row is done, it takes the forward elimination of
+// the unshifted Newton step (`newton_step`'s first half at mu = 0,
+// `eliminate_row`) on to it, in the order it walks, so the rows need not
+// be stored and read back (on a software adapter each is a loop over the
+// lanes); `store` stores them too, in `scratch[e].g`, for `newton_step`'s
+// shifted retries. `newton_back` makes the same walk behind its stores
+// (`ROWS_AHEAD`), one vertex at a time (`gradient_vertex`).
 struct TwistSweep {
     maxima: vec4<f32>,
     elimination: Elimination,
@@ -96,86 +100,120 @@ fn theta_material_frame(e: u32, theta: f32) -> MaterialFrame {
     return material_frame(frame_tangent(e).xyz, frame_ref_u(e).xyz, theta);
 }
 
-fn twist_gradient(r: u32, free: vec2<u32>, store: bool) -> TwistSweep {
+// A gradient walk between vertices: what `twist_gradient` carries.
+struct GradientWalk {
+    maxima: vec4<f32>,
+    elimination: Elimination,
+    open: vec4<f32>,        // ∂E/∂θ and Hessian row of the edge behind the walk, which its next vertex completes
+    open_cubic: f32,        // that edge's part of the third-derivative bound so far
+    frame: MaterialFrame,   // that edge's material frame
+    theta: f32,             // and its angle
+}
+
+// Rod r's walk before its first vertex: behind it the first edge it meets
+// (edge 0 from the root, the last edge from the tip), at angle theta.
+fn gradient_start(first: u32, theta: f32) -> GradientWalk {
+    return GradientWalk(vec4<f32>(0.0, 0.0, abs(theta), 0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0), vec4<f32>(0.0), 0.0, theta_material_frame(first, theta), theta);
+}
+
+// Interior vertex v of rod r (bending stiffness b, twisting β, ‖B‖ b_norm):
+// its stencil completes the row of the edge behind the walk (edge v − 1
+// from the root, v from the tip), which it then takes into the maxima and
+// the elimination, and opens the row of the edge ahead (v, or v − 1), whose
+// angle, final, is theta. Each row's terms are added in the order the CPU's
+// `twist_gradient` adds them, walking the same way.
+fn gradient_vertex(w: ptr<function, GradientWalk>, v: u32, theta: f32, from_tip: bool, free: vec2<u32>, store: bool, b: vec3<f32>, beta: f32, b_norm: f32) {
+    let behind = select(v - 1u, v, from_tip);
+    let ahead = select(v, v - 1u, from_tip);
+    let frame = theta_material_frame(ahead, theta);
+    let kb = scratch_kb(v).xyz;
+    let l = rest[vertex_slot(v)].voronoi;
+    let rk = rest[vertex_slot(v)].rest_kappa;
+    // The vertex's curvature in each edge's frame and its rest value
+    // (edge v − 1: rest_kappa.xy, edge v: .zw).
+    let w_behind = material_curvature(kb, (*w).frame);
+    let w_ahead = material_curvature(kb, frame);
+    let wbar_behind = select(rk.xy, rk.zw, from_tip);
+    let wbar_ahead = select(rk.zw, rk.xy, from_tip);
+    let kb_len = length(kb);
+    let bd_behind = apply_bending(b, w_behind - wbar_behind);
+    let jw_behind = rot_j(w_behind);
+    let bd_ahead = apply_bending(b, w_ahead - wbar_ahead);
+    let jw_ahead = rot_j(w_ahead);
+    // The twisting term of θᵛ − θᵛ⁻¹, which edge v gains and edge v − 1
+    // loses, and its Hessian entries.
+    let dm = select(theta - (*w).theta, (*w).theta - theta, from_tip);
+    let t = 2.0 * beta * dm / l;
+    let h = 2.0 * beta / l;
+    var g = (*w).open;
+    g.x -= dot(jw_behind, bd_behind) / l;
+    g.z += (dot(jw_behind, apply_bending(b, jw_behind)) - dot(w_behind, bd_behind)) / l;
+    g.y += select(-t, t, from_tip);
+    g.z += h;
+    g.w -= select(h, 0.0, from_tip);
+    var g_ahead = vec4<f32>(0.0);
+    g_ahead.x -= dot(jw_ahead, bd_ahead) / l;
+    g_ahead.z += (dot(jw_ahead, apply_bending(b, jw_ahead)) - dot(w_ahead, bd_ahead)) / l;
+    g_ahead.y += select(t, -t, from_tip);
+    g_ahead.z += h;
+    g_ahead.w -= select(0.0, h, from_tip);
+    let c = (*w).open_cubic + cubic_term(b_norm, kb_len, wbar_behind, l);
+    if (store) {
+        scratch_set_g(behind, g);
+    }
+    var elimination = (*w).elimination;
+    eliminate_row(&elimination, behind, g, free, from_tip);
+    (*w).elimination = elimination;
+    (*w).maxima = free_maxima((*w).maxima, g, c, behind, free);
+    (*w).maxima.z = max((*w).maxima.z, abs(theta));
+    (*w).open = g_ahead;
+    (*w).open_cubic = cubic_term(b_norm, kb_len, wbar_ahead, l);
+    (*w).frame = frame;
+    (*w).theta = theta;
+}
+
+// The walk past its last vertex: the row of the last edge it met (edge 0
+// from the tip, the last edge from the root) done.
+fn gradient_end(w: ptr<function, GradientWalk>, last: u32, from_tip: bool, free: vec2<u32>, store: bool) -> TwistSweep {
+    if (store) {
+        scratch_set_g(last, (*w).open);
+    }
+    var elimination = (*w).elimination;
+    eliminate_row(&elimination, last, (*w).open, free, from_tip);
+    return TwistSweep(free_maxima((*w).maxima, (*w).open, (*w).open_cubic, last, free), elimination);
+}
+
+fn twist_gradient(r: u32, free: vec2<u32>, store: bool, from_tip: bool) -> TwistSweep {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
-    var m = vec4<f32>(0.0);
-    var elim = Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0);
     if (n < 2u) {
-        return TwistSweep(m, elim);
+        return TwistSweep(vec4<f32>(0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0));
     }
     let b = rods[r].bending.xyz;
     let beta = rods[r].bending.w;
     let b_norm = bending_norm(b);
-    var theta_prev = frame_theta(o);
-    var prev = theta_material_frame(o, theta_prev);
-    m.z = abs(theta_prev);
-    // g of edge v − 1 (the first edge before the walk), and its part of the
-    // third-derivative bound.
-    var g_prev = vec4<f32>(0.0);
-    var c_prev = 0.0;
+    let first = select(o, o + n - 2u, from_tip);
+    var walk = gradient_start(first, frame_theta(first));
     var ahead = ahead_start();
     for (var i = 1u; i + 1u < n; i++) {
-        let v = o + i;
+        let v = select(o + i, o + n - 1u - i, from_tip);
         if (WALK_AHEAD > 0u) {
-            let t = ahead_up(v, o + n - 1u);
+            let t = select(ahead_up(v, o + n - 1u), ahead_down(v, o), from_tip);
             ahead_take(&ahead, vec4<u32>(ahead_frame(t), ahead_scratch_kb(t), ahead_rest_kappa(t), ahead_rest_mass(t)), vec4<u32>(0u), vec4<u32>(0u));
         }
-        let theta = frame_theta(v);
-        let next = theta_material_frame(v, theta);
-        let kb = scratch_kb(v).xyz;
-        let l = rest[vertex_slot(v)].voronoi;
-        let w = array<vec2<f32>, 2>(material_curvature(kb, prev), material_curvature(kb, next));
-        let wbar = array<vec2<f32>, 2>(rest[vertex_slot(v)].rest_kappa.xy, rest[vertex_slot(v)].rest_kappa.zw);
-        let kb_len = length(kb);
-        // g of edge v, which this vertex is the first to add to.
-        var g_next = vec4<f32>(0.0);
-        c_prev += cubic_term(b_norm, kb_len, wbar[0], l);
-        let c_next = cubic_term(b_norm, kb_len, wbar[1], l);
-        for (var k = 0u; k < 2u; k++) {
-            let bd = apply_bending(b, w[k] - wbar[k]);
-            let jw = rot_j(w[k]);
-            let gx = dot(jw, bd) / l;
-            let gz = (dot(jw, apply_bending(b, jw)) - dot(w[k], bd)) / l;
-            if (k == 0u) {
-                g_prev.x -= gx;
-                g_prev.z += gz;
-            } else {
-                g_next.x -= gx;
-                g_next.z += gz;
-            }
-        }
-        m.z = max(m.z, abs(theta));
-        let dm = theta - theta_prev;
-        g_next.y += 2.0 * beta * dm / l;
-        g_prev.y -= 2.0 * beta * dm / l;
-        g_next.z += 2.0 * beta / l;
-        g_prev.z += 2.0 * beta / l;
-        g_prev.w -= 2.0 * beta / l;
-        if (store) {
-            scratch_set_g(v - 1u, g_prev);
-        }
-        eliminate_row(&elim, v - 1u, g_prev, free);
-        m = free_maxima(m, g_prev, c_prev, v - 1u, free);
-        g_prev = g_next;
-        c_prev = c_next;
-        prev = next;
-        theta_prev = theta;
+        gradient_vertex(&walk, v, frame_theta(select(v, v - 1u, from_tip)), from_tip, free, store, b, beta, b_norm);
     }
     ahead_end(ahead);
-    if (store) {
-        scratch_set_g(o + n - 2u, g_prev);
-    }
-    eliminate_row(&elim, o + n - 2u, g_prev, free);
-    return TwistSweep(free_maxima(m, g_prev, c_prev, o + n - 2u, free), elim);
+    return gradient_end(&walk, select(o + n - 2u, o, from_tip), from_tip, free, store);
 }
 
 // The forward elimination of `newton_step` at mu = 0 carried along a walk
-// over the rows: whether every pivot so far was positive (`solved`), the
-// last row's pivot, eliminated value x, ∂E/∂θ and coupling to the next row
-// (`off`), and the bound on the step the back substitution would find
+// over the rows, in either order: whether every pivot so far was positive
+// (`solved`), the last row's pivot, eliminated value x, ∂E/∂θ and coupling
+// to the next row from the root (`off`; from the tip the next row's own),
+// and the bound on the step the back substitution would find
 // (src/cpu/twist.rs `newton_step`: |stepᵢ| ≤ Σⱼ mⱼ |xⱼ|, by the triangle
-// inequality on stepⱼ = xⱼ − cⱼ stepⱼ₊₁).
+// inequality on stepⱼ = xⱼ − cⱼ stepⱼ₊₁, j counted in elimination order).
 struct Elimination {
     solved: bool,
     pivot: f32,
@@ -187,24 +225,29 @@ struct Elimination {
 }
 
 // Row e (its `twist_gradient` sums g) taken into the elimination, if it is
-// a free edge's: the same operations as `newton_step`'s forward loop with
-// mu = 0 (so the same bits), writing `scratch[e − 1].s` as it does.
-fn eliminate_row(s: ptr<function, Elimination>, e: u32, g: vec4<f32>, free: vec2<u32>) {
+// a free edge's, the rows taken from the root or from the tip: the same
+// operations as `newton_step`'s forward loop with mu = 0 (so the same
+// bits) and as src/cpu/twist.rs `newton_step` in that order, writing the
+// row before's eliminated value, factor and ∂E/∂θ to its `scratch.s` (x, y,
+// w) for the back substitution.
+fn eliminate_row(s: ptr<function, Elimination>, e: u32, g: vec4<f32>, free: vec2<u32>, from_tip: bool) {
     if (e < free.x || e >= free.y) {
         return;
     }
     let mu = 0.0;
     let grad = g.x + g.y;
-    if (e == free.x) {
+    if (e == select(free.x, free.y - 1u, from_tip)) {
         let pivot = g.z + mu;
         let x = -grad / pivot;
         *s = Elimination(pivot > 0.0, pivot, x, grad, g.w, 1.0, abs(x));
         return;
     }
     if ((*s).solved) {
-        let off = (*s).off;
+        // The coupling of this row to the row before: from the tip, this
+        // row's own coupling to the next edge.
+        let off = select((*s).off, g.w, from_tip);
         let c = off / (*s).pivot;
-        scratch_set_s(e - 1u, vec4<f32>((*s).x, c, 0.0, (*s).grad));
+        scratch_set_s(select(e - 1u, e + 1u, from_tip), vec4<f32>((*s).x, c, 0.0, (*s).grad));
         let pivot = g.z + mu - off * c;
         let x = (-grad - off * (*s).x) / pivot;
         let grow = max(1.0, abs(c) * (*s).grow);
@@ -232,16 +275,16 @@ fn cubic_term(b_norm: f32, kb_len: f32, wbar: vec2<f32>, l: f32) -> f32 {
     return b_norm * kb_len * (4.0 * kb_len + length(wbar)) / l;
 }
 
-// The Newton step over the free edges a..b: solve (diag g.z + mu, off g.w)
-// x = −(g.x + g.y) (Thomas algorithm). The elimination reads each row's g
-// once and writes its s once (x: the eliminated value, y: the factor
-// eliminating the next row, w: the row's ∂E/∂θ); the back substitution
-// reads s once and writes x and the angle before the step into it, and
-// the angle θ + x (`newton_back`), summing the slope Σ xₑ ∂E/∂θᵉ from the
-// last edge to the first, the largest |xₑ| and Σ|xₑ|³ as it goes. Returns (1,
-// slope, max |x|, Σ|x|³), or x = 0 when a pivot is not positive, i.e. the
-// shifted matrix is not positive definite.
-fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
+// The Newton step over rod r's free edges [free.x, free.y): solve (diag
+// g.z + mu, off g.w) x = −(g.x + g.y) (Thomas algorithm, the rows from the
+// root). The elimination reads each row's g once and writes its s once
+// (x: the eliminated value, y: the factor eliminating the next row, w:
+// the row's ∂E/∂θ); the back substitution (`newton_back`) takes the step.
+// Returns (1, slope, max |x|, Σ|x|³), or x = 0 when a pivot is not
+// positive, i.e. the shifted matrix is not positive definite.
+fn newton_step(r: u32, free: vec2<u32>, mu: f32) -> vec4<f32> {
+    let a = free.x;
+    let b = free.y;
     var g = scratch_g(a);
     var grad = g.x + g.y;
     var pivot = g.z + mu;
@@ -261,44 +304,85 @@ fn newton_step(a: u32, b: u32, mu: f32) -> vec4<f32> {
         grad = g.x + g.y;
         x = (-grad - off * x) / pivot;
     }
-    return newton_back(a, b, x, grad);
+    let last = Elimination(true, pivot, x, grad, 0.0, 1.0, 0.0);
+    return newton_back(r, free, last, false, false).step;
 }
 
-// `newton_step`'s back substitution, from the last row's eliminated value
-// x and ∂E/∂θ `grad` (the forward elimination's, or `twist_gradient`'s).
-// It takes the step as it goes: each free angle θ + x written, and x and
-// the angle before in `scratch[e].s` (x, z), from which `twist_solve`
-// puts the angles back where it searches along the step instead (rare).
-// A full step is what a solve takes nearly always (below the tolerance or
-// certified, src/cpu/twist.rs `armijo_certified`), so this is the
-// addition the walk taking it would make, the same bits, and one walk
-// along the rod fewer a solve.
-fn newton_back(a: u32, b: u32, x_last: f32, grad: f32) -> vec4<f32> {
-    var x = x_last;
-    let theta_last = frame_theta(b - 1u);
-    frame_set_theta(b - 1u, theta_last + x);
-    scratch_set_s_x(b - 1u, x);
-    scratch_set_s_z(b - 1u, theta_last);
-    var slope = x * grad;
+// What `newton_back` found: the step (1, slope, max |x|, Σ|x|³) and, where
+// it walked the gradient too, the next iteration's sweep.
+struct BackWalk {
+    step: vec4<f32>,
+    sweep: TwistSweep,
+}
+
+// The back substitution of rows eliminated from the root (`from_tip`
+// false: it walks from the tip) or from the tip, from the last row's
+// eliminated value and ∂E/∂θ (`last`, the forward elimination's or
+// `twist_gradient`'s). It takes the step as it goes: each free angle θ + x
+// written, and x and the angle before in `scratch[e].g` (x, z), from which
+// `twist_solve` puts the angles back where it searches along the step
+// instead (rare); and it sums the slope Σ xₑ ∂E/∂θᵉ from the last row to
+// the first, the largest |xₑ| and Σ|xₑ|³. A full step is what a solve
+// takes nearly always (below the tolerance or certified, src/cpu/twist.rs
+// `armijo_certified`), so this is the addition the walk taking it would
+// make, the same bits, and one walk along the rod fewer a solve.
+//
+// With `ahead` the walk is also the next iteration's gradient walk
+// (`twist_gradient` in the order it goes, `gradient_vertex`): each vertex
+// once both its edges' angles are final, so the next iteration needs no
+// walk of its own where the step is taken in full, and ends the solve on
+// the next elimination's bound (src/cpu/twist.rs `twist_in` takes the rows
+// in the same alternate orders).
+fn newton_back(r: u32, free: vec2<u32>, last: Elimination, from_tip: bool, ahead: bool) -> BackWalk {
+    let o = rods[r].vertex_offset;
+    let n = rods[r].vertex_count;
+    let a = free.x;
+    let b = free.y;
+    // The walk goes up (from the root) after rows taken from the tip.
+    let up = from_tip;
+    let e_last = select(b - 1u, a, up);
+    var x = last.x;
+    let theta_last = frame_theta(e_last);
+    frame_set_theta(e_last, theta_last + x);
+    scratch_set_g(e_last, vec4<f32>(x, 0.0, theta_last, 0.0));
+    var slope = x * last.grad;
     var max_step = abs(x);
     var cubes = abs(x * x * x);
-    var ahead = ahead_start();
-    for (var e = b - 1u; e > a; e--) {
+    let bend = rods[r].bending.xyz;
+    let beta = rods[r].bending.w;
+    let b_norm = bending_norm(bend);
+    let first = select(o + n - 2u, o, up);
+    var walk = gradient_start(first, frame_theta(first));
+    var loads = ahead_start();
+    for (var i = 1u; i + 1u < n; i++) {
+        let v = select(o + n - 1u - i, o + i, up);
+        // The edge ahead of the vertex, whose angle this step finishes.
+        let e = select(v - 1u, v, up);
         if (WALK_AHEAD > 0u) {
-            let t = ahead_down(e - 1u, a);
-            ahead_take(&ahead, vec4<u32>(ahead_scratch_s(t), ahead_frame(t), 0u, 0u), vec4<u32>(0u), vec4<u32>(0u));
+            let t = select(ahead_down(v, o), ahead_up(v, o + n - 1u), up);
+            ahead_take(&loads, vec4<u32>(ahead_scratch_s(t), ahead_frame(t), ahead_scratch_kb(t), ahead_rest_kappa(t)), vec4<u32>(ahead_rest_mass(t), 0u, 0u, 0u), vec4<u32>(0u));
         }
-        let row = scratch_s(e - 1u);
-        x = row.x - row.y * x;
-        let theta = frame_theta(e - 1u);
-        frame_set_theta(e - 1u, theta + x);
-        scratch_set_s(e - 1u, vec4<f32>(x, row.y, theta, row.w));
-        slope += x * row.w;
-        max_step = max(max_step, abs(x));
-        cubes += abs(x * x * x);
+        var theta = frame_theta(e);
+        if (e >= a && e < b && e != e_last) {
+            let row = scratch_s(e);
+            x = row.x - row.y * x;
+            frame_set_theta(e, theta + x);
+            scratch_set_g(e, vec4<f32>(x, 0.0, theta, 0.0));
+            theta += x;
+            slope += x * row.w;
+            max_step = max(max_step, abs(x));
+            cubes += abs(x * x * x);
+        }
+        if (ahead) {
+            gradient_vertex(&walk, v, theta, !up, free, false, bend, beta, b_norm);
+        }
     }
-    ahead_end(ahead);
-    return vec4<f32>(1.0, slope, max_step, cubes);
+    ahead_end(loads);
+    var sweep = TwistSweep(vec4<f32>(0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0));
+    if (ahead) {
+        sweep = gradient_end(&walk, select(o, o + n - 2u, up), !up, free, false);
+    }
+    return BackWalk(vec4<f32>(1.0, slope, max_step, cubes), sweep);
 }
 
 // Whether the full Newton step passes the Armijo test for sure
@@ -345,8 +429,21 @@ fn twist_solve(r: u32) {
     var e0 = 0.0;
     var have_e0 = false;
     var iterations = 0u;
+    let free = vec2<u32>(a, b);
+    // The order this iteration takes its rows in: the first from the root,
+    // each after it from the end the back substitution before it finished
+    // at (src/cpu/twist.rs `twist_in`); and whether that walk summed them
+    // already (`ROWS_AHEAD`, `newton_back`'s `ahead`), in `sweep`.
+    var from_tip = false;
+    var handed = false;
+    var sweep = TwistSweep(vec4<f32>(0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0));
     for (var it = 0u; it < params.twist_max_iterations; it++) {
-        let sweep = twist_gradient(r, vec2<u32>(a, b), false);
+        // A loop that runs once, where a lane needs the walk: on a software
+        // adapter an `if` would run it for every lane.
+        for (var walk = !handed; walk; walk = false) {
+            sweep = twist_gradient(r, free, false, from_tip);
+        }
+        handed = false;
         let maxima = sweep.maxima;
         if (it == 0u) {
             tolerance = max(max(params.twist_tolerance, TWIST_TOLERANCE_F32), 4.0 * F32_EPSILON * maxima.z);
@@ -362,19 +459,24 @@ fn twist_solve(r: u32) {
         }
         // Newton direction, Levenberg-shifted where H is not positive
         // definite: the unshifted step's elimination is the sweep's, the
-        // shifted ones (attempts 1 on, as the CPU's) need the rows stored.
-        // A loop that runs once, where a lane needs them: on a software
-        // adapter an `if` would run the sweep for every lane.
+        // shifted ones (attempts 1 on, as the CPU's) need the rows stored,
+        // summed and taken from the root.
+        // A loop that runs once, where a lane needs them (as above).
         var step = vec4<f32>(0.0);
+        var next = sweep;
+        let ahead = ROWS_AHEAD && it + 1u < params.twist_max_iterations;
         if (sweep.elimination.solved) {
-            step = newton_back(a, b, sweep.elimination.x, sweep.elimination.grad);
+            let back = newton_back(r, free, sweep.elimination, from_tip, ahead);
+            step = back.step;
+            next = back.sweep;
         }
         for (var shifted = !sweep.elimination.solved; shifted; shifted = false) {
-            _ = twist_gradient(r, vec2<u32>(a, b), true);
+            _ = twist_gradient(r, free, true, false);
+            from_tip = false;
             var mu = 0.0;
             for (var attempt = 1u; attempt < 64u; attempt++) {
                 mu = select(mu * 10.0, 1e-8 * max(maxima.y, 1e-30), mu == 0.0);
-                step = newton_step(a, b, mu);
+                step = newton_step(r, free, mu);
                 if (step.x != 0.0) {
                     break;
                 }
@@ -383,6 +485,9 @@ fn twist_solve(r: u32) {
         if (step.x == 0.0) {
             break;
         }
+        // The next rows from the end this step's back substitution reached.
+        let shifted = !sweep.elimination.solved;
+        from_tip = !from_tip;
         let slope = step.y;
         let max_step = step.z;
         // A full step below the tolerance ends the solve; one that the
@@ -396,13 +501,16 @@ fn twist_solve(r: u32) {
             if (small) {
                 break;
             }
-            // The energy at the new angles is not known.
+            // The energy at the new angles is not known; the rows there
+            // are, where the back substitution summed them.
             have_e0 = false;
+            handed = ahead && !shifted;
+            sweep = next;
             continue;
         }
         // The angles before the step, for the line search.
         for (var e = a; e < b; e++) {
-            frame_set_theta(e, scratch_s_z(e));
+            frame_set_theta(e, scratch_g_z(e));
         }
         if (!have_e0) {
             e0 = total(elastic_energy(r, false));
@@ -413,7 +521,7 @@ fn twist_solve(r: u32) {
         var accepted = false;
         loop {
             for (var e = a; e < b; e++) {
-                scratch_set_s_z(e, frame_theta(e) + alpha * scratch_s_x(e));
+                scratch_set_s_z(e, frame_theta(e) + alpha * scratch_g_x(e));
             }
             let e1 = total(elastic_energy(r, true));
             if (e1 <= e0 + 1e-4 * alpha * slope + ENERGY_SLACK_F32 * abs(e0) || alpha * max_step < tolerance) {

@@ -10,7 +10,9 @@ use strands::build::EndSpec;
 use strands::cpu::forces::{elastic_forces, elastic_forces_stencils};
 use strands::cpu::frames::frames;
 use strands::cpu::twist::{curvature_binormals, elastic_energy, twist_gradient};
-use strands::cpu::{CpuSimulator, RodStateMut, rod_forces, rod_rest, update_material_frame};
+use strands::cpu::{
+    CpuSimulator, RodStateMut, RowOrder, rod_forces, rod_rest, update_material_frame,
+};
 use strands::rods::State;
 
 /// Central-difference step (m) for positions; rods have 0.1 m edges.
@@ -73,7 +75,15 @@ fn partial_position_gradient_matches_finite_differences() {
         let mut gb = vec![0.0; n - 1];
         let mut gt = vec![0.0; n - 1];
         twist_gradient(
-            rest, &kb, &s.tangent, &s.ref_u, &s.theta, &mut gb, &mut gt, None,
+            RowOrder::RootFirst,
+            rest,
+            &kb,
+            &s.tangent,
+            &s.ref_u,
+            &s.theta,
+            &mut gb,
+            &mut gt,
+            None,
         );
         let numeric = fd_gradient(&s.pos, 0..n, |p| energy_fixed_theta(&sim, p));
         // The sweep and the stencil form of the packed kernel.
@@ -156,7 +166,15 @@ fn stencil_forces_match_the_sweep() {
             let mut gb = vec![0.0; n - 1];
             let mut gt = vec![0.0; n - 1];
             twist_gradient(
-                rest, &kb, &s.tangent, &s.ref_u, &s.theta, &mut gb, &mut gt, None,
+                RowOrder::RootFirst,
+                rest,
+                &kb,
+                &s.tangent,
+                &s.ref_u,
+                &s.theta,
+                &mut gb,
+                &mut gt,
+                None,
             );
             let clamped = end != EndSpec::Free;
             let mut sweep = vec![DVec3::ZERO; n];
@@ -315,7 +333,9 @@ fn total_force_with_quasistatic_twist_matches_finite_differences() {
 }
 
 /// ∂E/∂θ (eq. 7) and the tridiagonal Hessian (§5.1) match finite differences
-/// of the energy and of the gradient in θ.
+/// of the energy and of the gradient in θ, with the stencils summed from
+/// either end (`RowOrder`: the walk's alternate orders), and the two orders
+/// agree to round-off.
 #[test]
 fn twist_gradient_and_hessian_match_finite_differences() {
     for seed in 0..5 {
@@ -331,12 +351,13 @@ fn twist_gradient_and_hessian_match_finite_differences() {
         let ne = n - 1;
         let mut kb = vec![DVec3::ZERO; n];
         curvature_binormals(&s.pos, &mut kb);
-        let grad = |theta: &[f64]| {
+        let grad = |order: RowOrder, theta: &[f64]| {
             let mut gb = vec![0.0; ne];
             let mut gt = vec![0.0; ne];
             let mut d = vec![0.0; ne];
             let mut o = vec![0.0; ne];
             twist_gradient(
+                order,
                 rest,
                 &kb,
                 &s.tangent,
@@ -353,39 +374,58 @@ fn twist_gradient_and_hessian_match_finite_differences() {
             let (b, t) = elastic_energy(rest, &kb, &s.tangent, &s.ref_u, theta);
             b + t
         };
-        let (g, diag, off) = grad(&s.theta);
-        let gscale = g.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let hscale = diag.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let mut th = s.theta.clone();
-        for j in 0..ne {
-            let t0 = th[j];
-            th[j] = t0 + EPS_T;
-            let (ep, (gp, _, _)) = (energy(&th), grad(&th));
-            th[j] = t0 - EPS_T;
-            let (em, (gm, _, _)) = (energy(&th), grad(&th));
-            th[j] = t0;
-            let fd = (ep - em) / (2.0 * EPS_T);
-            assert!(
-                (fd - g[j]).abs() <= REL_TOL * gscale,
-                "seed {seed} edge {j}: dE/dθ {} vs {fd}",
-                g[j]
-            );
-            // Column j of the Hessian: only j−1, j, j+1 may be non-zero.
-            for (k, (a, b)) in gp.iter().zip(&gm).enumerate() {
-                let h_fd = (a - b) / (2.0 * EPS_T);
-                let h = if k == j {
-                    diag[j]
-                } else if k + 1 == j {
-                    off[k]
-                } else if k == j + 1 {
-                    off[j]
-                } else {
-                    0.0
-                };
+        let root_first = grad(RowOrder::RootFirst, &s.theta);
+        for order in [RowOrder::RootFirst, RowOrder::TipFirst] {
+            let (g, diag, off) = grad(order, &s.theta);
+            let gscale = g.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let hscale = diag.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            for (k, (a, b)) in [
+                (&g, &root_first.0),
+                (&diag, &root_first.1),
+                (&off, &root_first.2),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let scale = if k == 0 { gscale } else { hscale };
+                for (x, y) in a.iter().zip(b) {
+                    assert!(
+                        (x - y).abs() <= 1e-14 * scale,
+                        "{order:?}: {x} against {y} from the root"
+                    );
+                }
+            }
+            let mut th = s.theta.clone();
+            for j in 0..ne {
+                let t0 = th[j];
+                th[j] = t0 + EPS_T;
+                let (ep, (gp, _, _)) = (energy(&th), grad(order, &th));
+                th[j] = t0 - EPS_T;
+                let (em, (gm, _, _)) = (energy(&th), grad(order, &th));
+                th[j] = t0;
+                let fd = (ep - em) / (2.0 * EPS_T);
                 assert!(
-                    (h - h_fd).abs() <= REL_TOL * hscale,
-                    "seed {seed}: H[{k}][{j}] = {h} vs {h_fd}"
+                    (fd - g[j]).abs() <= REL_TOL * gscale,
+                    "{order:?}, seed {seed} edge {j}: dE/dθ {} vs {fd}",
+                    g[j]
                 );
+                // Column j of the Hessian: only j−1, j, j+1 may be non-zero.
+                for (k, (a, b)) in gp.iter().zip(&gm).enumerate() {
+                    let h_fd = (a - b) / (2.0 * EPS_T);
+                    let h = if k == j {
+                        diag[j]
+                    } else if k + 1 == j {
+                        off[k]
+                    } else if k == j + 1 {
+                        off[j]
+                    } else {
+                        0.0
+                    };
+                    assert!(
+                        (h - h_fd).abs() <= REL_TOL * hscale,
+                        "{order:?}, seed {seed}: H[{k}][{j}] = {h} vs {h_fd}"
+                    );
+                }
             }
         }
     }

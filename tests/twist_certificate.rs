@@ -14,7 +14,7 @@ use strands::cpu::twist::{
     NewtonStep, armijo_certified, cubic_bound, curvature_binormals, elastic_energy, newton_step,
     twist_gradient,
 };
-use strands::cpu::{free_twist_range, rod_rest};
+use strands::cpu::{RowOrder, free_twist_range, rod_rest};
 
 /// Bending plus twisting energy (eq. 3, §4.2.2) of a rod at angles `theta`.
 fn energy(sim: &strands::cpu::CpuSimulator, kb: &[DVec3], theta: &[f64]) -> f64 {
@@ -104,6 +104,7 @@ fn certified_newton_steps_pass_the_armijo_test() {
         let (mut gb, mut gt, mut diag, mut off) =
             (vec![0.0; ne], vec![0.0; ne], vec![0.0; ne], vec![0.0; ne]);
         twist_gradient(
+            RowOrder::RootFirst,
             rest,
             &kb,
             &s.tangent,
@@ -116,6 +117,7 @@ fn certified_newton_steps_pass_the_armijo_test() {
         let m = free.len();
         let (mut x, mut factor) = (vec![0.0; m], vec![0.0; m]);
         let Some(NewtonStep::Full { slope, cubes, .. }) = newton_step(
+            RowOrder::RootFirst,
             &gb[free.clone()],
             &gt[free.clone()],
             &diag[free.clone()],

@@ -16,7 +16,7 @@ use strands::cpu::twist::{
     NewtonStep, TwistForm, curvature_binormals, elastic_energy, leading_minors_positive,
     newton_step, solve_tridiagonal, twist_gradient, twist_in, vertex_energies,
 };
-use strands::cpu::{CpuSimulator, free_twist_range, rod_rest};
+use strands::cpu::{CpuSimulator, RowOrder, free_twist_range, rod_rest};
 
 /// A random tridiagonal system of n rows as `newton_step` reads it: the
 /// diagonal (0.3–3), the off-diagonal and ∂E/∂θ split into its bending and
@@ -65,34 +65,67 @@ fn newton_step_is_the_thomas_solve_with_its_slope() {
         } else {
             0.2
         };
-        let shifted: Vec<f64> = diag.iter().map(|d| d + mu).collect();
         let g: Vec<f64> = bend.iter().zip(&twist).map(|(b, t)| b + t).collect();
-        let mut thomas: Vec<f64> = g.iter().map(|g| -g).collect();
-        let mut scratch = vec![0.0; n];
-        let definite = solve_tridiagonal(&shifted, &off, &mut thomas, &mut scratch);
-        let mut x = vec![f64::NAN; n];
-        let mut factor = vec![0.0; n];
-        let step = newton_step(&bend, &twist, &diag, &off, mu, 0.0, &mut x, &mut factor);
-        assert_eq!(step.is_some(), definite, "{diag:?} {off:?} μ = {mu}");
-        let Some(NewtonStep::Full {
-            slope,
-            max_step,
-            cubes,
-        }) = step
-        else {
-            assert!(step.is_none(), "a bound below 0: {step:?}");
-            refused += 1;
-            continue;
-        };
-        solved += 1;
-        assert_eq!(x, thomas);
-        let backward = (0..n).rev().fold(0.0, |s, j| s + x[j] * g[j]);
-        assert_eq!(slope, backward);
-        assert_eq!(max_step, x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
-        let cubed = (0..n).rev().fold(0.0, |s, j| s + x[j].abs().powi(3));
-        assert_eq!(cubes, cubed);
+        for order in [RowOrder::RootFirst, RowOrder::TipFirst] {
+            // Rows taken from the tip are the Thomas algorithm on the
+            // reversed system (rows and couplings), reversed back.
+            let from_tip = order == RowOrder::TipFirst;
+            let reorder = |v: &[f64]| -> Vec<f64> {
+                if from_tip {
+                    v.iter().rev().copied().collect()
+                } else {
+                    v.to_vec()
+                }
+            };
+            let shifted: Vec<f64> = reorder(&diag).iter().map(|d| d + mu).collect();
+            let mut thomas: Vec<f64> = reorder(&g).iter().map(|g| -g).collect();
+            let mut scratch = vec![0.0; n];
+            let definite = solve_tridiagonal(&shifted, &reorder(&off), &mut thomas, &mut scratch);
+            let thomas = reorder(&thomas);
+            let mut x = vec![f64::NAN; n];
+            let mut factor = vec![0.0; n];
+            let step = newton_step(
+                order,
+                &bend,
+                &twist,
+                &diag,
+                &off,
+                mu,
+                0.0,
+                &mut x,
+                &mut factor,
+            );
+            assert_eq!(
+                step.is_some(),
+                definite,
+                "{order:?} {diag:?} {off:?} μ = {mu}"
+            );
+            let Some(NewtonStep::Full {
+                slope,
+                max_step,
+                cubes,
+            }) = step
+            else {
+                assert!(step.is_none(), "a bound below 0: {step:?}");
+                refused += 1;
+                continue;
+            };
+            solved += 1;
+            assert_eq!(x, thomas, "{order:?}");
+            // Summed from the row eliminated last back to the first.
+            let rows: Vec<usize> = if from_tip {
+                (0..n).collect()
+            } else {
+                (0..n).rev().collect()
+            };
+            let backward = rows.iter().fold(0.0, |s, &j| s + x[j] * g[j]);
+            assert_eq!(slope, backward, "{order:?}");
+            assert_eq!(max_step, x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+            let cubed = rows.iter().fold(0.0, |s, &j| s + x[j].abs().powi(3));
+            assert_eq!(cubes, cubed, "{order:?}");
+        }
     }
-    assert!(solved > 300 && refused > 300, "{solved} / {refused}");
+    assert!(solved > 600 && refused > 600, "{solved} / {refused}");
 }
 
 /// The elimination's bound on the Newton step (`NewtonStep::Below`, from
@@ -107,11 +140,14 @@ fn newton_steps_bound_holds_the_step_it_stands_for() {
     let mut rng = rng(47);
     let (mut checked, mut short) = (0, 0);
     let mut tightest = f64::INFINITY;
-    for _ in 0..4000 {
+    for k in 0..4000 {
         let n: usize = rng.random_range(1..=60);
         let [diag, off, bend, twist] = random_system(&mut rng, n);
+        // Either order of the rows, in turn.
+        let order = [RowOrder::RootFirst, RowOrder::TipFirst][k % 2];
         let (mut y, mut factor) = (vec![0.0; n], vec![0.0; n]);
         let Some(NewtonStep::Below { bound }) = newton_step(
+            order,
             &bend,
             &twist,
             &diag,
@@ -124,9 +160,17 @@ fn newton_steps_bound_holds_the_step_it_stands_for() {
             continue; // not positive definite
         };
         let mut x = vec![0.0; n];
-        let Some(NewtonStep::Full { max_step, .. }) =
-            newton_step(&bend, &twist, &diag, &off, 0.0, 0.0, &mut x, &mut factor)
-        else {
+        let Some(NewtonStep::Full { max_step, .. }) = newton_step(
+            order,
+            &bend,
+            &twist,
+            &diag,
+            &off,
+            0.0,
+            0.0,
+            &mut x,
+            &mut factor,
+        ) else {
             panic!("the same system found no full step");
         };
         assert!(
@@ -138,6 +182,7 @@ fn newton_steps_bound_holds_the_step_it_stands_for() {
         let mut z = vec![0.0; n];
         assert!(matches!(
             newton_step(
+                order,
                 &bend,
                 &twist,
                 &diag,
@@ -150,7 +195,17 @@ fn newton_steps_bound_holds_the_step_it_stands_for() {
             Some(NewtonStep::Below { .. })
         ));
         assert!(matches!(
-            newton_step(&bend, &twist, &diag, &off, 0.0, bound, &mut z, &mut factor),
+            newton_step(
+                order,
+                &bend,
+                &twist,
+                &diag,
+                &off,
+                0.0,
+                bound,
+                &mut z,
+                &mut factor
+            ),
             Some(NewtonStep::Full { .. })
         ));
         let plain: f64 = y.iter().map(|v| v.abs()).sum();
@@ -286,6 +341,7 @@ fn scan_and_walk_find_the_same_angles() {
             let (mut gb, mut gt, mut d, mut o) =
                 (vec![0.0; ne], vec![0.0; ne], vec![0.0; ne], vec![0.0; ne]);
             twist_gradient(
+                RowOrder::RootFirst,
                 rest,
                 &kb,
                 &s.tangent,

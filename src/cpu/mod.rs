@@ -29,6 +29,33 @@ use forces::{External, elastic_forces, external_forces};
 use frames::{signed_angle, unwrap_angle};
 use twist::{RodRest, curvature_binormals, twist_gradient};
 
+/// The order in which a Newton iteration of a walked solve takes its
+/// tridiagonal rows (the projection's `eliminate_rows`, the twist's
+/// `twist_gradient` and `newton_step`); its back substitution then goes the
+/// other way. Either order solves the same system, each with its own
+/// rounding. Each solve takes the next iteration's rows from the end at
+/// which the substitution before it finished, so that on the GPU that walk
+/// also builds them behind its stores (WGSL `ROWS_AHEAD`): one walk an
+/// iteration after the first, not two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOrder {
+    /// From the tip to the root, then substituted from the root.
+    TipFirst,
+    /// From the root to the tip, then substituted from the tip.
+    RootFirst,
+}
+
+impl RowOrder {
+    /// The next iteration's: its rows are taken from the end at which the
+    /// substitution before it finishes (on the GPU, in that walk).
+    pub fn flipped(self) -> RowOrder {
+        match self {
+            RowOrder::TipFirst => RowOrder::RootFirst,
+            RowOrder::RootFirst => RowOrder::TipFirst,
+        }
+    }
+}
+
 /// Per-step figures of the whole scene.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Diagnostics {
@@ -719,6 +746,7 @@ pub fn clamp_torques_of(rods: &RodSet, state: &State, r: usize) -> [Option<f64>;
     let mut gb = vec![0.0; ne];
     let mut gt = vec![0.0; ne];
     twist_gradient(
+        RowOrder::RootFirst,
         rod_rest(rods, r),
         &kb,
         &state.tangent[e.clone()],

@@ -12,6 +12,7 @@
 
 use glam::DVec3;
 
+use super::RowOrder;
 use super::contact::Contact;
 use crate::stability::{CHATTER_FRACTION, CHATTER_SUBSTEPS, reverses};
 
@@ -379,6 +380,8 @@ fn newton_projection(
         filtered,
         per_edge: true,
     };
+    // The first iteration's rows tip first: the walked GPU form builds them
+    // in its start sweep, which goes tip to root.
     let mut order = RowOrder::TipFirst;
     while out.max_strain > tolerance && out.iterations < max_iterations && !active.is_empty() {
         if !system.eliminate_rows(pos, start_edges.as_deref(), &mut rows, order) {
@@ -392,30 +395,6 @@ fn newton_projection(
     }
     out.converged = out.max_strain <= tolerance;
     out
-}
-
-/// The order in which `ProjectionSystem::eliminate_rows` takes a Newton
-/// iteration's rows; `substitute_and_move` then goes the other way. The
-/// solution is the same system's, the rounding each order's own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RowOrder {
-    /// From the tip to the root (the first iteration: the walked GPU form
-    /// builds its rows in the start sweep, which goes tip to root), then
-    /// substituted from the root.
-    TipFirst,
-    /// From the root to the tip, then substituted from the tip.
-    RootFirst,
-}
-
-impl RowOrder {
-    /// The next iteration's: its rows are built from the end at which the
-    /// substitution before it finishes (on the GPU, in that walk).
-    fn flipped(self) -> RowOrder {
-        match self {
-            RowOrder::TipFirst => RowOrder::RootFirst,
-            RowOrder::RootFirst => RowOrder::TipFirst,
-        }
-    }
 }
 
 /// Row j of a Newton iteration's system once eliminated

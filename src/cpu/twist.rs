@@ -8,6 +8,7 @@
 
 use glam::{DVec2, DVec3};
 
+use super::RowOrder;
 use super::curvature::{apply_bending, curvature_binormal, material_curvature, rot_j};
 use super::frames::material_frame;
 use crate::rods::RodMaterial;
@@ -149,9 +150,13 @@ pub fn leading_minors_positive(diag: &[f64], off: &[f64]) -> bool {
 /// Gradient of the elastic energy with respect to every θʲ, split into its
 /// bending part `∂E_bend/∂θʲ = Σᵢ (1/l̄ᵢ) (−Jωᵢʲ)ᵀ Bʲ (ωᵢʲ − ω̄ᵢʲ)` and its
 /// twisting part `2β(mⱼ/l̄ⱼ − mⱼ₊₁/l̄ⱼ₊₁)` (eq. 7), plus the tridiagonal Hessian
-/// (`diag[j] = Hⱼⱼ`, `off[j] = Hⱼ,ⱼ₊₁`) of §5.1.
+/// (`diag[j] = Hⱼⱼ`, `off[j] = Hⱼ,ⱼ₊₁`) of §5.1. The vertices' stencils are
+/// summed in the order `order` walks them (from the root for
+/// [`RowOrder::RootFirst`]), as kernel `twist_rod`'s walk sums them, so
+/// each row's terms are added in that walk's order.
 #[allow(clippy::too_many_arguments)] // one argument per buffer the WGSL kernel binds
 pub fn twist_gradient(
+    order: RowOrder,
     rest: RodRest,
     kb: &[DVec3],
     tangent: &[DVec3],
@@ -169,9 +174,19 @@ pub fn twist_gradient(
         diag.fill(0.0);
         off.fill(0.0);
     }
-    let mut prev = material_frame(tangent[0], ref_u[0], theta[0]);
-    for i in 1..kb.len() - 1 {
-        let next = material_frame(tangent[i], ref_u[i], theta[i]);
+    let n = kb.len();
+    let frame = |j: usize| material_frame(tangent[j], ref_u[j], theta[j]);
+    let from_tip = order == RowOrder::TipFirst;
+    // The frame of the edge behind the walk, carried to the next vertex.
+    let mut behind = frame(if from_tip { n - 2 } else { 0 });
+    for k in 0..n.saturating_sub(2) {
+        let i = if from_tip { n - 2 - k } else { k + 1 };
+        let ahead = frame(if from_tip { i - 1 } else { i });
+        let (prev, next) = if from_tip {
+            (ahead, behind)
+        } else {
+            (behind, ahead)
+        };
         let w = vertex_curvatures(kb[i], prev, next);
         let l = rest.voronoi[i];
         for (k, (wj, wbar)) in w.iter().zip(&rest.rest_kappa[i]).enumerate() {
@@ -191,7 +206,7 @@ pub fn twist_gradient(
             diag[i - 1] += 2.0 * beta / l;
             off[i - 1] -= 2.0 * beta / l;
         }
-        prev = next;
+        behind = ahead;
     }
 }
 
@@ -305,24 +320,28 @@ fn scan_newton_step(
 
 /// The walk's Newton step (kernel `twist_rod`'s `newton_step`, operation
 /// for operation; the kernel's unshifted step, mu = 0, does the same
-/// elimination row by row inside its gradient walk, `eliminate_row`):
-/// solve `(diag + mu, off) x = −(grad_bend + grad_twist)` by the Thomas
-/// algorithm ([`solve_tridiagonal`]'s arithmetic, the right side formed as
-/// each row is eliminated), then in the back substitution
-/// sum the slope `Σ xⱼ ∂E/∂θʲ` from the last row to the first and take the
-/// largest `|xⱼ|` and `Σ|xⱼ|³`. `None` when a pivot is not positive, i.e.
-/// the shifted matrix is not positive definite. The elimination also
-/// bounds the step (`NewtonStep::Below`'s bound, at least max |xⱼ|); where
-/// that is below `below` there is no back substitution, and `x` holds the
-/// eliminated values. `factor` holds the elimination factors (length
-/// n − 1 at least).
+/// elimination row by row inside its gradient walk, `eliminate_row`, in
+/// either order): solve `(diag + mu, off) x = −(grad_bend + grad_twist)` by
+/// the Thomas algorithm ([`solve_tridiagonal`]'s arithmetic, the right side
+/// formed as each row is eliminated), the rows taken in the order `order`
+/// (from the tip for [`RowOrder::TipFirst`]), then in the back substitution,
+/// the other way, sum the slope `Σ xⱼ ∂E/∂θʲ` from the row eliminated last
+/// to the first and take the largest `|xⱼ|` and `Σ|xⱼ|³`. `None` when a
+/// pivot is not positive, i.e. the shifted matrix is not positive definite.
+/// The elimination also bounds the step (`NewtonStep::Below`'s bound, at
+/// least max |xⱼ|); where that is below `below` there is no back
+/// substitution, and `x` holds the eliminated values. `factor` holds the
+/// elimination factors (length n − 1 at least, in elimination order); `x`
+/// is in the rows' own order.
 ///
 /// The bound: the back substitution is xⱼ = yⱼ − cⱼ xⱼ₊₁ (y the eliminated
-/// values, c the factors), so xᵢ = Σ_{j≥i} (∏_{i≤k<j} −cₖ) yⱼ and
-/// |xᵢ| ≤ Σⱼ mⱼ |yⱼ| with mⱼ = max_{i≤j} ∏_{i≤k<j} |cₖ| = max(1, |cⱼ₋₁| mⱼ₋₁),
-/// which the elimination carries from the first row on.
+/// values, c the factors, j counted in elimination order), so
+/// xᵢ = Σ_{j≥i} (∏_{i≤k<j} −cₖ) yⱼ and |xᵢ| ≤ Σⱼ mⱼ |yⱼ| with
+/// mⱼ = max_{i≤j} ∏_{i≤k<j} |cₖ| = max(1, |cⱼ₋₁| mⱼ₋₁), which the
+/// elimination carries from its first row on.
 #[allow(clippy::too_many_arguments)]
 pub fn newton_step(
+    order: RowOrder,
     grad_bend: &[f64],
     grad_twist: &[f64],
     diag: &[f64],
@@ -333,35 +352,43 @@ pub fn newton_step(
     factor: &mut [f64],
 ) -> Option<NewtonStep> {
     let n = diag.len();
+    let from_tip = order == RowOrder::TipFirst;
+    // Row k of the elimination is row `row(k)` of the system; `coupling(k)`
+    // couples it to the row eliminated before it.
+    let row = |k: usize| if from_tip { n - 1 - k } else { k };
+    let coupling = |k: usize| if from_tip { off[n - 1 - k] } else { off[k - 1] };
     let grad = |j: usize| grad_bend[j] + grad_twist[j];
-    let mut pivot = diag[0] + mu;
+    let mut pivot = diag[row(0)] + mu;
     if pivot.is_nan() || pivot <= 0.0 {
         return None;
     }
-    x[0] = -grad(0) / pivot;
+    x[row(0)] = -grad(row(0)) / pivot;
     let mut grow = 1.0f64;
-    let mut bound = x[0].abs();
-    for j in 1..n {
-        factor[j - 1] = off[j - 1] / pivot;
-        pivot = diag[j] + mu - off[j - 1] * factor[j - 1];
+    let mut bound = x[row(0)].abs();
+    for k in 1..n {
+        let (j, c) = (row(k), coupling(k));
+        factor[k - 1] = c / pivot;
+        pivot = diag[j] + mu - c * factor[k - 1];
         if pivot.is_nan() || pivot <= 0.0 {
             return None;
         }
-        x[j] = (-grad(j) - off[j - 1] * x[j - 1]) / pivot;
-        grow = (factor[j - 1].abs() * grow).max(1.0);
+        x[j] = (-grad(j) - c * x[row(k - 1)]) / pivot;
+        grow = (factor[k - 1].abs() * grow).max(1.0);
         bound += grow * x[j].abs();
     }
     if bound < below {
         return Some(NewtonStep::Below { bound });
     }
-    let mut slope = x[n - 1] * grad(n - 1);
-    let mut max_step = x[n - 1].abs();
-    let mut cubes = x[n - 1].abs().powi(3);
-    for j in (1..n).rev() {
-        x[j - 1] -= factor[j - 1] * x[j];
-        slope += x[j - 1] * grad(j - 1);
-        max_step = max_step.max(x[j - 1].abs());
-        cubes += x[j - 1].abs().powi(3);
+    let last = row(n - 1);
+    let mut slope = x[last] * grad(last);
+    let mut max_step = x[last].abs();
+    let mut cubes = x[last].abs().powi(3);
+    for k in (1..n).rev() {
+        let j = row(k - 1);
+        x[j] -= factor[k - 1] * x[row(k)];
+        slope += x[j] * grad(j);
+        max_step = max_step.max(x[j].abs());
+        cubes += x[j].abs().powi(3);
     }
     Some(NewtonStep::Full {
         slope,
@@ -496,8 +523,15 @@ pub fn twist_in(
         // (The scan, twin of the packed kernel, always searches.)
         let cubic = (form == TwistForm::Walk).then(|| cubic_bound(rest, kb, free.clone()));
         let mut out = TwistSolve::default();
+        // The order in which this iteration takes its rows: the walk's
+        // first from the root, each after it from the end the back
+        // substitution before it finished at (kernel `twist_rod` builds
+        // them in that walk, `ROWS_AHEAD`). The scan's are sums, in no
+        // order.
+        let mut order = RowOrder::RootFirst;
         for it in 0..max_iterations {
             twist_gradient(
+                order,
                 rest,
                 kb,
                 tangent,
@@ -507,10 +541,12 @@ pub fn twist_in(
                 gt,
                 Some((&mut diag[..], &mut off[..])),
             );
-            let g = |j: usize| gb[j] + gt[j];
             // The kernels take these maxima as the gradient is written
             // (`twist_gradient`'s return value in the walk): the same maxima.
-            out.residual = free.clone().map(|j| g(j).abs()).fold(0.0, f64::max);
+            out.residual = free
+                .clone()
+                .map(|j| (gb[j] + gt[j]).abs())
+                .fold(0.0, f64::max);
             out.iterations = it;
             if out.residual == 0.0 {
                 break;
@@ -523,11 +559,30 @@ pub fn twist_in(
             // the tolerance ends the solve without it (in the kernel the
             // elimination is the gradient walk's, so the walk that would
             // find the step is not made).
+            // The order of the step's rows: a shifted step's are taken from
+            // the root, from a gradient summed from the root, as kernel
+            // `twist_rod` stores them for its retries (`newton_step`).
+            let mut step_order = order;
             let found = loop {
+                if mu > 0.0 && step_order == RowOrder::TipFirst {
+                    step_order = RowOrder::RootFirst;
+                    twist_gradient(
+                        step_order,
+                        rest,
+                        kb,
+                        tangent,
+                        ref_u,
+                        theta,
+                        gb,
+                        gt,
+                        Some((&mut diag[..], &mut off[..])),
+                    );
+                }
                 let off = &off[free.start..free.end - 1];
                 let below = if mu == 0.0 { tolerance } else { 0.0 };
                 let step_found = match form {
                     TwistForm::Walk => newton_step(
+                        step_order,
                         &gb[free.clone()],
                         &gt[free.clone()],
                         &diag[free.clone()],
@@ -547,7 +602,7 @@ pub fn twist_in(
                     }),
                     TwistForm::Scan => {
                         scan_newton_step(&diag[free.clone()], off, mu, step, d, |k| {
-                            g(free.start + k)
+                            gb[free.start + k] + gt[free.start + k]
                         })
                         .map(|(slope, max_step)| Some((slope, max_step, 0.0)))
                     }
@@ -567,6 +622,9 @@ pub fn twist_in(
             let Some((slope, max_step, cubes)) = found else {
                 break;
             };
+            if form == TwistForm::Walk {
+                order = step_order.flipped();
+            }
             // The full step taken, the angles before it kept in `trial`:
             // the GPU's walk takes it in the back substitution that finds
             // it (shaders/twist.wgsl `newton_back`), one walk fewer, as a
