@@ -319,9 +319,12 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32, handed: u32)
 // projection iteration's rows as they go (`GpuContext::with_rows_ahead`):
 // the walked start sweep the first iteration's (fast projection only:
 // `StartStrain`, shaders/substep.wgsl), each moving walk of the projection
-// the next iteration's (fast projection and SHAKE: `substitute_and_move`). Off, the
-// projection builds them in a walk of its own (`eliminate_projection_rows`): the
-// same rows from the same positions in the same order.
+// the next iteration's (fast projection and SHAKE: `substitute_and_move`);
+// and the twist's back substitution the next Newton iteration's
+// (shaders/twist.wgsl `newton_back`). Off, the projection and the twist
+// build them in a walk of their own (`eliminate_projection_rows`,
+// `twist_gradient`): the same rows from the same positions and angles in
+// the same order.
 override ROWS_AHEAD: bool = true;
 
 // The state of a Newton iteration's rows (`newton_projection_from`'s

@@ -279,7 +279,8 @@ pub struct GpuContext {
     /// How far ahead the walks load (see `with_walk_ahead`).
     walk_ahead: u32,
     /// Whether the walks that finish the vertices build the next
-    /// projection iteration's rows (see `with_rows_ahead`).
+    /// projection iteration's rows, and the twist's back substitution the
+    /// next Newton iteration's (see `with_rows_ahead`).
     rows_ahead: bool,
     pipelines: PipelineCache,
 }
@@ -573,11 +574,15 @@ impl GpuContext {
     /// each moving walk of the projection, fast or SHAKE, the next
     /// iteration's (shaders/project.wgsl `substitute_and_move`), so that
     /// every iteration after a projection's first is one walk of its rod,
-    /// not two, and the first too where the sweep built its rows. Off,
-    /// the projection builds each iteration's rows in a walk of their own.
-    /// The same rows from the same positions in the same order, so the same
-    /// values (tests/gpu_frame.rs); off for that test and for timing the two
-    /// on a GPU. Kernels are compiled anew for it.
+    /// not two, and the first too where the sweep built its rows; and the
+    /// twist's back substitution the next Newton iteration's rows
+    /// (shaders/twist.wgsl `newton_back`), so that a solve ending on the
+    /// bound after a certified step is two walks, not three. Off, the
+    /// projection and the twist build each iteration's rows in a walk of
+    /// their own. The same rows from the same positions and angles in the
+    /// same order, so the same values (tests/gpu_frame.rs,
+    /// tests/gpu_parity.rs); off for those tests and for timing the two on
+    /// a GPU. Kernels are compiled anew for it.
     pub fn with_rows_ahead(&self, on: bool) -> Self {
         GpuContext {
             rows_ahead: on,
@@ -587,7 +592,8 @@ impl GpuContext {
     }
 
     /// Whether the walks that finish the vertices build the next
-    /// projection iteration's rows (`with_rows_ahead`).
+    /// projection iteration's rows, and the twist's back substitution the
+    /// next Newton iteration's (`with_rows_ahead`).
     pub fn rows_ahead(&self) -> bool {
         self.rows_ahead
     }

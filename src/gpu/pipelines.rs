@@ -225,7 +225,8 @@ impl Pipelines {
     /// `walk_ahead` vertices ahead (WGSL `WALK_AHEAD`; 0: not), and the
     /// walks that finish the vertices (the walked start sweep, the
     /// projection's moving walks) building the next projection iteration's
-    /// rows where `rows_ahead` (WGSL `ROWS_AHEAD`).
+    /// rows, and the twist's back substitution the next Newton iteration's,
+    /// where `rows_ahead` (WGSL `ROWS_AHEAD`).
     pub fn new(
         device: &wgpu::Device,
         kinds: ColliderKinds,
