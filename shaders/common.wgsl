@@ -259,7 +259,7 @@ struct Colliders {
 // Per-vertex working memory of the per-rod kernels.
 struct Scratch {
     kb: vec4<f32>,          // curvature binormal (κb)ᵢ, or per edge the projection's correction direction
-    g: vec4<f32>,           // per edge (twist): ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, off-diagonal (the walk stores them only for its shifted Newton steps)
+    g: vec4<f32>,           // per edge (twist): ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, off-diagonal (the walk stores them only for its shifted Newton steps); or, after the walk's back substitution (`newton_back`), its step (x) and the angle before it (z), for the line search
     s: vec4<f32>,           // per edge: solution / (reduced) right-hand side, elimination factor (the projection walk's: the previous row's), trial θ (twist) or far end's inverse mass (projection walk), gradient (the twist walk's Newton step) or rest length (projection walk)
     force: vec4<f32>,       // total force on the vertex (N), from `forces` to `integrate`
 }

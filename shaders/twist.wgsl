@@ -116,7 +116,7 @@ fn gradient_start(first: u32, theta: f32) -> GradientWalk {
     return GradientWalk(vec4<f32>(0.0, 0.0, abs(theta), 0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0), vec4<f32>(0.0), 0.0, theta_material_frame(first, theta), theta);
 }
 
-// Interior vertex v of rod r (bending stiffness b, twisting β, ‖B‖ b_norm):
+// Interior vertex v of a rod (bending stiffness b, twisting β, ‖B‖ b_norm):
 // its stencil completes the row of the edge behind the walk (edge v − 1
 // from the root, v from the tip), which it then takes into the maxima and
 // the elimination, and opens the row of the edge ahead (v, or v − 1), whose
@@ -125,14 +125,14 @@ fn gradient_start(first: u32, theta: f32) -> GradientWalk {
 fn gradient_vertex(w: ptr<function, GradientWalk>, v: u32, theta: f32, from_tip: bool, free: vec2<u32>, store: bool, b: vec3<f32>, beta: f32, b_norm: f32) {
     let behind = select(v - 1u, v, from_tip);
     let ahead = select(v, v - 1u, from_tip);
-    let frame = theta_material_frame(ahead, theta);
+    let frame_ahead = theta_material_frame(ahead, theta);
     let kb = scratch_kb(v).xyz;
     let l = rest[vertex_slot(v)].voronoi;
     let rk = rest[vertex_slot(v)].rest_kappa;
     // The vertex's curvature in each edge's frame and its rest value
     // (edge v − 1: rest_kappa.xy, edge v: .zw).
     let w_behind = material_curvature(kb, (*w).frame);
-    let w_ahead = material_curvature(kb, frame);
+    let w_ahead = material_curvature(kb, frame_ahead);
     let wbar_behind = select(rk.xy, rk.zw, from_tip);
     let wbar_ahead = select(rk.zw, rk.xy, from_tip);
     let kb_len = length(kb);
@@ -168,7 +168,7 @@ fn gradient_vertex(w: ptr<function, GradientWalk>, v: u32, theta: f32, from_tip:
     (*w).maxima.z = max((*w).maxima.z, abs(theta));
     (*w).open = g_ahead;
     (*w).open_cubic = cubic_term(b_norm, kb_len, wbar_ahead, l);
-    (*w).frame = frame;
+    (*w).frame = frame_ahead;
     (*w).theta = theta;
 }
 
@@ -210,7 +210,8 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool, from_tip: bool) -> Twist
 // The forward elimination of `newton_step` at mu = 0 carried along a walk
 // over the rows, in either order: whether every pivot so far was positive
 // (`solved`), the last row's pivot, eliminated value x, ∂E/∂θ and coupling
-// to the next row from the root (`off`; from the tip the next row's own),
+// to the next row from the root (`off`; unused from the tip, where the
+// next row carries its own coupling to this one),
 // and the bound on the step the back substitution would find
 // (src/cpu/twist.rs `newton_step`: |stepᵢ| ≤ Σⱼ mⱼ |xⱼ|, by the triangle
 // inequality on stepⱼ = xⱼ − cⱼ stepⱼ₊₁, j counted in elimination order).
@@ -317,8 +318,9 @@ struct BackWalk {
 
 // The back substitution of rows eliminated from the root (`from_tip`
 // false: it walks from the tip) or from the tip, from the last row's
-// eliminated value and ∂E/∂θ (`last`, the forward elimination's or
-// `twist_gradient`'s). It takes the step as it goes: each free angle θ + x
+// eliminated value and ∂E/∂θ (`last`: the forward elimination's of
+// `newton_step`, or the elimination of `twist_gradient` or of the back
+// substitution before, which built the rows ahead). It takes the step as it goes: each free angle θ + x
 // written, and x and the angle before in `scratch[e].g` (x, z), from which
 // `twist_solve` puts the angles back where it searches along the step
 // instead (rare); and it sums the slope Σ xₑ ∂E/∂θᵉ from the last row to
@@ -351,8 +353,13 @@ fn newton_back(r: u32, free: vec2<u32>, last: Elimination, from_tip: bool, ahead
     let bend = rods[r].bending.xyz;
     let beta = rods[r].bending.w;
     let b_norm = bending_norm(bend);
-    let first = select(o + n - 2u, o, up);
-    var walk = gradient_start(first, frame_theta(first));
+    // The gradient walk's state, where it walks too (its first edge's
+    // material frame is a sine and cosine not made otherwise).
+    var walk: GradientWalk;
+    if (ahead) {
+        let first = select(o + n - 2u, o, up);
+        walk = gradient_start(first, frame_theta(first));
+    }
     var loads = ahead_start();
     for (var i = 1u; i + 1u < n; i++) {
         let v = select(o + n - 1u - i, o + i, up);
@@ -431,8 +438,8 @@ fn twist_solve(r: u32) {
     var iterations = 0u;
     let free = vec2<u32>(a, b);
     // The order this iteration takes its rows in: the first from the root,
-    // each after it from the end the back substitution before it finished
-    // at (src/cpu/twist.rs `twist_in`); and whether that walk summed them
+    // each after it in the order the back substitution before it walked
+    // (src/cpu/twist.rs `twist_in`); and whether that walk summed them
     // already (`ROWS_AHEAD`, `newton_back`'s `ahead`), in `sweep`.
     var from_tip = false;
     var handed = false;
@@ -485,7 +492,7 @@ fn twist_solve(r: u32) {
         if (step.x == 0.0) {
             break;
         }
-        // The next rows from the end this step's back substitution reached.
+        // The next rows in the order this step's back substitution walked.
         let shifted = !sweep.elimination.solved;
         from_tip = !from_tip;
         let slope = step.y;

@@ -33,9 +33,10 @@ use twist::{RodRest, curvature_binormals, twist_gradient};
 /// tridiagonal rows (the projection's `eliminate_rows`, the twist's
 /// `twist_gradient` and `newton_step`); its back substitution then goes the
 /// other way. Either order solves the same system, each with its own
-/// rounding. Each solve takes the next iteration's rows from the end at
-/// which the substitution before it finished, so that on the GPU that walk
-/// also builds them behind its stores (WGSL `ROWS_AHEAD`): one walk an
+/// rounding. Each solve takes the next iteration's rows in the order the
+/// substitution before it walked (from the end it started at, where the
+/// elimination before it ended), so that on the GPU that walk also builds
+/// them behind its stores (WGSL `ROWS_AHEAD`): one walk an
 /// iteration after the first, not two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RowOrder {
@@ -46,8 +47,8 @@ pub enum RowOrder {
 }
 
 impl RowOrder {
-    /// The next iteration's: its rows are taken from the end at which the
-    /// substitution before it finishes (on the GPU, in that walk).
+    /// The next iteration's: its rows are taken in the order the
+    /// substitution before it walks (on the GPU, in that walk).
     pub fn flipped(self) -> RowOrder {
         match self {
             RowOrder::TipFirst => RowOrder::RootFirst,

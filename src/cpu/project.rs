@@ -345,7 +345,7 @@ pub fn project_shake(
 /// `eliminate_rows` builds the tridiagonal system and eliminates it as it
 /// goes, then `substitute_and_move` solves it back the other way and moves
 /// the vertices. The first iteration takes the rows tip first, and each
-/// after it from the end the iteration before finished at (`RowOrder`), so
+/// after it in the order the substitution before it walked (`RowOrder`), so
 /// that on the GPU each iteration's moving walk also builds the next one's
 /// rows behind its stores: one walk an iteration after the first, not two.
 #[allow(clippy::too_many_arguments)]
@@ -473,8 +473,8 @@ impl ProjectionSystem<'_> {
     /// operation. Tip first for a projection's first iteration, because the
     /// walked GPU form builds and eliminates them inside its start sweep,
     /// which finishes the vertices tip to root (shaders/substep.wgsl
-    /// `substep_start_walk`); then from whichever end the substitution
-    /// before finished at, because the GPU builds them inside that walk
+    /// `substep_start_walk`); then in the order the substitution before
+    /// walked, because the GPU builds them inside that walk
     /// (shaders/project.wgsl `newton_projection_from`). An edge with both
     /// ends anchored, or one that filtered vertices hold at its length (a
     /// diagonal ≤ 1e-12 of its scale), gets the row δλ = 0 and no coupling,

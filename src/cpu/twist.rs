@@ -179,8 +179,8 @@ pub fn twist_gradient(
     let from_tip = order == RowOrder::TipFirst;
     // The frame of the edge behind the walk, carried to the next vertex.
     let mut behind = frame(if from_tip { n - 2 } else { 0 });
-    for k in 0..n.saturating_sub(2) {
-        let i = if from_tip { n - 2 - k } else { k + 1 };
+    for step in 0..n.saturating_sub(2) {
+        let i = if from_tip { n - 2 - step } else { step + 1 };
         let ahead = frame(if from_tip { i - 1 } else { i });
         let (prev, next) = if from_tip {
             (ahead, behind)
@@ -524,9 +524,9 @@ pub fn twist_in(
         let cubic = (form == TwistForm::Walk).then(|| cubic_bound(rest, kb, free.clone()));
         let mut out = TwistSolve::default();
         // The order in which this iteration takes its rows: the walk's
-        // first from the root, each after it from the end the back
-        // substitution before it finished at (kernel `twist_rod` builds
-        // them in that walk, `ROWS_AHEAD`). The scan's are sums, in no
+        // first from the root, each after it in the order the back
+        // substitution before it walked (kernel `twist_rod` builds them in
+        // that walk, `ROWS_AHEAD`). The scan's are sums, in no
         // order.
         let mut order = RowOrder::RootFirst;
         for it in 0..max_iterations {

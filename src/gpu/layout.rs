@@ -376,7 +376,10 @@ pub struct GpuScratch {
     /// Curvature binormal (κb)ᵢ, or per edge the projection's correction
     /// direction; w unused.
     pub kb: [f32; 4],
-    /// Per edge (twist): ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, coupling to the next edge.
+    /// Per edge (twist): ∂E_bend/∂θ, ∂E_twist/∂θ, Hessian diagonal, coupling
+    /// to the next edge (the walk stores them only for its shifted Newton
+    /// steps); or, after the walk's back substitution, its step (x) and the
+    /// angle before it (z), for the line search.
     pub g: [f32; 4],
     /// Per edge: solution or (reduced) right-hand side; elimination factor (the
     /// projection's walk: the previous row's); trial θ (twist) or the far
