@@ -100,6 +100,25 @@ fn theta_material_frame(e: u32, theta: f32) -> MaterialFrame {
     return material_frame(frame_tangent(e).xyz, frame_ref_u(e).xyz, theta);
 }
 
+// An elimination that has taken no row, and a sweep of no rows.
+fn elimination_none() -> Elimination {
+    return Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0);
+}
+
+fn sweep_none() -> TwistSweep {
+    return TwistSweep(vec4<f32>(0.0), elimination_none());
+}
+
+// One bending term's parts of its edge's row (src/cpu/twist.rs
+// `twist_gradient`): ∂/∂θ of (ω − ω̄)ᵀB(ω − ω̄)/(2l̄) (x, to subtract) and
+// its second derivative (y), for the vertex's curvature ω in the edge's
+// frame and its rest value ω̄.
+fn bending_row_terms(b: vec3<f32>, w: vec2<f32>, wbar: vec2<f32>, l: f32) -> vec2<f32> {
+    let bd = apply_bending(b, w - wbar);
+    let jw = rot_j(w);
+    return vec2<f32>(dot(jw, bd) / l, (dot(jw, apply_bending(b, jw)) - dot(w, bd)) / l);
+}
+
 // A gradient walk between vertices: what `twist_gradient` carries.
 struct GradientWalk {
     maxima: vec4<f32>,
@@ -113,7 +132,7 @@ struct GradientWalk {
 // Rod r's walk before its first vertex: behind it the first edge it meets
 // (edge 0 from the root, the last edge from the tip), at angle theta.
 fn gradient_start(first: u32, theta: f32) -> GradientWalk {
-    return GradientWalk(vec4<f32>(0.0, 0.0, abs(theta), 0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0), vec4<f32>(0.0), 0.0, theta_material_frame(first, theta), theta);
+    return GradientWalk(vec4<f32>(0.0, 0.0, abs(theta), 0.0), elimination_none(), vec4<f32>(0.0), 0.0, theta_material_frame(first, theta), theta);
 }
 
 // Interior vertex v of a rod (bending stiffness b, twisting β, ‖B‖ b_norm):
@@ -136,24 +155,22 @@ fn gradient_vertex(w: ptr<function, GradientWalk>, v: u32, theta: f32, from_tip:
     let wbar_behind = select(rk.xy, rk.zw, from_tip);
     let wbar_ahead = select(rk.zw, rk.xy, from_tip);
     let kb_len = length(kb);
-    let bd_behind = apply_bending(b, w_behind - wbar_behind);
-    let jw_behind = rot_j(w_behind);
-    let bd_ahead = apply_bending(b, w_ahead - wbar_ahead);
-    let jw_ahead = rot_j(w_ahead);
+    let terms_behind = bending_row_terms(b, w_behind, wbar_behind, l);
+    let terms_ahead = bending_row_terms(b, w_ahead, wbar_ahead, l);
     // The twisting term of θᵛ − θᵛ⁻¹, which edge v gains and edge v − 1
     // loses, and its Hessian entries.
     let dm = select(theta - (*w).theta, (*w).theta - theta, from_tip);
     let t = 2.0 * beta * dm / l;
     let h = 2.0 * beta / l;
     var g = (*w).open;
-    g.x -= dot(jw_behind, bd_behind) / l;
-    g.z += (dot(jw_behind, apply_bending(b, jw_behind)) - dot(w_behind, bd_behind)) / l;
+    g.x -= terms_behind.x;
+    g.z += terms_behind.y;
     g.y += select(-t, t, from_tip);
     g.z += h;
     g.w -= select(h, 0.0, from_tip);
     var g_ahead = vec4<f32>(0.0);
-    g_ahead.x -= dot(jw_ahead, bd_ahead) / l;
-    g_ahead.z += (dot(jw_ahead, apply_bending(b, jw_ahead)) - dot(w_ahead, bd_ahead)) / l;
+    g_ahead.x -= terms_ahead.x;
+    g_ahead.z += terms_ahead.y;
     g_ahead.y += select(t, -t, from_tip);
     g_ahead.z += h;
     g_ahead.w -= select(0.0, h, from_tip);
@@ -187,7 +204,7 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool, from_tip: bool) -> Twist
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     if (n < 2u) {
-        return TwistSweep(vec4<f32>(0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0));
+        return sweep_none();
     }
     let b = rods[r].bending.xyz;
     let beta = rods[r].bending.w;
@@ -385,7 +402,7 @@ fn newton_back(r: u32, free: vec2<u32>, last: Elimination, from_tip: bool, ahead
         }
     }
     ahead_end(loads);
-    var sweep = TwistSweep(vec4<f32>(0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0));
+    var sweep = sweep_none();
     if (ahead) {
         sweep = gradient_end(&walk, select(o, o + n - 2u, up), !up, free, false);
     }
@@ -443,7 +460,7 @@ fn twist_solve(r: u32) {
     // already (`ROWS_AHEAD`, `newton_back`'s `ahead`), in `sweep`.
     var from_tip = false;
     var handed = false;
-    var sweep = TwistSweep(vec4<f32>(0.0), Elimination(false, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0));
+    var sweep = sweep_none();
     for (var it = 0u; it < params.twist_max_iterations; it++) {
         // A loop that runs once, where a lane needs the walk: on a software
         // adapter an `if` would run it for every lane.
@@ -623,10 +640,9 @@ fn twist_gradient_row(r: u32, v: u32, j: u32) -> vec4<f32> {
     if (j >= 1u) {
         let l = rest[vertex_slot(v)].voronoi;
         let w = material_curvature(scratch_kb(v).xyz, edge_material_frame(v, false));
-        let bd = apply_bending(b, w - rest[vertex_slot(v)].rest_kappa.zw);
-        let jw = rot_j(w);
-        g.x -= dot(jw, bd) / l;
-        g.z += (dot(jw, apply_bending(b, jw)) - dot(w, bd)) / l;
+        let terms = bending_row_terms(b, w, rest[vertex_slot(v)].rest_kappa.zw, l);
+        g.x -= terms.x;
+        g.z += terms.y;
         let m = frame_theta(v) - frame_theta(v - 1u);
         g.y += 2.0 * beta * m / l;
         g.z += 2.0 * beta / l;
@@ -635,10 +651,9 @@ fn twist_gradient_row(r: u32, v: u32, j: u32) -> vec4<f32> {
         let u = v + 1u;
         let l = rest[vertex_slot(u)].voronoi;
         let w = material_curvature(scratch_kb(u).xyz, edge_material_frame(v, false));
-        let bd = apply_bending(b, w - rest[vertex_slot(u)].rest_kappa.xy);
-        let jw = rot_j(w);
-        g.x -= dot(jw, bd) / l;
-        g.z += (dot(jw, apply_bending(b, jw)) - dot(w, bd)) / l;
+        let terms = bending_row_terms(b, w, rest[vertex_slot(u)].rest_kappa.xy, l);
+        g.x -= terms.x;
+        g.z += terms.y;
         let m = frame_theta(u) - frame_theta(v);
         g.y -= 2.0 * beta * m / l;
         g.z += 2.0 * beta / l;
