@@ -111,29 +111,33 @@ fn substep_start_pack(w: u32, lid: u32) {
 }
 
 // project, [contact, project (filtered), contact], project_velocity,
-// frames, twist.
+// frames, twist: the phases' projections and contact passes in a loop over
+// the two phases, as on the CPU (src/cpu/mod.rs `substep_finish`), so that
+// the kernel holds one copy of each stage, not two. (llvmpipe compiles a
+// kernel with barriers as a coroutine, in time that grows faster than its
+// size: with the two copies inlined the one-dispatch `substep` took it
+// 114 s, with one 62 s; docs/BENCHMARKS.md, fortieth session.)
 fn substep_finish_pack(w: u32, lid: u32) {
     let shake = params.projection == PROJECTION_SHAKE;
     let project = params.projection == PROJECTION_FAST || shake;
-    stage_phase = 0u;
-    if (project) {
-        project_pack(w, lid, shake);
-        stage_barrier();
-    }
-    if (colliders.count > 0u) {
-        contact_pack(w, lid);
-        stage_barrier();
-        stage_phase = 1u;
+    for (var phase = 0u; phase < 2u; phase++) {
+        stage_phase = phase;
         if (project) {
             project_pack(w, lid, shake);
             stage_barrier();
         }
+        if (colliders.count == 0u) {
+            break;
+        }
         // The second pass only where it can change something, as in the
         // walked form, here per pack (`pack_needs_contact_again`).
-        if (pack_needs_contact_again(w, lid, project)) {
-            contact_pack(w, lid);
-            stage_barrier();
+        if (phase == 1u) {
+            if (!pack_needs_contact_again(w, lid, project)) {
+                break;
+            }
         }
+        contact_pack(w, lid);
+        stage_barrier();
     }
     let range = pack_vertex_range(w);
     for (var i = lid; i < range.y; i += PACK_WORKGROUP) {

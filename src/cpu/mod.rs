@@ -1343,7 +1343,8 @@ pub fn substep_start(rods: &RodSet, params: &SimParams, r: usize, t: f64, h: f64
 
 /// The second half of rod `r`'s substep (the GPU's `substep_finish`):
 /// project; with colliders contact (vertices, even edges, odd edges), the
-/// projection filtered by the contacts, contact again; project_velocity
+/// projection filtered by the contacts, contact again where it can change
+/// something; project_velocity
 /// (with the chatter count), frames, twist, and the per-rod check.
 /// `poses`: the colliders' anchors at t and t + h (`collider_poses`).
 pub fn substep_finish(
@@ -1355,66 +1356,65 @@ pub fn substep_finish(
     h: f64,
     w: &mut RodWork,
 ) -> RodReport {
-    // project
-    let p = project_rod(rods, params, r, w, 0);
-    let mut report = RodReport {
-        projection_iterations: p.iterations,
-        projection_converged: p.converged,
-        unconverged: p.failed,
-        ..RodReport::default()
-    };
-    if !rods.colliders.is_empty() {
-        let (radius, inv_mass) = (rods.material[r].radius, &rods.inv_mass[rods.vertices(r)]);
-        for phase in 0..2 {
-            // contact, contact_edges_even, contact_edges_odd
-            let found = contact::contact(
+    let mut report = RodReport::default();
+    let (radius, inv_mass) = (rods.material[r].radius, &rods.inv_mass[rods.vertices(r)]);
+    // The two phases: in each the projection (phase 1 filtered by the
+    // contacts), then with colliders contact's pass of that phase; the
+    // packed kernel's loop (shaders/substep.wgsl `substep_finish_pack`).
+    for phase in 0..2 {
+        // project
+        let p = project_rod(rods, params, r, w, phase);
+        report.projection_iterations += p.iterations;
+        if phase == 0 {
+            report.projection_converged = p.converged;
+            // A filtered projection may leave strain where contacts hold
+            // vertices along an edge (or friction holds both ends of a
+            // straight stretch); the next substep's plain one resolves it,
+            // so only the plain projection can fail the run.
+            report.unconverged = p.failed;
+        } else {
+            report.projection_converged &= p.converged;
+        }
+        if rods.colliders.is_empty() {
+            break;
+        }
+        // The second contact pass only where it can change something: a
+        // rod that phase 0 left out of contact (so moved nowhere) and the
+        // filtered projection did not move is where phase 0 found nothing,
+        // so the pass would find nothing and change nothing. Exact; the
+        // GPU's substeps do the same (shaders/substep.wgsl).
+        if phase == 1 && p.iterations == 0 && !rod_in_contact(w.contact) {
+            break;
+        }
+        // contact, contact_edges_even, contact_edges_odd
+        let found = contact::contact(
+            &rods.colliders,
+            poses,
+            radius,
+            inv_mass,
+            phase,
+            h,
+            w.s.pos,
+            w.pos_unc,
+            w.s.vel,
+            w.contact,
+        );
+        for parity in [0, 1] {
+            contact::contact_edges(
                 &rods.colliders,
                 poses,
                 radius,
                 inv_mass,
                 phase,
                 h,
+                parity,
                 w.s.pos,
                 w.pos_unc,
                 w.s.vel,
                 w.contact,
             );
-            for parity in [0, 1] {
-                contact::contact_edges(
-                    &rods.colliders,
-                    poses,
-                    radius,
-                    inv_mass,
-                    phase,
-                    h,
-                    parity,
-                    w.s.pos,
-                    w.pos_unc,
-                    w.s.vel,
-                    w.contact,
-                );
-            }
-            report.tunnel = report.tunnel.or(found.tunnel);
-            // project (filtered), between the two contact phases
-            if phase == 0 {
-                // A filtered projection may leave strain where contacts hold
-                // vertices along an edge (or friction holds both ends of a
-                // straight stretch); the next substep's plain one resolves it,
-                // so only the plain projection can fail the run.
-                let p = project_rod(rods, params, r, w, 1);
-                report.projection_iterations += p.iterations;
-                report.projection_converged &= p.converged;
-                // The second contact pass only where it can change
-                // something: a rod that phase 0 left out of contact (so
-                // moved nowhere) and the filtered projection did not move
-                // is where phase 0 found nothing, so the pass would find
-                // nothing and change nothing. Exact; the GPU's walked
-                // substep does the same (shaders/substep.wgsl).
-                if p.iterations == 0 && !rod_in_contact(w.contact) {
-                    break;
-                }
-            }
         }
+        report.tunnel = report.tunnel.or(found.tunnel);
     }
     // project_velocity (with the chatter count)
     report.chatter = project::project_velocity(
