@@ -244,7 +244,7 @@ fn forces_pack(w: u32, lid: u32) {
     var bend: array<VertexTriple, ROWS_PER_INVOCATION>;
     var kbs: array<vec3<real>, ROWS_PER_INVOCATION>;
     var lens: array<vec2<real>, ROWS_PER_INVOCATION>;
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
@@ -267,7 +267,7 @@ fn forces_pack(w: u32, lid: u32) {
     workgroupBarrier();
     // (b) Cⱼ per edge, as `twist_gradient` sums it (vertex j's part, then
     // vertex j+1's); at a clamped last edge −∂E_twist/∂θⁿ instead.
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
@@ -296,7 +296,7 @@ fn forces_pack(w: u32, lid: u32) {
     let most = pack_most_edges(rods_of);
     for (var s = 1u; s < most; s *= 2u) {
         var sums: array<f32, ROWS_PER_INVOCATION>;
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
@@ -309,7 +309,7 @@ fn forces_pack(w: u32, lid: u32) {
             }
         }
         workgroupBarrier();
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 forces_holonomy[i] = sums[q];
@@ -321,7 +321,7 @@ fn forces_pack(w: u32, lid: u32) {
     // terms on its neighbours to workgroup memory, its own kept.
     var own: array<vec3<real>, ROWS_PER_INVOCATION>;
     var on_next: array<vec3<real>, ROWS_PER_INVOCATION>;
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
@@ -346,7 +346,7 @@ fn forces_pack(w: u32, lid: u32) {
     // vertex first, then (after a barrier, through the same memory) those
     // on the next.
     var f: array<vec3<real>, ROWS_PER_INVOCATION>;
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         f[q] = vec3<real>(0.0);
         if (i < n) {
@@ -360,14 +360,14 @@ fn forces_pack(w: u32, lid: u32) {
         }
     }
     workgroupBarrier();
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             pack_rows_split(i, on_next[q]);
         }
     }
     workgroupBarrier();
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;

@@ -111,7 +111,7 @@ fn frames_pack(w: u32, lid: u32) {
         return;
     }
     // (a) Tangents; the first edge's u⁰ carried in time to its new tangent.
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
@@ -130,7 +130,7 @@ fn frames_pack(w: u32, lid: u32) {
     }
     workgroupBarrier();
     // (b) Each edge's transport from the one before.
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
@@ -150,7 +150,7 @@ fn frames_pack(w: u32, lid: u32) {
     let most = pack_most_edges(rods_of);
     for (var s = 1u; s < most; s *= 2u) {
         var products: array<vec4<f32>, ROWS_PER_INVOCATION>;
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
@@ -162,7 +162,7 @@ fn frames_pack(w: u32, lid: u32) {
             }
         }
         workgroupBarrier();
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 pack_rows_b[i] = products[q];
@@ -172,7 +172,7 @@ fn frames_pack(w: u32, lid: u32) {
     }
     // (d) uʲ = Qⱼ u⁰, re-orthonormalised against tʲ, each frame written
     // once; the row of a clamped end edge sets its twist from the anchor.
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;

@@ -27,6 +27,28 @@ const ROWS_PER_INVOCATION: u32 = 4u; // PACK_ROWS / PACK_WORKGROUP
 const PACK_RODS: u32 = 128u;         // rods of a pack at most (2 vertices each at least)
 const RESIDENT_STATE_ROWS: u32 = 1u; // PACK_ROWS where a pack's whole state is resident (shaders/resident.wgsl), else 1
 // END pack shape
+
+// Whether a pack's row loops (`for q < row_loop_end(lid, n)`, row
+// i = lid + PACK_WORKGROUP·q) run to ROWS_PER_INVOCATION, a constant the
+// compiler unrolls (a GPU: each of the invocation's rows in registers of
+// its own), or to the rows the invocation holds, which it cannot
+// (`GpuContext::with_unrolled_rows`; a CPU adapter: llvmpipe compiles a
+// kernel with barriers as a coroutine, in time that grows faster than its
+// blocks, and the unrolled loops doubled the packed fused kernels' compile,
+// docs/BENCHMARKS.md, fortieth session). The same rows either way: every
+// row loop's body is under `if (i < n)`, and the rows it skips are those.
+override UNROLL_ROWS: bool = true;
+
+// The end of invocation lid's row loops over a pack of n rows (n ≤
+// PACK_ROWS): ROWS_PER_INVOCATION where UNROLL_ROWS, else the rows
+// lid + PACK_WORKGROUP·q < n (lid < PACK_WORKGROUP, so the sum does not
+// wrap; at most ROWS_PER_INVOCATION, so arrays of that many stay in bounds).
+fn row_loop_end(lid: u32, n: u32) -> u32 {
+    if (UNROLL_ROWS) {
+        return ROWS_PER_INVOCATION;
+    }
+    return min(ROWS_PER_INVOCATION, (n + PACK_WORKGROUP - 1u - lid) / PACK_WORKGROUP);
+}
 // A row whose reduced diagonal falls below this fraction of its own is
 // singular (src/cpu/project.rs `PCR_SINGULAR`): for the symmetric positive
 // definite systems of the projection the reduced diagonal is 1/(A⁻¹)ᵢᵢ,
@@ -63,7 +85,7 @@ fn pack_rods(w: u32) -> vec2<u32> {
 // `rod_over`, above `exact` into `rod_over_exact`, over the movable edges of
 // the rods still iterating (`all`: of every rod).
 fn measure_strain(lid: u32, v0: u32, n: u32, first: u32, tolerance: f32, exact: f32, exact_ulps: f32, all: bool) {
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
@@ -93,7 +115,7 @@ fn pcr_solve(lid: u32, n: u32) {
         var diag: array<f32, ROWS_PER_INVOCATION>;
         var upper: array<f32, ROWS_PER_INVOCATION>;
         var rhs: array<f32, ROWS_PER_INVOCATION>;
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 var b = pcr_diag[i];
@@ -119,7 +141,7 @@ fn pcr_solve(lid: u32, n: u32) {
             }
         }
         workgroupBarrier();
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 pcr_lower[i] = lower[q];
@@ -130,7 +152,7 @@ fn pcr_solve(lid: u32, n: u32) {
         }
         workgroupBarrier();
     }
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             pcr_rhs[i] = pcr_rhs[i] / pcr_diag[i];
@@ -165,7 +187,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         atomicStore(&rod_singular[k], 0u);
     }
     if (shake) {
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n && rest[vertex_slot(v0 + i)].rest_len > 0.0) {
                 let v = v0 + i;
@@ -212,7 +234,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         }
         // (2) This iteration's edge vectors, saved before any vertex moves.
         if (!shake) {
-            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            for (var q = 0u; q < row_loop_end(lid, n); q++) {
                 let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
@@ -226,7 +248,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         workgroupBarrier();
         // (3) Diagonal and constraint value Cⱼ = |eʲ|² − |ēʲ|² of each row
         // (`newton_projection`).
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
@@ -256,7 +278,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         // vertex's as the other edge uses it (`edge_apply_inv_mass`: a stuck
         // vertex's weight depends on the edge, so not symmetric even for the
         // fast projection, d = e).
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
@@ -278,7 +300,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         workgroupBarrier();
         // (5)
         pcr_solve(lid, n);
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n && row_edge[i] == 1u && !(pcr_diag[i] > PCR_SINGULAR * row_diag[i])) {
                 atomicStore(&rod_singular[rest[vertex_slot(v0 + i)].rod - first], 1u);
@@ -287,7 +309,7 @@ fn project_pack(w: u32, lid: u32, shake: bool) {
         workgroupBarrier();
         // (6) Each vertex moves by its edges' multipliers, unless its rod's
         // system was singular (the serial form stops before moving).
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;

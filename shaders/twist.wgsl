@@ -683,7 +683,7 @@ fn twist_vertex_energy(r: u32, v: u32, k: u32, trial: bool) -> f32 {
 fn twist_rod_sums(lid: u32, v0: u32, n: u32, most: u32) {
     for (var s = 1u; s < most; s *= 2u) {
         var sums: array<f32, ROWS_PER_INVOCATION>;
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
@@ -695,7 +695,7 @@ fn twist_rod_sums(lid: u32, v0: u32, n: u32, most: u32) {
             }
         }
         workgroupBarrier();
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 twist_sum[i] = sums[q];
@@ -766,7 +766,7 @@ fn twist_pack(w: u32, lid: u32) {
         atomicStore(&pack_busy, 0u);
     }
     workgroupBarrier();
-    for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+    for (var q = 0u; q < row_loop_end(lid, n); q++) {
         let i = lid + q * PACK_WORKGROUP;
         if (i < n) {
             let v = v0 + i;
@@ -799,7 +799,7 @@ fn twist_pack(w: u32, lid: u32) {
             twist_state[k] &= TWIST_HAVE_E0;
         }
         workgroupBarrier();
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
@@ -840,7 +840,7 @@ fn twist_pack(w: u32, lid: u32) {
             }
             // The minors' matrices of the free rows of rods not yet solved,
             // the identity elsewhere.
-            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            for (var q = 0u; q < row_loop_end(lid, n); q++) {
                 let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
@@ -863,7 +863,7 @@ fn twist_pack(w: u32, lid: u32) {
             // Prefix products within each rod's free rows, later factors on the left.
             for (var s = 1u; s < most; s *= 2u) {
                 var prod: array<vec4<f32>, ROWS_PER_INVOCATION>;
-                for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                for (var q = 0u; q < row_loop_end(lid, n); q++) {
                     let i = lid + q * PACK_WORKGROUP;
                     if (i < n) {
                         let v = v0 + i;
@@ -876,7 +876,7 @@ fn twist_pack(w: u32, lid: u32) {
                     }
                 }
                 workgroupBarrier();
-                for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+                for (var q = 0u; q < row_loop_end(lid, n); q++) {
                     let i = lid + q * PACK_WORKGROUP;
                     if (i < n) {
                         pcr_lower[i] = prod[q].x;
@@ -888,7 +888,7 @@ fn twist_pack(w: u32, lid: u32) {
                 workgroupBarrier();
             }
             // Dᵢ (up to a positive factor) = the product's m00.
-            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            for (var q = 0u; q < row_loop_end(lid, n); q++) {
                 let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
@@ -899,7 +899,7 @@ fn twist_pack(w: u32, lid: u32) {
             }
             workgroupBarrier();
             // The system of the rods that passed now; the identity elsewhere.
-            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            for (var q = 0u; q < row_loop_end(lid, n); q++) {
                 let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
@@ -928,7 +928,7 @@ fn twist_pack(w: u32, lid: u32) {
             }
             workgroupBarrier();
             pcr_solve(lid, n);
-            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            for (var q = 0u; q < row_loop_end(lid, n); q++) {
                 let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
@@ -965,7 +965,7 @@ fn twist_pack(w: u32, lid: u32) {
             }
         }
         workgroupBarrier();
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
@@ -988,7 +988,7 @@ fn twist_pack(w: u32, lid: u32) {
         }
         workgroupBarrier();
         // A step below the tolerance is taken without a line search.
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
@@ -1016,7 +1016,7 @@ fn twist_pack(w: u32, lid: u32) {
             break;
         }
         // (5) The energy at the current angles where not known yet.
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;
@@ -1041,7 +1041,7 @@ fn twist_pack(w: u32, lid: u32) {
         // Backtracking line search with the Armijo condition, every rod
         // halving its own α until it accepts or gives up.
         for (var ls = 0u; ls < 64u; ls++) {
-            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            for (var q = 0u; q < row_loop_end(lid, n); q++) {
                 let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
@@ -1053,7 +1053,7 @@ fn twist_pack(w: u32, lid: u32) {
             }
             storageBarrier();
             workgroupBarrier();
-            for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+            for (var q = 0u; q < row_loop_end(lid, n); q++) {
                 let i = lid + q * PACK_WORKGROUP;
                 if (i < n) {
                     let v = v0 + i;
@@ -1095,7 +1095,7 @@ fn twist_pack(w: u32, lid: u32) {
             }
         }
         // The accepted angles; a step below the tolerance ends the rod's solve.
-        for (var q = 0u; q < ROWS_PER_INVOCATION; q++) {
+        for (var q = 0u; q < row_loop_end(lid, n); q++) {
             let i = lid + q * PACK_WORKGROUP;
             if (i < n) {
                 let v = v0 + i;

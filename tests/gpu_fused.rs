@@ -114,6 +114,19 @@ fn staged_against_each(
     frames: usize,
     ulps: f64,
 ) -> Vec<(f64, f64, f64, f64)> {
+    staged_against_each_on(staged, others, set, frames, ulps, &|ctx| ctx.clone())
+}
+
+/// `staged_against_each` with `others` run on the test's GPU context as
+/// `other_ctx` makes it.
+fn staged_against_each_on(
+    staged: (Form, PackShape),
+    others: &[(Form, PackShape)],
+    set: &[&str],
+    frames: usize,
+    ulps: f64,
+    other_ctx: &dyn Fn(&strands::gpu::GpuContext) -> strands::gpu::GpuContext,
+) -> Vec<(f64, f64, f64, f64)> {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, Path::new("fused.toml"), &set).unwrap();
     let (rods, state) = scene.build();
@@ -138,7 +151,10 @@ fn staged_against_each(
         *v += unit(&mut r) * 0.2;
     }
     let ctx = gpu();
-    let run = |(form, shape): (Form, PackShape), state: &strands::rods::State| {
+    let other = other_ctx(&ctx);
+    let run = |ctx: &strands::gpu::GpuContext,
+               (form, shape): (Form, PackShape),
+               state: &strands::rods::State| {
         let ctx = ctx.with_pack_shape(shape);
         let mut g = GpuSimulator::new(&ctx, rods.clone(), state.clone(), scene.params).unwrap();
         g.set_form(form)
@@ -149,7 +165,7 @@ fn staged_against_each(
         }
         (start, g.read_state())
     };
-    let (start, staged_end) = run(staged, &state);
+    let (start, staged_end) = run(&ctx, staged, &state);
     let amplified = if ulps > 0.0 {
         let mut moved = state.clone();
         for p in moved.pos.iter_mut() {
@@ -160,7 +176,7 @@ fn staged_against_each(
                 p[c] += if r.random_bool(0.5) { ulps } else { -ulps } * ulp;
             }
         }
-        max_diff(&run(staged, &moved).1.pos, &staged_end.pos)
+        max_diff(&run(&ctx, staged, &moved).1.pos, &staged_end.pos)
     } else {
         0.0
     };
@@ -170,8 +186,8 @@ fn staged_against_each(
         .min(max_diff(&staged_end.pos[long.clone()], &start.pos[long]));
     others
         .iter()
-        .map(|&other| {
-            let (_, end) = run(other, &state);
+        .map(|&other_form| {
+            let (_, end) = run(&other, other_form, &state);
             (
                 max_diff(&staged_end.pos, &end.pos),
                 max_abs_diff(&staged_end.theta, &end.theta),
@@ -228,13 +244,24 @@ fn assert_agree(set: &[&str]) {
 /// `assert_agree` for each (form, pack shape) run of `others` against
 /// `staged`.
 fn assert_each_agrees(set: &[&str], staged: (Form, PackShape), others: &[(Form, PackShape)]) {
+    assert_each_agrees_on(set, staged, others, &|ctx| ctx.clone());
+}
+
+/// `assert_each_agrees` with `others` run on the context `other_ctx`
+/// makes of the test's.
+fn assert_each_agrees_on(
+    set: &[&str],
+    staged: (Form, PackShape),
+    others: &[(Form, PackShape)],
+    other_ctx: &dyn Fn(&strands::gpu::GpuContext) -> strands::gpu::GpuContext,
+) {
     let on_gpu = gpu().info.device_type != wgpu::DeviceType::Cpu;
     let (frames, ulps) = if on_gpu {
         (1, strands::gpu::layout::APPROX_ULPS)
     } else {
         (3, 0.0)
     };
-    let results = staged_against_each(staged, others, set, frames, ulps);
+    let results = staged_against_each_on(staged, others, set, frames, ulps, other_ctx);
     for (&fused, (dx, dtheta, travel, amplified)) in others.iter().zip(results) {
         let substeps = frames as u32 * substeps_of(set);
         let bound = (substeps as f64 * amplified).max(1e-6);
@@ -315,6 +342,43 @@ fn resident_state_changes_nothing_but_where_it_is_kept() {
             "{set:?}, {shape} rows: twist differs by {dtheta:.3e} rad"
         );
     }
+}
+
+/// The packs' row loops (each invocation's rows of its pack, shaders/
+/// project_pack.wgsl `row_loop_end`) run to the constant
+/// `ROWS_PER_INVOCATION`, unrolled, against run to the rows the invocation
+/// holds (`GpuContext::with_unrolled_rows`; a GPU's default against a CPU
+/// adapter's): the rows past the pack's end do nothing in either, so the
+/// same rows in the same order, in every packed stage (forces, the
+/// projection, contact, frames, twist; `Form::Packed`, the stages the
+/// fused kernels inline), with hair–hair interaction. On a CPU adapter
+/// (lavapipe) the same bits: a loop that ended a row early (the hair's
+/// packs end mid-invocation: 11-vertex strands, up to 253 of 256 rows) or
+/// skipped a row would move vertices by the projection's and contact's
+/// corrections, ~1e-4 m and more (`row_loop_end` one short: checked). On a
+/// GPU, whose compiler may contract the two differently, they agree as two
+/// forms do (`assert_each_agrees`).
+#[test]
+fn packed_row_loops_unrolled_or_not_give_the_same_rows() {
+    let ctx = gpu();
+    let d = PackShape::DEFAULT;
+    let flip = |c: &strands::gpu::GpuContext| c.with_unrolled_rows(!c.unrolled_rows());
+    if ctx.info.device_type != wgpu::DeviceType::Cpu {
+        assert_each_agrees_on(&[], (Form::Packed, d), &[(Form::Packed, d)], &flip);
+        return;
+    }
+    assert!(
+        !ctx.unrolled_rows(),
+        "a CPU adapter's row loops run to the rows each invocation holds"
+    );
+    let (dx, dtheta, travel, _) =
+        staged_against_each_on((Form::Packed, d), &[(Form::Packed, d)], &[], 3, 0.0, &flip)[0];
+    eprintln!(
+        "Packed, row loops not unrolled − unrolled: {dx:.3e} m, {dtheta:.3e} rad; travel {travel:.3e} m"
+    );
+    assert!(travel > 1e-3, "a strand did not move: {travel:.3e} m");
+    assert_eq!(dx, 0.0, "positions differ by {dx:.3e} m");
+    assert_eq!(dtheta, 0.0, "twist differs by {dtheta:.3e} rad");
 }
 
 /// With hair–hair interaction: `substep_start`, the grid, `substep_finish`.

@@ -1028,7 +1028,8 @@ fn wgsl_constants_match_rust() {
 /// The override constants the host sets per pipeline (`Pipelines::new`:
 /// the interleaved rod length, `INTERLEAVE`, how far the walks load ahead,
 /// `WALK_AHEAD`, whether the walks that finish the vertices build the
-/// projection's next rows, `ROWS_AHEAD`, and `pipelines::ColliderKinds::constants`) are the ones
+/// projection's next rows, `ROWS_AHEAD`, whether the packs' row loops run
+/// to a constant, `UNROLL_ROWS`, and `pipelines::ColliderKinds::constants`) are the ones
 /// the shaders declare, so none is silently ignored or left at its
 /// default.
 #[test]
@@ -1043,6 +1044,7 @@ fn collider_kind_overrides_are_declared() {
         "INTERLEAVE".to_string(),
         "WALK_AHEAD".to_string(),
         "ROWS_AHEAD".to_string(),
+        "UNROLL_ROWS".to_string(),
     ];
     set.extend(
         strands::gpu::pipelines::ColliderKinds::ALL

@@ -282,6 +282,9 @@ pub struct GpuContext {
     /// projection iteration's rows, and the twist's back substitution the
     /// next Newton iteration's (see `with_rows_ahead`).
     rows_ahead: bool,
+    /// Whether the packs' row loops run to a constant the compiler unrolls
+    /// (see `with_unrolled_rows`).
+    unroll_rows: bool,
     pipelines: PipelineCache,
 }
 
@@ -373,6 +376,10 @@ impl GpuContext {
     /// lavapipe took 5.19 and 5.17 ms a step with them against 4.73 and
     /// 4.97 without (hair-nogrid, 256 strands; docs/BENCHMARKS.md,
     /// thirty-seventh session). The same results to the bit.
+    ///
+    /// On a GPU the packs' row loops run to a constant and are unrolled
+    /// (`with_unrolled_rows`); not on a CPU adapter, where they made
+    /// llvmpipe's compile of the packed fused kernels twice as long.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         let cpu = info.device_type == wgpu::DeviceType::Cpu;
         GpuContext {
@@ -385,6 +392,7 @@ impl GpuContext {
             pack: pack::PackShape::for_device(info.device_type),
             walk_ahead: 0,
             rows_ahead: !cpu,
+            unroll_rows: !cpu,
             device,
             queue,
             info,
@@ -598,6 +606,32 @@ impl GpuContext {
         self.rows_ahead
     }
 
+    /// This device with the packed kernels' row loops (an invocation's
+    /// rows of its pack) running to `ROWS_PER_INVOCATION`, a constant the
+    /// compiler unrolls, where `on`; else to the rows the invocation holds,
+    /// a bound it cannot unroll (shaders/project_pack.wgsl `UNROLL_ROWS`).
+    /// On by default on a GPU, where unrolled each row's values keep
+    /// registers of their own; off on a CPU adapter, where llvmpipe
+    /// compiles a kernel with barriers as a coroutine in time that grows
+    /// faster than its blocks: the one-dispatch `substep` took it 62 s
+    /// unrolled and 29 s not (hair, 256-row packs, 2-core EPYC VM;
+    /// docs/BENCHMARKS.md, fortieth session). The same rows in the same
+    /// order, so the same values (tests/gpu_fused.rs). Kernels are compiled
+    /// anew for it.
+    pub fn with_unrolled_rows(&self, on: bool) -> Self {
+        GpuContext {
+            unroll_rows: on,
+            pipelines: PipelineCache::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the packs' row loops run to a constant the compiler unrolls
+    /// (`with_unrolled_rows`).
+    pub fn unrolled_rows(&self) -> bool {
+        self.unroll_rows
+    }
+
     /// Whether the kernels carry the approximate-math errors
     /// (`with_approximate_math`).
     pub fn approximate_math(&self) -> bool {
@@ -735,6 +769,7 @@ impl GpuContext {
                     },
                     self.walk_ahead,
                     self.rows_ahead,
+                    self.unroll_rows,
                 ))
             })
             .clone()
@@ -795,7 +830,9 @@ impl GpuContext {
 
     /// "name (backend, type, driver; the stencil's precision, the grid's
     /// atomics and, where the state moves as 64-bit words, the math is
-    /// approximate or the walks load ahead, that)" of the adapter in use.
+    /// approximate, the walks load ahead, or rows are built ahead or row
+    /// loops unrolled other than by the device's default, that)" of the
+    /// adapter in use.
     pub fn describe(&self) -> String {
         let info = &self.info;
         let driver = [info.driver.as_str(), info.driver_info.as_str()]
@@ -805,7 +842,7 @@ impl GpuContext {
             .collect::<Vec<_>>()
             .join(" ");
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -842,6 +879,14 @@ impl GpuContext {
             ) {
                 (true, true) => "; the projection's rows built ahead",
                 (false, false) => "; the projection's rows in walks of their own",
+                _ => "",
+            },
+            match (
+                self.unroll_rows,
+                self.info.device_type == wgpu::DeviceType::Cpu
+            ) {
+                (true, true) => "; the packs' row loops unrolled",
+                (false, false) => "; the packs' row loops not unrolled",
                 _ => "",
             }
         )

@@ -226,7 +226,9 @@ impl Pipelines {
     /// walks that finish the vertices (the walked start sweep, the
     /// projection's moving walks) building the next projection iteration's
     /// rows, and the twist's back substitution the next Newton iteration's,
-    /// where `rows_ahead` (WGSL `ROWS_AHEAD`).
+    /// where `rows_ahead` (WGSL `ROWS_AHEAD`), and the packs' row loops
+    /// running to a constant the compiler unrolls where `unroll_rows` (WGSL
+    /// `UNROLL_ROWS`).
     pub fn new(
         device: &wgpu::Device,
         kinds: ColliderKinds,
@@ -234,11 +236,13 @@ impl Pipelines {
         variant: Variant,
         walk_ahead: u32,
         rows_ahead: bool,
+        unroll_rows: bool,
     ) -> Pipelines {
         let mut constants = kinds.constants().to_vec();
         constants.push(("INTERLEAVE", interleave as f64));
         constants.push(("WALK_AHEAD", walk_ahead as f64));
         constants.push(("ROWS_AHEAD", f64::from(u8::from(rows_ahead))));
+        constants.push(("UNROLL_ROWS", f64::from(u8::from(unroll_rows))));
         let variant = Variant {
             resident: false,
             ..variant
