@@ -1050,7 +1050,7 @@ fn sorted_stages_match(ctx: &GpuContext) {
 /// form's own (integer sums: the same grid, so the same everything), in
 /// the walked fused form, the packed fused one (runs of 5 slots; on a CPU
 /// adapter the packed stages unless `every_case`, llvmpipe compiling the
-/// fused kernels in minutes) and the staged walked one (with the 32-bit
+/// fused kernels anew for these constants) and the staged walked one (with the 32-bit
 /// pairs); and the grid matters here: the same frames without interaction
 /// end elsewhere.
 #[test]

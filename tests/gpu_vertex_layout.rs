@@ -108,8 +108,9 @@ fn interleaved_rods_give_the_consecutive_layouts_bits() {
     ];
     // The packed fused kernels (a workgroup a pack, the positions resident
     // in workgroup memory or in the buffers; shaders/resident.wgsl indexes
-    // the buffers itself): llvmpipe compiles each in 3 to 4 minutes, for
-    // each layout, so on a CPU adapter only where `every_case` asks for it.
+    // the buffers itself): llvmpipe compiles each anew (about half a
+    // minute) for each layout, so on a CPU adapter only where `every_case`
+    // asks for it.
     let fused = [
         (&with_grid[..], Form::Fused),
         (&with_grid, Form::FusedBuffer),

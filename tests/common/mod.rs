@@ -169,11 +169,14 @@ pub fn as_asked(ctx: strands::gpu::GpuContext) -> strands::gpu::GpuContext {
 /// (`Form::Fused`, `Form::FusedBuffer`, `Form::FusedFrame`) it lists, or
 /// only the cases marked for a CPU adapter. Every case on a GPU, and on a
 /// CPU adapter where `STRANDS_TEST_EVERY_CASE=1` asks for it: llvmpipe
-/// takes 3 to 4 minutes to compile each of those kernels, once for each
-/// pack shape, module and set of override constants (cold shader cache,
-/// 2-core VM: `substep_finish` resident 190 s, `frame_pack` 220 s; a
-/// walked kernel 20 s), and CI starts with Mesa's shader cache empty: with
-/// every case the suite took 83 minutes and CI ran out of its 90. The
+/// compiles each of those kernels anew for each pack shape, module and
+/// set of override constants, and CI starts with Mesa's shader cache
+/// empty. With every case the suite took 83 minutes and CI ran out of its
+/// 90 (2-core Xeon VM, kernels of 190–220 s then). The kernels now compile
+/// 3–4× faster (the one-dispatch `substep` 28 s, `frame_pack` 35 s, a
+/// walked kernel 20 s; 2-core EPYC VM), yet every case still made
+/// gpu_frame take 481 s against 110 and gpu_fused 578 against 98
+/// (docs/BENCHMARKS.md, fortieth session). The
 /// cases left to a GPU each differ from one kept by a pack shape, a
 /// module (resident or buffer) or whether the grid splits the substep;
 /// the kept ones run each kernel family, both residencies and both
