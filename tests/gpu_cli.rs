@@ -275,9 +275,9 @@ fn bench_times_each_gpu_form_asked_for() {
             .output()
             .unwrap()
     };
-    // Not the packed fused form: llvmpipe takes minutes to compile it on a
-    // cold shader cache (docs/BENCHMARKS.md), and this test is about the
-    // rows, which any two forms show.
+    // Not the packed fused form: llvmpipe takes half a minute more to
+    // compile it on a cold shader cache (docs/BENCHMARKS.md), and this test
+    // is about the rows, which any two forms show.
     let out = quick_bench(&[
         "--workload",
         "hair",

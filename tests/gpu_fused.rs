@@ -349,9 +349,9 @@ fn resident_state_changes_nothing_but_where_it_is_kept() {
 /// `ROWS_PER_INVOCATION`, unrolled, against run to the rows the invocation
 /// holds (`GpuContext::with_unrolled_rows`; a GPU's default against a CPU
 /// adapter's): the rows past the pack's end do nothing in either, so the
-/// same rows in the same order, in every packed stage (forces, the
-/// projection, contact, frames, twist; `Form::Packed`, the stages the
-/// fused kernels inline), with hair–hair interaction. On a CPU adapter
+/// same rows in the same order, in every packed stage with row loops
+/// (forces, the projection, frames, twist; `Form::Packed`, the stages the
+/// fused kernels inline), with contact and hair–hair interaction. On a CPU adapter
 /// (lavapipe) the same bits: a loop that ended a row early (the hair's
 /// packs end mid-invocation: 11-vertex strands, up to 253 of 256 rows) or
 /// skipped a row would move vertices by the projection's and contact's

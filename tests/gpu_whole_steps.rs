@@ -350,7 +350,7 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
 /// of `clamped_rod_twists_the_same` and
 /// `hair_on_a_moving_head_follows_the_same`. The packed fused form in the
 /// test below, which runs beside this one (llvmpipe compiles its kernels
-/// in minutes).
+/// in half a minute each, cold).
 #[test]
 fn other_kernel_forms_follow_the_same() {
     let default = strands::gpu::GpuSimulator::default_form(&gpu());

@@ -614,7 +614,7 @@ impl GpuContext {
     /// registers of their own; off on a CPU adapter, where llvmpipe
     /// compiles a kernel with barriers as a coroutine in time that grows
     /// faster than its blocks: the one-dispatch `substep` took it 62 s
-    /// unrolled and 29 s not (hair, 256-row packs, 2-core EPYC VM;
+    /// unrolled and 28 s not (hair, 256-row packs, 2-core EPYC VM;
     /// docs/BENCHMARKS.md, fortieth session). The same rows in the same
     /// order, so the same values (tests/gpu_fused.rs). Kernels are compiled
     /// anew for it.

@@ -173,8 +173,9 @@ pub fn as_asked(ctx: strands::gpu::GpuContext) -> strands::gpu::GpuContext {
 /// set of override constants, and CI starts with Mesa's shader cache
 /// empty. With every case the suite took 83 minutes and CI ran out of its
 /// 90 (2-core Xeon VM, kernels of 190–220 s then). The kernels now compile
-/// 3–4× faster (the one-dispatch `substep` 28 s, `frame_pack` 35 s, a
-/// walked kernel 20 s; 2-core EPYC VM), yet every case still made
+/// 3–4× faster (on a 2-core EPYC VM the one-dispatch `substep` 28 s
+/// against 114, `frame_pack` 35 s against 130; a walked kernel 20 s), yet
+/// every case still made
 /// gpu_frame take 481 s against 110 and gpu_fused 578 against 98
 /// (docs/BENCHMARKS.md, fortieth session). The
 /// cases left to a GPU each differ from one kept by a pack shape, a
