@@ -49,6 +49,7 @@ fn row_loop_end(lid: u32, n: u32) -> u32 {
     }
     return min(ROWS_PER_INVOCATION, (n + PACK_WORKGROUP - 1u - lid) / PACK_WORKGROUP);
 }
+
 // A row whose reduced diagonal falls below this fraction of its own is
 // singular (src/cpu/project.rs `PCR_SINGULAR`): for the symmetric positive
 // definite systems of the projection the reduced diagonal is 1/(A⁻¹)ᵢᵢ,

@@ -355,7 +355,8 @@ fn resident_state_changes_nothing_but_where_it_is_kept() {
 /// (lavapipe) the same bits: a loop that ended a row early (the hair's
 /// packs end mid-invocation: 11-vertex strands, up to 253 of 256 rows) or
 /// skipped a row would move vertices by the projection's and contact's
-/// corrections, ~1e-4 m and more (`row_loop_end` one short: checked). On a
+/// corrections, ~1e-4 m and more (`row_loop_end` one row short: the run
+/// went unstable, checked). On a
 /// GPU, whose compiler may contract the two differently, they agree as two
 /// forms do (`assert_each_agrees`).
 #[test]

@@ -841,6 +841,15 @@ impl GpuContext {
             .copied()
             .collect::<Vec<_>>()
             .join(" ");
+        // A setting that is on by default on a GPU and off on a CPU adapter
+        // (`from_device`), named only where it is not the device's default.
+        let cpu = info.device_type == wgpu::DeviceType::Cpu;
+        let unless_default =
+            |on: bool, on_text: &'static str, off_text: &'static str| match (on, cpu) {
+                (true, true) => on_text,
+                (false, false) => off_text,
+                _ => "",
+            };
         format!(
             "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{}{})",
             info.name,
@@ -872,23 +881,16 @@ impl GpuContext {
             } else {
                 String::new()
             },
-            // Only where it is not the device's default (`from_device`).
-            match (
+            unless_default(
                 self.rows_ahead,
-                self.info.device_type == wgpu::DeviceType::Cpu
-            ) {
-                (true, true) => "; the projection's rows built ahead",
-                (false, false) => "; the projection's rows in walks of their own",
-                _ => "",
-            },
-            match (
+                "; the projection's rows built ahead",
+                "; the projection's rows in walks of their own"
+            ),
+            unless_default(
                 self.unroll_rows,
-                self.info.device_type == wgpu::DeviceType::Cpu
-            ) {
-                (true, true) => "; the packs' row loops unrolled",
-                (false, false) => "; the packs' row loops not unrolled",
-                _ => "",
-            }
+                "; the packs' row loops unrolled",
+                "; the packs' row loops not unrolled"
+            ),
         )
     }
 }

@@ -175,11 +175,10 @@ pub fn as_asked(ctx: strands::gpu::GpuContext) -> strands::gpu::GpuContext {
 /// 90 (2-core Xeon VM, kernels of 190–220 s then). The kernels now compile
 /// 3–4× faster (on a 2-core EPYC VM the one-dispatch `substep` 28 s
 /// against 114, `frame_pack` 35 s against 130; a walked kernel 20 s), yet
-/// every case still made
-/// gpu_frame take 481 s against 110 and gpu_fused 578 against 98
-/// (docs/BENCHMARKS.md, fortieth session). The
-/// cases left to a GPU each differ from one kept by a pack shape, a
-/// module (resident or buffer) or whether the grid splits the substep;
+/// every case still made gpu_frame take 481 s against 110 and gpu_fused
+/// 578 against 98 (docs/BENCHMARKS.md, fortieth session). The cases left
+/// to a GPU each differ from one kept by a pack shape, a module (resident
+/// or buffer) or whether the grid splits the substep;
 /// the kept ones run each kernel family, both residencies and both
 /// modules. The test says on stderr which cases it left.
 pub fn every_case(ctx: &strands::gpu::GpuContext) -> bool {
