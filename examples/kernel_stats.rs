@@ -19,7 +19,7 @@
 //! these figures say whether occupancy is why.
 //!
 //! ```text
-//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [KERNEL...]
+//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [--twist-rows-in-frames on] [KERNEL...]
 //! ```
 //!
 //! KERNEL: entry points (`frame_pack`, `substep_rod`, ...; default: all).
@@ -31,6 +31,10 @@
 //! session's first figures were built for).
 //! `--walk-ahead`: how many vertices ahead the walks load (WGSL
 //! `WALK_AHEAD`, `GpuContext::with_walk_ahead`; default 0, none).
+//! `--twist-rows-in-frames`: whether the walk of the velocities and frames
+//! is also the twist's first gradient walk (WGSL `TWIST_ROWS_IN_FRAMES`,
+//! `GpuContext::with_twist_rows_in_frames`; on or off, default on, a
+//! GPU's).
 //! `--kinds`: the collider kinds the contact code is built for (default
 //! sphere,capsule: the hair workloads'; also plane, sdf). On lavapipe
 //! (Mesa 22.3, which reports no statistics but compiles the kernels) the
@@ -74,9 +78,10 @@ struct Args {
     kinds: ColliderKinds,
     interleave: u32,
     walk_ahead: u32,
+    twist_rows_in_frames: bool,
 }
 
-const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [KERNEL...]
+const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [--twist-rows-in-frames on] [KERNEL...]
   KERNEL        entry points (frame_pack, substep_rod, ...; default: all)
   --rows        pack shapes of the per-pack kernels (32, 64, 128, 256, or 32:state, 64:state
                 with the whole state resident; default 32,256)
@@ -84,6 +89,9 @@ const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule
   --interleave  vertices a rod of the interleaved layout (WGSL INTERLEAVE; 0: each rod's
                 vertices in order; default 32, a GPU's default layout for 32-vertex hair)
   --walk-ahead  vertices ahead the walks load (WGSL WALK_AHEAD; default 0, none)
+  --twist-rows-in-frames
+                on or off: the frames' walk also the twist's first gradient walk
+                (WGSL TWIST_ROWS_IN_FRAMES; default on, a GPU's)
 ";
 
 /// The collider kinds named in `list` ("sphere,capsule").
@@ -115,6 +123,7 @@ fn parse_args() -> Result<Option<Args>, String> {
     let mut rows = vec![PackShape::new(32)?, PackShape::DEFAULT];
     let mut interleave = 32;
     let mut walk_ahead = 0;
+    let mut twist_rows_in_frames = true;
     let mut kernels = Vec::new();
     // The hair workloads' colliders (scenes/hair.toml), as `strands bench`
     // builds the kernels for them (`GpuContext::pipelines_for`).
@@ -143,6 +152,14 @@ fn parse_args() -> Result<Option<Args>, String> {
             walk_ahead = n
                 .parse()
                 .map_err(|_| format!("--walk-ahead: a count of vertices, not {n:?}"))?;
+        } else if a == "--twist-rows-in-frames" {
+            twist_rows_in_frames = match args.next().as_deref() {
+                Some("on") => true,
+                Some("off") => false,
+                other => {
+                    return Err(format!("--twist-rows-in-frames: on or off, not {other:?}"));
+                }
+            };
         } else if a == "--help" || a == "-h" {
             return Ok(None);
         } else if a.starts_with('-') {
@@ -166,6 +183,7 @@ fn parse_args() -> Result<Option<Args>, String> {
         kinds,
         interleave,
         walk_ahead,
+        twist_rows_in_frames,
     }))
 }
 
@@ -438,8 +456,9 @@ unsafe fn open_device(
 type Binding = (u32, u32, bool);
 
 /// SPIR-V of `kernel`'s entry point in `source` with the pipeline's
-/// `overrides` (`Pipelines::new`'s: the collider kinds, `INTERLEAVE` and
-/// `WALK_AHEAD`; `ROWS_AHEAD` and `UNROLL_ROWS` at their defaults, a GPU's),
+/// `overrides` (`Pipelines::new`'s: the collider kinds, `INTERLEAVE`,
+/// `WALK_AHEAD` and `TWIST_ROWS_IN_FRAMES`; `ROWS_AHEAD` and `UNROLL_ROWS`
+/// at their defaults, a GPU's),
 /// as wgpu's Vulkan backend writes it for the simulator's modules, and the
 /// descriptor bindings (group, binding, uniform) it uses.
 fn spirv(
@@ -669,7 +688,7 @@ fn run() -> Result<(), String> {
     };
     let gpu = open()?;
     println!(
-        "modules: bending stencil in {}, grid accumulators {}, buffer accesses {}, collider kinds {:#06b}, INTERLEAVE {}, WALK_AHEAD {}",
+        "modules: bending stencil in {}, grid accumulators {}, buffer accesses {}, collider kinds {:#06b}, INTERLEAVE {}, WALK_AHEAD {}, TWIST_ROWS_IN_FRAMES {}",
         if gpu.has.f64 { "f64" } else { "f32" },
         if gpu.has.i64_atomics {
             "64-bit atomics"
@@ -684,11 +703,16 @@ fn run() -> Result<(), String> {
         args.kinds.kinds,
         args.interleave,
         args.walk_ahead,
+        args.twist_rows_in_frames,
     );
     // `Pipelines::new`'s override constants.
     let mut constants = args.kinds.constants().to_vec();
     constants.push(("INTERLEAVE", args.interleave as f64));
     constants.push(("WALK_AHEAD", args.walk_ahead as f64));
+    constants.push((
+        "TWIST_ROWS_IN_FRAMES",
+        f64::from(u8::from(args.twist_rows_in_frames)),
+    ));
     let (mut failed, mut skipped) = (0, 0);
     for kernel in args.kernels {
         let shapes = if kernel.domain() == Domain::Pack {

@@ -857,15 +857,16 @@ fn contact_walk(r: u32) -> ContactWalkDone {
 // which is the order that walk takes them in and after every vertex and
 // edge stage that moves it. That walk reads a vertex's position, contact,
 // velocity and force and writes its velocity, edges' frames and the
-// binormals, none of which the contact walk reads of a vertex it has yet
-// to reach (phase 1 reads no velocity), so the same values as the two
-// walks in turn. Not in `contact_walk` under a flag: `contact_rod` would
+// binormals (with `TWIST_ROWS_IN_FRAMES` also the twist's rows, in
+// `scratch[e].s`), none of which the contact walk reads of a vertex it has
+// yet to reach (phase 1 reads no velocity or scratch), so the same values
+// as the two walks in turn. Not in `contact_walk` under a flag: `contact_rod` would
 // then name the frames and scratch, past the 8 storage buffers a staged
 // kernel may use.
-fn contact_velocity_frames_walk(r: u32) {
+fn contact_velocity_frames_walk(r: u32) -> TwistSweep {
     collider_table_fill();
     var w = contact_walk_start(r);
-    var vf = velocity_frames_start(w.o);
+    var vf = velocity_frames_start(r);
     var ahead = ahead_start();
     for (var i = 0u; i < w.n; i += 2u) {
         if (WALK_AHEAD > 0u) {
@@ -873,7 +874,7 @@ fn contact_velocity_frames_walk(r: u32) {
             let last = w.o + w.n - 1u;
             let t = ahead_up(w.o + i, last);
             let u = ahead_up(w.o + i + 1u, last);
-            ahead_take(&ahead, vec4<u32>(ahead_vel(t), ahead_scratch_force(t), ahead_pos_unc(t), ahead_frame(t)), vec4<u32>(ahead_vel(u), ahead_scratch_force(u), ahead_pos_unc(u), ahead_frame(u)), vec4<u32>(0u));
+            ahead_take(&ahead, vec4<u32>(ahead_vel(t), ahead_scratch_force(t), ahead_pos_unc(t), ahead_frame(t)), vec4<u32>(ahead_vel(u), ahead_scratch_force(u), ahead_pos_unc(u), ahead_frame(u)), select(vec4<u32>(0u), vec4<u32>(ahead_rest_kappa(t), ahead_rest_kappa(u), 0u, 0u), TWIST_ROWS_IN_FRAMES));
         }
         let done = contact_walk_step(&w, i);
         if (i > 0u) {
@@ -890,7 +891,7 @@ fn contact_velocity_frames_walk(r: u32) {
     ahead_end(w.ahead);
     ahead_end(ahead);
     record_tunnels(w.tunnels);
-    velocity_frames_end(w.o, w.n);
+    return velocity_frames_end(&vf, w.o, w.n);
 }
 
 // What the walk keeps from one step to the next: its rod, the tunnelling

@@ -132,20 +132,23 @@ struct GradientWalk {
 // Rod r's walk before its first vertex: behind it the first edge it meets
 // (edge 0 from the root, the last edge from the tip), at angle theta.
 fn gradient_start(first: u32, theta: f32) -> GradientWalk {
-    return GradientWalk(vec4<f32>(0.0, 0.0, abs(theta), 0.0), elimination_none(), vec4<f32>(0.0), 0.0, theta_material_frame(first, theta), theta);
+    return gradient_start_frame(theta_material_frame(first, theta), theta);
 }
 
-// Interior vertex v of a rod (bending stiffness b, twisting β, ‖B‖ b_norm):
-// its stencil completes the row of the edge behind the walk (edge v − 1
-// from the root, v from the tip), which it then takes into the maxima and
-// the elimination, and opens the row of the edge ahead (v, or v − 1), whose
-// angle, final, is theta. Each row's terms are added in the order the CPU's
+// The same, from that edge's material frame at theta.
+fn gradient_start_frame(frame: MaterialFrame, theta: f32) -> GradientWalk {
+    return GradientWalk(vec4<f32>(0.0, 0.0, abs(theta), 0.0), elimination_none(), vec4<f32>(0.0), 0.0, frame, theta);
+}
+
+// Interior vertex v of a rod (bending stiffness b, twisting β, ‖B‖ b_norm)
+// with curvature binormal kb: its stencil completes the row of the edge
+// behind the walk (edge v − 1 from the root, v from the tip), which it then
+// takes into the maxima and the elimination, and opens the row of the edge
+// ahead (v, or v − 1), whose angle, final, is theta and material frame
+// there frame_ahead. Each row's terms are added in the order the CPU's
 // `twist_gradient` adds them, walking the same way.
-fn gradient_vertex(w: ptr<function, GradientWalk>, v: u32, theta: f32, from_tip: bool, free: vec2<u32>, store: bool, b: vec3<f32>, beta: f32, b_norm: f32) {
+fn gradient_vertex(w: ptr<function, GradientWalk>, v: u32, theta: f32, from_tip: bool, free: vec2<u32>, store: bool, b: vec3<f32>, beta: f32, b_norm: f32, kb: vec3<f32>, frame_ahead: MaterialFrame) {
     let behind = select(v - 1u, v, from_tip);
-    let ahead = select(v, v - 1u, from_tip);
-    let frame_ahead = theta_material_frame(ahead, theta);
-    let kb = scratch_kb(v).xyz;
     let l = rest[vertex_slot(v)].voronoi;
     let rk = rest[vertex_slot(v)].rest_kappa;
     // The vertex's curvature in each edge's frame and its rest value
@@ -218,7 +221,9 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool, from_tip: bool) -> Twist
             let t = select(ahead_up(v, o + n - 1u), ahead_down(v, o), from_tip);
             ahead_take(&ahead, vec4<u32>(ahead_frame(t), ahead_scratch_kb(t), ahead_rest_kappa(t), ahead_rest_mass(t)), vec4<u32>(0u), vec4<u32>(0u));
         }
-        gradient_vertex(&walk, v, frame_theta(select(v, v - 1u, from_tip)), from_tip, free, store, b, beta, b_norm);
+        let e = select(v, v - 1u, from_tip);
+        let theta = frame_theta(e);
+        gradient_vertex(&walk, v, theta, from_tip, free, store, b, beta, b_norm, scratch_kb(v).xyz, theta_material_frame(e, theta));
     }
     ahead_end(ahead);
     return gradient_end(&walk, select(o + n - 2u, o, from_tip), from_tip, free, store);
@@ -398,7 +403,7 @@ fn newton_back(r: u32, free: vec2<u32>, last: Elimination, from_tip: bool, ahead
             cubes += abs(x * x * x);
         }
         if (ahead) {
-            gradient_vertex(&walk, v, theta, !up, free, false, bend, beta, b_norm);
+            gradient_vertex(&walk, v, theta, !up, free, false, bend, beta, b_norm, scratch_kb(v).xyz, theta_material_frame(e, theta));
         }
     }
     ahead_end(loads);
@@ -430,6 +435,14 @@ fn twist_walk(r: u32) {
 // `twist_walk` once the curvature binormals are in `scratch[v].kb` (the CPU's
 // `twist`, src/cpu/twist.rs, likewise takes them from its caller).
 fn twist_solve(r: u32) {
+    twist_solve_from(r, false, sweep_none());
+}
+
+// `twist_solve` with the first iteration's gradient walk (from the root)
+// made already where `handed_first`: `first` is its sweep, which the walk of
+// the velocities and frames made behind the transport (`ROWS_AHEAD`,
+// shaders/substep.wgsl `VelocityFrames`), the same rows in the same order.
+fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     // Free angles: all but clamped end edges (src/cpu/mod.rs `free_twist_range`).
@@ -459,8 +472,8 @@ fn twist_solve(r: u32) {
     // (src/cpu/twist.rs `twist_in`); and whether that walk summed them
     // already (`ROWS_AHEAD`, `newton_back`'s `ahead`), in `sweep`.
     var from_tip = false;
-    var handed = false;
-    var sweep = sweep_none();
+    var handed = handed_first;
+    var sweep = first;
     for (var it = 0u; it < params.twist_max_iterations; it++) {
         // A loop that runs once, where a lane needs the walk: on a software
         // adapter an `if` would run it for every lane.

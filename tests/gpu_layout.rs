@@ -1026,10 +1026,12 @@ fn wgsl_constants_match_rust() {
 }
 
 /// The override constants the host sets per pipeline (`Pipelines::new`:
-/// the interleaved rod length, `INTERLEAVE`, how far the walks load ahead,
-/// `WALK_AHEAD`, whether the walks that finish the vertices build the
-/// projection's next rows, `ROWS_AHEAD`, whether the packs' row loops run
-/// to a constant, `UNROLL_ROWS`, and `pipelines::ColliderKinds::constants`) are the ones
+/// the interleaved rod length, `INTERLEAVE`, `pipelines::Switches::
+/// constants`: how far the walks load ahead, `WALK_AHEAD`, whether the
+/// walks that finish the vertices build the projection's next rows,
+/// `ROWS_AHEAD`, whether the frames' walk builds the twist's first rows,
+/// `TWIST_ROWS_IN_FRAMES`, whether the packs' row loops run to a constant,
+/// `UNROLL_ROWS`, and `pipelines::ColliderKinds::constants`) are the ones
 /// the shaders declare, so none is silently ignored or left at its
 /// default.
 #[test]
@@ -1040,12 +1042,15 @@ fn collider_kind_overrides_are_declared() {
         .iter()
         .filter_map(|(_, o)| o.name.clone())
         .collect();
-    let mut set = vec![
-        "INTERLEAVE".to_string(),
-        "WALK_AHEAD".to_string(),
-        "ROWS_AHEAD".to_string(),
-        "UNROLL_ROWS".to_string(),
-    ];
+    let switches = strands::gpu::pipelines::Switches {
+        walk_ahead: 0,
+        rows_ahead: true,
+        twist_rows_in_frames: true,
+        unroll_rows: true,
+    };
+    let mut set = vec!["INTERLEAVE".to_string()];
+    set.extend(switches.constants().iter().map(|c| c.0.to_string()));
+    assert_eq!(set.len(), 5, "the four switches, each once: {set:?}");
     set.extend(
         strands::gpu::pipelines::ColliderKinds::ALL
             .constants()

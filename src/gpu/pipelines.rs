@@ -213,6 +213,40 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
     unsafe { device.create_shader_module_trusted(desc, checks) }
 }
 
+/// How the walks and the packs' loops are built: WGSL override constants
+/// that change what a kernel does, not what it computes (each the same
+/// values either way), set per `GpuContext` (`with_walk_ahead`,
+/// `with_rows_ahead`, `with_twist_rows_in_frames`, `with_unrolled_rows`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Switches {
+    /// How many vertices ahead the walks load (`WALK_AHEAD`; 0: not).
+    pub walk_ahead: u32,
+    /// Whether the walks that finish the vertices (the walked start sweep,
+    /// the projection's moving walks) build the next projection
+    /// iteration's rows, and the twist's back substitution the next Newton
+    /// iteration's (`ROWS_AHEAD`).
+    pub rows_ahead: bool,
+    /// Whether the walk of the velocities and frames is also the twist's
+    /// first gradient walk (`TWIST_ROWS_IN_FRAMES`).
+    pub twist_rows_in_frames: bool,
+    /// Whether the packs' row loops run to a constant the compiler unrolls
+    /// (`UNROLL_ROWS`).
+    pub unroll_rows: bool,
+}
+
+impl Switches {
+    /// Their override constants, by WGSL name.
+    pub fn constants(self) -> [(&'static str, f64); 4] {
+        let flag = |on: bool| f64::from(u8::from(on));
+        [
+            ("WALK_AHEAD", f64::from(self.walk_ahead)),
+            ("ROWS_AHEAD", flag(self.rows_ahead)),
+            ("TWIST_ROWS_IN_FRAMES", flag(self.twist_rows_in_frames)),
+            ("UNROLL_ROWS", flag(self.unroll_rows)),
+        ]
+    }
+}
+
 impl Pipelines {
     /// The kernels of shaders/ for `device` (compiled as they are first
     /// used), the contact code for
@@ -221,28 +255,19 @@ impl Pipelines {
     /// state for the packed fused kernels and without 64-bit words for
     /// the kernels that do not gain by them (`Kernel::wide_positions_pay`),
     /// for per-vertex buffers with rods of `interleave` vertices interleaved
-    /// (`packing::VertexLayout`; 0: consecutive), with the walks loading
-    /// `walk_ahead` vertices ahead (WGSL `WALK_AHEAD`; 0: not), and the
-    /// walks that finish the vertices (the walked start sweep, the
-    /// projection's moving walks) building the next projection iteration's
-    /// rows, and the twist's back substitution the next Newton iteration's,
-    /// where `rows_ahead` (WGSL `ROWS_AHEAD`), and the packs' row loops
-    /// running to a constant the compiler unrolls where `unroll_rows` (WGSL
-    /// `UNROLL_ROWS`).
+    /// (`packing::VertexLayout`; 0: consecutive), the walks and the packs'
+    /// loops built as `switches` say.
     pub fn new(
         device: &wgpu::Device,
         kinds: ColliderKinds,
         interleave: u32,
         variant: Variant,
-        walk_ahead: u32,
-        rows_ahead: bool,
-        unroll_rows: bool,
+        switches: Switches,
     ) -> Pipelines {
+        let walk_ahead = switches.walk_ahead;
         let mut constants = kinds.constants().to_vec();
         constants.push(("INTERLEAVE", interleave as f64));
-        constants.push(("WALK_AHEAD", walk_ahead as f64));
-        constants.push(("ROWS_AHEAD", f64::from(u8::from(rows_ahead))));
-        constants.push(("UNROLL_ROWS", f64::from(u8::from(unroll_rows))));
+        constants.extend(switches.constants());
         let variant = Variant {
             resident: false,
             ..variant
