@@ -510,7 +510,10 @@ kernel_stats_step() {
     "$kernel_stats" --rows 32,256 substep_rod substep_start_rod substep_finish_rod frame_rod \
         substep substep_start substep_finish frame_pack \
         frames frames_rod twist twist_rod forces forces_rod project_fast project_fast_rod \
-        contact_packed contact_rod integrate project_velocity grid_splat grid_blend
+        contact_packed contact_rod integrate project_velocity grid_splat grid_blend || return 1
+    # The walked substeps without the twist's first rows in the frames' walk
+    # (on above, a GPU's default), for the registers it costs.
+    "$kernel_stats" --twist-rows-in-frames off substep_rod substep_finish_rod frame_rod
 }
 wanted kernel-stats && step kernel-stats kernel_stats_step
 
@@ -556,11 +559,16 @@ wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" -
 # 2,000 when quick), with the bending stencil in f64 and f32 (how much of
 # the chain the f64 stencil's arithmetic is). 40 frames of the bench's 10
 # substeps each (t = 0.31 s, before the hair's contact regime past t ~ 0.9
-# s, `bench-memory` below).
+# s, `bench-memory` below). Each also with the twist's first gradient walk
+# in the walk of the velocities and frames and apart
+# (`--gpu-twist-rows-in-frames on,off`, the same values; on, the default,
+# is a walk a substep fewer for every rod, at the cost of registers: RADV's
+# frame_rod spills with it; forty-first session), so the table says what a
+# walk fewer is worth against what loading ahead is.
 ahead_sizes=2000,32000
 [ -n "$quick" ] && ahead_sizes=1000,2000
 wanted bench-ahead && step bench-ahead "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$ahead_sizes" \
-    --gpu-form walked-frame --gpu-walk-ahead 0,1,2,4,8 --gpu-stencil f64,f32 \
+    --gpu-form walked-frame --gpu-walk-ahead 0,1,2,4,8 --gpu-stencil f64,f32 --gpu-twist-rows-in-frames on,off \
     --out "$OUT/bench-ahead.json" --plot "$OUT/bench-ahead.svg"
 
 # Whether device memory is what holds the target's substep: the default

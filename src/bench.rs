@@ -279,6 +279,14 @@ pub struct Measurement {
     /// default) and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_walk_ahead: Option<u32>,
+    /// GPU only: whether the walk of the velocities and frames made the
+    /// twist's first gradient walk (`strands::gpu::GpuContext::
+    /// with_twist_rows_in_frames`, `strands bench
+    /// --gpu-twist-rows-in-frames`), where that was not the device's
+    /// default (on a GPU, off on a CPU adapter); absent where it was, and
+    /// in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_twist_rows_in_frames: Option<bool>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -601,6 +609,7 @@ fn measure_with(
         gpu_splat: None,
         gpu_splat_asked: false,
         gpu_walk_ahead: None,
+        gpu_twist_rows_in_frames: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -680,6 +689,9 @@ fn measure_with(
             };
             // Before anything can fail, so that a failed row is labelled.
             m.gpu_walk_ahead = (ctx.walk_ahead() > 0).then(|| ctx.walk_ahead());
+            let gpu_default = ctx.info.device_type != wgpu::DeviceType::Cpu;
+            m.gpu_twist_rows_in_frames =
+                (ctx.twist_rows_in_frames() != gpu_default).then(|| ctx.twist_rows_in_frames());
             let mut sim = match GpuSimulator::new(ctx, rods, state, params) {
                 Ok(s) => s,
                 Err(e) => {
@@ -707,6 +719,10 @@ fn measure_with(
             }
             // The form that runs: a fused form asked for with Jacobi runs staged.
             m.gpu_form = Some(sim.running_form().name().into());
+            // Only a form with the walk it changes is labelled with it.
+            if !sim.running_form().walks_velocities_and_frames() {
+                m.gpu_twist_rows_in_frames = None;
+            }
             m.gpu_splat = Some(sim.splat().name());
             m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
@@ -1136,9 +1152,14 @@ impl Measurement {
             .gpu_walk_ahead
             .map(|d| format!(":ahead-{d}"))
             .unwrap_or_default();
+        let twist_rows = match self.gpu_twist_rows_in_frames {
+            Some(true) => ":twist-rows-in-frames",
+            Some(false) => ":twist-rows-apart",
+            None => "",
+        };
         match &self.gpu_form {
             Some(form) => format!(
-                "{}:{form}{stencil}{layout}{packs}{splat}{ahead}",
+                "{}:{form}{stencil}{layout}{packs}{splat}{ahead}{twist_rows}",
                 self.backend
             ),
             None => self.backend.clone(),
@@ -1298,6 +1319,7 @@ pub fn compare(old: &Report, new: &Report) -> String {
                 let splat = |s: &Option<String>| s.clone().unwrap_or_else(|| "own".into());
                 splat(&o.gpu_splat) == splat(&m.gpu_splat)
             } && o.gpu_walk_ahead.unwrap_or(0) == m.gpu_walk_ahead.unwrap_or(0)
+                && o.gpu_twist_rows_in_frames == m.gpu_twist_rows_in_frames
         };
         let found = old.results.iter().find(|o| {
             o.workload == m.workload

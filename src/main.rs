@@ -202,6 +202,23 @@ struct BenchArgs {
         value_parser = clap::value_parser!(u32).range(0..=strands::gpu::MAX_WALK_AHEAD as i64)
     )]
     gpu_walk_ahead: Vec<u32>,
+    /// GPU twist schedules to time, each a row with each form, precision,
+    /// layout, pack shape, splat and distance ahead: on (the walk of the
+    /// velocities and frames also makes the twist's first gradient walk, a
+    /// walk a substep fewer; the default on a GPU) or off (the twist walks
+    /// its own; the default on a CPU adapter); rows that are not the
+    /// device's default are labelled `…:twist-rows-in-frames` or
+    /// `…:twist-rows-apart`. The same values computed either way
+    /// (`GpuContext::with_twist_rows_in_frames`). Only walked-frame and
+    /// walked-fused have that walk; the other forms get one row, with the
+    /// first listed. Asks for the GPU like --gpu-form.
+    #[arg(
+        long = "gpu-twist-rows-in-frames",
+        value_delimiter = ',',
+        value_name = "on|off",
+        value_parser = parse_on_off
+    )]
+    gpu_twist_rows_in_frames: Vec<bool>,
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]
     warmup: u32,
@@ -284,6 +301,15 @@ struct Interrupted(String);
 
 /// A GPU error in the command line's words: where the library points to
 /// the CPU reference, say which flag selects it.
+/// `on` or `off` (`strands bench --gpu-twist-rows-in-frames`).
+fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("on or off, not {s:?}")),
+    }
+}
+
 fn gpu_hint(e: strands::gpu::GpuError) -> anyhow::Error {
     let text = e.to_string();
     if text.contains("CPU reference") {
@@ -676,6 +702,10 @@ fn bench(args: BenchArgs) -> Result<()> {
         ("--gpu-pack-rows", !args.gpu_pack_rows.is_empty()),
         ("--gpu-splat", !args.gpu_splats.is_empty()),
         ("--gpu-walk-ahead", !args.gpu_walk_ahead.is_empty()),
+        (
+            "--gpu-twist-rows-in-frames",
+            !args.gpu_twist_rows_in_frames.is_empty(),
+        ),
     ] {
         if given && !backends.contains(&BackendKind::Gpu) {
             anyhow::bail!(
@@ -695,7 +725,8 @@ fn bench(args: BenchArgs) -> Result<()> {
             || !args.gpu_layouts.is_empty()
             || !args.gpu_pack_rows.is_empty()
             || !args.gpu_splats.is_empty()
-            || !args.gpu_walk_ahead.is_empty())
+            || !args.gpu_walk_ahead.is_empty()
+            || !args.gpu_twist_rows_in_frames.is_empty())
         .then_some(BackendKind::Gpu);
         let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
         match choice.gpu {
@@ -807,6 +838,17 @@ fn bench(args: BenchArgs) -> Result<()> {
             })
             .collect::<Result<_>>()?
     };
+    let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_twist_rows_in_frames.is_empty() {
+        gpus
+    } else {
+        gpus.iter()
+            .flat_map(|ctx| {
+                args.gpu_twist_rows_in_frames
+                    .iter()
+                    .map(|&on| ctx.with_twist_rows_in_frames(on))
+            })
+            .collect()
+    };
     // The form a GPU row asked for as `form` runs (None: the default), and
     // whether it runs on packs.
     let form_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
@@ -814,6 +856,9 @@ fn bench(args: BenchArgs) -> Result<()> {
     };
     let uses_packs = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
         form_of(form, ctx).packed()
+    };
+    let has_frames_walk = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
+        form_of(form, ctx).walks_velocities_and_frames()
     };
     if let Some(ctx) = gpus.first()
         && !args.gpu_pack_rows.is_empty()
@@ -878,6 +923,16 @@ fn bench(args: BenchArgs) -> Result<()> {
                                     .gpu_walk_ahead
                                     .first()
                                     .is_none_or(|&d| gpus[g].walk_ahead() == d)
+                        })
+                        // Only the walked fused forms have the walk of the
+                        // velocities and frames: one row for the others,
+                        // with the first schedule asked for.
+                        .filter(|&(_, _, f, g)| {
+                            has_frames_walk(f, &gpus[g])
+                                || args
+                                    .gpu_twist_rows_in_frames
+                                    .first()
+                                    .is_none_or(|&on| gpus[g].twist_rows_in_frames() == on)
                         })
                         .collect(),
                 })
@@ -978,6 +1033,15 @@ fn bench(args: BenchArgs) -> Result<()> {
         } else {
             on
         };
+        let on = if on_gpu && !args.gpu_twist_rows_in_frames.is_empty() {
+            if gpus[g].twist_rows_in_frames() {
+                format!("{on}, the twist's first rows in the frames' walk")
+            } else {
+                format!("{on}, the twist's first rows apart")
+            }
+        } else {
+            on
+        };
         bar.set_message(format!("{} {strands} strands on {on}", p.name()));
         if built.as_ref().is_none_or(|(j, _)| *j != i) {
             // Free the last scene before building the next.
@@ -1009,6 +1073,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             m.gpu_pack_state,
             m.gpu_splat.clone(),
             m.gpu_walk_ahead,
+            m.gpu_twist_rows_in_frames,
         );
         if m.error.is_none() && measured.contains(&row) {
             // `suspend`, not `println`, which prints nothing where the bar

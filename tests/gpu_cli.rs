@@ -499,6 +499,91 @@ fn gpu_walk_ahead_rows_run_the_same_steps() {
     );
 }
 
+/// `--gpu-twist-rows-in-frames`: `strands bench` times one GPU row per
+/// schedule asked for in walked-frame (whose substep has the walk of the
+/// velocities and frames), and one row for the walked stages (which have
+/// not: `frames_rod`), with the first asked for and unlabelled; the row
+/// that is not the device's default (on for a GPU, off for a CPU adapter)
+/// labelled `:twist-rows-in-frames` or `:twist-rows-apart` in the table and
+/// recorded in the JSON (`gpu_twist_rows_in_frames`), the default
+/// unlabelled; the same rows in the same order either way, so the rows
+/// end at the same largest strain after the same iterations. Anything but
+/// on or off refused as the arguments are read, naming the flag and the
+/// value; refused with `--backend cpu`.
+#[test]
+fn gpu_twist_rows_in_frames_rows_run_the_same_steps() {
+    let ctx = strands::gpu::GpuContext::headless()
+        .expect("no GPU adapter: install mesa-vulkan-drivers (lavapipe)");
+    let gpu_default = ctx.info.device_type != wgpu::DeviceType::Cpu;
+    let (stdout, rows) = quick_gpu_rows_for(
+        "gpu-twist-rows-in-frames",
+        "hair-nogrid",
+        "16",
+        "6",
+        &[
+            "--gpu-form",
+            "walked-frame,walked",
+            "--gpu-twist-rows-in-frames",
+            "on,off",
+        ],
+    );
+    let (labelled, recorded) = if gpu_default {
+        ("gpu:walked-frame:twist-rows-apart ", Some(false))
+    } else {
+        ("gpu:walked-frame:twist-rows-in-frames ", Some(true))
+    };
+    for label in ["gpu:walked-frame ", labelled, "gpu:walked "] {
+        assert!(stdout.contains(label), "{label} not in\n{stdout}");
+    }
+    assert!(
+        !stdout.contains("gpu:walked:twist"),
+        "the walked stages labelled:\n{stdout}"
+    );
+    let schedules: Vec<(&str, Option<bool>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["gpu_form"].as_str().unwrap(),
+                r["gpu_twist_rows_in_frames"].as_bool(),
+            )
+        })
+        .collect();
+    let (on, off) = if gpu_default {
+        (None, recorded)
+    } else {
+        (recorded, None)
+    };
+    assert_eq!(
+        schedules,
+        [
+            ("walked-frame", on),
+            ("walked-frame", off),
+            ("walked", None)
+        ]
+    );
+    // The walked stages are other kernels, whose rounding may differ.
+    assert_same_steps(&rows[..2]);
+    assert_bench_refuses_with_cpu_backend("--gpu-twist-rows-in-frames", "on");
+    // Refused as the arguments are read, before an adapter is sought.
+    let bad = strands()
+        .args([
+            "bench",
+            "--backend",
+            "gpu",
+            "--gpu-twist-rows-in-frames",
+            "on,yes",
+        ])
+        .env("WGPU_ADAPTER_NAME", "no such adapter")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        err.contains("'yes' for '--gpu-twist-rows-in-frames") && err.contains("on or off"),
+        "{err}"
+    );
+}
+
 /// `--gpu-splat`: `strands bench` times one GPU row per splat asked for
 /// (runs of 16 and of 4 for the sorted one), the sorted ones labelled with
 /// their run, each recorded in the JSON; the sorted splat
