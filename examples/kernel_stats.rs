@@ -19,7 +19,7 @@
 //! these figures say whether occupancy is why.
 //!
 //! ```text
-//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [--twist-rows-in-frames on] [KERNEL...]
+//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [--twist-rows-in-frames off] [KERNEL...]
 //! ```
 //!
 //! KERNEL: entry points (`frame_pack`, `substep_rod`, ...; default: all).
@@ -33,8 +33,8 @@
 //! `WALK_AHEAD`, `GpuContext::with_walk_ahead`; default 0, none).
 //! `--twist-rows-in-frames`: whether the walk of the velocities and frames
 //! is also the twist's first gradient walk (WGSL `TWIST_ROWS_IN_FRAMES`,
-//! `GpuContext::with_twist_rows_in_frames`; on or off, default on, a
-//! GPU's).
+//! `GpuContext::with_twist_rows_in_frames`; on or off, default off, every
+//! device's).
 //! `--kinds`: the collider kinds the contact code is built for (default
 //! sphere,capsule: the hair workloads'; also plane, sdf). On lavapipe
 //! (Mesa 22.3, which reports no statistics but compiles the kernels) the
@@ -81,7 +81,7 @@ struct Args {
     twist_rows_in_frames: bool,
 }
 
-const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [--twist-rows-in-frames on] [KERNEL...]
+const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [--twist-rows-in-frames off] [KERNEL...]
   KERNEL        entry points (frame_pack, substep_rod, ...; default: all)
   --rows        pack shapes of the per-pack kernels (32, 64, 128, 256, or 32:state, 64:state
                 with the whole state resident; default 32,256)
@@ -91,7 +91,7 @@ const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule
   --walk-ahead  vertices ahead the walks load (WGSL WALK_AHEAD; default 0, none)
   --twist-rows-in-frames
                 on or off: the frames' walk also the twist's first gradient walk
-                (WGSL TWIST_ROWS_IN_FRAMES; default on, a GPU's)
+                (WGSL TWIST_ROWS_IN_FRAMES; default off, every device's)
 ";
 
 /// The collider kinds named in `list` ("sphere,capsule").
@@ -123,7 +123,7 @@ fn parse_args() -> Result<Option<Args>, String> {
     let mut rows = vec![PackShape::new(32)?, PackShape::DEFAULT];
     let mut interleave = 32;
     let mut walk_ahead = 0;
-    let mut twist_rows_in_frames = true;
+    let mut twist_rows_in_frames = false;
     let mut kernels = Vec::new();
     // The hair workloads' colliders (scenes/hair.toml), as `strands bench`
     // builds the kernels for them (`GpuContext::pipelines_for`).

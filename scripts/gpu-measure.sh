@@ -61,7 +61,8 @@
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-stats kernel-times bench-target
 #                              bench-candidates bench-frame bench-ahead
-#                              bench-memory bench-layouts bench-splat profile
+#                              bench-walks bench-memory bench-layouts
+#                              bench-splat profile
 #                              probe-tridiagonal
 #                              bench-gpu bench-cpu bench-packs bench-forms
 #                              bench-stencil
@@ -284,7 +285,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-ahead bench-memory bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-ahead bench-walks bench-memory bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -511,9 +512,9 @@ kernel_stats_step() {
         substep substep_start substep_finish frame_pack \
         frames frames_rod twist twist_rod forces forces_rod project_fast project_fast_rod \
         contact_packed contact_rod integrate project_velocity grid_splat grid_blend || return 1
-    # The walked substeps without the twist's first rows in the frames' walk
-    # (on above, a GPU's default), for the registers it costs.
-    "$kernel_stats" --twist-rows-in-frames off substep_rod substep_finish_rod frame_rod
+    # The walked substeps with the twist's first rows in the frames' walk
+    # (off above, the default), for the registers it costs.
+    "$kernel_stats" --twist-rows-in-frames on substep_rod substep_finish_rod frame_rod
 }
 wanted kernel-stats && step kernel-stats kernel_stats_step
 
@@ -559,17 +560,27 @@ wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" -
 # 2,000 when quick), with the bending stencil in f64 and f32 (how much of
 # the chain the f64 stencil's arithmetic is). 40 frames of the bench's 10
 # substeps each (t = 0.31 s, before the hair's contact regime past t ~ 0.9
-# s, `bench-memory` below). Each also with the twist's first gradient walk
-# in the walk of the velocities and frames and apart
-# (`--gpu-twist-rows-in-frames on,off`, the same values; on, the default,
-# is a walk a substep fewer for every rod, at the cost of registers: RADV's
-# frame_rod spills with it; forty-first session), so the table says what a
-# walk fewer is worth against what loading ahead is.
+# s, `bench-memory` below).
 ahead_sizes=2000,32000
 [ -n "$quick" ] && ahead_sizes=1000,2000
 wanted bench-ahead && step bench-ahead "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$ahead_sizes" \
-    --gpu-form walked-frame --gpu-walk-ahead 0,1,2,4,8 --gpu-stencil f64,f32 --gpu-twist-rows-in-frames on,off \
+    --gpu-form walked-frame --gpu-walk-ahead 0,1,2,4,8 --gpu-stencil f64,f32 \
     --out "$OUT/bench-ahead.json" --plot "$OUT/bench-ahead.svg"
+
+# What the walks taken out of the walked substep since the thirtieth
+# session are worth (docs/BENCHMARKS.md, thirty-seventh, thirty-ninth and
+# forty-first sessions): walked-frame, the target's `hair-nogrid`, with the
+# next iterations' rows built ahead by the walks before and apart
+# (`--gpu-rows-ahead on,off`: the projection's, and the twist's back
+# substitution's), and the twist's first gradient walk in the walk of the
+# velocities and frames and apart (`--gpu-twist-rows-in-frames on,off`,
+# which costs registers: RADV's frame_rod spills with it, and is off by
+# default until this says whether it pays); on, on is 6 walks a substep on
+# the bench's hair, on, off (a GPU's default) 7, and each off adds walks
+# (the same values in all four). The sizes and frames of `bench-ahead`.
+wanted bench-walks && step bench-walks "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$ahead_sizes" \
+    --gpu-form walked-frame --gpu-rows-ahead on,off --gpu-twist-rows-in-frames on,off \
+    --out "$OUT/bench-walks.json" --plot "$OUT/bench-walks.svg"
 
 # Whether device memory is what holds the target's substep: the default
 # walked-frame (interleaved rods) and fused-frame on 32-row packs (gpu

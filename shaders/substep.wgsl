@@ -488,9 +488,9 @@ fn velocity_frames_walk(r: u32) -> TwistSweep {
 }
 
 // Whether the walk of the velocities and frames is also the twist's first
-// gradient walk (`GpuContext::with_twist_rows_in_frames`, on by default on
-// a GPU; `velocity_frames_walk`).
-override TWIST_ROWS_IN_FRAMES: bool = true;
+// gradient walk (`GpuContext::with_twist_rows_in_frames`, off by default;
+// `velocity_frames_walk`).
+override TWIST_ROWS_IN_FRAMES: bool = false;
 
 // What `velocity_frames_next` keeps from one vertex to the next.
 struct VelocityFrames {

@@ -282,11 +282,17 @@ pub struct Measurement {
     /// GPU only: whether the walk of the velocities and frames made the
     /// twist's first gradient walk (`strands::gpu::GpuContext::
     /// with_twist_rows_in_frames`, `strands bench
-    /// --gpu-twist-rows-in-frames`), where that was not the device's
-    /// default (on a GPU, off on a CPU adapter); absent where it was, and
-    /// in older reports.
+    /// --gpu-twist-rows-in-frames`), where it did (off by default); absent
+    /// where it did not, and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_twist_rows_in_frames: Option<bool>,
+    /// GPU only: whether the walks built the next iteration's rows ahead
+    /// (`strands::gpu::GpuContext::with_rows_ahead`, `strands bench
+    /// --gpu-rows-ahead`), where that was not the device's default (on a
+    /// GPU, off on a CPU adapter); absent where it was, and in older
+    /// reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_rows_ahead: Option<bool>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -610,6 +616,7 @@ fn measure_with(
         gpu_splat_asked: false,
         gpu_walk_ahead: None,
         gpu_twist_rows_in_frames: None,
+        gpu_rows_ahead: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -689,9 +696,10 @@ fn measure_with(
             };
             // Before anything can fail, so that a failed row is labelled.
             m.gpu_walk_ahead = (ctx.walk_ahead() > 0).then(|| ctx.walk_ahead());
+            m.gpu_twist_rows_in_frames = ctx.twist_rows_in_frames().then_some(true);
+            // Where it is not the device's default (on a GPU only).
             let gpu_default = ctx.info.device_type != wgpu::DeviceType::Cpu;
-            m.gpu_twist_rows_in_frames =
-                (ctx.twist_rows_in_frames() != gpu_default).then(|| ctx.twist_rows_in_frames());
+            m.gpu_rows_ahead = (ctx.rows_ahead() != gpu_default).then(|| ctx.rows_ahead());
             let mut sim = match GpuSimulator::new(ctx, rods, state, params) {
                 Ok(s) => s,
                 Err(e) => {
@@ -1154,12 +1162,16 @@ impl Measurement {
             .unwrap_or_default();
         let twist_rows = match self.gpu_twist_rows_in_frames {
             Some(true) => ":twist-rows-in-frames",
-            Some(false) => ":twist-rows-apart",
+            _ => "",
+        };
+        let rows_ahead = match self.gpu_rows_ahead {
+            Some(true) => ":rows-ahead",
+            Some(false) => ":rows-apart",
             None => "",
         };
         match &self.gpu_form {
             Some(form) => format!(
-                "{}:{form}{stencil}{layout}{packs}{splat}{ahead}{twist_rows}",
+                "{}:{form}{stencil}{layout}{packs}{splat}{ahead}{rows_ahead}{twist_rows}",
                 self.backend
             ),
             None => self.backend.clone(),
@@ -1320,6 +1332,7 @@ pub fn compare(old: &Report, new: &Report) -> String {
                 splat(&o.gpu_splat) == splat(&m.gpu_splat)
             } && o.gpu_walk_ahead.unwrap_or(0) == m.gpu_walk_ahead.unwrap_or(0)
                 && o.gpu_twist_rows_in_frames == m.gpu_twist_rows_in_frames
+                && o.gpu_rows_ahead == m.gpu_rows_ahead
         };
         let found = old.results.iter().find(|o| {
             o.workload == m.workload

@@ -205,10 +205,10 @@ struct BenchArgs {
     /// GPU twist schedules to time, each a row with each form, precision,
     /// layout, pack shape, splat and distance ahead: on (the walk of the
     /// velocities and frames also makes the twist's first gradient walk, a
-    /// walk a substep fewer; the default on a GPU) or off (the twist walks
-    /// its own; the default on a CPU adapter); rows that are not the
-    /// device's default are labelled `…:twist-rows-in-frames` or
-    /// `…:twist-rows-apart`. The same values computed either way
+    /// walk a substep fewer, at the cost of registers; rows labelled
+    /// `…:twist-rows-in-frames`) or off (the twist walks its own; the
+    /// default on every device, until a GPU's timing says which is faster
+    /// there). The same values computed either way
     /// (`GpuContext::with_twist_rows_in_frames`). Only walked-frame and
     /// walked-fused have that walk; the other forms get one row, with the
     /// first listed. Asks for the GPU like --gpu-form.
@@ -219,6 +219,24 @@ struct BenchArgs {
         value_parser = parse_on_off
     )]
     gpu_twist_rows_in_frames: Vec<bool>,
+    /// GPU row schedules to time, each a row with each form, precision,
+    /// layout, pack shape, splat, distance ahead and twist schedule: on
+    /// (the walks that finish the vertices build the next projection
+    /// iteration's rows, and the twist's back substitution the next Newton
+    /// iteration's: fewer walks a substep; the default on a GPU) or off
+    /// (each iteration builds its own rows in a walk; the default on a CPU
+    /// adapter); rows that are not the device's default are labelled
+    /// `…:rows-ahead` or `…:rows-apart`. The same values computed either
+    /// way (`GpuContext::with_rows_ahead`). It changes the walked forms; a
+    /// packed form, which walks only rods longer than a pack, gets one row,
+    /// with the first listed. Asks for the GPU like --gpu-form.
+    #[arg(
+        long = "gpu-rows-ahead",
+        value_delimiter = ',',
+        value_name = "on|off",
+        value_parser = parse_on_off
+    )]
+    gpu_rows_ahead: Vec<bool>,
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]
     warmup: u32,
@@ -301,7 +319,8 @@ struct Interrupted(String);
 
 /// A GPU error in the command line's words: where the library points to
 /// the CPU reference, say which flag selects it.
-/// `on` or `off` (`strands bench --gpu-twist-rows-in-frames`).
+/// `on` or `off` (`strands bench --gpu-twist-rows-in-frames`,
+/// `--gpu-rows-ahead`).
 fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
     match s {
         "on" => Ok(true),
@@ -706,6 +725,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             "--gpu-twist-rows-in-frames",
             !args.gpu_twist_rows_in_frames.is_empty(),
         ),
+        ("--gpu-rows-ahead", !args.gpu_rows_ahead.is_empty()),
     ] {
         if given && !backends.contains(&BackendKind::Gpu) {
             anyhow::bail!(
@@ -726,7 +746,8 @@ fn bench(args: BenchArgs) -> Result<()> {
             || !args.gpu_pack_rows.is_empty()
             || !args.gpu_splats.is_empty()
             || !args.gpu_walk_ahead.is_empty()
-            || !args.gpu_twist_rows_in_frames.is_empty())
+            || !args.gpu_twist_rows_in_frames.is_empty()
+            || !args.gpu_rows_ahead.is_empty())
         .then_some(BackendKind::Gpu);
         let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
         match choice.gpu {
@@ -849,6 +870,17 @@ fn bench(args: BenchArgs) -> Result<()> {
             })
             .collect()
     };
+    let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_rows_ahead.is_empty() {
+        gpus
+    } else {
+        gpus.iter()
+            .flat_map(|ctx| {
+                args.gpu_rows_ahead
+                    .iter()
+                    .map(|&on| ctx.with_rows_ahead(on))
+            })
+            .collect()
+    };
     // The form a GPU row asked for as `form` runs (None: the default), and
     // whether it runs on packs.
     let form_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
@@ -933,6 +965,15 @@ fn bench(args: BenchArgs) -> Result<()> {
                                     .gpu_twist_rows_in_frames
                                     .first()
                                     .is_none_or(|&on| gpus[g].twist_rows_in_frames() == on)
+                        })
+                        // A packed form walks only rods longer than a pack:
+                        // one row for it, with the first row schedule.
+                        .filter(|&(_, _, f, g)| {
+                            !uses_packs(f, &gpus[g])
+                                || args
+                                    .gpu_rows_ahead
+                                    .first()
+                                    .is_none_or(|&on| gpus[g].rows_ahead() == on)
                         })
                         .collect(),
                 })
@@ -1033,6 +1074,15 @@ fn bench(args: BenchArgs) -> Result<()> {
         } else {
             on
         };
+        let on = if on_gpu && !args.gpu_rows_ahead.is_empty() {
+            if gpus[g].rows_ahead() {
+                format!("{on}, rows built ahead")
+            } else {
+                format!("{on}, rows apart")
+            }
+        } else {
+            on
+        };
         let on = if on_gpu && !args.gpu_twist_rows_in_frames.is_empty() {
             if gpus[g].twist_rows_in_frames() {
                 format!("{on}, the twist's first rows in the frames' walk")
@@ -1074,6 +1124,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             m.gpu_splat.clone(),
             m.gpu_walk_ahead,
             m.gpu_twist_rows_in_frames,
+            m.gpu_rows_ahead,
         );
         if m.error.is_none() && measured.contains(&row) {
             // `suspend`, not `println`, which prints nothing where the bar

@@ -503,18 +503,15 @@ fn gpu_walk_ahead_rows_run_the_same_steps() {
 /// schedule asked for in walked-frame (whose substep has the walk of the
 /// velocities and frames), and one row for the walked stages (which have
 /// not: `frames_rod`), with the first asked for and unlabelled; the row
-/// that is not the device's default (on for a GPU, off for a CPU adapter)
-/// labelled `:twist-rows-in-frames` or `:twist-rows-apart` in the table and
-/// recorded in the JSON (`gpu_twist_rows_in_frames`), the default
-/// unlabelled; the same rows in the same order either way, so the rows
-/// end at the same largest strain after the same iterations. Anything but
-/// on or off refused as the arguments are read, naming the flag and the
-/// value; refused with `--backend cpu`.
+/// with the twist's first rows in that walk (off by default on every
+/// device) labelled `:twist-rows-in-frames` in the table and recorded in
+/// the JSON (`gpu_twist_rows_in_frames`), the default unlabelled; the
+/// same rows in the same order either way, so the rows end at the same
+/// largest strain after the same iterations. Anything but on or off
+/// refused as the arguments are read, naming the flag and the value;
+/// refused with `--backend cpu`.
 #[test]
 fn gpu_twist_rows_in_frames_rows_run_the_same_steps() {
-    let ctx = strands::gpu::GpuContext::headless()
-        .expect("no GPU adapter: install mesa-vulkan-drivers (lavapipe)");
-    let gpu_default = ctx.info.device_type != wgpu::DeviceType::Cpu;
     let (stdout, rows) = quick_gpu_rows_for(
         "gpu-twist-rows-in-frames",
         "hair-nogrid",
@@ -527,12 +524,11 @@ fn gpu_twist_rows_in_frames_rows_run_the_same_steps() {
             "on,off",
         ],
     );
-    let (labelled, recorded) = if gpu_default {
-        ("gpu:walked-frame:twist-rows-apart ", Some(false))
-    } else {
-        ("gpu:walked-frame:twist-rows-in-frames ", Some(true))
-    };
-    for label in ["gpu:walked-frame ", labelled, "gpu:walked "] {
+    for label in [
+        "gpu:walked-frame:twist-rows-in-frames ",
+        "gpu:walked-frame ",
+        "gpu:walked ",
+    ] {
         assert!(stdout.contains(label), "{label} not in\n{stdout}");
     }
     assert!(
@@ -548,16 +544,11 @@ fn gpu_twist_rows_in_frames_rows_run_the_same_steps() {
             )
         })
         .collect();
-    let (on, off) = if gpu_default {
-        (None, recorded)
-    } else {
-        (recorded, None)
-    };
     assert_eq!(
         schedules,
         [
-            ("walked-frame", on),
-            ("walked-frame", off),
+            ("walked-frame", Some(true)),
+            ("walked-frame", None),
             ("walked", None)
         ]
     );
@@ -582,6 +573,73 @@ fn gpu_twist_rows_in_frames_rows_run_the_same_steps() {
         err.contains("'yes' for '--gpu-twist-rows-in-frames") && err.contains("on or off"),
         "{err}"
     );
+}
+
+/// `--gpu-rows-ahead`: `strands bench` times one GPU row per row schedule
+/// asked for in walked-fused and the walked stages (whose walks build the
+/// next iterations' rows), and one row for the packed form, which walks
+/// only rods longer than a pack, with the first asked for; the rows that
+/// are not the device's default (on for a GPU, off for a CPU adapter)
+/// labelled `:rows-ahead` or `:rows-apart` in the table and recorded in
+/// the JSON (`gpu_rows_ahead`), the default unlabelled; the same rows in
+/// the same order either way, so each form's rows end at the same largest
+/// strain after the same iterations. Refused with `--backend cpu`.
+#[test]
+fn gpu_rows_ahead_rows_run_the_same_steps() {
+    let ctx = strands::gpu::GpuContext::headless()
+        .expect("no GPU adapter: install mesa-vulkan-drivers (lavapipe)");
+    let gpu_default = ctx.info.device_type != wgpu::DeviceType::Cpu;
+    let (stdout, rows) = quick_gpu_rows_for(
+        "gpu-rows-ahead",
+        "hair-nogrid",
+        "16",
+        "6",
+        &[
+            "--gpu-form",
+            "walked-fused,walked,packed",
+            "--gpu-rows-ahead",
+            "off,on",
+        ],
+    );
+    let (label, recorded) = if gpu_default {
+        (":rows-apart ", Some(false))
+    } else {
+        (":rows-ahead ", Some(true))
+    };
+    for form in ["walked-fused", "walked"] {
+        for label in [" ".to_string(), label.to_string()] {
+            let label = format!("gpu:{form}{label}");
+            assert!(stdout.contains(&label), "{label} not in\n{stdout}");
+        }
+    }
+    let schedules: Vec<(&str, Option<bool>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["gpu_form"].as_str().unwrap(),
+                r["gpu_rows_ahead"].as_bool(),
+            )
+        })
+        .collect();
+    // The rows asked for first (off) are the default on a CPU adapter.
+    let (off, on) = if gpu_default {
+        (recorded, None)
+    } else {
+        (None, recorded)
+    };
+    assert_eq!(
+        schedules,
+        [
+            ("walked-fused", off),
+            ("walked-fused", on),
+            ("walked", off),
+            ("walked", on),
+            ("packed", off),
+        ]
+    );
+    assert_same_steps(&rows[..2]);
+    assert_same_steps(&rows[2..4]);
+    assert_bench_refuses_with_cpu_backend("--gpu-rows-ahead", "off");
 }
 
 /// `--gpu-splat`: `strands bench` times one GPU row per splat asked for

@@ -395,7 +395,7 @@ impl GpuContext {
             pack: pack::PackShape::for_device(info.device_type),
             walk_ahead: 0,
             rows_ahead: !cpu,
-            twist_rows_in_frames: !cpu,
+            twist_rows_in_frames: false,
             unroll_rows: !cpu,
             device,
             queue,
@@ -611,8 +611,9 @@ impl GpuContext {
     }
 
     /// This device with the walked substep's walk of the velocities and
-    /// frames also the twist's first gradient walk (`on`, the default on a
-    /// GPU, not on a CPU adapter: `from_device`): as it transports each edge
+    /// frames also the twist's first gradient walk (`on`; off by default on
+    /// every device, `from_device`, until a GPU's timing says which is
+    /// faster there): as it transports each edge
     /// it takes that edge's clamp and the stencil of the vertex behind, so
     /// the twist's Newton solve starts from the rows it summed and
     /// eliminated (shaders/substep.wgsl `VelocityFrames`), a walk a substep
@@ -620,8 +621,9 @@ impl GpuContext {
     /// makes its first gradient walk itself. The same rows from the same
     /// frames in the same order, so the same values (tests/gpu_frame.rs).
     /// It holds the walk's and the gradient's state at once: RADV's
-    /// `frame_rod` for RDNA2 spills 48 of its registers with it
-    /// (docs/BENCHMARKS.md, forty-first session), so a GPU's A/B decides
+    /// `frame_rod` for RDNA2 spills 48 of its registers with it, and it
+    /// costs lavapipe 3–5 % (docs/BENCHMARKS.md, forty-first session), so
+    /// `strands bench --gpu-twist-rows-in-frames on,off` on a GPU decides
     /// the default. Kernels are compiled anew for it.
     pub fn with_twist_rows_in_frames(&self, on: bool) -> Self {
         GpuContext {
@@ -920,11 +922,12 @@ impl GpuContext {
                 "; the projection's rows built ahead",
                 "; the projection's rows in walks of their own"
             ),
-            unless_default(
-                self.twist_rows_in_frames,
-                "; the twist's first rows in the frames' walk",
-                "; the twist's first rows in a walk of their own"
-            ),
+            // Off by default on every device.
+            if self.twist_rows_in_frames {
+                "; the twist's first rows in the frames' walk"
+            } else {
+                ""
+            },
             unless_default(
                 self.unroll_rows,
                 "; the packs' row loops unrolled",
