@@ -64,7 +64,7 @@ enum Command {
     },
     /// Measure the cost per step of standard workloads and scene files on
     /// both backends; print a table, write JSON and an SVG plot.
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// Show the GPU simulation live in a window (or write one image with
     /// --screenshot). Keys are listed in the window title and README.md.
     Demo(DemoArgs),
@@ -295,7 +295,7 @@ fn main() {
             (backend, gpu_stencil),
             max_work,
         ),
-        Command::Bench(args) => bench(args),
+        Command::Bench(args) => bench(*args),
         Command::Demo(args) => demo(args),
     };
     if let Err(e) = result {
