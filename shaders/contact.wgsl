@@ -874,7 +874,12 @@ fn contact_velocity_frames_walk(r: u32) -> TwistSweep {
             let last = w.o + w.n - 1u;
             let t = ahead_up(w.o + i, last);
             let u = ahead_up(w.o + i + 1u, last);
-            ahead_take(&ahead, vec4<u32>(ahead_vel(t), ahead_scratch_force(t), ahead_pos_unc(t), ahead_frame(t)), vec4<u32>(ahead_vel(u), ahead_scratch_force(u), ahead_pos_unc(u), ahead_frame(u)), select(vec4<u32>(0u), vec4<u32>(ahead_rest_kappa(t), ahead_rest_kappa(u), 0u, 0u), TWIST_ROWS_IN_FRAMES));
+            // The twist's stencil's rest curvature where the walk sums it.
+            var kappa = vec4<u32>(0u);
+            if (TWIST_ROWS_IN_FRAMES) {
+                kappa = vec4<u32>(ahead_rest_kappa(t), ahead_rest_kappa(u), 0u, 0u);
+            }
+            ahead_take(&ahead, vec4<u32>(ahead_vel(t), ahead_scratch_force(t), ahead_pos_unc(t), ahead_frame(t)), vec4<u32>(ahead_vel(u), ahead_scratch_force(u), ahead_pos_unc(u), ahead_frame(u)), kappa);
         }
         let done = contact_walk_step(&w, i);
         if (i > 0u) {

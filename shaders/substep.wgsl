@@ -464,8 +464,8 @@ fn substep_finish_walk(r: u32, blended: StartHandOff) {
 // walk (`twist_gradient` from the root, `gradient_vertex`): as edge v − 1 is
 // transported it takes that edge's clamp (`clamp_twist`, the start's then
 // the end's, from the frame in registers), and then vertex v − 1's
-// stencil, whose two edges and binormal it has just made, so `twist_solve`
-// starts from the sweep it returns: a walk a substep fewer for every rod,
+// stencil, whose two edges and binormal it has just made, so
+// `twist_solve_from` starts from the sweep it returns: a walk a substep fewer for every rod,
 // the same rows in the same order (tests/gpu_frame.rs
 // `rows_built_ahead_give_the_same_results`); `scratch[e].s` of the free
 // edges behind it holds their elimination, which nothing reads before the
@@ -479,7 +479,12 @@ fn velocity_frames_walk(r: u32) -> TwistSweep {
     for (var v = o; v < o + n; v++) {
         if (WALK_AHEAD > 0u) {
             let t = ahead_up(v, o + n - 1u);
-            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_vel(t), ahead_scratch_force(t), ahead_rest_mass(t)), vec4<u32>(ahead_pos_unc(t), ahead_contact(t), ahead_frame(t), select(0u, ahead_rest_kappa(t), TWIST_ROWS_IN_FRAMES)), vec4<u32>(0u));
+            // The twist's stencil's rest curvature where the walk sums it.
+            var kappa = 0u;
+            if (TWIST_ROWS_IN_FRAMES) {
+                kappa = ahead_rest_kappa(t);
+            }
+            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_vel(t), ahead_scratch_force(t), ahead_rest_mass(t)), vec4<u32>(ahead_pos_unc(t), ahead_contact(t), ahead_frame(t), kappa), vec4<u32>(0u));
         }
         velocity_frames_next(&s, v, pos_get(v));
     }

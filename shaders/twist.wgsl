@@ -440,8 +440,9 @@ fn twist_solve(r: u32) {
 
 // `twist_solve` with the first iteration's gradient walk (from the root)
 // made already where `handed_first`: `first` is its sweep, which the walk of
-// the velocities and frames made behind the transport (`ROWS_AHEAD`,
-// shaders/substep.wgsl `VelocityFrames`), the same rows in the same order.
+// the velocities and frames made behind the transport
+// (`TWIST_ROWS_IN_FRAMES`, shaders/substep.wgsl `VelocityFrames`), the same
+// rows in the same order.
 fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
@@ -469,8 +470,10 @@ fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
     let free = vec2<u32>(a, b);
     // The order this iteration takes its rows in: the first from the root,
     // each after it in the order the back substitution before it walked
-    // (src/cpu/twist.rs `twist_in`); and whether that walk summed them
-    // already (`ROWS_AHEAD`, `newton_back`'s `ahead`), in `sweep`.
+    // (src/cpu/twist.rs `twist_in`); and whether a walk before summed them
+    // already, in `sweep`: for the first, the walk of the velocities and
+    // frames (`handed_first`); for the others, the back substitution before
+    // (`ROWS_AHEAD`, `newton_back`'s `ahead`).
     var from_tip = false;
     var handed = handed_first;
     var sweep = first;

@@ -696,7 +696,13 @@ fn measure_with(
             };
             // Before anything can fail, so that a failed row is labelled.
             m.gpu_walk_ahead = (ctx.walk_ahead() > 0).then(|| ctx.walk_ahead());
-            m.gpu_twist_rows_in_frames = ctx.twist_rows_in_frames().then_some(true);
+            // Only a form with the walk it changes (the form asked for here,
+            // the form that runs below).
+            let asked = settings
+                .gpu_form
+                .unwrap_or_else(|| GpuSimulator::default_form(ctx));
+            m.gpu_twist_rows_in_frames =
+                (ctx.twist_rows_in_frames() && asked.walks_velocities_and_frames()).then_some(true);
             // Where it is not the device's default (on a GPU only).
             let gpu_default = ctx.info.device_type != wgpu::DeviceType::Cpu;
             m.gpu_rows_ahead = (ctx.rows_ahead() != gpu_default).then(|| ctx.rows_ahead());

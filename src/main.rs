@@ -317,8 +317,6 @@ static PARTIAL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 #[error("{0}")]
 struct Interrupted(String);
 
-/// A GPU error in the command line's words: where the library points to
-/// the CPU reference, say which flag selects it.
 /// `on` or `off` (`strands bench --gpu-twist-rows-in-frames`,
 /// `--gpu-rows-ahead`).
 fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
@@ -329,6 +327,8 @@ fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
     }
 }
 
+/// A GPU error in the command line's words: where the library points to
+/// the CPU reference, say which flag selects it.
 fn gpu_hint(e: strands::gpu::GpuError) -> anyhow::Error {
     let text = e.to_string();
     if text.contains("CPU reference") {
@@ -905,6 +905,19 @@ fn bench(args: BenchArgs) -> Result<()> {
                 .join(", ")
         );
     }
+    if let Some(ctx) = gpus.first()
+        && !args.gpu_twist_rows_in_frames.is_empty()
+        && !gpu_forms.iter().any(|&f| has_frames_walk(f, ctx))
+    {
+        anyhow::bail!(
+            "--gpu-twist-rows-in-frames changes the walk of the velocities and frames of walked-frame and walked-fused, and none of the forms timed ({}) has it: add one with --gpu-form",
+            gpu_forms
+                .iter()
+                .map(|&f| form_of(f, ctx).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     // How a GPU row on `ctx` in `form` is labelled: its data layout and
     // its packs' rows, where asked for (`--gpu-layout`, `--gpu-pack-rows`;
     // a walked form has no packs).
@@ -1083,7 +1096,10 @@ fn bench(args: BenchArgs) -> Result<()> {
         } else {
             on
         };
-        let on = if on_gpu && !args.gpu_twist_rows_in_frames.is_empty() {
+        let on = if on_gpu
+            && !args.gpu_twist_rows_in_frames.is_empty()
+            && has_frames_walk(gpu_form, &gpus[g])
+        {
             if gpus[g].twist_rows_in_frames() {
                 format!("{on}, the twist's first rows in the frames' walk")
             } else {

@@ -509,7 +509,7 @@ fn gpu_walk_ahead_rows_run_the_same_steps() {
 /// same rows in the same order either way, so the rows end at the same
 /// largest strain after the same iterations. Anything but on or off
 /// refused as the arguments are read, naming the flag and the value;
-/// refused with `--backend cpu`.
+/// refused with `--backend cpu`, and where no form timed has the walk.
 #[test]
 fn gpu_twist_rows_in_frames_rows_run_the_same_steps() {
     let (stdout, rows) = quick_gpu_rows_for(
@@ -555,6 +555,26 @@ fn gpu_twist_rows_in_frames_rows_run_the_same_steps() {
     // The walked stages are other kernels, whose rounding may differ.
     assert_same_steps(&rows[..2]);
     assert_bench_refuses_with_cpu_backend("--gpu-twist-rows-in-frames", "on");
+    // Refused where no form timed has the walk it changes, naming them.
+    let none = strands()
+        .args([
+            "bench",
+            "--backend",
+            "gpu",
+            "--gpu-form",
+            "walked,packed",
+            "--gpu-twist-rows-in-frames",
+            "on",
+        ])
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert!(!none.status.success());
+    assert!(
+        err.contains("--gpu-twist-rows-in-frames") && err.contains("(walked, packed)"),
+        "{err}"
+    );
     // Refused as the arguments are read, before an adapter is sought.
     let bad = strands()
         .args([
