@@ -520,12 +520,9 @@ struct TwistRod {
 }
 
 fn twist_rod_of(r: u32) -> TwistRod {
-    let o = rods[r].vertex_offset;
-    let ne = rods[r].vertex_count - 1u;
-    let a = o + select(0u, 1u, rods[r].start_clamp != NONE);
-    let b = max(o + ne - select(0u, 1u, rods[r].end_clamp != NONE), a);
+    let last_edge = rods[r].vertex_offset + rods[r].vertex_count - 2u;
     let bend = rods[r].bending.xyz;
-    return TwistRod(bend, rods[r].bending.w, bending_norm(bend), vec2<u32>(a, b), vec2<u32>(rods[r].start_clamp, rods[r].end_clamp), o + ne - 1u);
+    return TwistRod(bend, rods[r].bending.w, bending_norm(bend), twist_free(r), vec2<u32>(rods[r].start_clamp, rods[r].end_clamp), last_edge);
 }
 
 fn velocity_frames_start(r: u32) -> VelocityFrames {

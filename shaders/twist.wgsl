@@ -447,8 +447,9 @@ fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     // Free angles: all but clamped end edges (src/cpu/mod.rs `free_twist_range`).
-    let a = o + select(0u, 1u, rods[r].start_clamp != NONE);
-    let b = max(o + ne - select(0u, 1u, rods[r].end_clamp != NONE), a);
+    let free = twist_free(r);
+    let a = free.x;
+    let b = free.y;
     if (a == b) {
         return;
     }
@@ -467,7 +468,6 @@ fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
     var e0 = 0.0;
     var have_e0 = false;
     var iterations = 0u;
-    let free = vec2<u32>(a, b);
     // The order this iteration takes its rows in: the first from the root,
     // each after it in the order the back substitution before it walked
     // (src/cpu/twist.rs `twist_in`); and whether a walk before summed them

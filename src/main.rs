@@ -317,6 +317,21 @@ static PARTIAL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 #[error("{0}")]
 struct Interrupted(String);
 
+/// Each of `gpus` with each of `values` (`with`), in that order; `gpus` as
+/// they are where no value was asked for (a bench flag left out).
+fn each_with<T: Copy>(
+    gpus: Vec<strands::gpu::GpuContext>,
+    values: &[T],
+    with: impl Fn(&strands::gpu::GpuContext, T) -> strands::gpu::GpuContext,
+) -> Vec<strands::gpu::GpuContext> {
+    if values.is_empty() {
+        return gpus;
+    }
+    gpus.iter()
+        .flat_map(|ctx| values.iter().map(|&v| with(ctx, v)))
+        .collect()
+}
+
 /// `on` or `off` (`strands bench --gpu-twist-rows-in-frames`,
 /// `--gpu-rows-ahead`).
 fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
@@ -832,21 +847,10 @@ fn bench(args: BenchArgs) -> Result<()> {
             })
             .collect::<Result<_>>()?,
     };
-    let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_layouts.is_empty() {
-        stencils
-    } else {
-        stencils
-            .iter()
-            .flat_map(|ctx| args.gpu_layouts.iter().map(|&l| ctx.with_data_layout(l)))
-            .collect()
-    };
-    let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_pack_rows.is_empty() {
-        gpus
-    } else {
-        gpus.iter()
-            .flat_map(|ctx| args.gpu_pack_rows.iter().map(|&p| ctx.with_pack_shape(p)))
-            .collect()
-    };
+    let gpus = each_with(stencils, &args.gpu_layouts, |ctx, l| {
+        ctx.with_data_layout(l)
+    });
+    let gpus = each_with(gpus, &args.gpu_pack_rows, |ctx, p| ctx.with_pack_shape(p));
     let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_walk_ahead.is_empty() {
         gpus
     } else {
@@ -859,28 +863,12 @@ fn bench(args: BenchArgs) -> Result<()> {
             })
             .collect::<Result<_>>()?
     };
-    let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_twist_rows_in_frames.is_empty() {
-        gpus
-    } else {
-        gpus.iter()
-            .flat_map(|ctx| {
-                args.gpu_twist_rows_in_frames
-                    .iter()
-                    .map(|&on| ctx.with_twist_rows_in_frames(on))
-            })
-            .collect()
-    };
-    let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_rows_ahead.is_empty() {
-        gpus
-    } else {
-        gpus.iter()
-            .flat_map(|ctx| {
-                args.gpu_rows_ahead
-                    .iter()
-                    .map(|&on| ctx.with_rows_ahead(on))
-            })
-            .collect()
-    };
+    let gpus = each_with(gpus, &args.gpu_twist_rows_in_frames, |ctx, on| {
+        ctx.with_twist_rows_in_frames(on)
+    });
+    let gpus = each_with(gpus, &args.gpu_rows_ahead, |ctx, on| {
+        ctx.with_rows_ahead(on)
+    });
     // The form a GPU row asked for as `form` runs (None: the default), and
     // whether it runs on packs.
     let form_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {

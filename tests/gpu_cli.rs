@@ -249,6 +249,23 @@ fn assert_bench_refuses_with_cpu_backend(flag: &str, value: &str) {
     assert!(err.contains(flag) && err.contains("--backend cpu"), "{err}");
 }
 
+/// `strands bench --backend gpu FLAG VALUES`: refused as the arguments are
+/// read, before an adapter is sought, naming the value (`bad`, quoted as
+/// clap quotes it) for the flag and what it takes (`allowed`).
+fn assert_bench_refuses_value(flag: &str, values: &str, bad: &str, allowed: &str) {
+    let out = strands()
+        .args(["bench", "--backend", "gpu", flag, values])
+        .env("WGPU_ADAPTER_NAME", "no such adapter")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains(&format!("{bad} for '{flag}")) && err.contains(allowed),
+        "{err}"
+    );
+}
+
 /// `strands bench --gpu-form`: one GPU row per form asked for, each
 /// labelled with its form in the table and the JSON, all measured (no
 /// error) and taking the same twist iterations; a fused form asked for with
@@ -485,18 +502,7 @@ fn gpu_walk_ahead_rows_run_the_same_steps() {
     );
     assert_same_steps(&rows[..4]);
     assert_bench_refuses_with_cpu_backend("--gpu-walk-ahead", "2");
-    // Refused as the arguments are read, before an adapter is sought.
-    let bad = strands()
-        .args(["bench", "--backend", "gpu", "--gpu-walk-ahead", "2,65"])
-        .env("WGPU_ADAPTER_NAME", "no such adapter")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&bad.stderr);
-    assert!(!bad.status.success());
-    assert!(
-        err.contains("'65' for '--gpu-walk-ahead") && err.contains("0..=64"),
-        "{err}"
-    );
+    assert_bench_refuses_value("--gpu-walk-ahead", "2,65", "'65'", "0..=64");
 }
 
 /// `--gpu-twist-rows-in-frames`: `strands bench` times one GPU row per
@@ -575,24 +581,7 @@ fn gpu_twist_rows_in_frames_rows_run_the_same_steps() {
         err.contains("--gpu-twist-rows-in-frames") && err.contains("(walked, packed)"),
         "{err}"
     );
-    // Refused as the arguments are read, before an adapter is sought.
-    let bad = strands()
-        .args([
-            "bench",
-            "--backend",
-            "gpu",
-            "--gpu-twist-rows-in-frames",
-            "on,yes",
-        ])
-        .env("WGPU_ADAPTER_NAME", "no such adapter")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&bad.stderr);
-    assert!(!bad.status.success());
-    assert!(
-        err.contains("'yes' for '--gpu-twist-rows-in-frames") && err.contains("on or off"),
-        "{err}"
-    );
+    assert_bench_refuses_value("--gpu-twist-rows-in-frames", "on,yes", "'yes'", "on or off");
 }
 
 /// `--gpu-rows-ahead`: `strands bench` times one GPU row per row schedule
