@@ -273,7 +273,32 @@ struct BenchArgs {
     grow: bool,
 }
 
+/// Mesa's Vulkan device-selection layer (loaded with lavapipe and Mesa's
+/// GPU drivers) connects to a Wayland display to find the one a window
+/// would use, and libwayland prints `error: XDG_RUNTIME_DIR is invalid or
+/// not set in the environment.` for each probe where the process has no
+/// runtime directory: on a headless machine, two such lines before a run
+/// that succeeds. Without a runtime directory and a Wayland display there
+/// is no display for the layer to choose by, so it is switched off
+/// (`NODEVICE_SELECT=1`, its own switch) there, unless the user set it or
+/// asked the layer for a device (`MESA_VK_DEVICE_SELECT`). Nothing that
+/// the simulator or the driver reports is hidden.
+fn quiet_device_select_probe() {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .is_some_and(|d| !d.is_empty() && std::path::Path::new(&d).is_dir());
+    if !runtime_dir
+        && !set("WAYLAND_DISPLAY")
+        && !set("NODEVICE_SELECT")
+        && !set("MESA_VK_DEVICE_SELECT")
+    {
+        // SAFETY: the first statement of `main`, before any thread starts.
+        unsafe { std::env::set_var("NODEVICE_SELECT", "1") };
+    }
+}
+
 fn main() {
+    quiet_device_select_probe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run {

@@ -129,3 +129,31 @@ fn a_bad_scene_exits_non_zero_with_the_field() {
         "{err}"
     );
 }
+
+/// On a headless machine (no `XDG_RUNTIME_DIR`, no Wayland display) a
+/// successful run prints no `error:` line: Mesa's device-selection layer,
+/// loaded with lavapipe, probes for a Wayland display, and libwayland
+/// reports the missing runtime directory as "error: XDG_RUNTIME_DIR is
+/// invalid or not set" once for each probe unless the program switches
+/// the probe off (src/main.rs `quiet_device_select_probe`). The run looks
+/// for a GPU adapter (the default backend), so the probe happens.
+#[test]
+fn a_headless_run_prints_no_false_error() {
+    let out = tmp("headless.json");
+    let run = strands()
+        .args(["run", &scene("twist.toml"), "--steps", "2", "--out"])
+        .arg(&out)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("NODEVICE_SELECT")
+        .env_remove("MESA_VK_DEVICE_SELECT")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("error:")),
+        "a successful run printed an error line:\n{stderr}"
+    );
+    assert!(stderr.contains("backend:"), "{stderr}");
+}
