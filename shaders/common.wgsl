@@ -118,7 +118,7 @@ struct Rod {
     origin: vec4<f32>,      // world position the rod's positions are relative to (m), w unused
     drag: f32,              // N·s/m²
     radius: f32,            // section radius for contact (m)
-    pack_end: u32,          // indexed by pack: one past the last rod of workgroup pack i (src/gpu/pack.rs), 0 past the last
+    _pad1: u32,
     _pad2: u32,
 }
 
@@ -611,32 +611,12 @@ fn make_contact(n: vec3<f32>, depth: f32, stuck: bool, surface_velocity: vec3<f3
 // Every SDF collider's grid, stacked along z (`Collider.dims.w`).
 @group(1) @binding(11) var sdf: texture_3d<f32>;
 
-// Two vectors per row of a pack (src/gpu/pack.rs), the workgroup memory
-// that `forces` (its stencils' terms on the neighbours) and `frames` (the
-// tangents and transports) share: stages that run one after the other in
-// the fused substep (shaders/substep.wgsl), so a pack needs one copy. A
-// stage writes what it reads before it reads it, behind a barrier.
-var<workgroup> pack_rows_a: array<vec4<f32>, PACK_ROWS>;
-var<workgroup> pack_rows_b: array<vec4<f32>, PACK_ROWS>;
-// One vector per rod of a pack, shared the same way by `frames` (each rod's
-// u⁰) and `twist` (its Levenberg shift, step, energy and tolerance).
-var<workgroup> pack_rods_a: array<vec4<f32>, PACK_RODS>;
-
 // The state every stage reads and writes: positions (`pos_get`,
 // `pos_set`), velocities, unconstrained positions, contacts, scratch
-// members and edge frames, through the accessors below (world.wgsl, never
-// in a fused kernel, reads `pos` through `pos_load`; the sorted splat's and
-// the renderer's kernels read the buffers). In this module they
-// are the buffers, and `resident_load` and `resident_store` do nothing. The
-// packed fused kernels are built from a variant of the module
-// (src/gpu/layout.rs `shader_variant`, resident) in which
-// shaders/resident.wgsl replaces the lines from here to the END marker:
-// there a pack's positions, and where its pack shape asks for it
-// (`RESIDENT_STATE`) the rest of this state, live in workgroup memory from
-// `resident_load` at the start of the dispatch to `resident_store` at its
-// end. A component accessor (`frame_theta`, `scratch_s_x`, ...) reads or
-// writes only that word, as the stages did when they indexed the buffers.
-// BEGIN state in the buffer
+// members and edge frames, through the accessors below (world.wgsl reads
+// `pos` through `pos_load`; the sorted splat's and the renderer's kernels
+// read the buffers). A component accessor (`frame_theta`, `scratch_s_x`,
+// ...) reads or writes only that word.
 fn pos_get(v: u32) -> Position {
     return pos_load(v);
 }
@@ -771,10 +751,6 @@ fn frame_set_theta(e: u32, theta: f32) {
     frame[vertex_slot(e)].tangent.w = theta;
 }
 
-fn resident_load(w: u32, lid: u32, state: bool) {}
-
-fn resident_store(w: u32, lid: u32) {}
-// END state in the buffer
 
 // The contact or projection pass running (0: plain projection, contact
 // with friction; 1: filtered projection, contact without). Each entry point

@@ -1,8 +1,7 @@
 // Kernels `contact`, `contact_edges_even` and `contact_edges_odd`
 // (src/cpu/contact.rs, same names): one invocation per vertex, then per
-// edge of one parity and of the other (red–black); `contact_packed` runs the
-// three in one dispatch, a workgroup per pack; `contact_rod` walks them per
-// rod. Free vertices
+// edge of one parity and of the other (red–black); `contact_rod` walks the three
+// stages per rod. Free vertices
 // closer than strand radius + margin to a collider are pushed out along the
 // normal; in phase 0 Coulomb friction acts on the displacement relative to
 // the collider's surface and each vertex's deepest contact is recorded in
@@ -709,9 +708,9 @@ fn contact_edges_odd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     }
 }
 
-// The three stages walked by one invocation per rod, for adapters that are
-// CPUs (`GpuSimulator::packed` false), where a dispatch per stage costs
-// more than the parallelism gives.
+// The three stages walked by one invocation per rod: the substep's contact
+// in the staged schedule (the stage kernels above are the same stages as
+// separate dispatches, which the tests compare stage by stage).
 @compute @workgroup_size(64)
 fn contact_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     stage_phase = params.phase;
@@ -961,40 +960,4 @@ fn contact_walk_step(w: ptr<function, ContactWalk>, i: u32) -> ContactWalkStep {
     (*w).tunnels = tunnels;
     (*w).carried = b;
     return ContactWalkStep(before, a);
-}
-
-// The three stages in one dispatch, one workgroup per pack of rods
-// (src/gpu/pack.rs): every row's vertex stage, then the even edges, then the
-// odd ones, each parallel over the pack's rows with a barrier between, so a
-// substep's contact is one dispatch reading each vertex once. The rows are
-// strided over the invocations with no per-invocation arrays, so a rod longer
-// than a pack (a pack of its own) runs in parallel too.
-fn contact_pack(w: u32, lid: u32) {
-    collider_table_fill();
-    let rods_of = pack_rods(w);
-    let v0 = rods[rods_of.x].vertex_offset;
-    let last = rods_of.y - 1u;
-    let n = rods[last].vertex_offset + rods[last].vertex_count - v0;
-    for (var i = lid; i < n; i += PACK_WORKGROUP) {
-        let r = rest[vertex_slot(v0 + i)].rod;
-        contact_at(v0 + i, rods[r].origin.xyz, rods[r].radius);
-    }
-    for (var parity = 0u; parity < 2u; parity++) {
-        storageBarrier();
-        workgroupBarrier();
-        for (var i = lid; i < n; i += PACK_WORKGROUP) {
-            contact_edge_of(v0 + i, parity);
-        }
-    }
-}
-
-@compute @workgroup_size(PACK_WORKGROUP)
-fn contact_packed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    stage_phase = params.phase;
-    let w = pack_index(wid, groups);
-    if (w >= params.rod_count || rods[w].pack_end == 0u) {
-        return;
-    }
-    contact_pack(w, lid);
-    loops_ran_out(pack_rods(w).x);
 }

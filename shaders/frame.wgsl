@@ -1,8 +1,8 @@
 // BEGIN substep values from the frame's table
-// The whole frame in one dispatch (`Form::WalkedFrame`, `Form::FusedFrame`):
-// replaces the block of shaders/common.wgsl that reads a substep's changing
-// values from `params`, in the modules `frame_rod` and `frame_pack` are
-// built from (src/gpu/layout.rs `shader_variant` with `frame`). `params` stays bound at the frame's first
+// The whole frame in one dispatch (`Form::WalkedFrame`): replaces the block
+// of shaders/common.wgsl that reads a substep's changing values from
+// `params`, in the module `frame_rod` is built from (src/gpu/layout.rs
+// `shader_variant` with `frame`). `params` stays bound at the frame's first
 // entry for what no substep changes (h, gravity, the solver's settings);
 // what does change (the gust's phase, the anchors' pose slots, the
 // colliders' poses) comes from `frame_steps`, the frame's `Step`s one after
@@ -59,30 +59,4 @@ fn frame_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     }
 }
 
-// The packed fused substep (`substep`, shaders/substep.wgsl) in the same
-// loop, one workgroup a pack: the pack's state resident in workgroup
-// memory for the whole frame (shaders/resident.wgsl, whose module this
-// kernel is built from too: loaded once before the first substep, stored
-// once after the last), the whole of it on shapes that ask for it
-// (`PackShape::state_resident`, `32:state`); on
-// the others only the positions, the rest through the buffers, rows the
-// same workgroup wrote the substep before.
-@compute @workgroup_size(PACK_WORKGROUP)
-fn frame_pack(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    let w = pack_index(wid, groups);
-    if (w >= params.rod_count || rods[w].pack_end == 0u) {
-        return;
-    }
-    resident_load(w, lid, true);
-    stage_barrier();
-    for (var k = 0u; k < params.substeps; k++) {
-        frame_substep = k;
-        substep_start_pack(w, lid);
-        stage_barrier();
-        substep_finish_pack(w, lid);
-        stage_barrier();
-    }
-    resident_store(w, lid);
-    loops_ran_out(pack_rods(w).x);
-}
 // END substep values

@@ -224,7 +224,7 @@ fn grid_clear() {
 
 // Kernel `grid_splat` (`grid_splat`): one invocation per vertex. The fused
 // halves of a substep run the same function on their own vertices
-// (`substep_start_rod`, `substep_start`, shaders/substep.wgsl).
+// (`substep_start_rod`, shaders/substep.wgsl).
 @compute @workgroup_size(64)
 fn grid_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);
@@ -526,7 +526,7 @@ fn grid_velocity_box(@builtin(global_invocation_id) gid: vec3<u32>) {
 // velocity and the push down the pressure gradient, as a position change
 // that `project_velocity` turns into velocity. The fused halves of a
 // substep run the same function on their own vertices (`substep_finish_rod`,
-// `substep_finish`, shaders/substep.wgsl).
+// shaders/substep.wgsl).
 @compute @workgroup_size(64)
 fn grid_blend(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = invocation(gid, groups);

@@ -1,14 +1,12 @@
 // Inextensibility (§8, src/cpu/project.rs).
 // * `project_jacobi`: one Jacobi iteration, one invocation per vertex, reading
 //   `src` and writing `dst` (ping-pong between buffers, as on the CPU).
-// * `project_fast`: the fast projection of Goldenthal et al. 2007, in place
-//   on `pos`; one workgroup per pack of rods (project_pack.wgsl).
-// * `project_shake`: the same Newton iteration along the constraint gradients
-//   of the start of the substep (SHAKE; `pos_start`, which `save_start` wrote
-//   before `integrate`).
-// * `project_fast_rod`, `project_shake_rod`: the same, one invocation walking
-//   each rod (`newton_projection` below), for adapters that are CPUs; the
-//   packed kernels also run it, on one invocation, for a rod longer than a pack.
+// * `project_fast_rod`: the fast projection of Goldenthal et al. 2007, in
+//   place on `pos`, one invocation walking each rod (`newton_projection`
+//   below).
+// * `project_shake_rod`: the same Newton iteration along the constraint
+//   gradients of the start of the substep (SHAKE; `pos_start`, which
+//   `save_start` wrote before `integrate`).
 // * `project_velocity`: v ← v + (x_projected − x_unconstrained)/h, per vertex,
 //   then a vertex in contact loses its outward velocity relative to the surface.
 //
@@ -61,7 +59,7 @@ fn edge_inv_mass_applied(c: vec4<f32>, w: f32, other_held: bool, x: vec3<f32>) -
 }
 
 // `apply_inv_mass` of vertex v as its edge to vertex `other` uses it
-// (`edge_inv_mass_applied`; the packed projection's rows and moves).
+// (`edge_inv_mass_applied`).
 fn edge_apply_inv_mass(v: u32, other: u32, x: vec3<f32>) -> vec3<f32> {
     let held = held_of(filter_contact(other), rest[vertex_slot(other)].inv_mass);
     return edge_inv_mass_applied(filter_contact(v), rest[vertex_slot(v)].inv_mass, held, x);
@@ -610,9 +608,7 @@ fn reverses(v: vec3<f32>, u: vec3<f32>, h: f32, threshold: f32) -> bool {
 }
 
 
-// `project_fast` and `project_shake` one invocation per rod, walking it
-// serially: for adapters that are CPUs (lavapipe), where the packed kernels'
-// parallel cyclic reduction only adds work (`GpuSimulator::packed`).
+// The fast projection, one invocation per rod walking it serially.
 @compute @workgroup_size(64)
 fn project_fast_rod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     stage_phase = params.phase;

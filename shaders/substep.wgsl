@@ -1,207 +1,23 @@
-// Kernels `substep_start`, `substep_finish` and `substep`: the stages of a
-// substep (src/cpu/mod.rs `substep`, same names and order) one after the
-// other in one dispatch, one workgroup per pack of rods (src/gpu/pack.rs),
-// with a barrier between stages. Every stage of a pack touches only the
-// pack's own vertices, so no stage waits for another workgroup, except
-// hair–hair interaction: with it, a substep is `grid_clear`, `substep_start`
-// (forces, save_start, integrate, then `grid_splat` of the pack's own
-// vertices), `grid_velocity` (which needs every rod's splat), then
-// `substep_finish` (`grid_blend` of the pack's own vertices, projection,
-// contact, filtered projection, contact, project_velocity, frames, twist);
-// without it, `substep` runs both halves. The splat and the blend are per
-// vertex, so each half runs them on its own vertices in the order the CPU
-// runs them over all rods (src/cpu/mod.rs `interact`, between the halves).
-// Each stage is the function its own kernel runs (`forces_pack`,
-// `project_pack`, ...), so the fused and staged forms compute the same
-// thing in the same order.
-// The Jacobi projection, whose passes ping-pong between buffers, keeps the
-// staged form (`schedule::substep_schedule`).
-//
-// Positions, which every stage reads and most write, are resident in
-// workgroup memory for the whole dispatch in the module these kernels are
-// built from (shaders/resident.wgsl: loaded once at the start, stored once
-// at the end), and on shapes that ask for it (`32:state`) so is the rest of
-// the state the stages write (velocities, unconstrained positions,
-// contacts, scratch, frames: `RESIDENT_STATE`), but in `substep_start`,
-// whose stages touch it once each (`resident_load`); on the other shapes
-// (the defaults) the rest goes through global
-// memory between stages, rows the same workgroup just wrote, so on a GPU
-// read from its caches. Workgroup memory is the union of the stages'
-// arrays, the largest parts shared (`pack_rows_a`, `pack_rows_b`,
-// `pack_rods_a`), the resident positions, 24 B a row, and the resident
-// rest, 176 B a row where it is: `fused_workgroup_bytes` in
-// src/gpu/layout.rs for each pack shape, which tests/gpu_layout.rs checks.
+// The walked substep (src/cpu/mod.rs `substep`, same stage names and
+// order): one invocation takes its rod through every stage of a half
+// substep. `substep_start_rod` runs forces, save_start (SHAKE) and
+// integrate; `substep_finish_rod` the projection, contact, the filtered
+// projection, contact again, project_velocity, the frames and the twist;
+// `substep_rod` both halves in one dispatch. With hair–hair interaction a
+// substep is `substep_start_rod`, the grid (which needs every rod's splat),
+// then `substep_finish_rod`, whose first stage blends the rod's own
+// vertices towards the grid (src/cpu/mod.rs `interact`, between the
+// halves). Each stage is the walk its own staged kernel runs
+// (`forces_walk`, `newton_projection`, ...), so the fused and staged
+// schedules compute the same thing in the same order. The Jacobi
+// projection, whose passes ping-pong between buffers, keeps the staged
+// schedule (`schedule::substep_schedule`).
 
 // `Step.projection` (src/gpu/layout.rs `PROJECTION_*`).
 const PROJECTION_NONE: u32 = 0u;
 const PROJECTION_FAST: u32 = 1u;
 const PROJECTION_SHAKE: u32 = 2u;
 const PROJECTION_JACOBI: u32 = 3u;
-
-// Make one stage's storage writes visible to the whole workgroup before the
-// next stage reads them.
-fn stage_barrier() {
-    storageBarrier();
-    workgroupBarrier();
-}
-
-// The vertices of pack w: first, count.
-fn pack_vertex_range(w: u32) -> vec2<u32> {
-    let rods_of = pack_rods(w);
-    let v0 = rods[rods_of.x].vertex_offset;
-    let last = rods_of.y - 1u;
-    return vec2<u32>(v0, rods[last].vertex_offset + rods[last].vertex_count - v0);
-}
-
-// Whether contact's second pass can change anything in pack w: some vertex
-// of the pack holds a contact after phase 0, or the filtered projection
-// (`projected`) moved a rod of it (a Newton iteration, `rod_iterations`; a
-// rod longer than a pack, walked by one invocation, counts as moved). Else
-// every rod of the pack is where phase 0 found nothing, and the pass would
-// find nothing and change nothing (src/cpu/mod.rs `rod_in_contact`,
-// `substep_finish`). The same in every invocation (a barrier follows): the
-// flag goes through `pack_busy`, free once `project_pack` is done.
-fn pack_needs_contact_again(w: u32, lid: u32, projected: bool) -> bool {
-    if (lid == 0u) {
-        atomicStore(&pack_busy, 0u);
-    }
-    workgroupBarrier();
-    let rods_of = pack_rods(w);
-    let range = pack_vertex_range(w);
-    var found = false;
-    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
-        if (contact_normal_depth(range.x + i).w != 0.0) {
-            found = true;
-        }
-    }
-    if (projected) {
-        if (range.y > PACK_ROWS) {
-            found = true;
-        } else {
-            for (var k = lid; k < rods_of.y - rods_of.x; k += PACK_WORKGROUP) {
-                if (rod_iterations[k] > 0u) {
-                    found = true;
-                }
-            }
-        }
-    }
-    if (found) {
-        atomicStore(&pack_busy, 1u);
-    }
-    workgroupBarrier();
-    if (lid == 0u) {
-        pack_busy_plain = atomicLoad(&pack_busy);
-    }
-    return workgroupUniformLoad(&pack_busy_plain) != 0u;
-}
-
-// forces, save_start (SHAKE), integrate.
-fn substep_start_pack(w: u32, lid: u32) {
-    forces_pack(w, lid);
-    stage_barrier();
-    let range = pack_vertex_range(w);
-    let shake = params.projection == PROJECTION_SHAKE;
-    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
-        let v = range.x + i;
-        if (shake) {
-            pos_start[vertex_slot(v)] = pos_get(v);
-        }
-        integrate_vertex(v);
-    }
-}
-
-// project, [contact, project (filtered), contact], project_velocity,
-// frames, twist: the phases' projections and contact passes in a loop over
-// the two phases, as on the CPU (src/cpu/mod.rs `substep_finish`), so that
-// the kernel holds one copy of each stage, not two. (llvmpipe compiles a
-// kernel with barriers as a coroutine, in time that grows faster than its
-// size: with the two copies inlined the one-dispatch `substep` took it
-// 114 s, with one 62 s; docs/BENCHMARKS.md, fortieth session.)
-fn substep_finish_pack(w: u32, lid: u32) {
-    let shake = params.projection == PROJECTION_SHAKE;
-    let project = params.projection == PROJECTION_FAST || shake;
-    for (var phase = 0u; phase < 2u; phase++) {
-        stage_phase = phase;
-        if (project) {
-            project_pack(w, lid, shake);
-            stage_barrier();
-        }
-        if (colliders.count == 0u) {
-            break;
-        }
-        // The second pass only where it can change something, as in the
-        // walked form, here per pack (`pack_needs_contact_again`).
-        if (phase == 1u) {
-            if (!pack_needs_contact_again(w, lid, project)) {
-                break;
-            }
-        }
-        contact_pack(w, lid);
-        stage_barrier();
-    }
-    let range = pack_vertex_range(w);
-    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
-        project_velocity_vertex(range.x + i);
-    }
-    stage_barrier();
-    frames_pack(w, lid);
-    stage_barrier();
-    twist_pack(w, lid);
-}
-
-@compute @workgroup_size(PACK_WORKGROUP)
-fn substep_start(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    let w = pack_index(wid, groups);
-    if (w >= params.rod_count || rods[w].pack_end == 0u) {
-        return;
-    }
-    resident_load(w, lid, false);
-    stage_barrier();
-    substep_start_pack(w, lid);
-    stage_barrier();
-    // (With the sorted splat, its kernels splat after this dispatch.)
-    let range = pack_vertex_range(w);
-    for (var i = lid; i < range.y && params.splat == SPLAT_OWN; i += PACK_WORKGROUP) {
-        grid_splat_vertex(range.x + i);
-    }
-    stage_barrier();
-    resident_store(w, lid);
-}
-
-@compute @workgroup_size(PACK_WORKGROUP)
-fn substep_finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    let w = pack_index(wid, groups);
-    if (w >= params.rod_count || rods[w].pack_end == 0u) {
-        return;
-    }
-    resident_load(w, lid, true);
-    stage_barrier();
-    let range = pack_vertex_range(w);
-    for (var i = lid; i < range.y; i += PACK_WORKGROUP) {
-        grid_blend_vertex(range.x + i);
-    }
-    stage_barrier();
-    substep_finish_pack(w, lid);
-    stage_barrier();
-    resident_store(w, lid);
-    loops_ran_out(pack_rods(w).x);
-}
-
-@compute @workgroup_size(PACK_WORKGROUP)
-fn substep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    let w = pack_index(wid, groups);
-    if (w >= params.rod_count || rods[w].pack_end == 0u) {
-        return;
-    }
-    resident_load(w, lid, true);
-    stage_barrier();
-    substep_start_pack(w, lid);
-    stage_barrier();
-    substep_finish_pack(w, lid);
-    stage_barrier();
-    resident_store(w, lid);
-    loops_ran_out(pack_rods(w).x);
-}
 
 // --- The walked form: one invocation takes its rod through the same stages
 // (the `*_rod` kernels' walks), for adapters that are CPUs. ---

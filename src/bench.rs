@@ -235,26 +235,6 @@ pub struct Measurement {
     /// asked for it; absent otherwise (the adapter's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_layout: Option<String>,
-    /// Rows of the GPU's packs (`strands::gpu::pack::PackShape`), recorded
-    /// where `strands bench --gpu-pack-rows` asked for them; absent
-    /// otherwise (the device's: 32 on a GPU, 256 on a CPU adapter).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_pack_rows: Option<u32>,
-    /// GPU rows of a form that runs on packs: the rows of the packs it ran
-    /// on, asked for or the device's default; absent for the walked forms
-    /// and in reports older than this field (whose default was 256).
-    /// `compare` matches shapes by it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_pack_rows_ran: Option<u32>,
-    /// GPU rows of the fused and fused-frame forms (`Form::resident`):
-    /// whether their kernels kept the pack's whole state resident in
-    /// workgroup memory (`PackShape::state_resident`, `--gpu-pack-rows
-    /// 32:state`), not only its positions; absent where not. Reports
-    /// written before the field (before the thirtieth session) read as
-    /// false, though from a7e86c9 on their 32- and 64-row fused rows kept
-    /// the whole state resident.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub gpu_pack_state: bool,
     /// GPU only: vertices per rod of the interleaved per-vertex buffers the
     /// run used (`strands::gpu::packing::VertexLayout`), 0 where each rod's
     /// vertices lay one after another: a layout that interleaves does so
@@ -469,9 +449,6 @@ fn yes() -> bool {
 /// How long to measure.
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
-    /// The GPU's form (`GpuSimulator::set_form`); `None`: the adapter's
-    /// default (`GpuSimulator::default_form`).
-    pub gpu_form: Option<crate::gpu::Form>,
     /// The GPU's splat (`GpuSimulator::set_splat`); `None`: the
     /// simulator's default (`GpuSimulator::default_splat`).
     pub gpu_splat: Option<crate::gpu::schedule::Splat>,
@@ -608,9 +585,6 @@ fn measure_with(
         gpu_form: None,
         gpu_stencil: None,
         gpu_layout: None,
-        gpu_pack_rows: None,
-        gpu_pack_rows_ran: None,
-        gpu_pack_state: false,
         gpu_interleave: None,
         gpu_splat: None,
         gpu_splat_asked: false,
@@ -698,9 +672,7 @@ fn measure_with(
             m.gpu_walk_ahead = (ctx.walk_ahead() > 0).then(|| ctx.walk_ahead());
             // Only a form with the walk it changes (the form asked for here,
             // the form that runs below).
-            let asked = settings
-                .gpu_form
-                .unwrap_or_else(|| GpuSimulator::default_form(ctx));
+            let asked = GpuSimulator::default_form(ctx);
             m.gpu_twist_rows_in_frames =
                 (ctx.twist_rows_in_frames() && asked.walks_velocities_and_frames()).then_some(true);
             // Where it is not the device's default (on a GPU only).
@@ -716,13 +688,6 @@ fn measure_with(
             };
             m.gpu_splat = settings.gpu_splat.map(|s| s.name());
             m.gpu_splat_asked = settings.gpu_splat.is_some();
-            if let Some(form) = settings.gpu_form
-                && let Err(e) = sim.set_form(form)
-            {
-                m.gpu_form = Some(form.name().into());
-                m.error = Some(format!("GPU form {form}: {e}"));
-                return m;
-            }
             if let Some(splat) = settings.gpu_splat
                 && let Err(e) = sim.set_splat(splat)
             {
@@ -731,7 +696,7 @@ fn measure_with(
                 m.error = Some(format!("GPU splat {splat}: {e}"));
                 return m;
             }
-            // The form that runs: a fused form asked for with Jacobi runs staged.
+            // The form that runs: the fused forms run staged with Jacobi.
             m.gpu_form = Some(sim.running_form().name().into());
             // Only a form with the walk it changes is labelled with it.
             if !sim.running_form().walks_velocities_and_frames() {
@@ -741,13 +706,6 @@ fn measure_with(
             m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
             m.gpu_interleave = Some(sim.vertex_layout().interleave);
-            m.gpu_pack_rows_ran = sim
-                .running_form()
-                .packed()
-                .then(|| sim.pack_shape().rows() as u32);
-            // Only where the form that ran kept its state resident: the
-            // packed and fused-buffer forms run the same on `32:state`.
-            m.gpu_pack_state = sim.running_form().resident() && sim.pack_shape().state_resident();
             let compile = Instant::now();
             sim.compile_kernels();
             m.gpu_compile_s = Some(compile.elapsed().as_secs_f64());
@@ -1134,8 +1092,7 @@ impl Measurement {
     /// The backend as the table and plot name it: `cpu`, `gpu:FORM`,
     /// `gpu:FORM:f32` for a GPU row with the bending stencil in f32, and
     /// `…:LAYOUT-layout` for one whose data layout was asked for,
-    /// `…:ROWS-row-packs` for one whose pack shape was (`…-state` with the
-    /// whole state resident), `…:sorted-RUN-splat`
+    /// `…:sorted-RUN-splat`
     /// or `…:own-splat` for one whose splat was, `…:ahead-N` for one whose
     /// walks loaded N vertices ahead.
     pub fn label(&self) -> String {
@@ -1147,13 +1104,6 @@ impl Measurement {
             .gpu_layout
             .as_deref()
             .map(|l| format!(":{l}-layout"))
-            .unwrap_or_default();
-        let packs = self
-            .gpu_pack_rows
-            .map(|r| {
-                let state = if self.gpu_pack_state { "-state" } else { "" };
-                format!(":{r}-row-packs{state}")
-            })
             .unwrap_or_default();
         // Any splat asked for, the own too: on a GPU with the grid the
         // unlabelled row is the default sorted one.
@@ -1177,7 +1127,7 @@ impl Measurement {
         };
         match &self.gpu_form {
             Some(form) => format!(
-                "{}:{form}{stencil}{layout}{packs}{splat}{ahead}{rows_ahead}{twist_rows}",
+                "{}:{form}{stencil}{layout}{splat}{ahead}{rows_ahead}{twist_rows}",
                 self.backend
             ),
             None => self.backend.clone(),
@@ -1306,8 +1256,7 @@ pub fn compare(old: &Report, new: &Report) -> String {
             m.vertices
         );
         // A GPU row matches one of the same form, stencil and layout, or
-        // one from a report that did not record them, and of the same pack
-        // shape (the rows it ran on, else asked for, else 256: older reports' default).
+        // one from a report that did not record them.
         let forms_match = |o: &Measurement| {
             (match (&o.gpu_form, &m.gpu_form) {
                 (Some(a), Some(b)) => a == b,
@@ -1325,15 +1274,6 @@ pub fn compare(old: &Report, new: &Report) -> String {
                 (Some(a), Some(b)) => (a == 0) == (b == 0),
                 _ => true,
             }) && {
-                // What ran where recorded, else what was asked for, else
-                // (reports older than `gpu_pack_rows_ran`) their default.
-                let rows = |m: &Measurement| {
-                    m.gpu_pack_rows_ran
-                        .or(m.gpu_pack_rows)
-                        .unwrap_or(crate::gpu::pack::PACK_ROWS as u32)
-                };
-                rows(o) == rows(m) && o.gpu_pack_state == m.gpu_pack_state
-            } && {
                 let splat = |s: &Option<String>| s.clone().unwrap_or_else(|| "own".into());
                 splat(&o.gpu_splat) == splat(&m.gpu_splat)
             } && o.gpu_walk_ahead.unwrap_or(0) == m.gpu_walk_ahead.unwrap_or(0)
@@ -1478,7 +1418,6 @@ mod tests {
     #[test]
     fn timed_frames_make_up_the_least_time() {
         let settings = Settings {
-            gpu_form: None,
             gpu_splat: None,
             warmup: 1,
             repeats: 2,
@@ -1521,7 +1460,6 @@ mod tests {
     /// One timed frame of one substep, no warm-up, no least time.
     fn one_frame() -> Settings {
         Settings {
-            gpu_form: None,
             gpu_splat: None,
             warmup: 0,
             repeats: 1,
@@ -1653,78 +1591,9 @@ mod tests {
         m
     }
 
-    /// `--compare` matches a GPU row only with one of the same pack shape
-    /// (`--gpu-pack-rows`), a row that recorded none counting as the
-    /// default 256 rows (reports older than `gpu_pack_rows_ran`), a row
-    /// that recorded the rows it ran on as those (a GPU's default 32 rows,
-    /// not asked for); a shape the old report lacks is said so.
-    #[test]
-    fn compare_matches_rows_of_the_same_pack_shape() {
-        let row = |rows: Option<u32>, ms: f64| Measurement {
-            gpu_pack_rows: rows,
-            ..gpu_row("packed", ms)
-        };
-        let old = report_of(vec![row(Some(32), 4.0), row(None, 2.0)], None);
-        let new = report_of(
-            vec![row(Some(256), 1.0), row(Some(32), 1.0), row(Some(64), 1.0)],
-            None,
-        );
-        let text = compare(&old, &new);
-        let lines: Vec<&str> = text.lines().skip(1).collect();
-        assert!(
-            lines[0].contains(":256-row-packs") && lines[0].contains("2.00×"),
-            "{text}"
-        );
-        // Unlabelled rows that ran on a GPU's default 32 rows match the
-        // old report's 32-row row, not its unrecorded (256-row) one.
-        let ran = |rows: u32, ms: f64| Measurement {
-            gpu_pack_rows_ran: Some(rows),
-            ..row(None, ms)
-        };
-        let text32 = compare(&old, &report_of(vec![ran(32, 1.0)], None));
-        assert!(text32.contains("4.00×"), "{text32}");
-        let text256 = compare(&old, &report_of(vec![ran(256, 1.0)], None));
-        assert!(text256.contains("2.00×"), "{text256}");
-        assert!(
-            lines[1].contains(":32-row-packs") && lines[1].contains("4.00×"),
-            "{text}"
-        );
-        assert!(
-            lines[2].contains(":64-row-packs") && lines[2].contains("no such workload"),
-            "{text}"
-        );
-    }
-
-    /// A fused row that kept the whole state resident (`32:state`) is
-    /// labelled `…-row-packs-state` and matched only with such a row; a
-    /// report without the field (older) reads as positions only.
-    #[test]
-    fn compare_keeps_rows_of_either_residency_apart() {
-        let row = |state: bool, ms: f64| Measurement {
-            gpu_pack_rows: Some(32),
-            gpu_pack_state: state,
-            ..gpu_row("fused", ms)
-        };
-        assert!(row(true, 1.0).label().ends_with(":32-row-packs-state"));
-        assert!(row(false, 1.0).label().ends_with(":32-row-packs"));
-        let old = report_of(vec![row(false, 4.0)], None);
-        let same = compare(&old, &report_of(vec![row(false, 1.0)], None));
-        assert!(same.contains("4.00×"), "{same}");
-        let other = compare(&old, &report_of(vec![row(true, 1.0)], None));
-        assert!(
-            !other.contains("4.00×") && other.contains("no such workload"),
-            "{other}"
-        );
-        // Serialised without the field where false, read back as false.
-        let json = serde_json::to_value(row(false, 1.0)).unwrap();
-        assert!(json.get("gpu_pack_state").is_none(), "{json}");
-        let back: Measurement = serde_json::from_value(json).unwrap();
-        assert!(!back.gpu_pack_state);
-    }
-
     /// A row's label names its splat only where `--gpu-splat` asked for it,
     /// the own too (a GPU's default, `sorted:32` with the grid, goes
-    /// unlabelled like the default layout and pack shape; the JSON still
+    /// unlabelled like the default layout; the JSON still
     /// names it); a report older than `gpu_splat_asked` labels every splat
     /// it recorded.
     #[test]

@@ -1,4 +1,4 @@
-//! Hair–hair interaction (issue 10): which rods interact through which grid,
+//! Hair–hair interaction: which rods interact through which grid,
 //! with which constants. The grid arithmetic itself is `cpu::grid` (CPU
 //! reference) and `shaders/grid.wgsl` (GPU); the design is in
 //! `docs/INTERACTION.md`.

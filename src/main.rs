@@ -130,15 +130,6 @@ struct BenchArgs {
     /// would choose it, a hardware adapter; with --gpu-form, any adapter).
     #[arg(long = "backend", value_enum, value_delimiter = ',')]
     backends: Vec<BackendKind>,
-    /// GPU forms to time, each a row (walked, walked-fused, walked-frame,
-    /// packed, fused, fused-buffer, fused-frame: how the per-rod stages run,
-    /// README "On the GPU"); default: walked-frame on a GPU (walked-fused
-    /// with the hair–hair grid), walked-fused on a CPU adapter, walked where
-    /// the device's limits allow neither (`GpuSimulator::default_form`; the
-    /// fastest timed on an H200, docs/BENCHMARKS.md). Asks for the GPU, even
-    /// a software adapter; refused with --backend cpu.
-    #[arg(long = "gpu-form", value_delimiter = ',', value_name = "FORM")]
-    gpu_forms: Vec<strands::gpu::Form>,
     /// GPU bending-stencil precisions to time, each a row with each form
     /// (f64, f32; README "Precision"); default: the device's (f64 where it
     /// has f64 in shaders). Asks for the GPU like --gpu-form.
@@ -163,17 +154,6 @@ struct BenchArgs {
         value_name = "LAYOUT"
     )]
     gpu_layouts: Vec<strands::gpu::DataLayout>,
-    /// GPU pack shapes to time, each a row with each form, precision and
-    /// layout: rows (vertices) a pack of the per-pack kernels holds, 32, 64,
-    /// 128 or 256, on min(rows, 64) invocations (README "On the GPU");
-    /// default 32 on a GPU, 256 on a CPU adapter. ROWS:state (32 or 64
-    /// rows) keeps a pack's whole state in workgroup memory in the fused
-    /// kernels, not only its positions (slower on an H200 and lavapipe;
-    /// rows `…-row-packs-state`). Changes only the packed,
-    /// fused, fused-buffer and fused-frame forms; a rod longer than a pack
-    /// is walked by one invocation. Asks for the GPU like --gpu-form.
-    #[arg(long = "gpu-pack-rows", value_delimiter = ',', value_name = "ROWS")]
-    gpu_pack_rows: Vec<strands::gpu::pack::PackShape>,
     /// GPU splats to time, each a row with each form, precision, layout
     /// and pack shape: own (each form's own splat onto the hair–hair grid),
     /// sorted (the vertices sorted by cell first, then each run of 16
@@ -755,10 +735,8 @@ fn bench(args: BenchArgs) -> Result<()> {
     // Forms name GPU rows: asking for them asks for the GPU, even a
     // software one, and contradicts `--backend cpu`.
     for (flag, given) in [
-        ("--gpu-form", !args.gpu_forms.is_empty()),
         ("--gpu-stencil", !args.gpu_stencils.is_empty()),
         ("--gpu-layout", !args.gpu_layouts.is_empty()),
-        ("--gpu-pack-rows", !args.gpu_pack_rows.is_empty()),
         ("--gpu-splat", !args.gpu_splats.is_empty()),
         ("--gpu-walk-ahead", !args.gpu_walk_ahead.is_empty()),
         (
@@ -780,10 +758,8 @@ fn bench(args: BenchArgs) -> Result<()> {
     }
     let (gpu, gpu_error) = if backends.contains(&BackendKind::Gpu) {
         let requested = (!args.backends.is_empty()
-            || !args.gpu_forms.is_empty()
             || !args.gpu_stencils.is_empty()
             || !args.gpu_layouts.is_empty()
-            || !args.gpu_pack_rows.is_empty()
             || !args.gpu_splats.is_empty()
             || !args.gpu_walk_ahead.is_empty()
             || !args.gpu_twist_rows_in_frames.is_empty()
@@ -853,11 +829,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     for path in &args.scenes {
         plan.push(Planned::File(Box::new(Workload::from_file(path)?)));
     }
-    let gpu_forms: Vec<Option<strands::gpu::Form>> = if args.gpu_forms.is_empty() {
-        vec![None]
-    } else {
-        args.gpu_forms.iter().copied().map(Some).collect()
-    };
+    let gpu_forms: Vec<Option<strands::gpu::Form>> = vec![None];
     // The GPU with each bending-stencil precision asked for, each in each
     // data layout asked for.
     let stencils: Vec<strands::gpu::GpuContext> = match &gpu {
@@ -875,7 +847,6 @@ fn bench(args: BenchArgs) -> Result<()> {
     let gpus = each_with(stencils, &args.gpu_layouts, |ctx, l| {
         ctx.with_data_layout(l)
     });
-    let gpus = each_with(gpus, &args.gpu_pack_rows, |ctx, p| ctx.with_pack_shape(p));
     let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_walk_ahead.is_empty() {
         gpus
     } else {
@@ -899,25 +870,10 @@ fn bench(args: BenchArgs) -> Result<()> {
     let form_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
         form.unwrap_or_else(|| strands::gpu::GpuSimulator::default_form(ctx))
     };
-    let uses_packs = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
-        form_of(form, ctx).packed()
-    };
+    let uses_packs = |_: Option<strands::gpu::Form>, _: &strands::gpu::GpuContext| false;
     let has_frames_walk = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
         form_of(form, ctx).walks_velocities_and_frames()
     };
-    if let Some(ctx) = gpus.first()
-        && !args.gpu_pack_rows.is_empty()
-        && !gpu_forms.iter().any(|&f| uses_packs(f, ctx))
-    {
-        anyhow::bail!(
-            "--gpu-pack-rows sizes the packs of the packed, fused, fused-buffer and fused-frame forms, and none of the forms timed ({}) runs on packs: add one with --gpu-form",
-            gpu_forms
-                .iter()
-                .map(|&f| form_of(f, ctx).to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
     if let Some(ctx) = gpus.first()
         && !args.gpu_twist_rows_in_frames.is_empty()
         && !gpu_forms.iter().any(|&f| has_frames_walk(f, ctx))
@@ -940,9 +896,6 @@ fn bench(args: BenchArgs) -> Result<()> {
                 .map_or("mixed", strands::gpu::DataLayout::name)
                 .to_string()
         })
-    };
-    let pack_rows_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
-        (!args.gpu_pack_rows.is_empty() && uses_packs(form, ctx)).then(|| ctx.pack_shape())
     };
     let gpu_splats: Vec<Option<strands::gpu::schedule::Splat>> = if args.gpu_splats.is_empty() {
         vec![None]
@@ -968,13 +921,6 @@ fn bench(args: BenchArgs) -> Result<()> {
                         // the first shape asked for. A packed form walks
                         // only rods longer than a pack: one row for it, with
                         // the first distance ahead asked for.
-                        .filter(|&(_, _, f, g)| {
-                            uses_packs(f, &gpus[g])
-                                || args
-                                    .gpu_pack_rows
-                                    .first()
-                                    .is_none_or(|&p| gpus[g].pack_shape() == p)
-                        })
                         .filter(|&(_, _, f, g)| {
                             !uses_packs(f, &gpus[g])
                                 || args
@@ -1015,7 +961,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         })
         .collect();
     let settings = Settings {
-        gpu_form: gpu_forms[0],
         gpu_splat: gpu_splats[0],
         warmup: args.warmup,
         repeats: args.repeats,
@@ -1055,7 +1000,6 @@ fn bench(args: BenchArgs) -> Result<()> {
     let mut measured = Vec::new();
     for (i, backend, gpu_form, gpu_splat, g) in runs {
         let settings = Settings {
-            gpu_form,
             gpu_splat,
             ..settings
         };
@@ -1080,15 +1024,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         let layout = on_gpu.then(|| layout_of(&gpus[g])).flatten();
         let on = match &layout {
             Some(l) => format!("{on}, {l} layout"),
-            None => on,
-        };
-        let pack_shape = on_gpu.then(|| pack_rows_of(gpu_form, &gpus[g])).flatten();
-        let resident = on_gpu && form_of(gpu_form, &gpus[g]).resident();
-        let on = match pack_shape {
-            Some(p) if resident && p.state_resident() => {
-                format!("{on}, {}-row packs, state resident", p.rows())
-            }
-            Some(p) => format!("{on}, {}-row packs", p.rows()),
             None => on,
         };
         let on = match gpu_splat {
@@ -1137,7 +1072,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             bar.inc(1)
         });
         m.gpu_layout = layout;
-        m.gpu_pack_rows = pack_shape.map(|p| p.rows() as u32);
         m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
         bar.set_position(done + extra_frames);
         // Two forms asked for can run as one (a fused form with Jacobi
@@ -1148,8 +1082,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             m.gpu_form.clone(),
             m.gpu_stencil.clone(),
             m.gpu_layout.clone(),
-            m.gpu_pack_rows,
-            m.gpu_pack_state,
             m.gpu_splat.clone(),
             m.gpu_walk_ahead,
             m.gpu_twist_rows_in_frames,
@@ -1190,10 +1122,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             .iter()
             .flat_map(|kind| gpu_forms.iter().map(move |&form| (kind, form)));
         for (kind, gpu_form) in kinds_and_forms {
-            let settings = Settings {
-                gpu_form,
-                ..settings
-            };
+            let settings = Settings { ..settings };
             let label = match gpu_form {
                 Some(form) => format!("{kind} ({form})"),
                 None => kind.to_string(),
@@ -1216,7 +1145,6 @@ fn bench(args: BenchArgs) -> Result<()> {
                 let w = Workload::standard(kind, n, args.vertices)?;
                 let mut m = bench::measure(&w, BackendKind::Gpu, Some(ctx), settings, &mut |_| {});
                 m.gpu_layout = layout_of(ctx);
-                m.gpu_pack_rows = pack_rows_of(gpu_form, ctx).map(|p| p.rows() as u32);
                 m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
                 let stop = if m.out_of_capacity {
                     Some(format!(

@@ -1,4 +1,4 @@
-//! Input refused early and precisely (issue 11): the corpus of malformed
+//! Input refused early and precisely: the corpus of malformed
 //! scenes in tests/bad_scenes, an unwritable --out found before simulating,
 //! and runs that stop early (a blow-up, Ctrl-C) writing what they simulated.
 //!

@@ -81,8 +81,8 @@ fn bench_writes_report_plot_and_compares() {
         let vs = m["vertex_steps_per_second"].as_f64().unwrap();
         assert!((vs - v / (med * 1e-3)).abs() < 1e-6 * vs);
         assert_eq!(m["vertices_per_strand"], 16);
-        // The default fast projection leaves no visible stretch (issue 12's
-        // goal, 1e-3), and reports the Newton iterations it took (at least
+        // The default fast projection leaves no visible stretch (strain
+        // below 1e-3), and reports the Newton iterations it took (at least
         // one per step: the head moves and gravity pulls from the start).
         let strain = m["max_strain"].as_f64().unwrap();
         assert!((0.0..1e-3).contains(&strain), "{strain}");

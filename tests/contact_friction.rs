@@ -199,7 +199,7 @@ fn capstan(
 /// A study, not a check: the rope over two capsules at friction μ from 0.1
 /// to 5, printing its mean slide along its path in 1 s on the CPU (the
 /// capstan equation holds a tension ratio of 3 from μ = ln 3/π = 0.35,
-/// less with the arc's own weight; docs/BENCHMARKS.md, thirtieth session).
+/// less with the arc's own weight).
 #[test]
 #[ignore]
 fn capstan_scan() {
@@ -220,10 +220,10 @@ fn capstan_scan() {
 /// e^{μπ} ≥ 3, μ ≥ 0.35, and slides to the long side otherwise: with μ =
 /// 1 (e^π = 23) it stays within 0.1 mm in 1 s, with μ = 0.1 (e^{0.1π} =
 /// 1.37) it slides more than 5 cm. Static friction must hold the stuck
-/// run against the hanging part's tension through the projection: letting
-/// stuck vertices slide in the filtered projection (tried in the thirtieth
-/// session) moved the rope 1.3 cm in 1 s at any μ on a 2 cm capsule; the
-/// rule before weights by edge let it slide off at μ = 0.7 here.
+/// run against the hanging part's tension through the projection: a
+/// projection that let stuck vertices slide moves the rope 1.3 cm in 1 s
+/// at any μ on a 2 cm capsule, and one that holds them without weighting
+/// by edge lets it slide off at μ = 0.7 here.
 #[test]
 fn rope_over_a_capsule_obeys_the_capstan_equation() {
     for backend in ["cpu", "gpu"] {

@@ -1,6 +1,6 @@
 //! Hair on the moving, turning head of `scenes/hair.toml` and
 //! `scenes/curly.toml` stays out of the head: no vertex deeper than 0.5 mm
-//! inside it at any step (the bound; the contact keeps the strand's
+//! inside it at any step (the contact keeps the strand's
 //! radius and margin outside, so the measured depth is 0), on both backends; also
 //! with the head moving and turning at twice the demo's speed (0.8 m/s,
 //! 3.2 rad/s). Fewer strands than the shipped scenes, same geometry.

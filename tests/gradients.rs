@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use glam::DVec3;
 use strands::build::EndSpec;
-use strands::cpu::forces::{elastic_forces, elastic_forces_stencils};
+use strands::cpu::forces::elastic_forces;
 use strands::cpu::frames::frames;
 use strands::cpu::twist::{curvature_binormals, elastic_energy, twist_gradient};
 use strands::cpu::{
@@ -72,156 +72,12 @@ fn partial_position_gradient_matches_finite_differences() {
         let n = s.pos.len();
         let mut kb = vec![DVec3::ZERO; n];
         curvature_binormals(&s.pos, &mut kb);
-        let mut gb = vec![0.0; n - 1];
-        let mut gt = vec![0.0; n - 1];
-        twist_gradient(
-            RowOrder::RootFirst,
-            rest,
-            &kb,
-            &s.tangent,
-            &s.ref_u,
-            &s.theta,
-            &mut gb,
-            &mut gt,
-            None,
-        );
         let numeric = fd_gradient(&s.pos, 0..n, |p| energy_fixed_theta(&sim, p));
-        // The sweep and the stencil form of the packed kernel.
-        for (name, f) in [
-            ("sweep", sweep as ElasticForces),
-            ("stencils", elastic_forces_stencils),
-        ] {
-            let mut force = vec![DVec3::ZERO; n];
-            f(
-                rest, &s.pos, &kb, &s.tangent, &s.ref_u, &s.theta, &gb, &gt, false, &mut force,
-            );
-            assert_close(&force, &numeric, &format!("{name}, seed {seed}"));
-        }
-    }
-}
-
-/// `elastic_forces`, which takes the holonomy coefficients from its own
-/// stencils, in the signature of `elastic_forces_stencils`, which is given
-/// them (`twist_gradient`'s).
-#[allow(clippy::too_many_arguments)]
-fn sweep(
-    rest: strands::cpu::twist::RodRest,
-    pos: &[DVec3],
-    kb: &[DVec3],
-    tangent: &[DVec3],
-    ref_u: &[DVec3],
-    theta: &[f64],
-    _grad_bend: &[f64],
-    _grad_twist: &[f64],
-    end_clamped: bool,
-    force: &mut [DVec3],
-) {
-    elastic_forces(rest, pos, kb, tangent, ref_u, theta, end_clamped, force);
-}
-
-/// The signature of `elastic_forces_stencils`.
-type ElasticForces = fn(
-    strands::cpu::twist::RodRest,
-    &[DVec3],
-    &[DVec3],
-    &[DVec3],
-    &[DVec3],
-    &[f64],
-    &[f64],
-    &[f64],
-    bool,
-    &mut [DVec3],
-);
-
-/// The stencil form of the packed GPU kernel (`elastic_forces_stencils`)
-/// gives the sweep's forces on rods of 3 to 300 vertices, every end
-/// condition, twist off equilibrium. Both compute the same stencils; only
-/// the holonomy sums Sₖ = Σ_{j≥k} Cⱼ are added in another order (a tree of
-/// depth log₂ n against left to right), each within (n − 1) ε Σ|Cⱼ| of the
-/// exact sum, and Sₖ enters a vertex's force through ≤ 3 holonomy gradients
-/// of size ≤ |κb|/min|e|: the forces differ by ≤ 3 · max(|κb|/|e|) · 2n ε Σ|Cⱼ|,
-/// plus a few ε of the force for the last roundings.
-#[test]
-fn stencil_forces_match_the_sweep() {
-    let mut rng = rng(300);
-    for (k, n) in [3, 4, 9, 32, 100, 257, 300].into_iter().enumerate() {
-        for (start, end) in [
-            (EndSpec::Free, EndSpec::Free),
-            (EndSpec::Clamped(0), EndSpec::Free),
-            (EndSpec::Free, EndSpec::Clamped(0)),
-            (EndSpec::Clamped(0), EndSpec::Clamped(0)),
-        ] {
-            if n < 4 && start != EndSpec::Free && end != EndSpec::Free {
-                continue; // both ends clamped needs 4 vertices
-            }
-            let spec = random_rod(&mut rng, n, start, end);
-            let mut sim = simulator(&[spec], elastic_params());
-            for (j, th) in sim.state.theta.iter_mut().enumerate() {
-                *th = 0.4 * (j as f64 * 0.9 + k as f64).sin();
-            }
-            let s = &sim.state;
-            let rest = rod_rest(&sim.rods, 0);
-            let mut kb = vec![DVec3::ZERO; n];
-            curvature_binormals(&s.pos, &mut kb);
-            let mut gb = vec![0.0; n - 1];
-            let mut gt = vec![0.0; n - 1];
-            twist_gradient(
-                RowOrder::RootFirst,
-                rest,
-                &kb,
-                &s.tangent,
-                &s.ref_u,
-                &s.theta,
-                &mut gb,
-                &mut gt,
-                None,
-            );
-            let clamped = end != EndSpec::Free;
-            let mut sweep = vec![DVec3::ZERO; n];
-            let mut stencils = vec![DVec3::ZERO; n];
-            elastic_forces(
-                rest, &s.pos, &kb, &s.tangent, &s.ref_u, &s.theta, clamped, &mut sweep,
-            );
-            elastic_forces_stencils(
-                rest,
-                &s.pos,
-                &kb,
-                &s.tangent,
-                &s.ref_u,
-                &s.theta,
-                &gb,
-                &gt,
-                clamped,
-                &mut stencils,
-            );
-            let sum_c: f64 = gb[..n - 2].iter().map(|c| c.abs()).sum::<f64>()
-                + if clamped { gt[n - 2] } else { gb[n - 2] }.abs();
-            let grad_psi = (1..n - 1)
-                .map(|i| {
-                    let e = (s.pos[i] - s.pos[i - 1])
-                        .length()
-                        .min((s.pos[i + 1] - s.pos[i]).length());
-                    kb[i].length() / e
-                })
-                .fold(0.0f64, f64::max);
-            let scale = sweep.iter().fold(0.0f64, |m, f| m.max(f.length()));
-            assert!(scale > 0.0);
-            let eps = f64::EPSILON;
-            let bound = 3.0 * grad_psi * 2.0 * n as f64 * eps * sum_c + 8.0 * eps * scale;
-            let d = sweep
-                .iter()
-                .zip(&stencils)
-                .fold(0.0f64, |m, (a, b)| m.max((*a - *b).length()));
-            assert!(
-                d <= bound,
-                "{n} vertices, ends {start:?}/{end:?}: differ by {d:.2e} > {bound:.2e}"
-            );
-            eprintln!(
-                "{n} vertices, ends {start:?}/{end:?}: {:.2e} of max |f|, {:.2} of the bound",
-                d / scale,
-                d / bound
-            );
-        }
+        let mut force = vec![DVec3::ZERO; n];
+        elastic_forces(
+            rest, &s.pos, &kb, &s.tangent, &s.ref_u, &s.theta, false, &mut force,
+        );
+        assert_close(&force, &numeric, &format!("seed {seed}"));
     }
 }
 

@@ -1,4 +1,4 @@
-//! Grooms in and out (issue 13): `.hair` and USD `BasisCurves` read as rods,
+//! Grooms in and out: `.hair` and USD `BasisCurves` read as rods,
 //! runs written as USD with time samples and checked with Pixar's own reader.
 //!
 //! The shipped grooms `scenes/grooms/small.hair` and `small.usda` are made by

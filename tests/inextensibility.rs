@@ -187,10 +187,10 @@ fn swinging_rod_keeps_its_length() {
 /// (`strands bench`: strands of 32 vertices clamped to a head moving at
 /// 0.3 m/s and turning at 60°/s, head and shoulder contact, hair–hair
 /// interaction, 10 substeps a frame), with `projection` or the default.
-/// `gpu_backend`: `Some(packed)` runs the GPU with the projection packed or
-/// walked (`GpuSimulator::set_packed`), `None` the CPU.
+/// `gpu_backend`: `Some(form)` runs the GPU in that form
+/// (`GpuSimulator::set_form`), `None` the CPU.
 fn bench_hair_strain(
-    gpu_backend: Option<bool>,
+    gpu_backend: Option<strands::gpu::Form>,
     projection: Option<Projection>,
     frames: usize,
 ) -> f64 {
@@ -201,10 +201,10 @@ fn bench_hair_strain(
         params.projection = p;
     }
     let mut worst = 0.0f64;
-    if let Some(packed) = gpu_backend {
+    if let Some(form) = gpu_backend {
         let ctx = gpu();
         let mut sim = strands::gpu::GpuSimulator::new(&ctx, rods, state, params).unwrap();
-        sim.set_packed(packed);
+        sim.set_form(form).unwrap();
         for _ in 0..frames {
             worst = worst.max(sim.step_checked().unwrap().1.max_strain);
         }
@@ -221,14 +221,15 @@ fn bench_hair_strain(
 /// benchmark's hair workload the maximum edge strain stays below 1e-3 on
 /// both backends at the default settings (the fast projection: exact per
 /// strand). The test can fail: the workload's former setting, 4 Jacobi
-/// iterations, leaves it stretched several times that (the issue measured
-/// 2.3 %), which is checked too.
+/// iterations, leaves it stretched several times that (2.3 % measured),
+/// which is checked too.
 #[test]
 fn bench_hair_is_not_stretched_at_default_settings() {
-    for gpu_backend in [None, Some(true), Some(false)] {
+    use strands::gpu::Form;
+    for gpu_backend in [None, Some(Form::Walked), Some(Form::WalkedFused)] {
         let s = bench_hair_strain(gpu_backend, None, 30);
-        eprintln!("gpu (packed) {gpu_backend:?}: max strain {s:.2e} (default: fast)");
-        assert!(s < 1e-3, "gpu (packed) {gpu_backend:?}: strain {s:.2e}");
+        eprintln!("gpu form {gpu_backend:?}: max strain {s:.2e} (default: fast)");
+        assert!(s < 1e-3, "gpu form {gpu_backend:?}: strain {s:.2e}");
     }
     let jacobi = Projection::Jacobi {
         iterations: 4,
@@ -248,13 +249,12 @@ fn bench_hair_is_not_stretched_at_default_settings() {
 /// by their edges to other held vertices), so every frame's projections
 /// converge as Newton's method does, in a few iterations (the cap is 50 a
 /// projection, two a substep with colliders), and the strain stays below
-/// issue 12's 1e-3. Holding stuck vertices in place, as before the
-/// thirtieth session, left an edge between two of them at the length
+/// the product's bound of 1e-3. Holding stuck vertices in place instead
+/// leaves an edge between two of them at the length
 /// contact gave it, which no iteration could change: 53 iterations a frame
 /// on the CPU (the filtered projection's cap and the plain one's 3), 50 on
 /// the GPU, failing the iterations' bound, and strains of 4.5e-4 on both
-/// (1e-3 to 4.6e-3 with more strands and longer runs: docs/BENCHMARKS.md,
-/// thirtieth session).
+/// (1e-3 to 4.6e-3 with more strands and longer runs).
 #[test]
 fn hair_resting_on_the_moving_head_stays_unstretched() {
     let w = strands::bench::Workload::standard("hair-nogrid", 24, 32).unwrap();

@@ -1,4 +1,4 @@
-//! Hair–hair interaction through the grid (issue 10; Petrovic, Henne and
+//! Hair–hair interaction through the grid (Petrovic, Henne and
 //! Anderson 2005; McAdams et al. 2009), on the CPU reference: the volume
 //! term keeps a groom's thickness and caps its density, and strands swung
 //! into each other do not cross.

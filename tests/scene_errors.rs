@@ -337,7 +337,7 @@ fn bad_mesh_files_are_refused_naming_the_file() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// `[interaction]` (issue 10): each bad value is refused naming its field.
+/// `[interaction]`: each bad value is refused naming its field.
 #[test]
 fn bad_interaction_settings_are_refused() {
     let scene = format!(

@@ -1,7 +1,7 @@
 //! How many atomic adds the grid's splat needs, by how its sums are
-//! grouped before they reach the grid: a study for the splat's redesign
-//! (docs/BENCHMARKS.md, twenty-fourth session: on an H200 the splat ran at
-//! 3 % of the copy rate, bound by its atomics). Every grouping adds the same
+//! grouped before they reach the grid: the case for the sorted splat (on
+//! an H200 the one-add-per-vertex splat ran at 3 % of the copy rate, bound
+//! by its atomics). Every grouping adds the same
 //! integers to the same nodes, so each must give `cpu::grid::grid_splat`'s
 //! grid exactly; what differs is how many adds reach the grid, counted as
 //! the 64-bit words a node's add writes (its mass and each non-zero

@@ -1,4 +1,4 @@
-//! Never silently wrong (issue 11, parts 1 and 2): the explicit step limit,
+//! Never silently wrong: the explicit step limit,
 //! `sim.substeps = "auto"`, the refusal of a fixed step above the limit, the
 //! runtime chatter detector on both backends, and blow-up messages that name
 //! the actual cause.

@@ -1,8 +1,7 @@
-//! The two forms of the quasistatic twist solve (§5): the walk (Thomas
-//! algorithm, kernel `twist_rod`) and the scan (the packed kernel `twist`:
-//! definiteness by the leading minors, parallel cyclic reduction, sums by
-//! suffix scans) find the same angles, and the scan's definiteness test is
-//! Sylvester's criterion, agreeing with the Thomas pivots.
+//! The quasistatic twist solve (§5) as kernel `twist_rod` walks it: its
+//! Newton step is the Thomas solve with its slope, the elimination's bound
+//! holds the step it stands for, and a solve whose step is bounded below
+//! the tolerance ends without it.
 
 mod common;
 
@@ -11,10 +10,8 @@ use glam::DVec3;
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use strands::build::EndSpec;
-use strands::cpu::project::solve_tridiagonal_pcr;
 use strands::cpu::twist::{
-    NewtonStep, TwistForm, curvature_binormals, elastic_energy, leading_minors_positive,
-    newton_step, solve_tridiagonal, twist_gradient, twist_in, vertex_energies,
+    NewtonStep, curvature_binormals, newton_step, solve_tridiagonal, twist,
 };
 use strands::cpu::{CpuSimulator, RowOrder, free_twist_range, rod_rest};
 
@@ -223,174 +220,6 @@ fn newton_steps_bound_holds_the_step_it_stands_for() {
     );
 }
 
-/// Sylvester's criterion by the scan against the Thomas algorithm's pivots
-/// (positive definite iff every pivot is positive) on random symmetric
-/// tridiagonal matrices of 1–60 rows, about half of them indefinite. The
-/// reduced diagonals of parallel cyclic reduction are no such test: for
-/// [[−1, 2], [2, −1]] (eigenvalues 1 and −3) both are 3.
-#[test]
-fn minors_scan_agrees_with_thomas_pivots() {
-    let mut rng = rng(41);
-    let (mut definite, mut indefinite) = (0, 0);
-    for _ in 0..2000 {
-        let n: usize = rng.random_range(1..=60);
-        let diag: Vec<f64> = (0..n).map(|_| rng.random_range(0.5..3.0)).collect();
-        let off: Vec<f64> = (0..n.saturating_sub(1))
-            .map(|_| rng.random_range(-1.0..1.0))
-            .collect();
-        let mut rhs = vec![1.0; n];
-        let mut scratch = vec![0.0; n];
-        let thomas = solve_tridiagonal(&diag, &off, &mut rhs, &mut scratch);
-        assert_eq!(
-            leading_minors_positive(&diag, &off),
-            thomas,
-            "{diag:?} {off:?}"
-        );
-        if thomas {
-            definite += 1;
-        } else {
-            indefinite += 1;
-        }
-    }
-    assert!(
-        definite > 300 && indefinite > 300,
-        "{definite} / {indefinite}"
-    );
-    assert!(!leading_minors_positive(&[-1.0, -1.0], &[2.0]));
-    let (mut lower, mut diag, mut upper, mut rhs) =
-        ([0.0, 2.0], [-1.0, -1.0], [2.0, 0.0], [1.0, 1.0]);
-    assert!(solve_tridiagonal_pcr(
-        &mut lower, &mut diag, &mut upper, &mut rhs
-    ));
-    assert_eq!(diag, [3.0, 3.0]);
-}
-
-/// Per-vertex energies sum to the rod's bending plus twisting energy
-/// (eq. 3 and §4.2.2), the terms the scan sums.
-#[test]
-fn vertex_energies_sum_to_the_elastic_energy() {
-    let mut rng = rng(42);
-    let spec = random_rod(&mut rng, 12, EndSpec::Free, EndSpec::Free);
-    let mut sim = simulator(&[spec], elastic_params());
-    for (j, th) in sim.state.theta.iter_mut().enumerate() {
-        *th = 0.4 * (j as f64 * 1.7).sin();
-    }
-    let s = &sim.state;
-    let mut kb = vec![DVec3::ZERO; s.pos.len()];
-    curvature_binormals(&s.pos, &mut kb);
-    let rest = rod_rest(&sim.rods, 0);
-    let (bend, twist) = elastic_energy(rest, &kb, &s.tangent, &s.ref_u, &s.theta);
-    let mut e = vec![0.0; kb.len()];
-    vertex_energies(rest, &kb, &s.tangent, &s.ref_u, &s.theta, &mut e);
-    let sum: f64 = e.iter().sum();
-    assert!(bend > 0.0 && twist > 0.0);
-    assert!(
-        (sum - (bend + twist)).abs() <= 1e-12 * (bend + twist),
-        "{sum} vs {}",
-        bend + twist
-    );
-    assert_eq!((e[0], e[e.len() - 1]), (0.0, 0.0));
-}
-
-/// Both forms from the same angles off equilibrium, every end condition,
-/// isotropic and anisotropic rods: the same angles up to what their
-/// stopping leaves. Each stops at a step below the tolerance or where the
-/// Armijo test can no longer resolve the energy (f64 rounding of E), with a
-/// residual gradient g; the root is then g away through H⁻¹, so the two
-/// differ by at most ‖H⁻¹‖∞ (‖g_walk‖∞ + ‖g_scan‖∞) plus the two stopping
-/// steps (1e-12 rad each), allowed twice that for the curvature of the
-/// energy between them.
-#[test]
-fn scan_and_walk_find_the_same_angles() {
-    let mut rng = rng(43);
-    let ends = [
-        (EndSpec::Clamped(0), EndSpec::Free),
-        (EndSpec::Free, EndSpec::Free),
-        (EndSpec::Clamped(0), EndSpec::Clamped(0)),
-        (EndSpec::Free, EndSpec::Clamped(0)),
-    ];
-    let tolerance = 1e-12;
-    let mut tightest = f64::INFINITY;
-    for (k, &(start, end)) in ends.iter().cycle().take(16).enumerate() {
-        let n = [3, 5, 17, 40][k % 4];
-        let sim = twisted_rod(&mut rng, k, n, start, end);
-        let s = &sim.state;
-        let rest = rod_rest(&sim.rods, 0);
-        let mut kb = vec![DVec3::ZERO; s.pos.len()];
-        curvature_binormals(&s.pos, &mut kb);
-        let free = free_twist_range(&sim.rods, 0);
-        let ne = s.theta.len();
-        let solve = |form| {
-            let mut theta = s.theta.clone();
-            let out = twist_in(
-                form,
-                rest,
-                &kb,
-                &s.tangent,
-                &s.ref_u,
-                &mut theta,
-                free.clone(),
-                tolerance,
-                50,
-            );
-            assert!(out.iterations > 0);
-            theta
-        };
-        // ∂E/∂θ over the free angles, and the Hessian there.
-        let gradient = |theta: &[f64]| {
-            let (mut gb, mut gt, mut d, mut o) =
-                (vec![0.0; ne], vec![0.0; ne], vec![0.0; ne], vec![0.0; ne]);
-            twist_gradient(
-                RowOrder::RootFirst,
-                rest,
-                &kb,
-                &s.tangent,
-                &s.ref_u,
-                theta,
-                &mut gb,
-                &mut gt,
-                Some((&mut d, &mut o)),
-            );
-            let g: Vec<f64> = free.clone().map(|j| gb[j] + gt[j]).collect();
-            (
-                g,
-                d[free.clone()].to_vec(),
-                o[free.start..free.end - 1].to_vec(),
-            )
-        };
-        let (walk, scan) = (solve(TwistForm::Walk), solve(TwistForm::Scan));
-        let (g_walk, diag, off) = gradient(&walk);
-        let (g_scan, _, _) = gradient(&scan);
-        // ‖H⁻¹‖∞: the largest row sum of |H⁻¹|, column by column (H is symmetric).
-        let m = free.len();
-        let mut inverse_norm = 0.0f64;
-        for c in 0..m {
-            let mut col = vec![0.0; m];
-            col[c] = 1.0;
-            let mut scratch = vec![0.0; m];
-            assert!(
-                solve_tridiagonal(&diag, &off, &mut col, &mut scratch),
-                "rod {k}: H not positive definite at the root"
-            );
-            inverse_norm = inverse_norm.max(col.iter().map(|x| x.abs()).sum());
-        }
-        let norm = |g: &[f64]| g.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-        let bound = 2.0 * (inverse_norm * (norm(&g_walk) + norm(&g_scan)) + 2.0 * tolerance);
-        let worst = walk
-            .iter()
-            .zip(&scan)
-            .fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
-        eprintln!("rod {k} ({n} vertices): angles differ by {worst:.2e} rad, bound {bound:.2e}");
-        assert!(
-            worst <= bound,
-            "rod {k}: angles differ by {worst:.2e} rad, above {bound:.2e}"
-        );
-        tightest = tightest.min(bound);
-    }
-    // The bound is a real constraint, not a blanket: the best-converged rod's is tiny.
-    assert!(tightest < 1e-10, "{tightest:e}");
-}
-
 /// A solve whose Newton step the elimination bounds below the tolerance
 /// (`newton_step`'s `Below`) ends without it, as the kernel does without
 /// the walk that would find the step: from angles 1e-9 rad off the
@@ -415,8 +244,7 @@ fn a_twist_solve_ends_untaken_where_its_step_is_bounded_below_the_tolerance() {
         curvature_binormals(&s.pos, &mut kb);
         let free = free_twist_range(&sim.rods, 0);
         let solve = |theta: &mut Vec<f64>, tolerance: f64| {
-            twist_in(
-                TwistForm::Walk,
+            twist(
                 rest,
                 &kb,
                 &s.tangent,

@@ -140,104 +140,6 @@ pub fn elastic_forces(
     force[0] += f_cur;
 }
 
-/// Inclusive suffix sums `cₖ ← Σ_{j≥k} cⱼ` in place, by the doubling scan of
-/// the packed `forces` kernel (shaders/forces.wgsl `forces_pack`, level for
-/// level, Hillis–Steele): at distance s = 1, 2, 4, … every entry adds the one
-/// s after it, both read before either is written, so after ⌈log₂ n⌉ levels
-/// each holds its suffix sum. Summed as a tree of depth ⌈log₂ n⌉, where the
-/// sweep of [`elastic_forces`] sums left to right: the same value to round-off.
-pub fn suffix_sums(c: &mut [f64]) {
-    let n = c.len();
-    let mut s = 1;
-    while s < n {
-        // Entry k reads k + s, which this level has not yet written when
-        // updated in increasing k.
-        for k in 0..n - s {
-            c[k] += c[k + s];
-        }
-        s *= 2;
-    }
-}
-
-/// The stencil of interior vertex `k` on `xₖ₋₁, xₖ, xₖ₊₁`: the bending
-/// gradient through `(κb)ₖ` plus the holonomy term `Sₖ ∇ψₖ`, both as
-/// `∂E/∂x` (the force is minus their sum over the stencils touching a vertex).
-#[allow(clippy::too_many_arguments)]
-fn vertex_stencil(
-    rest: RodRest,
-    pos: &[DVec3],
-    kb: &[DVec3],
-    tangent: &[DVec3],
-    ref_u: &[DVec3],
-    theta: &[f64],
-    k: usize,
-    s: f64,
-) -> [DVec3; 3] {
-    let prev = material_frame(tangent[k - 1], ref_u[k - 1], theta[k - 1]);
-    let next = material_frame(tangent[k], ref_u[k], theta[k]);
-    let (g, _) = bending_stencil(rest, pos, kb, k, prev, next);
-    let hg = holonomy_gradient(
-        kb[k],
-        (pos[k] - pos[k - 1]).length(),
-        (pos[k + 1] - pos[k]).length(),
-    );
-    [g[0] + hg[0] * s, g[1] + hg[1] * s, g[2] + hg[2] * s]
-}
-
-/// [`elastic_forces`] by the stages of the packed GPU kernel
-/// (shaders/forces.wgsl `forces_pack`), each parallel over a rod's vertices:
-/// (a) the holonomy coefficients `Cⱼ` of every edge, (b) their suffix sums
-/// `Sₖ = Σ_{j≥k} Cⱼ` by [`suffix_sums`], (c) every interior vertex's
-/// stencil on `xₖ₋₁, xₖ, xₖ₊₁`, (d) every vertex's force from the ≤ 3
-/// stencils that touch it, summed in the sweep's order (from `k+1`, `k`,
-/// `k−1`), written once. The same forces as the sweep in exact arithmetic;
-/// only the order of the sums in `Sₖ` differs.
-#[allow(clippy::too_many_arguments)]
-pub fn elastic_forces_stencils(
-    rest: RodRest,
-    pos: &[DVec3],
-    kb: &[DVec3],
-    tangent: &[DVec3],
-    ref_u: &[DVec3],
-    theta: &[f64],
-    grad_bend: &[f64],
-    grad_twist: &[f64],
-    end_clamped: bool,
-    force: &mut [DVec3],
-) {
-    let n = pos.len();
-    let ne = n - 1;
-    // (a) Cⱼ = ∂E_bend/∂θʲ, −∂E_twist/∂θⁿ at a clamped last edge.
-    let mut s = grad_bend[..ne].to_vec();
-    if end_clamped {
-        s[ne - 1] = -grad_twist[ne - 1];
-    }
-    // (b)
-    suffix_sums(&mut s);
-    // (c) Stencils of the interior vertices (zero at the ends).
-    let stencil: Vec<[DVec3; 3]> = (0..n)
-        .map(|k| {
-            if k == 0 || k == ne {
-                [DVec3::ZERO; 3]
-            } else {
-                vertex_stencil(rest, pos, kb, tangent, ref_u, theta, k, s[k])
-            }
-        })
-        .collect();
-    // (d) Vertex i: −(its part of stencil i+1, of i, of i−1), in that order.
-    for (i, f) in force.iter_mut().enumerate() {
-        let mut sum = DVec3::ZERO;
-        if i + 1 < n {
-            sum -= stencil[i + 1][0];
-        }
-        sum -= stencil[i][1];
-        if i > 0 {
-            sum -= stencil[i - 1][2];
-        }
-        *f += sum;
-    }
-}
-
 /// Gravity and linear drag `−c L (v − w(x, t))` on every vertex, with `L`
 /// the vertex's Voronoi length (half the adjacent edges' rest lengths).
 pub fn external_forces(
@@ -257,25 +159,6 @@ pub fn external_forces(
         force[i] += ext.gravity * mass[i];
         if c > 0.0 {
             force[i] -= (vel[i] - ext.wind.at(pos[i], ext.time)) * (c * len);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The doubling scan gives every suffix sum Σ_{j≥k} cⱼ, for every length
-    /// (integers, so both orders of summation are exact).
-    #[test]
-    fn suffix_sums_are_the_sums_from_each_entry() {
-        for n in 1..70 {
-            let c: Vec<f64> = (0..n).map(|j| ((j * 7 + 3) % 11) as f64 - 5.0).collect();
-            let mut scan = c.clone();
-            suffix_sums(&mut scan);
-            for k in 0..n {
-                assert_eq!(scan[k], c[k..].iter().sum::<f64>(), "n {n}, k {k}");
-            }
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Hair–hair interaction through a grid (issue 10; Petrovic, Henne and
+//! Hair–hair interaction through a grid (Petrovic, Henne and
 //! Anderson 2005; McAdams et al. 2009): strand mass and momentum are splatted
 //! to a regular grid, the grid velocity is blended back into the vertices
 //! (hair–hair friction) and vertices are pushed out of regions denser than a
@@ -286,9 +286,9 @@ fn add_share(
     Ok(())
 }
 
-/// A splat that sorts the vertices by cell before adding them (the design
-/// docs/BENCHMARKS.md, twenty-fourth session, proposes for the GPU, where
-/// the splat's 64-bit atomics bound the substep): its stages, in the order
+/// A splat that sorts the vertices by cell before adding them (the GPU's
+/// sorted splat, which adds fewer atomics than one add per vertex and
+/// node): its stages, in the order
 /// its kernels would run, and what each leaves. `grid_cell_count` gives
 /// each vertex its cell and its rank among the cell's vertices (a 32-bit
 /// counter add per vertex on a GPU, whose return value is the rank, in

@@ -244,10 +244,8 @@ impl FastProjection {
 /// step: the velocity update then dissipates energy in proportion to h and
 /// does not conserve angular momentum (docs/PROJECTION.md).
 ///
-/// WGSL twins: `project_fast` (shaders/project_pack.wgsl, one workgroup per
-/// pack of rods, the same system solved by `solve_tridiagonal_pcr`'s
-/// reduction) and `project_fast_rod` (shaders/project.wgsl, this loop, one
-/// invocation per rod); `project_shake` likewise.
+/// WGSL twin: `project_fast_rod` (shaders/project.wgsl, this loop, one
+/// invocation per rod); `project_shake_rod` likewise.
 #[allow(clippy::too_many_arguments)] // the WGSL twin's inputs
 pub fn project_fast(
     pos: &mut [DVec3],
@@ -447,8 +445,7 @@ impl ProjectionSystem<'_> {
     /// stuck run only through phase 0's friction (tests/contact_friction.rs,
     /// the capstan equation). The Newton system stays tridiagonal; row j's
     /// couplings take the shared vertex's weight as the other edge uses it,
-    /// so it is not symmetric even for the fast projection
-    /// (docs/BENCHMARKS.md, thirtieth session). GPU twins:
+    /// so it is not symmetric even for the fast projection. GPU twins:
     /// `edge_inv_mass_applied`, `edge_apply_inv_mass` (shaders/project.wgsl).
     fn we(&self, e: usize, k: usize, v: DVec3) -> DVec3 {
         let c = self.contact[k];
@@ -625,60 +622,6 @@ pub fn solve_tridiagonal_lu(
         rhs[i] -= scratch[i] * rhs[i + 1];
     }
     true
-}
-
-/// A row whose reduced diagonal falls below this fraction of its own is
-/// singular in `solve_tridiagonal_pcr` (`PCR_SINGULAR` in
-/// shaders/project_pack.wgsl). For the symmetric positive definite systems of
-/// the projection the reduced diagonal is `1/(A⁻¹)ᵢᵢ ≥ Aᵢᵢ/(2n)` for a chain
-/// of n edges: 2e-3 of `Aᵢᵢ` at 256 vertices, far above it.
-pub const PCR_SINGULAR: f64 = 1e-5;
-
-/// Solve the tridiagonal system with `lower[i] = A[i][i−1]`, `diag`,
-/// `upper[i] = A[i][i+1]` in place by parallel cyclic reduction: the CPU
-/// twin, level for level, of `pcr_solve` in shaders/project_pack.wgsl,
-/// which the packed GPU kernels `project_fast` and `project_shake` use where
-/// the CPU reference's `newton_projection` uses the Thomas algorithm
-/// (`solve_tridiagonal_lu`; same system, same solution up to rounding). At
-/// distance s = 1, 2, 4, … every row eliminates its neighbours at ±s with
-/// their own rows (all rows from the previous level's values), so after
-/// ⌈log₂ n⌉ levels each row holds one unknown. Returns false when a reduced
-/// diagonal is not above `PCR_SINGULAR` × the row's own.
-pub fn solve_tridiagonal_pcr(
-    lower: &mut [f64],
-    diag: &mut [f64],
-    upper: &mut [f64],
-    rhs: &mut [f64],
-) -> bool {
-    let n = diag.len();
-    let own = diag.to_vec();
-    let mut s = 1;
-    while s < n {
-        let (a0, b0, c0, d0) = (lower.to_vec(), diag.to_vec(), upper.to_vec(), rhs.to_vec());
-        for i in 0..n {
-            let (mut a, mut b, mut c, mut d) = (0.0, b0[i], 0.0, d0[i]);
-            if i >= s && a0[i] != 0.0 {
-                let k = a0[i] / b0[i - s];
-                b -= k * c0[i - s];
-                d -= k * d0[i - s];
-                a = -k * a0[i - s];
-            }
-            if i + s < n && c0[i] != 0.0 {
-                let k = c0[i] / b0[i + s];
-                b -= k * a0[i + s];
-                d -= k * d0[i + s];
-                c = -k * c0[i + s];
-            }
-            (lower[i], diag[i], upper[i], rhs[i]) = (a, b, c, d);
-        }
-        s *= 2;
-    }
-    let mut ok = true;
-    for i in 0..n {
-        ok &= diag[i] > PCR_SINGULAR * own[i];
-        rhs[i] /= diag[i];
-    }
-    ok
 }
 
 #[cfg(test)]
@@ -983,87 +926,6 @@ mod tests {
         );
         // Newton on |e|² = 1 from |e| = 1.01: error (0.01)²/(2·1.01) ≈ 5e-5.
         assert!(r.max_strain < 6e-5 && r.max_strain > 4e-5, "{r:?}");
-    }
-
-    /// Parallel cyclic reduction solves what the Thomas algorithm solves
-    /// (the law: both solve A x = b exactly in exact arithmetic; f64 leaves
-    /// ~1e-12 relative here), for symmetric and non-symmetric (SHAKE)
-    /// diagonally dominant systems of every size up to 300, including blocks
-    /// decoupled by identity rows as the GPU packs rods; a singular system
-    /// (a chain with more constraints than free vertices) is reported.
-    #[test]
-    fn pcr_solves_what_thomas_solves() {
-        let mut seed = 12345u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
-        for n in 1..300 {
-            for symmetric in [true, false] {
-                let mut diag: Vec<f64> = (0..n).map(|_| 2.0 + next()).collect();
-                let upper: Vec<f64> = (0..n)
-                    .map(|i| if i + 1 < n { -next() } else { 0.0 })
-                    .collect();
-                let lower_next: Vec<f64> = (0..n)
-                    .map(|i| {
-                        if symmetric {
-                            upper[i]
-                        } else if i + 1 < n {
-                            -next()
-                        } else {
-                            0.0
-                        }
-                    })
-                    .collect();
-                let mut upper = upper;
-                let mut lower_next = lower_next;
-                // Identity rows with no coupling every 37 rows: decoupled blocks.
-                for i in (36..n).step_by(37) {
-                    diag[i] = 1.0;
-                    upper[i] = 0.0;
-                    lower_next[i] = 0.0;
-                    if i > 0 {
-                        upper[i - 1] = 0.0;
-                        lower_next[i - 1] = 0.0;
-                    }
-                }
-                let rhs: Vec<f64> = (0..n).map(|_| next() - 0.5).collect();
-                let mut x = rhs.clone();
-                let mut work = vec![0.0; n];
-                assert!(solve_tridiagonal_lu(
-                    &diag,
-                    &upper,
-                    &lower_next,
-                    &mut x,
-                    &mut work
-                ));
-                let mut lower: Vec<f64> = (0..n)
-                    .map(|i| if i > 0 { lower_next[i - 1] } else { 0.0 })
-                    .collect();
-                let (mut d, mut u, mut y) = (diag.clone(), upper.clone(), rhs.clone());
-                assert!(solve_tridiagonal_pcr(&mut lower, &mut d, &mut u, &mut y));
-                let scale = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                for (a, b) in x.iter().zip(&y) {
-                    assert!((a - b).abs() <= 1e-12 * scale.max(1.0), "n {n}: {a} vs {b}");
-                }
-            }
-        }
-        // Edges of a straight chain clamped at both ends: 5 edges, 4 free
-        // vertices moving along the line, rank 4 (the projection's singular case).
-        let n = 5;
-        let mut diag = vec![2.0; n];
-        let mut lower: Vec<f64> = (0..n).map(|i| if i > 0 { -1.0 } else { 0.0 }).collect();
-        let mut upper: Vec<f64> = (0..n).map(|i| if i + 1 < n { -1.0 } else { 0.0 }).collect();
-        // Rows for edges whose outer vertices are fixed carry only one free
-        // vertex each: the Gram matrix of 5 edge gradients on 4 unknowns.
-        diag[0] = 1.0;
-        diag[n - 1] = 1.0;
-        let mut rhs = vec![1.0; n];
-        assert!(!solve_tridiagonal_pcr(
-            &mut lower, &mut diag, &mut upper, &mut rhs
-        ));
     }
 
     /// With per-edge weights (`ProjectionSystem::we`) the two

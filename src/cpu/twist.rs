@@ -2,8 +2,7 @@
 //! centerline the twist angles θʲ not prescribed by a clamp minimise the
 //! elastic energy, `∂E/∂θʲ = 0` (eq. 4), found by Newton's method on the
 //! tridiagonal Hessian with a backtracking line search, warm-started from the
-//! previous step's angles. Two forms ([`TwistForm`]): the walk, twin of
-//! kernel `twist_rod`, and the scan, twin of the packed kernel `twist`
+//! previous step's angles: the twin of kernel `twist_rod`
 //! (shaders/twist.wgsl).
 
 use glam::{DVec2, DVec3};
@@ -77,74 +76,6 @@ pub fn elastic_energy(
         prev = next;
     }
     (bend, twist)
-}
-
-/// Bending plus twisting energy of each vertex of one rod (0 at its ends):
-/// the terms of [`elastic_energy`], per vertex, for the packed kernel's sums
-/// (`twist_vertex_energy` in shaders/twist.wgsl).
-pub fn vertex_energies(
-    rest: RodRest,
-    kb: &[DVec3],
-    tangent: &[DVec3],
-    ref_u: &[DVec3],
-    theta: &[f64],
-    out: &mut [f64],
-) {
-    let b = rest.material.bending;
-    let beta = rest.material.twist;
-    out.fill(0.0);
-    for i in 1..kb.len() - 1 {
-        let prev = material_frame(tangent[i - 1], ref_u[i - 1], theta[i - 1]);
-        let next = material_frame(tangent[i], ref_u[i], theta[i]);
-        let w = vertex_curvatures(kb[i], prev, next);
-        let l = rest.voronoi[i];
-        let [d0, d1] = [w[0] - rest.rest_kappa[i][0], w[1] - rest.rest_kappa[i][1]];
-        let m = theta[i] - theta[i - 1];
-        out[i] = (d0.dot(apply_bending(b, d0)) + d1.dot(apply_bending(b, d1))) / (2.0 * l)
-            + beta * m * m / l;
-    }
-}
-
-/// The product `a·b` of 2×2 matrices `[m00, m01, m10, m11]`, scaled by a
-/// positive number so that its largest entry is 1 (`minors_product` in
-/// shaders/twist.wgsl): the scale keeps every sign and the range finite.
-pub fn minors_product(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-    let p = [
-        a[0] * b[0] + a[1] * b[2],
-        a[0] * b[1] + a[1] * b[3],
-        a[2] * b[0] + a[3] * b[2],
-        a[2] * b[1] + a[3] * b[3],
-    ];
-    let m = p.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    if m > 0.0 { p.map(|x| x / m) } else { p }
-}
-
-/// Whether the symmetric tridiagonal matrix with diagonal `diag` and
-/// couplings `off` is positive definite, by Sylvester's criterion, as the
-/// packed `twist` kernel tests it: the leading principal minors obey
-/// `Dᵢ = aᵢDᵢ₋₁ − cᵢ₋₁²Dᵢ₋₂` (D₋₁ = 1, D₋₂ = 0), so `(Dᵢ, Dᵢ₋₁)` is the
-/// first column of the product `Mᵢ⋯M₀` of `Mᵢ = [[aᵢ, −cᵢ₋₁²], [1, 0]]`,
-/// formed for every i at once by a doubling prefix scan (later factors on
-/// the left, level for level as the shader) of positively scaled products.
-/// Positive definite iff every `Dᵢ > 0`; the Thomas algorithm's pivots are
-/// `Dᵢ/Dᵢ₋₁`, so this agrees with [`solve_tridiagonal`]'s test.
-pub fn leading_minors_positive(diag: &[f64], off: &[f64]) -> bool {
-    let n = diag.len();
-    let mut p: Vec<[f64; 4]> = (0..n)
-        .map(|i| {
-            let c = if i > 0 { off[i - 1] } else { 0.0 };
-            [diag[i], -c * c, 1.0, 0.0]
-        })
-        .collect();
-    let mut s = 1;
-    while s < n {
-        let prev = p.clone();
-        for i in s..n {
-            p[i] = minors_product(prev[i], prev[i - s]);
-        }
-        s *= 2;
-    }
-    p.iter().all(|m| m[0] > 0.0)
 }
 
 /// Gradient of the elastic energy with respect to every θʲ, split into its
@@ -278,46 +209,6 @@ pub fn solve_tridiagonal(diag: &[f64], off: &[f64], rhs: &mut [f64], scratch: &m
     super::project::solve_tridiagonal_lu(diag, off, off, rhs, scratch)
 }
 
-/// The packed form's Newton step (kernel `twist`'s stages (3) and (4)):
-/// definiteness by [`leading_minors_positive`], the solve of
-/// `(diag + mu, off) x = −g` by parallel cyclic reduction
-/// (`solve_tridiagonal_pcr`), the slope as suffix sums of the per-row terms
-/// (`suffix_sums`), and the largest `|xⱼ|`; `None` when not definite.
-fn scan_newton_step(
-    diag: &[f64],
-    off: &[f64],
-    mu: f64,
-    x: &mut [f64],
-    d: &mut [f64],
-    g: impl Fn(usize) -> f64,
-) -> Option<(f64, f64)> {
-    for (dk, dj) in d.iter_mut().zip(diag) {
-        *dk = dj + mu;
-    }
-    for (k, s) in x.iter_mut().enumerate() {
-        *s = -g(k);
-    }
-    if !leading_minors_positive(d, off) {
-        return None;
-    }
-    let n = d.len();
-    let mut lower: Vec<f64> = (0..n)
-        .map(|i| if i > 0 { off[i - 1] } else { 0.0 })
-        .collect();
-    let mut upper: Vec<f64> = (0..n)
-        .map(|i| if i + 1 < n { off[i] } else { 0.0 })
-        .collect();
-    let mut dg = d.to_vec();
-    // Its singular-row flag is not a test here: the minors decided
-    // definiteness.
-    super::project::solve_tridiagonal_pcr(&mut lower, &mut dg, &mut upper, x);
-    let mut terms: Vec<f64> = x.iter().enumerate().map(|(k, s)| s * g(k)).collect();
-    super::forces::suffix_sums(&mut terms);
-    let slope = terms.first().copied().unwrap_or(0.0);
-    let max_step = x.iter().fold(0.0f64, |m, s| m.max(s.abs()));
-    Some((slope, max_step))
-}
-
 /// The walk's Newton step (kernel `twist_rod`'s `newton_step`, operation
 /// for operation; the kernel's unshifted step, mu = 0, does the same
 /// elimination row by row inside its gradient walk, `eliminate_row`, in
@@ -419,7 +310,7 @@ pub enum NewtonStep {
 
 thread_local! {
     /// Working arrays of `twist`, one set per thread (rods run in parallel).
-    static WORK: std::cell::RefCell<[Vec<f64>; 8]> = std::cell::RefCell::new(Default::default());
+    static WORK: std::cell::RefCell<[Vec<f64>; 7]> = std::cell::RefCell::new(Default::default());
 }
 
 /// Outcome of one quasistatic solve.
@@ -431,52 +322,14 @@ pub struct TwistSolve {
     pub residual: f64,
 }
 
-/// How [`twist`] finds each Newton direction and sums over the rod.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TwistForm {
-    /// The Thomas algorithm, whose pivots test definiteness, with the slope
-    /// summed in its back substitution ([`newton_step`]), a full step that
-    /// [`armijo_certified`] proves acceptable taken without the energy, and
-    /// the energy left to right: the twin of kernel `twist_rod`.
-    Walk,
-    /// Definiteness by [`leading_minors_positive`], the solve by parallel
-    /// cyclic reduction (`solve_tridiagonal_pcr`), slope and energy as
-    /// suffix sums of per-row terms (`suffix_sums`): the twin of the packed
-    /// kernel `twist`, stage for stage.
-    Scan,
-}
-
 /// Newton's method with backtracking line search on the free twist angles
 /// `theta[free]` of one rod; the others are held (prescribed by clamps).
-/// The walked form ([`TwistForm::Walk`]); [`twist_in`] chooses.
+/// The Thomas algorithm's pivots test definiteness, the slope is summed in
+/// its back substitution ([`newton_step`]), a full step that
+/// [`armijo_certified`] proves acceptable is taken without the energy, and
+/// the energy is summed left to right: the twin of kernel `twist_rod`.
 #[allow(clippy::too_many_arguments)]
 pub fn twist(
-    rest: RodRest,
-    kb: &[DVec3],
-    tangent: &[DVec3],
-    ref_u: &[DVec3],
-    theta: &mut [f64],
-    free: std::ops::Range<usize>,
-    tolerance: f64,
-    max_iterations: u32,
-) -> TwistSolve {
-    twist_in(
-        TwistForm::Walk,
-        rest,
-        kb,
-        tangent,
-        ref_u,
-        theta,
-        free,
-        tolerance,
-        max_iterations,
-    )
-}
-
-/// [`twist`] in either form; both find the same angles to round-off.
-#[allow(clippy::too_many_arguments)]
-pub fn twist_in(
-    form: TwistForm,
     rest: RodRest,
     kb: &[DVec3],
     tangent: &[DVec3],
@@ -492,42 +345,32 @@ pub fn twist_in(
     }
     WORK.with_borrow_mut(|work| {
         // Working arrays, reused between calls on the same thread.
-        let [gb, gt, diag, off, step, scratch, trial, d] = work;
+        let [gb, gt, diag, off, step, scratch, trial] = work;
         for (v, len) in [(&mut *gb, ne), (gt, ne), (diag, ne), (off, ne)] {
             v.clear();
             v.resize(len, 0.0);
         }
-        for v in [&mut *step, scratch, d] {
+        for v in [&mut *step, scratch] {
             v.clear();
             v.resize(free.len(), 0.0);
         }
         trial.clear();
         trial.extend_from_slice(theta);
-        let energy = |th: &[f64]| match form {
-            TwistForm::Walk => {
-                let (b, t) = elastic_energy(rest, kb, tangent, ref_u, th);
-                b + t
-            }
-            TwistForm::Scan => {
-                let mut e = vec![0.0; kb.len()];
-                vertex_energies(rest, kb, tangent, ref_u, th, &mut e);
-                super::forces::suffix_sums(&mut e);
-                e[0]
-            }
+        let energy = |th: &[f64]| {
+            let (b, t) = elastic_energy(rest, kb, tangent, ref_u, th);
+            b + t
         };
         // The energy is needed only for a line search: a Newton step below the
-        // tolerance is taken without one, and in the walk so is a full step
+        // tolerance is taken without one, and so is a full step
         // the third-derivative bound accepts (warm starts end on the
         // elimination's bound, below, with no step at all).
         let mut e0: Option<f64> = None;
-        // (The scan, twin of the packed kernel, always searches.)
-        let cubic = (form == TwistForm::Walk).then(|| cubic_bound(rest, kb, free.clone()));
+        let cubic = cubic_bound(rest, kb, free.clone());
         let mut out = TwistSolve::default();
         // The order in which this iteration takes its rows: the walk's
         // first from the root, each after it in the order the back
         // substitution before it walked (kernel `twist_rod` builds them in
-        // that walk, `ROWS_AHEAD`). The scan's are sums, in no
-        // order.
+        // that walk, `ROWS_AHEAD`).
         let mut order = RowOrder::RootFirst;
         for it in 0..max_iterations {
             twist_gradient(
@@ -580,33 +423,25 @@ pub fn twist_in(
                 }
                 let off = &off[free.start..free.end - 1];
                 let below = if mu == 0.0 { tolerance } else { 0.0 };
-                let step_found = match form {
-                    TwistForm::Walk => newton_step(
-                        step_order,
-                        &gb[free.clone()],
-                        &gt[free.clone()],
-                        &diag[free.clone()],
-                        off,
-                        mu,
-                        below,
-                        step,
-                        scratch,
-                    )
-                    .map(|found| match found {
-                        NewtonStep::Full {
-                            slope,
-                            max_step,
-                            cubes,
-                        } => Some((slope, max_step, cubes)),
-                        NewtonStep::Below { .. } => None,
-                    }),
-                    TwistForm::Scan => {
-                        scan_newton_step(&diag[free.clone()], off, mu, step, d, |k| {
-                            gb[free.start + k] + gt[free.start + k]
-                        })
-                        .map(|(slope, max_step)| Some((slope, max_step, 0.0)))
-                    }
-                };
+                let step_found = newton_step(
+                    step_order,
+                    &gb[free.clone()],
+                    &gt[free.clone()],
+                    &diag[free.clone()],
+                    off,
+                    mu,
+                    below,
+                    step,
+                    scratch,
+                )
+                .map(|found| match found {
+                    NewtonStep::Full {
+                        slope,
+                        max_step,
+                        cubes,
+                    } => Some((slope, max_step, cubes)),
+                    NewtonStep::Below { .. } => None,
+                });
                 if let Some(found) = step_found {
                     break found;
                 }
@@ -622,9 +457,7 @@ pub fn twist_in(
             let Some((slope, max_step, cubes)) = found else {
                 break;
             };
-            if form == TwistForm::Walk {
-                order = step_order.flipped();
-            }
+            order = step_order.flipped();
             // The full step taken, the angles before it kept in `trial`:
             // the GPU's walk takes it in the back substitution that finds
             // it (shaders/twist.wgsl `newton_back`), one walk fewer, as a
@@ -638,7 +471,7 @@ pub fn twist_in(
             // step the line search would accept. Both are taken without
             // the energies.
             let small = max_step < tolerance;
-            if small || cubic.is_some_and(|c| armijo_certified(slope, c, cubes)) {
+            if small || armijo_certified(slope, cubic, cubes) {
                 out.iterations = it + 1;
                 if small {
                     break;

@@ -103,8 +103,8 @@ pub const PROJECTION_SHAKE: u32 = 2;
 /// `Step.projection`: Jacobi (the fused substep does not run it).
 pub const PROJECTION_JACOBI: u32 = 3;
 
-/// `Step.splat`: each form's own splat (`grid_splat` per vertex, or in the
-/// fused halves: per vertex packed, the walked window walked).
+/// `Step.splat`: each schedule's own splat (`grid_splat` per vertex in the
+/// staged one, the walked window in the walked first half).
 pub const SPLAT_OWN: u32 = 0;
 /// `Step.splat`: the sorted splat (`schedule::Splat::Sorted`): the fused
 /// halves do not splat; the `grid_cell_*` kernels and `grid_splat_sorted` do.
@@ -112,49 +112,14 @@ pub const SPLAT_SORTED: u32 = 1;
 
 /// Storage buffers a fused substep kernel binds (`Kernel::is_fused`), above
 /// WebGPU's default 8: the fused kernels are built only on a device that
-/// allows this many (`walked_fused_supported`), the packed ones only where
-/// it also allows their pack shape's `fused_workgroup_bytes`
-/// (`fused_supported`).
+/// allows this many (`walked_fused_supported`).
 pub const FUSED_STORAGE_BUFFERS: u32 = 15;
-
-/// Workgroup memory of the packed fused substep kernels for packs of
-/// `pack`'s shape: 126 B a row and 8 more (the union of their stages'
-/// arrays, 102 B a row and 8, and the pack's positions resident for the
-/// whole dispatch, 24 B a row: shaders/resident.wgsl), and 176 B a row of
-/// the rest of the state where it is resident too
-/// (`PackShape::state_resident`; 176 B in all where not: arrays of one
-/// row that the kernels name but never index). tests/gpu_layout.rs checks
-/// it against naga for every shape.
-pub const fn fused_workgroup_bytes(pack: super::pack::PackShape) -> u32 {
-    126 * pack.rows() as u32 + 8 + 176 * pack.resident_state_rows() as u32
-}
-
-/// `fused_workgroup_bytes` of the default 256-row packs, 32,440 B, above
-/// WebGPU's default 16 KiB (which 32-, 64- and 128-row packs fit, and 32
-/// rows with the whole state resident, not 64 with it: 19,336 B); lavapipe
-/// allows 32 KiB, recent GPUs 48 KiB or more. The fused kernels are built
-/// only where a device allows their shape's (`fused_supported`).
-pub const FUSED_WORKGROUP_BYTES: u32 = fused_workgroup_bytes(super::pack::PackShape::DEFAULT);
-// lavapipe, which runs the tests (CI has no GPU), allows 32 KiB: the packed
-// fused form must fit it to be tested there.
-const _: () = assert!(FUSED_WORKGROUP_BYTES <= 32768);
-
-/// Whether a device with `limits` can run the packed fused substep
-/// kernels (`Form::Fused`) on packs of `pack`'s shape: storage buffers
-/// and workgroup memory (`fused_workgroup_bytes`).
-pub fn fused_supported(limits: &wgpu::Limits, pack: super::pack::PackShape) -> bool {
-    walked_fused_supported(limits)
-        && limits.max_compute_workgroup_storage_size >= fused_workgroup_bytes(pack)
-}
 
 /// Whether a device with `limits` can run every kernel of the sorted
 /// splat (`Kernel::SORTED_SPLAT`): two bind 10 storage buffers, above
 /// WebGPU's default 8 (lavapipe and GPUs allow more).
 pub fn sorted_splat_supported(limits: &wgpu::Limits) -> bool {
-    // (No pack shape matters: none of them is a per-pack kernel.)
-    Kernel::SORTED_SPLAT
-        .iter()
-        .all(|k| k.supported(limits, super::pack::PackShape::DEFAULT))
+    Kernel::SORTED_SPLAT.iter().all(|k| k.supported(limits))
 }
 
 /// Whether a device with `limits` can run the walked fused substep kernels
@@ -184,9 +149,8 @@ pub struct GpuRod {
     pub drag: f32,
     /// Section radius for contact (m).
     pub radius: f32,
-    /// Indexed by pack, not by rod: one past the last rod of workgroup pack
-    /// `r` of the packed kernels (`super::pack`), 0 past the last pack.
-    pub pack_end: u32,
+    /// Padding to the WGSL layout.
+    pub _pad1: u32,
     /// Padding to the WGSL layout.
     pub _pad2: u32,
 }
@@ -497,7 +461,7 @@ pub fn shared_structs() -> Vec<StructLayout> {
                 origin,
                 drag,
                 radius,
-                pack_end,
+                _pad1,
                 _pad2
             ]
         ),
@@ -560,7 +524,6 @@ pub const SHADER_SOURCE: &str = concat!(
     include_str!("../../shaders/forces.wgsl"),
     include_str!("../../shaders/integrate.wgsl"),
     include_str!("../../shaders/project.wgsl"),
-    include_str!("../../shaders/project_pack.wgsl"),
     include_str!("../../shaders/contact.wgsl"),
     include_str!("../../shaders/substep.wgsl"),
     include_str!("../../shaders/grid.wgsl"),
@@ -579,17 +542,6 @@ pub fn shader_source(f64: bool) -> std::borrow::Cow<'static, str> {
         ..Variant::default()
     })
 }
-
-/// shaders/resident.wgsl: the position accessors of the packed fused
-/// kernels' module, which keep a pack's positions in workgroup memory.
-pub const RESIDENT_SOURCE: &str = include_str!("../../shaders/resident.wgsl");
-
-/// The first and last lines of the block of shaders/common.wgsl that
-/// `RESIDENT_SOURCE` replaces (`shader_variant`).
-pub const RESIDENT_MARKERS: [&str; 2] = [
-    "// BEGIN state in the buffer\n",
-    "// END state in the buffer\n",
-];
 
 /// shaders/frame.wgsl: the whole-frame kernel `frame_rod` and the
 /// accessors of a substep's changing values that read them from the
@@ -633,12 +585,6 @@ pub const POSITIONS_WIDE_MARKERS: [&str; 2] = [
 pub struct Variant {
     /// The bending stencil in f64 (a device with `wgpu::Features::SHADER_F64`).
     pub stencil_f64: bool,
-    /// The state accessors of shaders/resident.wgsl in place of the
-    /// buffer's (the module of the packed fused kernels, `Kernel::is_resident`):
-    /// a pack's positions, and where the pack shape asks for it
-    /// (`PackShape::state_resident`) its whole state, in workgroup memory
-    /// for the dispatch.
-    pub resident: bool,
     /// The grid's accumulators as 64-bit atomics (shaders/grid_i64.wgsl; a
     /// device with `wgpu::Features::SHADER_INT64` and
     /// `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`).
@@ -654,18 +600,11 @@ pub struct Variant {
     /// fast approximations (`approximate_math`), to check on a correctly
     /// rounding adapter what the tests' tolerances allow.
     pub approximate_math: bool,
-    /// The packs' shape (`pack::PackShape`): the constants of shaders/
-    /// project_pack.wgsl's `pack shape` block.
-    pub pack: super::pack::PackShape,
     /// A substep's changing values from the frame's table of steps
     /// (shaders/frame.wgsl, with the whole-frame kernel `frame_rod`) in
     /// place of `params` (the module of `Kernel::FrameRod`).
     pub frame: bool,
 }
-
-/// The first and last lines of the block of shaders/project_pack.wgsl
-/// that sets the packs' shape (`PackShape::wgsl` replaces it).
-pub const PACK_SHAPE_MARKERS: [&str; 2] = ["// BEGIN pack shape\n", "// END pack shape\n"];
 
 /// The module source: `SHADER_SOURCE` with the blocks `variant` asks for
 /// replaced (`SHADER_SOURCE` itself for the default variant).
@@ -682,9 +621,6 @@ pub fn shader_variant(variant: Variant) -> std::borrow::Cow<'static, str> {
         let end = source.find(markers[1]).expect("END marker") + markers[1].len();
         source.replace_range(start..end, by);
     };
-    if variant.resident {
-        replace(RESIDENT_MARKERS, RESIDENT_SOURCE);
-    }
     if variant.frame {
         replace(FRAME_MARKERS, FRAME_SOURCE);
     }
@@ -693,9 +629,6 @@ pub fn shader_variant(variant: Variant) -> std::borrow::Cow<'static, str> {
     }
     if variant.grid_i64 {
         replace(GRID_I64_MARKERS, GRID_I64_SOURCE);
-    }
-    if variant.pack != super::pack::PackShape::default() {
-        replace(PACK_SHAPE_MARKERS, &variant.pack.wgsl());
     }
     if variant.approximate_math {
         source = approximate_math(&source, variant.stencil_f64) + APPROXIMATE_SOURCE;
@@ -847,8 +780,6 @@ pub enum Domain {
     SortedRuns,
     /// One invocation per run of `CELL_RUN` cells of the grid.
     CellRuns,
-    /// One workgroup per pack of rods (`super::pack`).
-    Pack,
 }
 
 /// A compute kernel: its entry point (also the pipeline label), what one
@@ -856,32 +787,20 @@ pub enum Domain {
 /// (`(binding, read_only)`; see `shaders/common.wgsl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
-    /// Bishop frames, one workgroup per pack of rods (parallel scan of the
-    /// transports as quaternions).
-    Frames,
-    /// Bishop frames, one invocation walking each rod (`GpuSimulator::packed`).
+    /// Bishop frames, one invocation walking each rod.
     FramesRod,
-    /// Quasistatic twist (Newton), one workgroup per pack of rods (scans
-    /// for the definiteness test and the sums, parallel cyclic reduction).
-    Twist,
-    /// Quasistatic twist, one invocation walking each rod (`GpuSimulator::packed`).
+    /// Quasistatic twist, one invocation walking each rod.
     TwistRod,
-    /// Forces, one workgroup per pack of rods (parallel scan of the holonomy sums).
-    Forces,
-    /// Forces, one invocation walking each rod (`GpuSimulator::packed`).
+    /// Forces, one invocation walking each rod.
     ForcesRod,
     /// Symplectic Euler step, one invocation per vertex.
     Integrate,
     /// One Jacobi iteration of the inextensibility projection, per vertex.
     ProjectJacobi,
-    /// Fast projection, one workgroup per pack of rods (parallel cyclic reduction).
-    ProjectFast,
-    /// Fast projection, one invocation walking each rod (`GpuSimulator::packed`).
+    /// Fast projection, one invocation walking each rod.
     ProjectFastRod,
     /// Copy of the positions at the start of the substep (for SHAKE).
     SaveStart,
-    /// SHAKE projection, one workgroup per pack of rods.
-    ProjectShake,
     /// SHAKE projection, one invocation walking each rod.
     ProjectShakeRod,
     /// Velocity update from the projected positions, inelastic contact and the chatter count.
@@ -893,12 +812,8 @@ pub enum Kernel {
     ContactEdgesEven,
     /// The same for the edges starting at an odd vertex, after the even ones.
     ContactEdgesOdd,
-    /// The three contact stages, one invocation walking each rod
-    /// (`GpuSimulator::packed`).
+    /// The three contact stages, one invocation walking each rod.
     ContactRod,
-    /// The three contact stages in one dispatch, one workgroup per pack of
-    /// rods, barriers between the stages.
-    ContactPacked,
     /// Readies the hair–hair interaction grid for a splat: resets the
     /// substep's fastest velocity (`GridVelocity` leaves the nodes' sums zero).
     GridClear,
@@ -934,21 +849,16 @@ pub enum Kernel {
     GridSplatSorted,
     /// World positions for a renderer, once per frame when asked for.
     WorldPositions,
-    /// The first half of a substep, fused: forces, save_start (SHAKE),
-    /// integrate; one workgroup per pack (shaders/substep.wgsl).
-    SubstepStart,
-    /// The second half, fused: projection, contact, filtered projection,
-    /// contact, project_velocity, frames, twist.
-    SubstepFinish,
-    /// A whole substep in one dispatch, when no stage needs other strands
-    /// (no hair–hair interaction).
-    Substep,
-    /// `SubstepStart`, one invocation walking each rod through the stages
-    /// (the `*Rod` kernels' walks), for adapters that are CPUs.
+    /// The first half of a substep: forces, save_start (SHAKE), integrate
+    /// (and the walked splat with hair–hair interaction), one invocation
+    /// walking each rod through the stages (the `*Rod` kernels' walks;
+    /// shaders/substep.wgsl).
     SubstepStartRod,
-    /// `SubstepFinish`, walked.
+    /// The second half: the grid's blend, projection, contact, filtered
+    /// projection, contact, project_velocity, frames, twist, walked.
     SubstepFinishRod,
-    /// `Substep`, walked.
+    /// A whole substep in one dispatch, walked, where no stage needs other
+    /// strands (no hair–hair interaction).
     SubstepRod,
     /// Every substep of a frame in one dispatch, `SubstepRod`'s walk in a
     /// loop over the frame's substeps, each invocation taking its rod
@@ -956,10 +866,6 @@ pub enum Kernel {
     /// interaction; shaders/frame.wgsl, built from its own module:
     /// `Kernel::is_frame`).
     FrameRod,
-    /// `Substep` in the same loop, one workgroup a pack, the pack's state
-    /// (on packs of over 64 rows, its positions) resident in workgroup
-    /// memory for the whole frame (`Form::FusedFrame`).
-    FramePack,
 }
 
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
@@ -1111,26 +1017,20 @@ pub const WORLD_STORAGE: [u32; 3] = [1, 2, 4];
 
 impl Kernel {
     /// Every kernel, in the order the pipelines are built.
-    pub const ALL: [Kernel; 39] = [
-        Kernel::Frames,
+    pub const ALL: [Kernel; 29] = [
         Kernel::FramesRod,
-        Kernel::Twist,
         Kernel::TwistRod,
-        Kernel::Forces,
         Kernel::ForcesRod,
         Kernel::Integrate,
         Kernel::ProjectJacobi,
-        Kernel::ProjectFast,
         Kernel::ProjectFastRod,
         Kernel::SaveStart,
-        Kernel::ProjectShake,
         Kernel::ProjectShakeRod,
         Kernel::ProjectVelocity,
         Kernel::Contact,
         Kernel::ContactEdgesEven,
         Kernel::ContactEdgesOdd,
         Kernel::ContactRod,
-        Kernel::ContactPacked,
         Kernel::GridClear,
         Kernel::GridSplat,
         Kernel::GridVelocity,
@@ -1143,38 +1043,28 @@ impl Kernel {
         Kernel::GridCellScatter,
         Kernel::GridSplatSorted,
         Kernel::WorldPositions,
-        Kernel::SubstepStart,
-        Kernel::SubstepFinish,
-        Kernel::Substep,
         Kernel::SubstepStartRod,
         Kernel::SubstepFinishRod,
         Kernel::SubstepRod,
         Kernel::FrameRod,
-        Kernel::FramePack,
     ];
 
     /// The kernel's entry point in the WGSL module.
     pub fn entry_point(self) -> &'static str {
         match self {
-            Kernel::Frames => "frames",
             Kernel::FramesRod => "frames_rod",
-            Kernel::Twist => "twist",
             Kernel::TwistRod => "twist_rod",
-            Kernel::Forces => "forces",
             Kernel::ForcesRod => "forces_rod",
             Kernel::Integrate => "integrate",
             Kernel::ProjectJacobi => "project_jacobi",
-            Kernel::ProjectFast => "project_fast",
             Kernel::ProjectFastRod => "project_fast_rod",
             Kernel::SaveStart => "save_start",
-            Kernel::ProjectShake => "project_shake",
             Kernel::ProjectShakeRod => "project_shake_rod",
             Kernel::ProjectVelocity => "project_velocity",
             Kernel::Contact => "contact",
             Kernel::ContactEdgesEven => "contact_edges_even",
             Kernel::ContactEdgesOdd => "contact_edges_odd",
             Kernel::ContactRod => "contact_rod",
-            Kernel::ContactPacked => "contact_packed",
             Kernel::GridClear => "grid_clear",
             Kernel::GridSplat => "grid_splat",
             Kernel::GridVelocity => "grid_velocity",
@@ -1187,26 +1077,19 @@ impl Kernel {
             Kernel::GridCellScatter => "grid_cell_scatter",
             Kernel::GridSplatSorted => "grid_splat_sorted",
             Kernel::WorldPositions => "world_positions",
-            Kernel::SubstepStart => "substep_start",
-            Kernel::SubstepFinish => "substep_finish",
-            Kernel::Substep => "substep",
             Kernel::SubstepStartRod => "substep_start_rod",
             Kernel::SubstepFinishRod => "substep_finish_rod",
             Kernel::SubstepRod => "substep_rod",
             Kernel::FrameRod => "frame_rod",
-            Kernel::FramePack => "frame_pack",
         }
     }
 
-    /// What one invocation (or, for `Domain::Pack`, one workgroup) of the
-    /// kernel handles, which sets its dispatch size. An exhaustive match, so
+    /// What one invocation of the kernel handles, which sets its dispatch size. An exhaustive match, so
     /// a new or renamed kernel must be classified; tests/gpu_layout.rs checks
     /// each against the bound its entry point tests.
     pub fn domain(self) -> Domain {
         use Kernel::*;
         match self {
-            Frames | Twist | Forces | ProjectFast | ProjectShake | ContactPacked | SubstepStart
-            | SubstepFinish | Substep | FramePack => Domain::Pack,
             FramesRod | TwistRod | ForcesRod | ProjectFastRod | ProjectShakeRod | ContactRod
             | SubstepStartRod | SubstepFinishRod | SubstepRod | FrameRod => Domain::Rod,
             GridVelocity => Domain::Node,
@@ -1221,20 +1104,18 @@ impl Kernel {
         }
     }
 
-    /// Whether a device with `limits` can run the kernel built for packs
-    /// of `pack`'s shape: the fused ones need more than WebGPU's default
-    /// limits (`walked_fused_supported`, and for the packed ones
-    /// `fused_supported`), and so do two of the sorted splat's (10 storage
-    /// buffers: `sorted_splat_supported`); every other kernel fits the
-    /// defaults (tests/gpu_layout.rs).
-    pub fn supported(self, limits: &wgpu::Limits, pack: super::pack::PackShape) -> bool {
-        match (self.is_fused(), self.per_pack()) {
-            (false, _) if self.is_sorted_splat() => {
-                self.storage_buffers() as u32 <= limits.max_storage_buffers_per_shader_stage
-            }
-            (false, _) => true,
-            (true, true) => fused_supported(limits, pack),
-            (true, false) => walked_fused_supported(limits),
+    /// Whether a device with `limits` can run the kernel: the fused ones
+    /// need more than WebGPU's default limits (`walked_fused_supported`),
+    /// and so do two of the sorted splat's (10 storage buffers:
+    /// `sorted_splat_supported`); every other kernel fits the defaults
+    /// (tests/gpu_layout.rs).
+    pub fn supported(self, limits: &wgpu::Limits) -> bool {
+        if self.is_fused() {
+            walked_fused_supported(limits)
+        } else if self.is_sorted_splat() {
+            self.storage_buffers() as u32 <= limits.max_storage_buffers_per_shader_stage
+        } else {
+            true
         }
     }
 
@@ -1258,14 +1139,10 @@ impl Kernel {
     pub fn is_fused(self) -> bool {
         matches!(
             self,
-            Kernel::SubstepStart
-                | Kernel::SubstepFinish
-                | Kernel::Substep
-                | Kernel::SubstepStartRod
+            Kernel::SubstepStartRod
                 | Kernel::SubstepFinishRod
                 | Kernel::SubstepRod
                 | Kernel::FrameRod
-                | Kernel::FramePack
         )
     }
 
@@ -1274,27 +1151,17 @@ impl Kernel {
     /// (`shader_variant` with `frame`); their entry points are in that
     /// module only (`Kernel::source`).
     pub fn is_frame(self) -> bool {
-        matches!(self, Kernel::FrameRod | Kernel::FramePack)
+        self == Kernel::FrameRod
     }
 
     /// The WGSL of the module the kernel is built from on a device without
     /// the optional features: `SHADER_SOURCE`, or for the whole-frame
-    /// kernels their variant (`is_frame`). (The packed fused kernels' module
-    /// keeps their positions in workgroup memory but reads and writes the
-    /// same bindings as `SHADER_SOURCE`'s entry points of their names.)
+    /// kernel its variant (`is_frame`).
     pub fn source(self) -> std::borrow::Cow<'static, str> {
         shader_variant(Variant {
             frame: self.is_frame(),
             ..Variant::default()
         })
-    }
-
-    /// True for the packed fused substep kernels, built from the module in
-    /// which a pack's positions (and on shapes that ask for it its whole
-    /// state) are resident in workgroup memory for the whole dispatch
-    /// (`shader_variant` with `resident`).
-    pub fn is_resident(self) -> bool {
-        self.is_fused() && self.per_pack()
     }
 
     /// Whether the kernel is built from the module with positions,
@@ -1314,13 +1181,8 @@ impl Kernel {
     pub fn wide_positions_pay(self) -> bool {
         !matches!(
             self,
-            Kernel::Integrate | Kernel::SubstepStart | Kernel::SubstepStartRod
+            Kernel::Integrate | Kernel::SubstepStartRod
         )
-    }
-
-    /// True when one workgroup handles a pack of rods (`super::pack`).
-    pub fn per_pack(self) -> bool {
-        self.domain() == Domain::Pack
     }
 
     /// The bindings of group 1 the kernel reads or writes (see
@@ -1329,20 +1191,16 @@ impl Kernel {
     pub fn bindings(self) -> &'static [u32] {
         use binding::*;
         match self {
-            Kernel::Frames | Kernel::FramesRod => &[POS, FRAME, CLAMPS],
-            Kernel::Twist | Kernel::TwistRod => &[POS, FRAME, SCRATCH, STATS],
-            Kernel::Forces | Kernel::ForcesRod => &[POS, VEL, FRAME, SCRATCH],
+            Kernel::FramesRod => &[POS, FRAME, CLAMPS],
+            Kernel::TwistRod => &[POS, FRAME, SCRATCH, STATS],
+            Kernel::ForcesRod => &[POS, VEL, FRAME, SCRATCH],
             Kernel::Integrate => &[POS, VEL, POS_UNC, SCRATCH, CLAMPS],
             Kernel::ProjectJacobi => &[SRC, DST, CONTACTS],
-            // The pack kernels share one function, which reads `pos_start` for SHAKE.
-            Kernel::ProjectFast => &[POS, POS_START, SCRATCH, STATS, CONTACTS],
             Kernel::ProjectFastRod => &[POS, SCRATCH, STATS, CONTACTS],
             Kernel::SaveStart => &[POS, POS_START],
-            Kernel::ProjectShake | Kernel::ProjectShakeRod => {
-                &[POS, POS_START, SCRATCH, STATS, CONTACTS]
-            }
+            Kernel::ProjectShakeRod => &[POS, POS_START, SCRATCH, STATS, CONTACTS],
             Kernel::ProjectVelocity => &[POS, VEL, POS_UNC, SCRATCH, CONTACTS],
-            Kernel::Contact | Kernel::ContactRod | Kernel::ContactPacked => {
+            Kernel::Contact | Kernel::ContactRod => {
                 &[POS, VEL, POS_UNC, STATS, CONTACTS, COLLIDERS, SDF]
             }
             Kernel::ContactEdgesEven | Kernel::ContactEdgesOdd => {
@@ -1369,22 +1227,6 @@ impl Kernel {
                 &[VEL, GRID_VERTEX, GRID_GROUPS, GRID, GRID_CELLS, GRID_SORT]
             }
             Kernel::WorldPositions => &[POS, WORLD_POS],
-            // Contacts only because the resident state's load and store
-            // name them (shaders/resident.wgsl `resident_load`), which
-            // `substep_start` runs for its positions alone.
-            Kernel::SubstepStart => &[
-                POS,
-                VEL,
-                POS_UNC,
-                FRAME,
-                CLAMPS,
-                SCRATCH,
-                CONTACTS,
-                POS_START,
-                GRID_VERTEX,
-                GRID_GROUPS,
-                GRID,
-            ],
             // The walked splat also raises its box (`grid_box_raise`).
             Kernel::SubstepStartRod => &[
                 POS,
@@ -1399,7 +1241,7 @@ impl Kernel {
                 GRID,
                 GRID_DISPATCH,
             ],
-            Kernel::SubstepFinish | Kernel::SubstepFinishRod => &[
+            Kernel::SubstepFinishRod => &[
                 POS,
                 VEL,
                 POS_UNC,
@@ -1415,11 +1257,11 @@ impl Kernel {
                 GRID_GROUPS,
                 GRID_FIELDS,
             ],
-            Kernel::Substep | Kernel::SubstepRod => &[
+            Kernel::SubstepRod => &[
                 POS, VEL, POS_UNC, FRAME, CLAMPS, SCRATCH, STATS, CONTACTS, COLLIDERS, SDF,
                 POS_START,
             ],
-            Kernel::FrameRod | Kernel::FramePack => &[
+            Kernel::FrameRod => &[
                 POS,
                 VEL,
                 POS_UNC,

@@ -12,7 +12,7 @@
 //!     stateless, shared by every simulator on a device;
 //!   * `buffers`: the state on the GPU and its bind groups;
 //!   * `packing`: a rod set and state as the GPU structs, and back (plain
-//!     data, tested without a GPU); `pack`: the workgroup packs;
+//!     data, tested without a GPU);
 //!   * `schedule`: the dispatches of a substep, as data (encoded by the
 //!     simulator, counted by `traffic`).
 //! * `layout`: the structs shared with WGSL.
@@ -49,8 +49,6 @@
 pub mod bandwidth;
 pub mod buffers;
 pub mod layout;
-#[doc(hidden)] // packing of the projection's work lists (tests check it)
-pub mod pack;
 pub mod packing;
 pub mod pipelines;
 pub mod schedule;
@@ -274,8 +272,6 @@ pub struct GpuContext {
     /// Whether the kernels carry the errors of a GPU's fast sin, cos and
     /// square roots (see `with_approximate_math`).
     approximate_math: bool,
-    /// The packs' shape (see `with_pack_shape`).
-    pack: pack::PackShape,
     /// How far ahead the walks load (see `with_walk_ahead`).
     walk_ahead: u32,
     /// Whether the walks that finish the vertices build the next
@@ -285,9 +281,6 @@ pub struct GpuContext {
     /// Whether the walk of the velocities and frames is also the twist's
     /// first gradient walk (see `with_twist_rows_in_frames`).
     twist_rows_in_frames: bool,
-    /// Whether the packs' row loops run to a constant the compiler unrolls
-    /// (see `with_unrolled_rows`).
-    unroll_rows: bool,
     pipelines: PipelineCache,
 }
 
@@ -299,10 +292,10 @@ pub const GRID_I64_FEATURES: wgpu::Features =
     wgpu::Features::SHADER_INT64.union(wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS);
 
 /// `GpuContext`'s kernels, built once per device, set of collider kinds,
-/// interleaved rod length (`packing::VertexLayout::interleave`, 0 for none)
-/// and pack shape.
+/// and interleaved rod length (`packing::VertexLayout::interleave`, 0 for
+/// none).
 type PipelineMap = std::collections::HashMap<
-    (pipelines::ColliderKinds, u32, pack::PackShape),
+    (pipelines::ColliderKinds, u32),
     std::sync::Arc<pipelines::Pipelines>,
 >;
 
@@ -350,18 +343,6 @@ impl GpuContext {
     /// vertices 19 to 25 % off the walked substeps (hair-nogrid
     /// walked-frame 0.972 → 0.750 ms, grass 0.876 → 0.694 walked-fused,
     /// the hair 1.434 → 1.165; docs/BENCHMARKS.md, twenty-eighth session).
-    /// The same results to the bit. The packed forms, whose lanes take a
-    /// rod's consecutive vertices, read 8 elements apart in it, and ran
-    /// 1.5× slower so on the H200: an application choosing one on a GPU
-    /// should build its simulator on `with_consecutive_vertices`.
-    ///
-    /// On a GPU (not a CPU adapter) the per-pack kernels are built for
-    /// 32-row packs (`pack::PackShape::WARP`), a warp a pack on NVIDIA: on
-    /// an H200 the packed stages ran 1.42 ms a substep on them against 2.09
-    /// on 256-row packs and the fused substep 1.25–1.29 against 4.95
-    /// (hair-nogrid, 1 M vertices; docs/BENCHMARKS.md, twenty-seventh
-    /// session). A CPU adapter keeps 256-row packs, whose 64 invocations
-    /// fill its SIMD lanes.
     ///
     /// On a CPU adapter the kernels read the values of a scene's colliders
     /// (up to `pipelines::TABLE_COLLIDERS`) into a table before their
@@ -380,9 +361,6 @@ impl GpuContext {
     /// 4.97 without (hair-nogrid, 256 strands; docs/BENCHMARKS.md,
     /// thirty-seventh session). The same results to the bit.
     ///
-    /// On a GPU the packs' row loops run to a constant and are unrolled
-    /// (`with_unrolled_rows`); not on a CPU adapter, where they made
-    /// llvmpipe's compile of the packed fused kernels twice as long.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         let cpu = info.device_type == wgpu::DeviceType::Cpu;
         GpuContext {
@@ -392,11 +370,9 @@ impl GpuContext {
             grid_i64: device.features().contains(GRID_I64_FEATURES),
             wide_positions: cpu && device.features().contains(wgpu::Features::SHADER_INT64),
             approximate_math: false,
-            pack: pack::PackShape::for_device(info.device_type),
             walk_ahead: 0,
             rows_ahead: !cpu,
             twist_rows_in_frames: false,
-            unroll_rows: !cpu,
             device,
             queue,
             info,
@@ -529,26 +505,6 @@ impl GpuContext {
         }
     }
 
-    /// This device with the per-pack kernels (`Form::Packed`, `Form::Fused`,
-    /// `Form::FusedBuffer`, `Form::FusedFrame`) built for packs of `shape`
-    /// (`pack::PackShape`; by default 32 rows on a GPU, 256 rows on 64
-    /// invocations on a CPU adapter: `from_device`), and rod sets packed for
-    /// it. The same results whatever the shape, for rods no longer than its
-    /// rows (tests/gpu_parity.rs); a longer rod is walked by one
-    /// invocation. The walked forms do not use packs. Kernels are compiled
-    /// anew for it.
-    pub fn with_pack_shape(&self, shape: pack::PackShape) -> Self {
-        GpuContext {
-            pack: shape,
-            ..self.clone()
-        }
-    }
-
-    /// The packs' shape (`with_pack_shape`).
-    pub fn pack_shape(&self) -> pack::PackShape {
-        self.pack
-    }
-
     /// This device with the walked kernels' walks loading, at each vertex,
     /// a word of each element they will read `vertices` further on
     /// (shaders/common.wgsl `WALK_AHEAD`), so that a GPU fetches its cache
@@ -637,32 +593,6 @@ impl GpuContext {
     /// first gradient walk (`with_twist_rows_in_frames`).
     pub fn twist_rows_in_frames(&self) -> bool {
         self.twist_rows_in_frames
-    }
-
-    /// This device with the packed kernels' row loops (an invocation's
-    /// rows of its pack) running to `ROWS_PER_INVOCATION`, a constant the
-    /// compiler unrolls, where `on`; else to the rows the invocation holds,
-    /// a bound it cannot unroll (shaders/project_pack.wgsl `UNROLL_ROWS`).
-    /// On by default on a GPU, where unrolled each row's values keep
-    /// registers of their own; off on a CPU adapter, where llvmpipe
-    /// compiles a kernel with barriers as a coroutine in time that grows
-    /// faster than its blocks: the one-dispatch `substep` took it 62 s
-    /// unrolled and 28 s not (hair, 256-row packs, 2-core EPYC VM;
-    /// docs/BENCHMARKS.md, fortieth session). The same rows in the same
-    /// order, so the same values (tests/gpu_fused.rs). Kernels are compiled
-    /// anew for it.
-    pub fn with_unrolled_rows(&self, on: bool) -> Self {
-        GpuContext {
-            unroll_rows: on,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// Whether the packs' row loops run to a constant the compiler unrolls
-    /// (`with_unrolled_rows`).
-    pub fn unrolled_rows(&self) -> bool {
-        self.unroll_rows
     }
 
     /// Whether the kernels carry the approximate-math errors
@@ -759,21 +689,19 @@ impl GpuContext {
         self.pipelines_for(
             pipelines::ColliderKinds::ALL,
             packing::VertexLayout::CONSECUTIVE,
-            self.pack,
         )
     }
 
     /// The kernels with contact code for the collider `kinds` only
     /// (`pipelines::ColliderKinds`; with their table only where this context
     /// reads colliders into one, `collider_tables`), per-vertex buffers
-    /// in `layout` and packs of `pack`'s shape, made on the first call for
-    /// those kinds, that interleaved length and that shape (each pipeline
-    /// compiled when first run), then shared like `pipelines`.
+    /// in `layout`, made on the first call for those kinds and that
+    /// interleaved length (each pipeline compiled when first run), then
+    /// shared like `pipelines`.
     pub fn pipelines_for(
         &self,
         kinds: pipelines::ColliderKinds,
         layout: packing::VertexLayout,
-        pack: pack::PackShape,
     ) -> std::sync::Arc<pipelines::Pipelines> {
         let kinds = if self.collider_tables {
             kinds
@@ -785,7 +713,7 @@ impl GpuContext {
             .0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        map.entry((kinds, layout.interleave, pack))
+        map.entry((kinds, layout.interleave))
             .or_insert_with(|| {
                 std::sync::Arc::new(pipelines::Pipelines::new(
                     &self.device,
@@ -793,18 +721,15 @@ impl GpuContext {
                     layout.interleave,
                     layout::Variant {
                         stencil_f64: self.stencil_f64,
-                        resident: false,
                         grid_i64: self.grid_i64,
                         wide_positions: self.wide_positions,
                         approximate_math: self.approximate_math,
-                        pack,
                         frame: false,
                     },
                     pipelines::Switches {
                         walk_ahead: self.walk_ahead,
                         rows_ahead: self.rows_ahead,
                         twist_rows_in_frames: self.twist_rows_in_frames,
-                        unroll_rows: self.unroll_rows,
                     },
                 ))
             })
@@ -866,8 +791,8 @@ impl GpuContext {
 
     /// "name (backend, type, driver; the stencil's precision, the grid's
     /// atomics and, where the state moves as 64-bit words, the math is
-    /// approximate, the walks load ahead, or rows are built ahead or row
-    /// loops unrolled other than by the device's default, that)" of the
+    /// approximate, the walks load ahead, or rows are built ahead other
+    /// than by the device's default, that)" of the
     /// adapter in use.
     pub fn describe(&self) -> String {
         let info = &self.info;
@@ -887,7 +812,7 @@ impl GpuContext {
                 _ => "",
             };
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{}{}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -928,11 +853,6 @@ impl GpuContext {
             } else {
                 ""
             },
-            unless_default(
-                self.unroll_rows,
-                "; the packs' row loops unrolled",
-                "; the packs' row loops not unrolled"
-            ),
         )
     }
 }

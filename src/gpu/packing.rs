@@ -2,8 +2,7 @@
 //! (`super::layout`), and back: plain data, no device, so it is tested
 //! without a GPU (the tests below). `GpuSimulator` uploads what this makes
 //! (`super::buffers`); the kernels it runs are built apart from both
-//! (`super::pipelines`). The workgroup packs of the per-pack kernels are
-//! `super::pack`.
+//! (`super::pipelines`).
 
 use std::sync::Arc;
 
@@ -12,7 +11,6 @@ use glam::{DVec3, Vec3};
 use super::layout::{
     GpuClamp, GpuColliders, GpuEdgeFrame, GpuGridVertex, GpuPosition, GpuRod, GpuVertexRest, NONE,
 };
-use super::pack::PackShape;
 use crate::contact::Shape;
 use crate::rods::{EndCondition, RodSet, State};
 
@@ -126,7 +124,7 @@ impl VertexLayout {
 /// A rod set as the GPU reads it: rest data, clamps, colliders, grid data,
 /// and the maps between the `RodSet`'s indices and the GPU buffers'.
 pub struct Packing {
-    /// Per rod: offsets, clamps, stiffness, origin, pack table (`pack_end`).
+    /// Per rod: offsets, clamps, stiffness, origin.
     pub rods: Vec<GpuRod>,
     /// Per vertex: rest curvature, Voronoi length, mass, rest length of the
     /// edge starting there, clamp, rod.
@@ -144,10 +142,6 @@ pub struct Packing {
     /// Per interaction group, its first node in the grid buffer; last = all
     /// groups' nodes.
     pub node_offset: Vec<usize>,
-    /// Workgroup packs of the per-pack kernels (`super::pack`).
-    pub pack_count: u32,
-    /// Their shape, which the kernels must be built for.
-    pub pack: PackShape,
     /// Per vertex, its interaction group, quantised mass and friction factor.
     pub grid_vertex: Vec<GpuGridVertex>,
     /// The colliders as the GPU reads them.
@@ -171,7 +165,7 @@ pub struct SdfAtlas {
 impl Packing {
     /// Pack `rods` with rod origins `origin` (`rod_origins`) for buffers in
     /// `layout`.
-    pub fn new(rods: &RodSet, origin: &[DVec3], layout: VertexLayout, pack: PackShape) -> Packing {
+    pub fn new(rods: &RodSet, origin: &[DVec3], layout: VertexLayout) -> Packing {
         let nv = rods.vertex_count().max(1);
         let mut clamps = Vec::new();
         let mut gpu_rods = Vec::with_capacity(rods.rod_count());
@@ -245,13 +239,6 @@ impl Packing {
         if clamps.is_empty() {
             clamps.push(GpuClamp::default());
         }
-        let pack_ends = super::pack::pack_ends(
-            (0..rods.rod_count()).map(|r| rods.vertices(r).len()),
-            pack.rows(),
-        );
-        for (rod, &end) in gpu_rods.iter_mut().zip(&pack_ends) {
-            rod.pack_end = end;
-        }
         let mut node_offset = vec![0usize];
         for g in &rods.interaction.groups {
             let n = g.dims.iter().map(|&d| d as usize).product::<usize>();
@@ -268,8 +255,6 @@ impl Packing {
             edge_index,
             vertex_origin,
             node_offset,
-            pack_count: pack_ends.len() as u32,
-            pack,
             grid_vertex: grid_vertices(rods),
             colliders,
             sdf,
@@ -478,7 +463,6 @@ mod tests {
             &rods,
             &rod_origins(&rods, &state),
             VertexLayout::CONSECUTIVE,
-            PackShape::DEFAULT,
         );
         // Edge j of a rod sits at its vertex j: rods start at vertices 0, 4, 6.
         assert_eq!(p.edge_index, vec![0, 1, 2, 4, 6, 7, 8, 9]);
@@ -518,11 +502,9 @@ mod tests {
             ],
             [0, NONE, 2]
         );
-        // The rods of each vertex, and one pack holds all 11 vertices.
+        // The rods of each vertex.
         let rod_of: Vec<u32> = p.rest.iter().map(|r| r.rod).collect();
         assert_eq!(rod_of, vec![0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 2]);
-        assert_eq!(p.pack_count, 1);
-        assert_eq!(p.rods[0].pack_end, 3);
     }
 
     #[test]
@@ -539,7 +521,6 @@ mod tests {
             &rods,
             &origin,
             VertexLayout::CONSECUTIVE,
-            PackShape::DEFAULT,
         );
         // Origins: each rod's first vertex, to f32.
         assert_eq!(origin[2], state.pos[6].as_vec3().as_dvec3());

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use super::layout::{BindingKind, GpuStep, Kernel, Variant, binding_kind, shader_variant};
-use super::schedule::Form;
 
 /// The colliders a set of pipelines handles: their kinds, a bit per
 /// `contact::kind` value, and how many are read into a table before the
@@ -100,9 +99,9 @@ pub struct Pipelines {
     /// substep kernels are missing on a device with WebGPU's default limits,
     /// `Pipelines::has`), with its pipeline once compiled.
     kernels: HashMap<Kernel, LazyKernel>,
-    /// The shader modules compiled so far, by (resident state, 64-bit
-    /// words, the whole-frame kernel's substep values).
-    modules: Mutex<HashMap<(bool, bool, bool), wgpu::ShaderModule>>,
+    /// The shader modules compiled so far, by (64-bit words, the
+    /// whole-frame kernel's substep values).
+    modules: Mutex<HashMap<(bool, bool), wgpu::ShaderModule>>,
     device: wgpu::Device,
     /// The WGSL override constants of every pipeline.
     constants: Vec<(&'static str, f64)>,
@@ -114,36 +113,16 @@ pub struct Pipelines {
     /// How far ahead of the vertex they are at the walks load a word of
     /// each element they will read (`GpuContext::with_walk_ahead`; 0: not).
     pub walk_ahead: u32,
-    /// The variant asked for (`resident` unset: the packed fused kernels'
-    /// module sets it for them; `wide_positions` set holds only for the
+    /// The variant asked for (`wide_positions` set holds only for the
     /// kernels whose `Kernel::wide_positions_pay` is true, the others are
     /// built without it).
     pub variant: Variant,
 }
 
-/// A kernel's pipeline layout, and its pipelines once compiled: the
-/// packed fused kernels (`Kernel::is_resident`) have two, one keeping a
-/// pack's state in workgroup memory (shaders/resident.wgsl: the positions,
-/// and on shapes that ask for it, `32:state`, the rest) and one built from the buffer
-/// module, its state read and written in the buffers by every stage
-/// (`Form::FusedBuffer`: what residency gains, measured).
+/// A kernel's pipeline layout, and its pipeline once compiled.
 struct LazyKernel {
     layout: wgpu::PipelineLayout,
-    own: OnceLock<wgpu::ComputePipeline>,
-    from_buffer: OnceLock<wgpu::ComputePipeline>,
-}
-
-impl LazyKernel {
-    /// Where `kernel`'s pipeline for `form` is kept, and whether it is
-    /// built from the resident-state module: the buffer module's build
-    /// of a packed fused kernel for `Form::FusedBuffer`, else its own.
-    fn cell(&self, kernel: Kernel, form: Form) -> (&OnceLock<wgpu::ComputePipeline>, bool) {
-        if kernel.is_resident() && form == Form::FusedBuffer {
-            (&self.from_buffer, false)
-        } else {
-            (&self.own, kernel.is_resident())
-        }
-    }
+    pipeline: OnceLock<wgpu::ComputePipeline>,
 }
 
 /// A compute-visible storage buffer entry.
@@ -202,9 +181,7 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
     // runs forever. Every loop in shaders/ ends: each `for` counts over a
     // range fixed when it starts (a rod's vertices or edges, 3 or more
     // vertices by src/build.rs, so that `vertex_count − 2` does not wrap;
-    // a pack's rows; the colliders; the grid groups; a frame's substeps; a
-    // doubling scan's levels, over at most `PACK_ROWS` rows, far from where
-    // the doubling could wrap) or
+    // the colliders; the grid groups; a frame's substeps) or
     // clears one bit of a mask per pass whose lowest bit only rises
     // (contact's colliders, the splat window's corners); the fast
     // projection's `while` stops at `fast_max_iterations`, the twist's
@@ -213,10 +190,10 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
     unsafe { device.create_shader_module_trusted(desc, checks) }
 }
 
-/// How the walks and the packs' loops are built: WGSL override constants
-/// that change what a kernel does, not what it computes (each the same
-/// values either way), set per `GpuContext` (`with_walk_ahead`,
-/// `with_rows_ahead`, `with_twist_rows_in_frames`, `with_unrolled_rows`).
+/// How the walks are built: WGSL override constants that change what a
+/// kernel does, not what it computes (each the same values either way),
+/// set per `GpuContext` (`with_walk_ahead`, `with_rows_ahead`,
+/// `with_twist_rows_in_frames`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Switches {
     /// How many vertices ahead the walks load (`WALK_AHEAD`; 0: not).
@@ -229,20 +206,16 @@ pub struct Switches {
     /// Whether the walk of the velocities and frames is also the twist's
     /// first gradient walk (`TWIST_ROWS_IN_FRAMES`).
     pub twist_rows_in_frames: bool,
-    /// Whether the packs' row loops run to a constant the compiler unrolls
-    /// (`UNROLL_ROWS`).
-    pub unroll_rows: bool,
 }
 
 impl Switches {
     /// Their override constants, by WGSL name.
-    pub fn constants(self) -> [(&'static str, f64); 4] {
+    pub fn constants(self) -> [(&'static str, f64); 3] {
         let flag = |on: bool| f64::from(u8::from(on));
         [
             ("WALK_AHEAD", f64::from(self.walk_ahead)),
             ("ROWS_AHEAD", flag(self.rows_ahead)),
             ("TWIST_ROWS_IN_FRAMES", flag(self.twist_rows_in_frames)),
-            ("UNROLL_ROWS", flag(self.unroll_rows)),
         ]
     }
 }
@@ -251,12 +224,11 @@ impl Pipelines {
     /// The kernels of shaders/ for `device` (compiled as they are first
     /// used), the contact code for
     /// the collider `kinds` only, from the module `variant` (the device must
-    /// have the features it needs, `layout::Variant`), with resident
-    /// state for the packed fused kernels and without 64-bit words for
-    /// the kernels that do not gain by them (`Kernel::wide_positions_pay`),
-    /// for per-vertex buffers with rods of `interleave` vertices interleaved
-    /// (`packing::VertexLayout`; 0: consecutive), the walks and the packs'
-    /// loops built as `switches` say.
+    /// have the features it needs, `layout::Variant`), without 64-bit words
+    /// for the kernels that do not gain by them
+    /// (`Kernel::wide_positions_pay`), for per-vertex buffers with rods of
+    /// `interleave` vertices interleaved (`packing::VertexLayout`; 0:
+    /// consecutive), the walks built as `switches` say.
     pub fn new(
         device: &wgpu::Device,
         kinds: ColliderKinds,
@@ -268,10 +240,6 @@ impl Pipelines {
         let mut constants = kinds.constants().to_vec();
         constants.push(("INTERLEAVE", interleave as f64));
         constants.extend(switches.constants());
-        let variant = Variant {
-            resident: false,
-            ..variant
-        };
         let limits = device.limits();
         let world_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("world"),
@@ -295,7 +263,7 @@ impl Pipelines {
         let mut kernels = HashMap::new();
         for kernel in Kernel::ALL
             .into_iter()
-            .filter(|k| k.supported(&limits, variant.pack))
+            .filter(|k| k.supported(&limits))
         {
             let name = kernel.entry_point();
             let entries: Vec<_> = kernel.bindings().iter().map(|&b| layout_entry(b)).collect();
@@ -312,8 +280,7 @@ impl Pipelines {
                 kernel,
                 LazyKernel {
                     layout: pipeline_layout,
-                    own: OnceLock::new(),
-                    from_buffer: OnceLock::new(),
+                    pipeline: OnceLock::new(),
                 },
             );
             layouts.insert(kernel, layout);
@@ -332,13 +299,11 @@ impl Pipelines {
         }
     }
 
-    /// The module the kernels are compiled from, with or without resident
-    /// state (the packed fused kernels, shaders/resident.wgsl), with
-    /// 64-bit words where the variant has them and the kernel gains by
+    /// The module the kernels are compiled from, with 64-bit words where the variant has them and the kernel gains by
     /// them (`Kernel::wide_positions_pay`), and for the whole-frame kernel
     /// with its substep values from the frame's table (`Kernel::is_frame`,
     /// shaders/frame.wgsl); each compiled once.
-    fn module(&self, resident: bool, kernel: Kernel) -> wgpu::ShaderModule {
+    fn module(&self, kernel: Kernel) -> wgpu::ShaderModule {
         let wide = self.variant.wide_positions && kernel.wide_positions_pay();
         let frame = kernel.is_frame();
         let mut modules = self
@@ -346,10 +311,9 @@ impl Pipelines {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         modules
-            .entry((resident, wide, frame))
+            .entry((wide, frame))
             .or_insert_with(|| {
                 let v = Variant {
-                    resident,
                     wide_positions: wide,
                     frame,
                     ..self.variant
@@ -357,13 +321,11 @@ impl Pipelines {
                 kernels_module(
                     &self.device,
                     wgpu::ShaderModuleDescriptor {
-                        label: Some(match (resident, wide, frame) {
-                            (false, false, false) => "strands",
-                            (false, true, false) => "strands (64-bit words)",
-                            (true, false, false) => "strands (resident state)",
-                            (true, true, false) => "strands (resident state, 64-bit words)",
-                            (_, false, true) => "strands (whole frame)",
-                            (_, true, true) => "strands (whole frame, 64-bit words)",
+                        label: Some(match (wide, frame) {
+                            (false, false) => "strands",
+                            (true, false) => "strands (64-bit words)",
+                            (false, true) => "strands (whole frame)",
+                            (true, true) => "strands (whole frame, 64-bit words)",
                         }),
                         source: wgpu::ShaderSource::Wgsl(shader_variant(v)),
                     },
@@ -372,27 +334,24 @@ impl Pipelines {
             .clone()
     }
 
-    /// The pipeline of `kernel` in `form`, compiled now if it was not yet:
-    /// the buffer module's build of a packed fused kernel for
-    /// `Form::FusedBuffer`, else the kernel's own.
+    /// The pipeline of `kernel`, compiled now if it was not yet.
     ///
     /// # Panics
     /// Where the device does not run `kernel` (`has`).
-    pub fn pipeline(&self, kernel: Kernel, form: Form) -> &wgpu::ComputePipeline {
+    pub fn pipeline(&self, kernel: Kernel) -> &wgpu::ComputePipeline {
         let lazy = self.kernels.get(&kernel).unwrap_or_else(|| {
             panic!(
                 "kernel `{}` was not built for this device (Kernel::supported)",
                 kernel.entry_point()
             )
         });
-        let (cell, resident) = lazy.cell(kernel, form);
-        cell.get_or_init(|| {
+        lazy.pipeline.get_or_init(|| {
             let name = kernel.entry_point();
             self.device
                 .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(name),
                     layout: Some(&lazy.layout),
-                    module: &self.module(resident, kernel),
+                    module: &self.module(kernel),
                     entry_point: Some(name),
                     compilation_options: wgpu::PipelineCompilationOptions {
                         constants: &self.constants,
@@ -403,12 +362,11 @@ impl Pipelines {
         })
     }
 
-    /// Whether the pipeline of `kernel` in `form` (`pipeline`) has been
-    /// compiled.
-    pub fn is_compiled(&self, kernel: Kernel, form: Form) -> bool {
+    /// Whether the pipeline of `kernel` (`pipeline`) has been compiled.
+    pub fn is_compiled(&self, kernel: Kernel) -> bool {
         self.kernels
             .get(&kernel)
-            .is_some_and(|lazy| lazy.cell(kernel, form).0.get().is_some())
+            .is_some_and(|lazy| lazy.pipeline.get().is_some())
     }
 
     /// Whether `kernel` runs on this device (`Kernel::supported`).

@@ -30,81 +30,56 @@ impl Dispatch {
     }
 }
 
-/// How the per-rod stages of a substep run (`GpuSimulator::set_form`).
+/// How the per-rod stages of a substep run (`GpuSimulator::set_form`):
+/// one invocation walks each rod in every form; they differ in how many
+/// stages and substeps a dispatch holds. The simulator chooses
+/// (`default_form`); the forms compute the same values in the same order
+/// (tests/gpu_fused.rs, tests/gpu_frame.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Form {
-    /// One invocation walks each rod through each stage, a dispatch per
-    /// stage (`*Rod` kernels): the default on adapters that are CPUs.
+    /// A dispatch per stage (`*Rod` kernels): the schedule of the Jacobi
+    /// projection, whose passes ping-pong between buffers, and of devices
+    /// whose limits allow no fused kernel; the stages the tests compare
+    /// with the CPU's one by one.
     Walked,
-    /// One workgroup per pack of rods, parallel over its rows, a dispatch
-    /// per stage (`Kernel::Forces`, `Kernel::ProjectFast`, ...).
-    Packed,
-    /// The packed stages one after the other in one dispatch per half
-    /// substep (`Kernel::SubstepStart`, `Kernel::SubstepFinish`), or per
-    /// substep without hair–hair interaction (`Kernel::Substep`): the
-    /// default on GPUs whose limits allow it (`layout::fused_supported`).
-    /// With the Jacobi projection, whose passes ping-pong between buffers,
-    /// the substep runs the packed schedule.
-    Fused,
-    /// The walked stages fused the same way (`Kernel::SubstepStartRod`,
-    /// `Kernel::SubstepFinishRod`, `Kernel::SubstepRod`): one invocation
-    /// takes its rod through every stage of a half. With Jacobi, the walked
-    /// schedule.
+    /// The stages of a substep in one dispatch (`Kernel::SubstepRod`), or
+    /// with hair–hair interaction in two halves around the grid
+    /// (`Kernel::SubstepStartRod`, `Kernel::SubstepFinishRod`): one
+    /// invocation takes its rod through every stage of a half. The
+    /// default on a CPU adapter, where llvmpipe ends an invocation's loops
+    /// once they have run 65,535 iterations in all, which a frame of a long
+    /// strand's substeps in one dispatch passes.
     WalkedFused,
-    /// `Form::Fused` built from the buffer module: the same kernels, their
-    /// stages reading and writing positions in the position buffer rather
-    /// than in workgroup memory (shaders/resident.wgsl), to measure what
-    /// residency gains on a device. Same limits and schedule as `Fused`.
-    FusedBuffer,
     /// `Form::WalkedFused`'s whole substep in a loop over a frame's
     /// substeps, one dispatch a frame (`Kernel::FrameRod`): each invocation
-    /// takes its rod through every substep of the frame, so that on a GPU
-    /// a rod's state can stay in the caches from one substep to the next
-    /// rather than be read from memory again. Only where no stage couples
-    /// the rods: with hair–hair interaction the substep runs the walked
-    /// fused halves around the grid, and with Jacobi the walked schedule
-    /// (`substep_schedule`, `frame_in_one_dispatch`).
+    /// takes its rod through every substep of the frame, so that a rod's
+    /// state can stay in the caches from one substep to the next. Only
+    /// where no stage couples the rods: with hair–hair interaction the
+    /// substep runs the walked fused halves around the grid, and with
+    /// Jacobi the walked schedule (`substep_schedule`,
+    /// `frame_in_one_dispatch`). The default on a GPU.
     WalkedFrame,
-    /// `Form::Fused`'s whole substep in the same loop over a frame's
-    /// substeps, one workgroup a pack (`Kernel::FramePack`), the pack's
-    /// state resident in workgroup memory for the whole frame (on
-    /// shapes that ask for it, `32:state`, all of it, else the positions): the
-    /// issue's strand-per-workgroup design with a frame a dispatch. With
-    /// the grid, the fused halves; with Jacobi, the packed schedule.
-    FusedFrame,
 }
 
 impl Form {
-    /// Every form, in the order `strands bench --gpu-form` lists them.
-    pub const ALL: [Form; 7] = [
-        Form::Walked,
-        Form::WalkedFused,
-        Form::WalkedFrame,
-        Form::Packed,
-        Form::Fused,
-        Form::FusedBuffer,
-        Form::FusedFrame,
-    ];
+    /// Every form.
+    pub const ALL: [Form; 3] = [Form::Walked, Form::WalkedFused, Form::WalkedFrame];
 
-    /// The form's name on the command line and in reports.
+    /// The form's name in reports.
     pub fn name(self) -> &'static str {
         match self {
             Form::Walked => "walked",
             Form::WalkedFused => "walked-fused",
-            Form::Packed => "packed",
-            Form::Fused => "fused",
-            Form::FusedBuffer => "fused-buffer",
             Form::WalkedFrame => "walked-frame",
-            Form::FusedFrame => "fused-frame",
         }
     }
 
     /// The form a substep under `params` actually runs in: a fused form
-    /// falls back to its staged twin with the Jacobi projection, whose
+    /// falls back to the staged walk with the Jacobi projection, whose
     /// passes ping-pong between buffers (`substep_schedule`).
     pub fn effective(self, params: &SimParams) -> Form {
         match params.projection {
-            Projection::Jacobi { .. } => self.staged(),
+            Projection::Jacobi { .. } => Form::Walked,
             _ => self,
         }
     }
@@ -116,48 +91,17 @@ impl Form {
     pub fn running(self, rods: &RodSet, params: &SimParams) -> Form {
         match self.effective(params) {
             Form::WalkedFrame if rods.interaction.is_active() => Form::WalkedFused,
-            Form::FusedFrame if rods.interaction.is_active() => Form::Fused,
             form => form,
         }
-    }
-
-    /// Whether the per-rod stages run one workgroup per pack of rods
-    /// (`Packed` and the fused packed forms) rather than one invocation
-    /// walking each rod.
-    pub fn packed(self) -> bool {
-        matches!(
-            self,
-            Form::Packed | Form::Fused | Form::FusedBuffer | Form::FusedFrame
-        )
     }
 
     /// Whether the form's substep walks each rod's velocities and frames in
     /// a walked kernel (shaders/substep.wgsl `substep_finish_walk`:
     /// `WalkedFused` and `WalkedFrame`), the walk that
     /// `GpuContext::with_twist_rows_in_frames` makes the twist's first
-    /// gradient walk too; the other forms run `frames_rod` or the packed
-    /// frames and twist.
+    /// gradient walk too; the staged walk runs `frames_rod`.
     pub fn walks_velocities_and_frames(self) -> bool {
         matches!(self, Form::WalkedFused | Form::WalkedFrame)
-    }
-
-    /// Whether the form runs the packed fused kernels built from the
-    /// resident module (`Kernel::is_resident`: `Fused` and `FusedFrame`,
-    /// with the grid the fused halves), whose pack shape decides what stays
-    /// in workgroup memory (`PackShape::state_resident`); `Packed` and
-    /// `FusedBuffer` keep their state in the buffers on any shape.
-    pub fn resident(self) -> bool {
-        matches!(self, Form::Fused | Form::FusedFrame)
-    }
-
-    /// The form's stages as separate dispatches: `Form::Packed` for
-    /// `Form::Fused`, `Form::Walked` for `Form::WalkedFused`, a staged form
-    /// itself.
-    pub fn staged(self) -> Form {
-        match self {
-            Form::Fused | Form::FusedBuffer | Form::FusedFrame | Form::Packed => Form::Packed,
-            Form::WalkedFrame | Form::WalkedFused | Form::Walked => Form::Walked,
-        }
     }
 }
 
@@ -186,9 +130,8 @@ impl std::str::FromStr for Form {
 /// bit (integer sums); what differs is the atomics it takes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Splat {
-    /// Each form's own: `grid_splat`, an atomic add per vertex and node;
-    /// in the packed fused half the same per vertex; in the walked fused
-    /// half the walked window, one add per node and run of a rod's
+    /// Each form's own: `grid_splat`, an atomic add per vertex and node; in
+    /// the walked fused half the walked window, one add per node and run of a rod's
     /// vertices in a cell (with 64-bit atomics).
     #[default]
     Own,
@@ -306,58 +249,23 @@ impl std::str::FromStr for Splat {
     }
 }
 
-/// The forces kernel of a form (`substep_schedule`).
-pub fn forces_kernel(packed: bool) -> Kernel {
-    if packed {
-        Kernel::Forces
-    } else {
-        Kernel::ForcesRod
-    }
-}
-
-/// The twist kernel of a form (`substep_schedule`; also the second stage
-/// of `GpuSimulator::update_material_frame`).
-pub fn twist_kernel(packed: bool) -> Kernel {
-    if packed {
-        Kernel::Twist
-    } else {
-        Kernel::TwistRod
-    }
-}
-
-/// The frames kernel of a form (`substep_schedule`; also the first stage
-/// of `GpuSimulator::update_material_frame`).
-pub fn frames_kernel(packed: bool) -> Kernel {
-    if packed {
-        Kernel::Frames
-    } else {
-        Kernel::FramesRod
-    }
-}
-
 /// Whether one dispatch runs every substep of a frame: `Form::WalkedFrame`
-/// or `Form::FusedFrame` without hair–hair interaction, whose
-/// `substep_schedule` is then that one dispatch (`Kernel::FrameRod`,
-/// `Kernel::FramePack`), encoded once a frame rather than once a
+/// without hair–hair interaction, whose `substep_schedule` is then that
+/// one dispatch (`Kernel::FrameRod`), encoded once a frame rather than once a
 /// substep. Its bytes in the traffic model are a substep's, as every other
 /// schedule's.
 pub fn frame_in_one_dispatch(rods: &RodSet, params: &SimParams, form: Form) -> bool {
-    matches!(
-        form.running(rods, params),
-        Form::WalkedFrame | Form::FusedFrame
-    )
+    form.running(rods, params) == Form::WalkedFrame
 }
 
 /// The dispatches of one substep of `rods` under `params`, in the order of
 /// `cpu::substep`: forces, \[save_start\], integrate, \[grid\], projection,
 /// [contact (vertices, even edges, odd edges), filtered projection,
-/// contact again], project_velocity, frames, twist. `packed`: the forces,
-/// frames, twist, fast and SHAKE projections and the three contact stages
-/// run one workgroup per pack (`Form::Packed`), else one invocation walks
-/// each rod (`Form::Walked`); `Form::Fused` runs the packed stages in one
-/// or two dispatches. With `Splat::Sorted` the sorted splat's five kernels
-/// take the place of `grid_splat`, or follow a fused first half that then
-/// does not splat.
+/// contact again], project_velocity, frames, twist, one invocation walking
+/// each rod (`Form::Walked`); `Form::WalkedFused` runs them in one or two
+/// dispatches, `Form::WalkedFrame` a frame of them in one. With
+/// `Splat::Sorted` the sorted splat's five kernels take the place of
+/// `grid_splat`, or follow a fused first half that then does not splat.
 pub fn substep_schedule(
     rods: &RodSet,
     params: &SimParams,
@@ -372,14 +280,6 @@ pub fn substep_schedule(
     grid.extend_from_slice(splat_kernels);
     grid.extend([Kernel::GridVelocity, Kernel::GridBlend]);
     let fused = match form.effective(params) {
-        Form::Fused | Form::FusedBuffer => {
-            Some([Kernel::SubstepStart, Kernel::SubstepFinish, Kernel::Substep])
-        }
-        Form::FusedFrame => Some([
-            Kernel::SubstepStart,
-            Kernel::SubstepFinish,
-            Kernel::FramePack,
-        ]),
         Form::WalkedFused => Some([
             Kernel::SubstepStartRod,
             Kernel::SubstepFinishRod,
@@ -392,7 +292,7 @@ pub fn substep_schedule(
             Kernel::SubstepFinishRod,
             Kernel::FrameRod,
         ]),
-        _ => None,
+        Form::Walked => None,
     };
     if let Some([start, finish, whole]) = fused {
         return if rods.interaction.is_active() {
@@ -407,31 +307,21 @@ pub fn substep_schedule(
                 Splat::Own => &[],
                 Splat::Sorted { .. } => &Kernel::SORTED_SPLAT,
             };
-            let mut kernels = Vec::new();
-            if start == Kernel::SubstepStartRod {
-                kernels.push(start);
-                kernels.extend_from_slice(sorted);
-                kernels.extend([Kernel::GridExtent, Kernel::GridVelocityBox, finish]);
-            } else {
-                kernels.extend([Kernel::GridClear, start]);
-                kernels.extend_from_slice(sorted);
-                kernels.extend([Kernel::GridVelocity, finish]);
-            }
+            let mut kernels = vec![start];
+            kernels.extend_from_slice(sorted);
+            kernels.extend([Kernel::GridExtent, Kernel::GridVelocityBox, finish]);
             kernels.into_iter().map(|k| Dispatch::of(k, 0)).collect()
         } else {
             vec![Dispatch::of(whole, 0)]
         };
     }
-    let packed = form.packed();
     let project = |phase: u32| -> Vec<Dispatch> {
         let one = |kernel| vec![Dispatch::of(kernel, phase)];
-        match (params.projection, packed) {
-            (Projection::None, _) => vec![],
-            (Projection::Fast { .. }, true) => one(Kernel::ProjectFast),
-            (Projection::Fast { .. }, false) => one(Kernel::ProjectFastRod),
-            (Projection::Shake { .. }, true) => one(Kernel::ProjectShake),
-            (Projection::Shake { .. }, false) => one(Kernel::ProjectShakeRod),
-            (Projection::Jacobi { iterations, .. }, _) => {
+        match params.projection {
+            Projection::None => vec![],
+            Projection::Fast { .. } => one(Kernel::ProjectFastRod),
+            Projection::Shake { .. } => one(Kernel::ProjectShakeRod),
+            Projection::Jacobi { iterations, .. } => {
                 let n = crate::cpu::jacobi_iterations(iterations, phase);
                 let passes = if phase == 0 {
                     jacobi_schedule(n)
@@ -448,7 +338,7 @@ pub fn substep_schedule(
             }
         }
     };
-    let mut out = vec![Dispatch::of(forces_kernel(packed), 0)];
+    let mut out = vec![Dispatch::of(Kernel::ForcesRod, 0)];
     if matches!(params.projection, Projection::Shake { .. }) {
         out.push(Dispatch::of(Kernel::SaveStart, 0));
     }
@@ -458,17 +348,10 @@ pub fn substep_schedule(
     }
     out.extend(project(0));
     if !rods.colliders.is_empty() {
-        let contact = |phase| -> Vec<Dispatch> {
-            // The three stages in one dispatch, a workgroup per pack (the
-            // stage kernels `Contact`, `ContactEdgesEven`, `ContactEdgesOdd`
-            // are the same stages as separate dispatches, for the tests).
-            let kernel = if packed {
-                Kernel::ContactPacked
-            } else {
-                Kernel::ContactRod
-            };
-            vec![Dispatch::of(kernel, phase)]
-        };
+        // The three stages walked in one dispatch (the stage kernels
+        // `Contact`, `ContactEdgesEven`, `ContactEdgesOdd` are the same
+        // stages as separate dispatches, for the tests).
+        let contact = |phase| vec![Dispatch::of(Kernel::ContactRod, phase)];
         out.extend(contact(0));
         out.extend(project(1));
         out.extend(contact(1));
@@ -476,8 +359,8 @@ pub fn substep_schedule(
     // Always: it also counts the chatter (`project::project_velocity`).
     for k in [
         Kernel::ProjectVelocity,
-        frames_kernel(packed),
-        twist_kernel(packed),
+        Kernel::FramesRod,
+        Kernel::TwistRod,
     ] {
         out.push(Dispatch::of(k, 0));
     }
@@ -524,8 +407,8 @@ mod tests {
     use super::*;
     use VertexBuffer::*;
 
-    /// The defaults by device (docs/BENCHMARKS.md, twenty-eighth session:
-    /// measured on an H200, kept off lavapipe): a GPU walks a whole frame a
+    /// The defaults by device (docs/PERFORMANCE.md: measured on an H200):
+    /// a GPU walks a whole frame a
     /// dispatch and sorts the splat in runs of 32 where the grid couples
     /// the rods; a CPU adapter walks a substep a dispatch with its own
     /// splat; default limits (8 storage buffers a stage, too few for the
@@ -614,13 +497,13 @@ mod tests {
         assert_eq!(Splat::Sorted { run: 8 }.name(), "sorted:8");
     }
 
-    /// The fused form is one dispatch a substep, split around the grid with
-    /// hair–hair interaction (the halves splat and blend their own
-    /// vertices, so only the clear and `grid_velocity`, which need every
-    /// rod's splat, are dispatches of their own); with Jacobi it is the
-    /// packed schedule.
+    /// The walked fused form is one dispatch a substep, split around the
+    /// grid with hair–hair interaction (the halves splat and blend their
+    /// own vertices; the walked splat's box sizes `grid_velocity_box`);
+    /// the walked frame is one dispatch a frame without the grid and the
+    /// fused halves with it; with Jacobi both are the staged walk.
     #[test]
-    fn fused_form_is_one_dispatch_or_two_around_the_grid() {
+    fn fused_forms_are_one_dispatch_or_two_around_the_grid() {
         // The bench's hair: fast projection, colliders, interaction.
         let w = crate::bench::Workload::standard("hair", 2, 5).unwrap();
         let (mut rods, _) = w.scene.build();
@@ -633,10 +516,6 @@ mod tests {
         };
         use Kernel::*;
         assert!(rods.interaction.is_active());
-        assert_eq!(
-            kernels(&rods, &params, Form::Fused),
-            [GridClear, SubstepStart, GridVelocity, SubstepFinish]
-        );
         assert_eq!(
             kernels(&rods, &params, Form::WalkedFused),
             [
@@ -654,17 +533,7 @@ mod tests {
         );
         assert!(!frame_in_one_dispatch(&rods, &params, Form::WalkedFrame));
         assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::WalkedFused);
-        assert_eq!(
-            kernels(&rods, &params, Form::FusedFrame),
-            kernels(&rods, &params, Form::Fused)
-        );
-        assert_eq!(Form::FusedFrame.running(&rods, &params), Form::Fused);
-        assert_eq!(Form::Fused.running(&rods, &params), Form::Fused);
-        // The buffer-positions build of the fused kernels runs the same.
-        assert_eq!(
-            kernels(&rods, &params, Form::FusedBuffer),
-            kernels(&rods, &params, Form::Fused)
-        );
+        assert_eq!(Form::WalkedFused.running(&rods, &params), Form::WalkedFused);
         // The sorted splat's kernels follow the first half (which then does
         // not splat: `Step.splat`), or replace `grid_splat`.
         let sorted = |rods: &RodSet, form| -> Vec<Kernel> {
@@ -698,20 +567,6 @@ mod tests {
                 SubstepFinishRod
             ]
         );
-        assert_eq!(
-            sorted(&rods, Form::Fused),
-            [
-                GridClear,
-                SubstepStart,
-                count,
-                scan,
-                blocks,
-                scatter,
-                splat,
-                GridVelocity,
-                SubstepFinish
-            ]
-        );
         let own = kernels(&rods, &params, Form::Walked);
         let mut expected = own.clone();
         let at = own.iter().position(|&k| k == GridSplat).unwrap();
@@ -722,17 +577,14 @@ mod tests {
         for form in Form::ALL {
             assert_eq!(sorted(&rods, form), kernels(&rods, &params, form));
         }
-        assert_eq!(kernels(&rods, &params, Form::Fused), [Substep]);
-        assert_eq!(kernels(&rods, &params, Form::FusedBuffer), [Substep]);
         assert_eq!(kernels(&rods, &params, Form::WalkedFused), [SubstepRod]);
         // One dispatch a frame, only in its own form.
         assert_eq!(kernels(&rods, &params, Form::WalkedFrame), [FrameRod]);
         assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::WalkedFrame);
-        assert_eq!(kernels(&rods, &params, Form::FusedFrame), [FramePack]);
         for form in Form::ALL {
             assert_eq!(
                 frame_in_one_dispatch(&rods, &params, form),
-                matches!(form, Form::WalkedFrame | Form::FusedFrame),
+                form == Form::WalkedFrame,
                 "{form}"
             );
         }
@@ -740,61 +592,46 @@ mod tests {
             iterations: 4,
             relaxation: 1.0,
         };
-        assert_eq!(
-            kernels(&rods, &params, Form::Fused),
-            kernels(&rods, &params, Form::Packed)
-        );
-        assert_eq!(
-            kernels(&rods, &params, Form::WalkedFused),
-            kernels(&rods, &params, Form::Walked)
-        );
-        assert_eq!(
-            kernels(&rods, &params, Form::WalkedFrame),
-            kernels(&rods, &params, Form::Walked)
-        );
+        for form in Form::ALL {
+            assert_eq!(
+                kernels(&rods, &params, form),
+                kernels(&rods, &params, Form::Walked),
+                "{form}"
+            );
+            // What the bench labels such a run with.
+            assert_eq!(form.effective(&params), Form::Walked);
+            assert_eq!(form.running(&rods, &params), Form::Walked);
+        }
         assert!(!frame_in_one_dispatch(&rods, &params, Form::WalkedFrame));
-        assert_eq!(Form::WalkedFrame.effective(&params), Form::Walked);
-        assert_eq!(Form::WalkedFrame.running(&rods, &params), Form::Walked);
-        assert_eq!(
-            kernels(&rods, &params, Form::FusedFrame),
-            kernels(&rods, &params, Form::Packed)
-        );
-        assert_eq!(Form::FusedFrame.running(&rods, &params), Form::Packed);
-        // What the bench labels such a run with.
-        assert_eq!(Form::Fused.effective(&params), Form::Packed);
-        assert_eq!(Form::FusedBuffer.effective(&params), Form::Packed);
-        assert_eq!(Form::WalkedFused.effective(&params), Form::Walked);
-        assert_eq!(Form::Walked.effective(&params), Form::Walked);
         params.projection = SimParams::default().projection;
         assert!(!matches!(params.projection, Projection::Jacobi { .. }));
-        assert_eq!(Form::Fused.effective(&params), Form::Fused);
+        assert_eq!(Form::WalkedFused.effective(&params), Form::WalkedFused);
     }
 
     /// Contact adds the filtered projection in phase 1 between two contact
-    /// passes; the walked form replaces the packed kernels one for one.
+    /// passes, in the order of the CPU's substep.
     #[test]
-    fn contact_and_forms_change_the_schedule_as_the_cpu_substep_does() {
+    fn contact_changes_the_schedule_as_the_cpu_substep_does() {
         let mut rods = RodSet::default();
         let params = SimParams::default();
-        let kernels = |rods: &RodSet, packed| -> Vec<(Kernel, u32)> {
-            let form = if packed { Form::Packed } else { Form::Walked };
-            substep_schedule(rods, &params, form, Splat::Own)
+        let kernels = |rods: &RodSet| -> Vec<(Kernel, u32)> {
+            substep_schedule(rods, &params, Form::Walked, Splat::Own)
                 .iter()
                 .map(|d| (d.kernel, d.phase))
                 .collect()
         };
         use Kernel::*;
-        let tail = [(ProjectVelocity, 0), (Frames, 0), (Twist, 0)];
         assert_eq!(
-            kernels(&rods, false)[3..],
-            [(ProjectVelocity, 0), (FramesRod, 0), (TwistRod, 0)]
+            kernels(&rods),
+            [
+                (ForcesRod, 0),
+                (Integrate, 0),
+                (ProjectFastRod, 0),
+                (ProjectVelocity, 0),
+                (FramesRod, 0),
+                (TwistRod, 0)
+            ]
         );
-        let plain = kernels(&rods, true);
-        assert_eq!(plain[..3], [(Forces, 0), (Integrate, 0), (ProjectFast, 0)]);
-        assert_eq!(plain[3..], tail);
-        let walked = kernels(&rods, false);
-        assert_eq!(walked[0], (ForcesRod, 0));
-        assert_eq!(walked[4], (FramesRod, 0));
         rods.colliders.push(crate::contact::Collider {
             name: "floor".into(),
             shape: crate::contact::Shape::Plane {
@@ -806,7 +643,7 @@ mod tests {
             static_friction: 0.0,
             margin: 0.0,
         });
-        let walked = kernels(&rods, false);
+        let walked = kernels(&rods);
         assert_eq!(
             walked[2..6],
             [
@@ -814,16 +651,6 @@ mod tests {
                 (ContactRod, 0),
                 (ProjectFastRod, 1),
                 (ContactRod, 1),
-            ]
-        );
-        let plain = kernels(&rods, true);
-        assert_eq!(
-            plain[2..6],
-            [
-                (ProjectFast, 0),
-                (ContactPacked, 0),
-                (ProjectFast, 1),
-                (ContactPacked, 1),
             ]
         );
     }

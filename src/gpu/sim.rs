@@ -112,15 +112,12 @@ impl GpuSimulator {
         params: SimParams,
     ) -> Result<Self, GpuError> {
         let layout = VertexLayout::of(&rods, ctx.interleaves());
-        let packing = Packing::new(&rods, &rod_origins(&rods, &state), layout, ctx.pack_shape());
+        let packing = Packing::new(&rods, &rod_origins(&rods, &state), layout);
         check_limits(&ctx.device.limits(), &rods, &packing)?;
         let pipelines = ctx.pipelines_for(
             super::pipelines::ColliderKinds::of(&rods.colliders),
             layout,
-            packing.pack,
         );
-        // The per-pack kernels index the packs as they were made.
-        assert_eq!(pipelines.variant.pack, packing.pack);
         let form = Self::default_form(ctx);
         let buffers = Buffers::new(
             &ctx.device,
@@ -239,7 +236,7 @@ impl GpuSimulator {
     /// rod origins) and the interaction grid's vertex masses again, with
     /// rod origins `origin` (the present ones: `self.rod_origins()`).
     fn upload_rest(&mut self, origin: &[DVec3]) {
-        let packing = Packing::new(&self.rods, origin, self.packing.layout, self.packing.pack);
+        let packing = Packing::new(&self.rods, origin, self.packing.layout);
         let q = &self.ctx.queue;
         q.write_buffer(&self.buffers.rods, 0, bytemuck::cast_slice(&packing.rods));
         self.write_vertices(&self.buffers.rest, &packing.rest);
@@ -598,7 +595,6 @@ impl GpuSimulator {
     ) {
         let count = |n: usize| (n as u32).div_ceil(WORKGROUP);
         let groups = match kernel.domain() {
-            Domain::Pack => self.packing.pack_count,
             Domain::Rod => count(self.rods.rod_count()),
             Domain::Node => count(*self.packing.node_offset.last().unwrap()),
             Domain::CellRuns => count(
@@ -626,7 +622,7 @@ impl GpuSimulator {
         } else {
             (max, groups.div_ceil(max))
         };
-        pass.set_pipeline(self.pipelines.pipeline(kernel, self.form));
+        pass.set_pipeline(self.pipelines.pipeline(kernel));
         pass.set_bind_group(
             0,
             &self.buffers.world,
@@ -639,23 +635,6 @@ impl GpuSimulator {
         } else {
             pass.dispatch_workgroups(x, y, 1);
         }
-    }
-
-    /// Whether the per-rod stages run one workgroup per pack of rods
-    /// (`Form::Packed`, `Form::Fused`: the frames, forces and twist by
-    /// parallel scans over each rod, the fast projection by parallel cyclic
-    /// reduction, depth O(log n) per rod, contact's three stages parallel
-    /// over the rows) rather than one invocation walking each rod
-    /// (`Form::Walked`, `Form::WalkedFused`: the Thomas algorithm, work
-    /// O(n)). Which is faster depends on the device: docs/BENCHMARKS.md.
-    pub fn packed(&self) -> bool {
-        self.form.packed()
-    }
-
-    /// Choose walked or packed (`set_form`); both give the same result to
-    /// f32 rounding (tests/gpu_parity.rs).
-    pub fn set_packed(&mut self, packed: bool) {
-        self.form = if packed { Form::Packed } else { Form::Walked };
     }
 
     /// How the per-rod stages run (`Form`; `default_form` at first).
@@ -680,10 +659,6 @@ impl GpuSimulator {
     ///   once all its loops together have run 65,535 iterations, which a
     ///   frame of a long strand's substeps passes (README, "Limitations").
     ///
-    /// The walks were the fastest forms on lavapipe and on an H200 for
-    /// 32-vertex hair and grass at 1 M vertices (twenty-second and
-    /// twenty-seventh sessions); not measured for long strands, where the
-    /// packed forms spread a strand over a workgroup (`set_form`).
     pub fn default_form(ctx: &GpuContext) -> Form {
         super::schedule::default_form(ctx.info.device_type, &ctx.device.limits())
     }
@@ -715,37 +690,25 @@ impl GpuSimulator {
     }
 
     /// Choose the form of the substep. The fused forms need a device opened
-    /// with `layout::FUSED_STORAGE_BUFFERS` storage buffers per stage,
-    /// `Form::Fused` also `layout::fused_workgroup_bytes` of its pack shape of workgroup
-    /// memory (`GpuContext::headless` opens the adapter's full limits); on
-    /// one without, this says which limit is short and keeps the form.
+    /// with `layout::FUSED_STORAGE_BUFFERS` storage buffers per stage
+    /// (`GpuContext::headless` opens the adapter's full limits); on one
+    /// without, this says which limit is short and keeps the form.
     pub fn set_form(&mut self, form: Form) -> Result<(), GpuError> {
         // With Jacobi a fused form runs staged, which every device can.
         let kernel = match form.effective(&self.params) {
-            Form::Fused | Form::FusedBuffer => Kernel::Substep,
             Form::WalkedFused => Kernel::SubstepRod,
             Form::WalkedFrame => Kernel::FrameRod,
-            Form::FusedFrame => Kernel::FramePack,
-            Form::Walked | Form::Packed => {
+            Form::Walked => {
                 self.form = form;
                 return Ok(());
             }
         };
         if !self.pipelines.has(kernel) {
-            let limits = self.ctx.device.limits();
-            let storage = limits.max_storage_buffers_per_shader_stage;
-            return Err(if storage < FUSED_STORAGE_BUFFERS {
-                GpuError::Limit {
-                    limit_name: "max_storage_buffers_per_shader_stage",
-                    have: storage as u64,
-                    need: FUSED_STORAGE_BUFFERS as u64,
-                }
-            } else {
-                GpuError::Limit {
-                    limit_name: "max_compute_workgroup_storage_size",
-                    have: limits.max_compute_workgroup_storage_size as u64,
-                    need: super::layout::fused_workgroup_bytes(self.packing.pack) as u64,
-                }
+            let storage = self.ctx.device.limits().max_storage_buffers_per_shader_stage;
+            return Err(GpuError::Limit {
+                limit_name: "max_storage_buffers_per_shader_stage",
+                have: storage as u64,
+                need: FUSED_STORAGE_BUFFERS as u64,
             });
         }
         self.form = form;
@@ -831,7 +794,7 @@ impl GpuSimulator {
     pub fn compile_kernels(&self) {
         let mut kernels = Vec::new();
         for d in substep_schedule(&self.rods, &self.params, self.form, self.splat) {
-            if !kernels.contains(&d.kernel) && !self.pipelines.is_compiled(d.kernel, self.form) {
+            if !kernels.contains(&d.kernel) && !self.pipelines.is_compiled(d.kernel) {
                 kernels.push(d.kernel);
             }
         }
@@ -840,7 +803,7 @@ impl GpuSimulator {
                 .iter()
                 .map(|&k| {
                     s.spawn(move || {
-                        self.pipelines.pipeline(k, self.form);
+                        self.pipelines.pipeline(k);
                     })
                 })
                 .collect();
@@ -1242,8 +1205,8 @@ impl GpuSimulator {
                 label: Some("update_material_frame"),
                 timestamp_writes: None,
             });
-            self.dispatch(&mut pass, super::schedule::frames_kernel(self.packed()), 0);
-            self.dispatch(&mut pass, super::schedule::twist_kernel(self.packed()), 0);
+            self.dispatch(&mut pass, Kernel::FramesRod, 0);
+            self.dispatch(&mut pass, Kernel::TwistRod, 0);
         }
         self.ctx.queue.submit([encoder.finish()]);
     }
@@ -1295,11 +1258,7 @@ impl GpuSimulator {
         // A pass over all nodes may leave fields anywhere, and a splat that
         // is not the walked one mass anywhere (until the pass that follows
         // it in every schedule).
-        let anywhere = [
-            Kernel::GridVelocity,
-            Kernel::GridSplat,
-            Kernel::SubstepStart,
-        ];
+        let anywhere = [Kernel::GridVelocity, Kernel::GridSplat];
         if kernels.iter().any(|k| anywhere.contains(k)) {
             self.grid_region_fresh = false;
         } else if walked || kernels.contains(&Kernel::GridExtent) {
@@ -1449,12 +1408,6 @@ impl GpuSimulator {
     /// `vertex_layout().slot(v)` is vertex `v` of the `RodSet`.
     pub fn vertex_layout(&self) -> VertexLayout {
         self.packing.layout
-    }
-
-    /// The shape of the packs the per-pack kernels run on
-    /// (`GpuContext::with_pack_shape`).
-    pub fn pack_shape(&self) -> super::pack::PackShape {
-        self.packing.pack
     }
 
     /// One of the per-vertex position buffers, in f64.

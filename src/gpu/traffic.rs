@@ -275,8 +275,7 @@ impl TrafficModel {
     /// `kernel_bytes`, less the positions at the start of the substep
     /// (`pos_start`) unless the projection is SHAKE. Only SHAKE touches
     /// them: the kernels that bind them and run for other projections (the
-    /// packed fast projection, which shares SHAKE's function, and the fused
-    /// substeps) reach them only behind a branch on `params.projection`,
+    /// fused substeps) reach them only behind a branch on `params.projection`,
     /// the same in every invocation, and the rest (`save_start`,
     /// `project_shake*`) are dispatched only for SHAKE. So this is the cost
     /// of a dispatch the substep's schedule makes under `params`
@@ -320,23 +319,16 @@ impl TrafficModel {
         total
     }
 
-    /// Bytes one substep of `rods` under `params` moves in the packed form:
-    /// the sum over its dispatches (`substep_kernels`).
+    /// Bytes one substep of `rods` under `params` moves in the walked
+    /// frame, a GPU's form: the sum over its dispatches (`substep_kernels`).
     pub fn substep_bytes(&self, rods: &RodSet, params: &SimParams) -> Bytes {
-        self.substep_bytes_in(rods, params, Form::Packed, Splat::Own)
+        self.substep_bytes_in(rods, params, Form::WalkedFrame, Splat::Own)
     }
 
     /// Bytes one substep moves with its per-rod stages in `form`: the sum
     /// over the dispatches that form runs (`substep_kernels_in`). A fused
-    /// form's kernel counts each element it touches once, which its
-    /// positions meet exactly (resident in workgroup memory for the
-    /// dispatch, shaders/resident.wgsl; `Form::FusedBuffer`, the same
-    /// kernels with positions in the buffer, is given the same floor) and
-    /// the rest of its state through the caches at best, or, on packs
-    /// whose whole state is resident (`PackShape::state_resident`; all but
-    /// `substep_start`, which keeps its positions only), by reading it once
-    /// and writing it once, which also writes back the members a kernel
-    /// left as they were (not counted here). What `params`
+    /// form's kernel counts each element it touches once, which its state
+    /// meets through the caches at best. What `params`
     /// leaves untouched is not counted (`kernel_bytes_under`). `splat`:
     /// the grid's splat (`Splat::Sorted` adds its five dispatches).
     pub fn substep_bytes_in(
@@ -421,7 +413,7 @@ fn counted_under(kernel: Kernel, u: &Use, params: &SimParams, splat: Splat) -> b
             u.binding,
             binding::GRID | binding::GRID_DISPATCH | binding::GRID_VERTEX | binding::GRID_GROUPS
         );
-    let first_half = matches!(kernel, Kernel::SubstepStart | Kernel::SubstepStartRod);
+    let first_half = kernel == Kernel::SubstepStartRod;
     let splatting = !(splat.is_sorted() && first_half && splat_binding);
     shake && splatting
 }
@@ -483,16 +475,15 @@ fn sorted_splat_words(kernel: Kernel, b: u32, c: &Counts) -> Option<(u64, u64)> 
 }
 
 /// The kernels one substep dispatches, in order (`schedule::substep_schedule`,
-/// packed forms: the bench's figures are for real GPUs). Each Jacobi
-/// iteration is one `ProjectJacobi`. The fused form's own figure is
-/// `substep_kernels_in(.., Form::Fused)`.
+/// in the walked frame: the bench's figures are for real GPUs). Each Jacobi
+/// iteration is one `ProjectJacobi`.
 pub fn substep_kernels(rods: &RodSet, params: &SimParams) -> Vec<Kernel> {
-    substep_kernels_in(rods, params, Form::Packed, Splat::Own)
+    substep_kernels_in(rods, params, Form::WalkedFrame, Splat::Own)
 }
 
 /// The kernels one substep dispatches with its per-rod stages in `form`
-/// (`schedule::substep_schedule`): for `Form::Fused` the two halves
-/// around the grid (or one `substep`), each a kernel that reads and writes
+/// (`schedule::substep_schedule`): for `Form::WalkedFused` the two halves
+/// around the grid (or one `substep_rod`), each a kernel that reads and writes
 /// what all its stages touch, which this model counts once per dispatch.
 pub fn substep_kernels_in(
     rods: &RodSet,
