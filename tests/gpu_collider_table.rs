@@ -90,10 +90,10 @@ resolution = 12
 "#;
 
 /// The table and the indexed reads give the same bits, frame by frame:
-/// positions, velocities, twist, tangents, frames and contacts, in every
-/// form (the walked contact inside the fused substep, the contact kernel of
-/// the walked substep, the packed contact, whose code the fused packed
-/// substep runs too). A table entry picked
+/// positions, velocities, twist, tangents, frames and contacts, in both
+/// forms' contact (the walked contact inside the fused substep's second
+/// half, which `Form::WalkedFrame` runs too with the grid, and the contact
+/// kernel of the staged walk). A table entry picked
 /// for the wrong collider, a loop short of the last collider, or a kernel
 /// that reads the table before filling it would push some vertex out of
 /// another collider, or out of none.
@@ -114,7 +114,7 @@ fn collider_table_gives_the_indexed_reads_bits() {
         ctx.info.device_type == wgpu::DeviceType::Cpu
     );
     let mut touched = 0;
-    for form in [Form::WalkedFused, Form::Walked, Form::Packed] {
+    for form in [Form::WalkedFused, Form::Walked] {
         let start = |ctx: &strands::gpu::GpuContext| {
             let mut g = GpuSimulator::new(ctx, rods.clone(), state.clone(), scene.params).unwrap();
             g.set_form(form).ok().map(|_| g)
@@ -130,20 +130,8 @@ fn collider_table_gives_the_indexed_reads_bits() {
         };
         // Which kernels each runs: its pipelines' collider table.
         let layout = a.vertex_layout();
-        assert_eq!(
-            tables
-                .pipelines_for(kinds, layout, Default::default())
-                .kinds
-                .table,
-            4
-        );
-        assert_eq!(
-            indexed
-                .pipelines_for(kinds, layout, Default::default())
-                .kinds
-                .table,
-            0
-        );
+        assert_eq!(tables.pipelines_for(kinds, layout).kinds.table, 4);
+        assert_eq!(indexed.pipelines_for(kinds, layout).kinds.table, 0);
         let mut held = 0;
         for frame in 0..4 {
             a.step_checked().expect("stable");

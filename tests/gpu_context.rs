@@ -81,11 +81,11 @@ fn runs_on_a_callers_default_device() {
     assert!(theirs.pos.iter().all(|p| p.is_finite()));
 }
 
-/// The fused substep needs 15 storage buffers per kernel and 32 KiB of
-/// workgroup memory: on a device with WebGPU's defaults (8, 16 KiB) asking
-/// for it is refused, naming the limit, and the simulator keeps its form
-/// and runs; on the library's own device (the adapter's full limits, 32
-/// storage buffers and 32 KiB on lavapipe) it is granted.
+/// The fused forms' kernels need 15 storage buffers each: on a device with
+/// WebGPU's defaults (8) asking for either fused form is refused, naming
+/// the limit, and the simulator keeps its form and runs; on the library's
+/// own device (the adapter's full limits, 32 storage buffers on lavapipe)
+/// it is granted.
 #[test]
 fn fused_form_needs_the_limits_it_names() {
     let specs = rods(4, 8);
@@ -93,26 +93,30 @@ fn fused_form_needs_the_limits_it_names() {
         let (r, s) = build(&specs, vec![strands::anchor::Anchor::world()]);
         GpuSimulator::new(ctx, r, s, SimParams::default()).unwrap()
     };
-    let mut small = make(&caller_device(wgpu::Limits::default()));
-    let before = small.form();
-    match small.set_form(Form::Fused) {
-        Err(GpuError::Limit {
-            limit_name,
-            have,
-            need,
-        }) => {
-            assert_eq!(limit_name, "max_storage_buffers_per_shader_stage");
-            assert_eq!((have, need), (8, FUSED_STORAGE_BUFFERS as u64));
+    let small_ctx = caller_device(wgpu::Limits::default());
+    let full_ctx = gpu();
+    for form in [Form::WalkedFused, Form::WalkedFrame] {
+        let mut small = make(&small_ctx);
+        let before = small.form();
+        match small.set_form(form) {
+            Err(GpuError::Limit {
+                limit_name,
+                have,
+                need,
+            }) => {
+                assert_eq!(limit_name, "max_storage_buffers_per_shader_stage");
+                assert_eq!((have, need), (8, FUSED_STORAGE_BUFFERS as u64));
+            }
+            other => panic!("{form}: expected a limit error, got {other:?}"),
         }
-        other => panic!("expected a limit error, got {other:?}"),
+        assert_eq!(small.form(), before);
+        small.step();
+        assert!(small.read_state().pos.iter().all(|p| p.is_finite()));
+        let mut full = make(&full_ctx);
+        full.set_form(form)
+            .unwrap_or_else(|e| panic!("the full limits allow {form}: {e}"));
+        assert_eq!(full.form(), form);
     }
-    assert_eq!(small.form(), before);
-    small.step();
-    assert!(small.read_state().pos.iter().all(|p| p.is_finite()));
-    let mut full = make(&gpu());
-    full.set_form(Form::Fused)
-        .expect("the full limits allow the fused form");
-    assert_eq!(full.form(), Form::Fused);
 }
 
 /// A device whose storage bindings hold 64 KiB cannot take 2000 vertices of
@@ -223,11 +227,11 @@ fn interaction_grid_beyond_the_dispatch_limit_is_refused() {
 /// Kernels are compiled as a simulator first runs them, not all at once:
 /// compiling every kernel up front held a one-strand bench's start 26.9 s
 /// on lavapipe with a cold cache and, on an H200 with a cold cache, 58 s
-/// (docs/BENCHMARKS.md), so a simulator in the walked fused form
-/// compiles none of the packed kernels, and switching to the packed form
-/// and asking for its kernels (`compile_kernels`) compiles them, and still
-/// not the packed fused ones. On a device of its own, so that no other
-/// test's simulator compiled them first.
+/// (docs/PERFORMANCE.md), so a simulator in the walked fused form compiles
+/// none of the staged walk's kernels, and switching to the staged walk
+/// (`Form::Walked`) and asking for its kernels (`compile_kernels`) compiles
+/// them, and still not the whole frame's (`Form::WalkedFrame`). On a device
+/// of its own, so that no other test's simulator compiled them first.
 #[test]
 fn kernels_are_compiled_as_a_form_first_runs_them() {
     use strands::gpu::layout::Kernel;
@@ -238,25 +242,26 @@ fn kernels_are_compiled_as_a_form_first_runs_them() {
     let pipelines = ctx.pipelines_for(
         ColliderKinds::of(&r.colliders),
         VertexLayout::of(&r, ctx.interleaves()),
-        ctx.pack_shape(),
     );
     let mut sim = GpuSimulator::new(&ctx, r, s, SimParams::default()).expect("simulator");
     sim.set_form(Form::WalkedFused)
         .expect("the full limits allow the walked fused form");
     sim.step();
-    assert!(pipelines.is_compiled(Kernel::SubstepRod, Form::WalkedFused));
-    for kernel in [Kernel::Forces, Kernel::Twist, Kernel::Substep] {
+    assert!(pipelines.is_compiled(Kernel::SubstepRod));
+    // (The material frame's `frames_rod` and `twist_rod` ran as the
+    // simulator was made.)
+    for kernel in [Kernel::ForcesRod, Kernel::Integrate, Kernel::FrameRod] {
         assert!(
-            !pipelines.is_compiled(kernel, Form::Packed),
+            !pipelines.is_compiled(kernel),
             "{kernel:?} compiled before it ran"
         );
     }
     // `compile_kernels` compiles a form's kernels before its first step.
-    sim.set_form(Form::Packed).unwrap();
+    sim.set_form(Form::Walked).unwrap();
     sim.compile_kernels();
-    assert!(pipelines.is_compiled(Kernel::Forces, Form::Packed));
-    assert!(pipelines.is_compiled(Kernel::Twist, Form::Packed));
-    assert!(!pipelines.is_compiled(Kernel::Substep, Form::Fused));
+    assert!(pipelines.is_compiled(Kernel::ForcesRod));
+    assert!(pipelines.is_compiled(Kernel::Integrate));
+    assert!(!pipelines.is_compiled(Kernel::FrameRod));
     sim.step();
-    assert!(!pipelines.is_compiled(Kernel::Substep, Form::Fused));
+    assert!(!pipelines.is_compiled(Kernel::FrameRod));
 }

@@ -208,7 +208,7 @@ fn bad_materials_are_refused() {
 
 /// The kernels are compiled once per device, set of collider kinds and
 /// vertex layout: simulators on one context and its clones share them;
-/// another set of kinds has its own, and so has another pack shape.
+/// another set of kinds has its own.
 #[test]
 fn pipelines_are_built_once_per_device() {
     use strands::gpu::pipelines::ColliderKinds;
@@ -216,11 +216,9 @@ fn pipelines_are_built_once_per_device() {
     let a = simulator(&ctx, None);
     let _b = simulator(&ctx.clone(), None);
     let kinds = ColliderKinds::of(&a.rods().colliders);
-    let theirs = ctx
-        .clone()
-        .pipelines_for(kinds, a.vertex_layout(), a.pack_shape());
+    let theirs = ctx.clone().pipelines_for(kinds, a.vertex_layout());
     assert!(std::sync::Arc::ptr_eq(
-        &ctx.pipelines_for(kinds, a.vertex_layout(), a.pack_shape()),
+        &ctx.pipelines_for(kinds, a.vertex_layout()),
         &theirs
     ));
     // The kinds asked for, with the collider table where the context reads
@@ -240,29 +238,6 @@ fn pipelines_are_built_once_per_device() {
     assert!(!std::sync::Arc::ptr_eq(
         &ctx.pipelines(),
         &other.pipelines()
-    ));
-    // A pack shape has its own kernels, built for it, in the same cache
-    // (`GpuContext::with_pack_shape`); a simulator on such a context packs
-    // its rods for that shape.
-    use strands::gpu::pack::PackShape;
-    // The device's own shape (`PackShape::for_device`), and another.
-    let own = PackShape::for_device(ctx.info.device_type);
-    assert_eq!(a.pack_shape(), own);
-    let small = if own == PackShape::ALL[0] {
-        PackShape::DEFAULT
-    } else {
-        PackShape::ALL[0]
-    };
-    let ctx32 = ctx.with_pack_shape(small);
-    let c = simulator(&ctx32, None);
-    assert_eq!(c.pack_shape(), small);
-    let kernels = ctx.pipelines_for(kinds, c.vertex_layout(), small);
-    assert_eq!(kernels.variant.pack, small);
-    assert_eq!(theirs.variant.pack, own);
-    assert!(!std::sync::Arc::ptr_eq(&kernels, &theirs));
-    assert!(std::sync::Arc::ptr_eq(
-        &kernels,
-        &ctx32.pipelines_for(kinds, c.vertex_layout(), small)
     ));
 }
 

@@ -42,16 +42,14 @@ impl Modules {
     }
 }
 
-/// The module with every block a variant can replace replaced (and the
-/// smallest packs), the frame's substep values too where `frame`.
+/// The module with every block a variant can replace replaced, the
+/// frame's substep values too where `frame`.
 fn every_variant(frame: bool) -> std::borrow::Cow<'static, str> {
     shader_variant(Variant {
         stencil_f64: true,
-        resident: true,
         grid_i64: true,
         wide_positions: true,
         approximate_math: true,
-        pack: strands::gpu::pack::PackShape::ALL[0],
         frame,
     })
 }
@@ -129,7 +127,7 @@ fn assert_only_block_replaced(source: &str, markers: [&str; 2], replacement: &st
 /// The grid's 64-bit accumulators (`Variant::grid_i64`): the block between
 /// shaders/grid.wgsl's markers replaced by shaders/grid_i64.wgsl and nothing
 /// else; it validates with the 64-bit integer and atomic capabilities (also
-/// with the f64 stencil and resident state) and is refused without them
+/// with every other variant) and is refused without them
 /// (so the atomics really are 64-bit), and `grid` is an array of 64-bit
 /// atomics in it and of 32-bit ones in the default module.
 #[test]
@@ -199,7 +197,7 @@ fn approximate_math_wraps_every_approximated_call() {
         .iter()
         .map(|(name, _)| calls_of(SHADER_SOURCE, name))
         .sum();
-    assert!(sites >= 30, "only {sites} calls found");
+    assert!(sites >= 24, "only {sites} calls found");
     for f64 in [false, true] {
         let source = shader_variant(Variant {
             stencil_f64: f64,
@@ -356,33 +354,10 @@ fn rust_structs_match_wgsl_layout() {
 /// it (`Kernel::bindings`), only the world bindings of group 0, and no
 /// kernel binds more than WebGPU's default of 8 storage buffers. naga's
 /// validator reports every global an entry point reaches, through calls.
-/// The packed fused kernels (`Kernel::is_resident`) are built from the
-/// resident variant too (`Form::FusedBuffer` from the buffer module), so
-/// they are checked there, on the default packs (positions resident) and
-/// the smallest with the whole state resident (`32:state`): each module uses only what the
-/// host declares, and the modules together all of it.
+/// Each kernel is checked in the module it is built from (`Kernel::source`).
 #[test]
 fn kernel_bindings_match_what_each_entry_point_uses() {
-    use strands::gpu::pack::PackShape;
     let modules = Modules::new();
-    let resident = |pack: PackShape, frame: bool| {
-        parse(&shader_variant(Variant {
-            resident: true,
-            frame,
-            pack,
-            ..Variant::default()
-        }))
-    };
-    let residents = [
-        (
-            resident(PackShape::DEFAULT, false),
-            resident(PackShape::DEFAULT, true),
-        ),
-        (
-            resident(PackShape::WARP.with_resident_state().unwrap(), false),
-            resident(PackShape::WARP.with_resident_state().unwrap(), true),
-        ),
-    ];
     let info_of = |m: &naga::Module| {
         naga::valid::Validator::new(
             naga::valid::ValidationFlags::all(),
@@ -420,46 +395,21 @@ fn kernel_bindings_match_what_each_entry_point_uses() {
         group1
     };
     let (info_default, info_frame) = (info_of(&modules.default), info_of(&modules.frame));
-    let resident_infos: Vec<_> = residents
-        .iter()
-        .map(|(m, f)| (info_of(m), info_of(f)))
-        .collect();
     for k in Kernel::ALL {
         let mut declared = k.bindings().to_vec();
         declared.sort();
-        let mut checked = vec![(
-            "buffer module",
-            modules.of(k),
-            if k.is_frame() {
-                &info_frame
-            } else {
-                &info_default
-            },
-        )];
-        if k.is_resident() {
-            for ((m, f), (info_m, info_f)) in residents.iter().zip(&resident_infos) {
-                checked.push(if k.is_frame() {
-                    ("resident module", f, info_f)
-                } else {
-                    ("resident module", m, info_m)
-                });
-            }
-        }
-        // Each module uses only declared bindings, and together they use
-        // all of them (the buffer module's `substep_start` does not reach
-        // the contacts, which only the resident state's load and store
-        // carry; a layout may hold a binding its shader does not use).
-        let mut all: Vec<u32> = Vec::new();
-        for (which, m, info) in checked {
-            let u = used(m, info, k.entry_point());
-            assert!(
-                u.iter().all(|b| declared.contains(b)),
-                "{} in the {which}: bindings used {u:?}, declared by the host {declared:?}",
-                k.entry_point()
-            );
-            all.extend(u);
-        }
-        all.sort();
+        let info = if k.is_frame() {
+            &info_frame
+        } else {
+            &info_default
+        };
+        // The module uses only declared bindings, and all of them.
+        let mut all = used(modules.of(k), info, k.entry_point());
+        assert!(
+            all.iter().all(|b| declared.contains(b)),
+            "{}: bindings used {all:?}, declared by the host {declared:?}",
+            k.entry_point()
+        );
         all.dedup();
         assert_eq!(
             all,
@@ -510,48 +460,21 @@ fn workgroup_bytes(m: &naga::Module, name: &str) -> usize {
         .sum()
 }
 
-/// Every kernel's workgroup memory (the packed kernels' per-pack arrays),
-/// each from the module it is built from (`Kernel::is_resident`: the packed
-/// fused kernels from the variant with resident state), fits WebGPU's
-/// default `maxComputeWorkgroupStorageSize` of 16 KiB, but for the fused
-/// kernels, which fit `FUSED_WORKGROUP_BYTES`; and the packed kernels use
-/// some (one workgroup per pack: `Kernel::per_pack`).
+/// Every kernel's workgroup memory, each from the module it is built from,
+/// fits WebGPU's default `maxComputeWorkgroupStorageSize` of 16 KiB; the
+/// fused kernels, which walk rods, use none, so they are gated on storage
+/// buffers alone (`walked_fused_supported`); and only the sorted splat's
+/// count and scans share memory across a workgroup's invocations.
 #[test]
 fn workgroup_memory_fits_the_default_limit() {
     let modules = Modules::new();
-    let resident_of = |frame| {
-        parse(&shader_variant(Variant {
-            resident: true,
-            frame,
-            ..Variant::default()
-        }))
-    };
-    let (resident, resident_frame) = (resident_of(false), resident_of(true));
     let limit = wgpu::Limits::default().max_compute_workgroup_storage_size as usize;
     assert_eq!(limit, 16384);
     for k in Kernel::ALL {
-        let bytes = workgroup_bytes(
-            match (k.is_resident(), k.is_frame()) {
-                (true, false) => &resident,
-                (true, true) => &resident_frame,
-                (false, _) => modules.of(k),
-            },
-            k.entry_point(),
-        );
+        let bytes = workgroup_bytes(modules.of(k), k.entry_point());
         eprintln!("{}: {bytes} bytes of workgroup memory", k.entry_point());
         if k.is_fused() {
-            // What `fused_supported` asks of the device: the whole substep's,
-            // which runs every stage, exactly (and the whole frame's).
-            let fused = strands::gpu::layout::FUSED_WORKGROUP_BYTES as usize;
-            if matches!(k, Kernel::Substep | Kernel::FramePack) {
-                assert_eq!(bytes, fused);
-            }
-            // The walked ones use none, so they are gated on storage
-            // buffers alone (`walked_fused_supported`).
-            if !k.per_pack() {
-                assert_eq!(bytes, 0, "{}", k.entry_point());
-            }
-            assert!(bytes <= fused, "{}: {bytes} bytes", k.entry_point());
+            assert_eq!(bytes, 0, "{}", k.entry_point());
             continue;
         }
         assert!(
@@ -559,191 +482,13 @@ fn workgroup_memory_fits_the_default_limit() {
             "{}: {bytes} bytes of workgroup memory",
             k.entry_point()
         );
-        // Only a kernel that runs a workgroup per pack shares memory across
-        // its invocations (`contact_packed` needs only the barriers), and
-        // the sorted splat's count and scans, over a workgroup's vertices
-        // or cells (not the scatter, which moves each vertex alone, nor
-        // the splat, whose invocations walk their own slots).
-        if k.is_sorted_splat() {
-            let shares = !matches!(k, Kernel::GridCellScatter | Kernel::GridSplatSorted);
-            assert_eq!(bytes > 0, shares, "{}", k.entry_point());
-            assert!(!k.per_pack(), "{}", k.entry_point());
-        } else if bytes > 0 || k == Kernel::ContactPacked {
-            assert!(k.per_pack(), "{}", k.entry_point());
-        } else {
-            assert!(
-                !k.per_pack(),
-                "{}: packed without workgroup memory",
-                k.entry_point()
-            );
-        }
-    }
-}
-
-/// The pack shapes (`Variant::pack`, `PackShape`): each module is the
-/// default with the block between shaders/project_pack.wgsl's pack-shape
-/// markers replaced by the shape's constants and nothing else; it
-/// validates; every per-pack kernel's workgroup has the shape's
-/// invocations and every other kernel the default's; and the packed fused
-/// substep holds `layout::fused_workgroup_bytes` of workgroup memory with
-/// resident state (what `Kernel::supported` asks of a device for that
-/// shape), which is why a small shape fits more workgroups on a
-/// multiprocessor.
-#[test]
-fn pack_shape_variants_size_the_packed_kernels() {
-    use strands::gpu::layout::{PACK_SHAPE_MARKERS, fused_workgroup_bytes};
-    use strands::gpu::pack::PackShape;
-    for shape in PackShape::ALL {
-        let source = shader_variant(Variant {
-            pack: shape,
-            ..Variant::default()
-        });
-        if shape == PackShape::DEFAULT {
-            assert_eq!(source, SHADER_SOURCE);
-            // The default block, marker lines and all, is what `wgsl` writes.
-            let start = SHADER_SOURCE.find(PACK_SHAPE_MARKERS[0]).unwrap();
-            let end = SHADER_SOURCE.find(PACK_SHAPE_MARKERS[1]).unwrap();
-            let block: String = SHADER_SOURCE[start..end]
-                .lines()
-                .skip(1)
-                .map(|l| format!("{}\n", l.split("//").next().unwrap().trim_end()))
-                .collect();
-            assert_eq!(block, shape.wgsl());
-        } else {
-            assert_only_block_replaced(&source, PACK_SHAPE_MARKERS, &shape.wgsl());
-        }
-        let m = parse(&source);
-        validate(&m, &source);
-        let default = module();
-        let size = |m: &naga::Module, k: Kernel| {
-            m.entry_points
-                .iter()
-                .find(|e| e.name == k.entry_point())
-                .unwrap_or_else(|| panic!("no entry point {}", k.entry_point()))
-                .workgroup_size
-        };
-        // (The whole-frame kernel, in a module of its own, walks rods:
-        // `WORKGROUP` wide in every shape, `shaders_validate_with_naga`.)
-        for k in Kernel::ALL.into_iter().filter(|k| !k.is_frame()) {
-            if k.per_pack() {
-                assert_eq!(size(&m, k), [shape.invocations(), 1, 1], "{k:?}");
-            } else {
-                assert_eq!(size(&m, k), size(&default, k), "{k:?}");
-            }
-        }
-        // The default's per-vertex and per-rod kernels: `WORKGROUP` wide.
-        assert_eq!(
-            size(&default, Kernel::ForcesRod),
-            [strands::gpu::WORKGROUP, 1, 1]
-        );
-        let resident_source = shader_variant(Variant {
-            pack: shape,
-            resident: true,
-            ..Variant::default()
-        });
-        let resident = parse(&resident_source);
-        let bytes = workgroup_bytes(&resident, Kernel::Substep.entry_point());
-        assert_eq!(bytes, fused_workgroup_bytes(shape) as usize, "{shape} rows");
-        eprintln!(
-            "{shape}-row packs on {} invocations: fused substep {bytes} B of workgroup memory",
-            shape.invocations()
-        );
-    }
-}
-
-/// The packed fused kernels' module (`shader_variant` with `resident`) is the
-/// buffer module with the block between the markers replaced by
-/// shaders/resident.wgsl and nothing else; it validates (also with the f64
-/// stencil); for every pack shape its packed fused kernels hold a pack's
-/// positions in workgroup memory, 24 bytes a row, and where the shape keeps
-/// the whole state resident (`32:state`, `64:state`) the rest of it, 176
-/// bytes a row, more than the same kernels in the buffer module (the whole frame's
-/// `frame_pack` likewise in the frame's module with and without them).
-/// (Its other kernels reach the arrays too, through the accessors; only the
-/// packed fused ones are built from it, `Kernel::is_resident`.)
-#[test]
-fn resident_variant_holds_a_packs_state_in_workgroup_memory() {
-    use strands::gpu::layout::{RESIDENT_MARKERS, RESIDENT_SOURCE};
-    use strands::gpu::pack::PackShape;
-    let source = shader_variant(Variant {
-        resident: true,
-        ..Variant::default()
-    });
-    assert_only_block_replaced(&source, RESIDENT_MARKERS, RESIDENT_SOURCE);
-    let resident = parse(&source);
-    validate(&resident, &source);
-    let both = shader_variant(Variant {
-        stencil_f64: true,
-        resident: true,
-        grid_i64: false,
-        wide_positions: false,
-        approximate_math: false,
-        pack: Default::default(),
-        frame: false,
-    });
-    validate_with(&parse(&both), &both, naga::valid::Capabilities::FLOAT64);
-    assert!(both.contains("alias real = f64;") && both.contains(RESIDENT_SOURCE));
-
-    // Each resident kernel holds 24 B a row more than its buffer twin for
-    // the positions, and 176 B a row more for the rest of the state where
-    // the shape keeps it resident (`PackShape::state_resident`, asked for
-    // with `with_resident_state` on up to 64 rows), else 176 B in all
-    // (one-row arrays it never indexes); the whole frame's kernel in its
-    // own module, with and without them.
-    let kernels: Vec<Kernel> = Kernel::ALL
-        .into_iter()
-        .filter(|k| k.is_resident())
-        .collect();
-    assert_eq!(
-        kernels,
-        [
-            Kernel::SubstepStart,
-            Kernel::SubstepFinish,
-            Kernel::Substep,
-            Kernel::FramePack
-        ]
-    );
-    let with_state: Vec<PackShape> = PackShape::ALL
-        .into_iter()
-        .filter_map(|s| s.with_resident_state().ok())
-        .collect();
-    assert_eq!(
-        with_state.iter().map(|s| s.rows()).collect::<Vec<_>>(),
-        [32, 64]
-    );
-    for shape in PackShape::ALL.into_iter().chain(with_state) {
-        let variant = |resident: bool, frame: bool| {
-            parse(&shader_variant(Variant {
-                resident,
-                frame,
-                pack: shape,
-                ..Variant::default()
-            }))
-        };
-        let source = shader_variant(Variant {
-            resident: true,
-            pack: shape,
-            ..Variant::default()
-        });
-        validate(&parse(&source), &source);
-        let (resident, buffer) = (variant(true, false), variant(false, false));
-        let (frame_resident, frame_buffer) = (variant(true, true), variant(false, true));
-        let rows = shape.rows();
-        let state = if shape.state_resident() {
-            176 * rows
-        } else {
-            176
-        };
-        for &k in &kernels {
-            let name = k.entry_point();
-            let (with, without) = if k.is_frame() {
-                (&frame_resident, &frame_buffer)
-            } else {
-                (&resident, &buffer)
-            };
-            let grown = workgroup_bytes(with, name) - workgroup_bytes(without, name);
-            assert_eq!(grown, 24 * rows + state, "{name}, {shape} rows");
-        }
+        // The sorted splat's count and scans share memory, over a
+        // workgroup's vertices or cells (not the scatter, which moves each
+        // vertex alone, nor the splat, whose invocations walk their own
+        // slots); no other kernel does.
+        let shares =
+            k.is_sorted_splat() && !matches!(k, Kernel::GridCellScatter | Kernel::GridSplatSorted);
+        assert_eq!(bytes > 0, shares, "{}", k.entry_point());
     }
 }
 
@@ -834,17 +579,13 @@ fn wgsl_fn<'a>(source: &'a str, name: &str) -> &'a str {
 }
 
 /// What an entry point's invocation stands for, read from its WGSL: a
-/// workgroup per pack when it takes `workgroup_id`, a single invocation when
-/// its workgroup is one (`@workgroup_size(1)`), a region's node when it
+/// single invocation when its workgroup is one (`@workgroup_size(1)`), a region's node when it
 /// reads `grid_region` and its z index, else the count its
 /// invocation index is first tested against, following the first call of a
 /// function of the module when the entry point tests none itself.
 fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
     use strands::gpu::Domain;
     let body = wgsl_fn(source, name);
-    if body.lines().next().unwrap().contains("workgroup_id") {
-        return Domain::Pack;
-    }
     let at = source.find(&format!("\nfn {name}(")).unwrap();
     if source[..at].ends_with("@workgroup_size(1)") {
         return Domain::Single;
@@ -936,8 +677,7 @@ fn wgsl_constants_match_rust() {
     use strands::cpu::grid;
     let f32_of = |x: f64| x as f32 as f64;
     use strands::gpu::layout as gl;
-    use strands::gpu::pack;
-    let twins: [(&str, f64); 40] = [
+    let twins: [(&str, f64); 36] = [
         ("PROJECTION_NONE", gl::PROJECTION_NONE as f64),
         ("PROJECTION_FAST", gl::PROJECTION_FAST as f64),
         ("PROJECTION_SHAKE", gl::PROJECTION_SHAKE as f64),
@@ -946,13 +686,6 @@ fn wgsl_constants_match_rust() {
         ("SPLAT_SORTED", gl::SPLAT_SORTED as f64),
         ("CELL_RUN", gl::CELL_RUN as f64),
         ("CELL_BLOCK", gl::CELL_BLOCK as f64),
-        ("PACK_ROWS", pack::PACK_ROWS as f64),
-        ("PACK_RODS", pack::PACK_RODS as f64),
-        (
-            "ROWS_PER_INVOCATION",
-            (pack::PACK_ROWS / strands::gpu::WORKGROUP as usize) as f64,
-        ),
-        ("PCR_SINGULAR", f32_of(strands::cpu::project::PCR_SINGULAR)),
         ("POSITION_QUANTUM", strands::gpu::layout::POSITION_QUANTUM),
         ("NONE", strands::gpu::layout::NONE as f64),
         ("WORKGROUP", strands::gpu::WORKGROUP as f64),
@@ -1030,8 +763,7 @@ fn wgsl_constants_match_rust() {
 /// constants`: how far the walks load ahead, `WALK_AHEAD`, whether the
 /// walks that finish the vertices build the projection's next rows,
 /// `ROWS_AHEAD`, whether the frames' walk builds the twist's first rows,
-/// `TWIST_ROWS_IN_FRAMES`, whether the packs' row loops run to a constant,
-/// `UNROLL_ROWS`, and `pipelines::ColliderKinds::constants`) are the ones
+/// `TWIST_ROWS_IN_FRAMES`, and `pipelines::ColliderKinds::constants`) are the ones
 /// the shaders declare, so none is silently ignored or left at its
 /// default.
 #[test]
@@ -1046,11 +778,10 @@ fn collider_kind_overrides_are_declared() {
         walk_ahead: 0,
         rows_ahead: true,
         twist_rows_in_frames: true,
-        unroll_rows: true,
     };
     let mut set = vec!["INTERLEAVE".to_string()];
     set.extend(switches.constants().iter().map(|c| c.0.to_string()));
-    assert_eq!(set.len(), 5, "the four switches, each once: {set:?}");
+    assert_eq!(set.len(), 4, "the three switches, each once: {set:?}");
     set.extend(
         strands::gpu::pipelines::ColliderKinds::ALL
             .constants()
@@ -1068,8 +799,8 @@ fn collider_kind_overrides_are_declared() {
 /// cached") on the contact walk's first form, which passed a pointer to a
 /// member of a pointee, in every kernel that walks contact; a simulator
 /// met it only when it first compiled such a kernel with loads ahead. In
-/// each module a kernel is built from (resident, whole-frame), with the
-/// f64 stencil.
+/// each module a kernel is built from (the default, the whole frame's), with
+/// the f64 stencil.
 #[test]
 fn every_kernel_writes_spirv_with_its_walks_loading_ahead() {
     use naga::valid::{Capabilities, ValidationFlags, Validator};
@@ -1077,7 +808,6 @@ fn every_kernel_writes_spirv_with_its_walks_loading_ahead() {
     for k in Kernel::ALL {
         let source = shader_variant(Variant {
             stencil_f64: true,
-            resident: k.is_resident(),
             frame: k.is_frame(),
             ..Variant::default()
         });
@@ -1116,27 +846,20 @@ fn every_kernel_writes_spirv_with_its_walks_loading_ahead() {
 }
 
 /// Which kernels a device can run (`Kernel::supported`): every staged one
-/// on WebGPU's default limits; the walked fused ones once 15 storage
-/// buffers are allowed; the packed fused ones only with the workgroup
-/// memory of their pack shape too: WebGPU's default 16 KiB holds packs of
-/// up to 128 rows, not the default 256.
+/// on WebGPU's default limits, but for two of the sorted splat's, which
+/// need 10 storage buffers; the fused ones (all walked) once
+/// `FUSED_STORAGE_BUFFERS` (15) are allowed.
 #[test]
 fn fused_kernels_are_gated_on_the_limits_they_need() {
-    use strands::gpu::layout::{FUSED_STORAGE_BUFFERS, FUSED_WORKGROUP_BYTES};
-    use strands::gpu::pack::PackShape;
-    let d = PackShape::DEFAULT;
+    use strands::gpu::layout::FUSED_STORAGE_BUFFERS;
     let default = wgpu::Limits::default();
     let buffers = wgpu::Limits {
         max_storage_buffers_per_shader_stage: FUSED_STORAGE_BUFFERS,
         ..default.clone()
     };
-    let both = wgpu::Limits {
-        max_compute_workgroup_storage_size: FUSED_WORKGROUP_BYTES,
-        ..buffers.clone()
-    };
     for k in Kernel::ALL {
         assert_eq!(
-            k.supported(&default, d),
+            k.supported(&default),
             !k.is_fused() && k.storage_buffers() <= 8,
             "{k:?}"
         );
@@ -1145,42 +868,13 @@ fn fused_kernels_are_gated_on_the_limits_they_need() {
                 max_storage_buffers_per_shader_stage: 10,
                 ..default.clone()
             };
-            assert!(k.supported(&ten, d), "{k:?}");
+            assert!(k.supported(&ten), "{k:?}");
         }
-        assert_eq!(
-            k.supported(&buffers, d),
-            !k.is_fused() || !k.per_pack(),
-            "{k:?}"
-        );
-        assert!(k.supported(&both, d), "{k:?}");
+        assert!(k.supported(&buffers), "{k:?}");
     }
-    assert!(Kernel::SubstepRod.supported(&buffers, d) && !Kernel::Substep.supported(&buffers, d));
+    assert!(Kernel::SubstepRod.supported(&buffers));
     // The sorted splat needs 10 storage buffers for two of its kernels.
     use strands::gpu::layout::sorted_splat_supported;
     assert!(!sorted_splat_supported(&default) && sorted_splat_supported(&buffers));
-    assert!(
-        Kernel::SORTED_SPLAT
-            .iter()
-            .any(|k| !k.supported(&default, d))
-    );
-    assert_eq!(default.max_compute_workgroup_storage_size, 16384);
-    for shape in PackShape::ALL {
-        // 16 KiB holds the fused kernels' arrays for 32, 64 and 128 rows
-        // with the positions resident (4,216, 8,248 and 16,312 B), not for
-        // 256 rows (32,440 B); with the whole state resident, for 32 rows
-        // (9,672 B), not for 64 (19,336 B).
-        assert_eq!(
-            Kernel::Substep.supported(&buffers, shape),
-            shape.rows() <= 128,
-            "{shape} rows"
-        );
-        assert!(!Kernel::Substep.supported(&default, shape));
-        if let Ok(state) = shape.with_resident_state() {
-            assert_eq!(
-                Kernel::Substep.supported(&buffers, state),
-                state.rows() == 32,
-                "{state} rows"
-            );
-        }
-    }
+    assert!(Kernel::SORTED_SPLAT.iter().any(|k| !k.supported(&default)));
 }

@@ -120,8 +120,10 @@ fn sector_floor_bounds() {
     let (rods, _) = w.scene.build();
     let params = strands::bench::bench_params(&rods, &w.scene.params, 2);
     let model = TrafficModel::from_shaders();
-    let forms = [Form::Walked, Form::WalkedFused, Form::Packed, Form::Fused];
-    for (form, splat) in forms.into_iter().flat_map(|f| Splat::ALL.map(|s| (f, s))) {
+    for (form, splat) in Form::ALL
+        .into_iter()
+        .flat_map(|f| Splat::ALL.map(|s| (f, s)))
+    {
         let bytes =
             model.substep_traffic_by_buffer(&rods, &params, form, splat, Granularity::Bytes);
         let sectors =
@@ -209,23 +211,42 @@ fn traced_accesses_agree_with_naga() {
     }
 }
 
-/// The standard hair workload (colliders, interaction, 4 Jacobi
-/// iterations) dispatches the projection as many times per substep as the
-/// CPU counts iterations, and every kernel moves something.
+/// The standard hair workload (colliders, interaction, the fast
+/// projection) dispatches, in the staged walk, the projection twice per
+/// substep (the plain one and the one filtered by contact), the splat and
+/// the contact walk; in the bench's form (`substep_kernels`, the walked
+/// frame, which with the grid runs the walked fused halves around it) the
+/// two halves and the grid's region between them; and every kernel moves
+/// something.
 #[test]
 fn hair_substep_dispatches_and_moves_bytes() {
+    use strands::gpu::Form;
+    use strands::gpu::traffic::substep_kernels_in;
     let w = Workload::standard("hair", 20, 16).unwrap();
     let (rods, _) = w.scene.build();
     let params = strands::bench::bench_params(&rods, &w.scene.params, 2);
-    let ks = substep_kernels(&rods, &params);
+    let staged = substep_kernels_in(&rods, &params, Form::Walked, Splat::Own);
     // The workload's default fast projection: the plain one, and the
     // filtered one after contact (hair has colliders).
-    let fast = ks.iter().filter(|&&k| k == Kernel::ProjectFast).count();
-    assert_eq!(fast, 2, "{ks:?}");
-    assert!(ks.contains(&Kernel::GridSplat) && ks.contains(&Kernel::ContactPacked));
+    let fast = staged
+        .iter()
+        .filter(|&&k| k == Kernel::ProjectFastRod)
+        .count();
+    assert_eq!(fast, 2, "{staged:?}");
+    assert!(staged.contains(&Kernel::GridSplat) && staged.contains(&Kernel::ContactRod));
+    let ks = substep_kernels(&rods, &params);
+    assert_eq!(
+        ks,
+        [
+            Kernel::SubstepStartRod,
+            Kernel::GridExtent,
+            Kernel::GridVelocityBox,
+            Kernel::SubstepFinishRod
+        ]
+    );
     let model = TrafficModel::from_shaders();
     let c = Counts::of(&rods);
-    for k in &ks {
+    for k in ks.iter().chain(&staged) {
         assert!(model.kernel_bytes(*k, &c).total() > 0, "{k:?}");
     }
     let total = model.substep_bytes(&rods, &params).total();
@@ -237,12 +258,15 @@ fn hair_substep_dispatches_and_moves_bytes() {
     );
 }
 
-/// The fused form (`grid_clear`, `substep_start` with the splat,
-/// `grid_velocity`, `substep_finish` with the blend) moves less
-/// per substep than the same stages as separate dispatches: each of its two
-/// kernels reads and writes a vertex's state once, where the packed stages
-/// each read the positions again (the projection's two passes, contact's
-/// two, frames, twist, forces).
+/// The walked fused form (`substep_start_rod` with the walked splat,
+/// `grid_extent`, `grid_velocity_box`, `substep_finish_rod` with the
+/// blend) moves less per substep than the same stages as separate
+/// dispatches (`Form::Walked`): each of its two halves reads and writes a
+/// vertex's state once, where the staged stages each read the positions
+/// again (the projection's two passes, contact's two, frames, twist,
+/// forces). The bench's count (`substep_bytes`, the walked frame) is the
+/// walked fused form's here: with the grid the walked frame runs its
+/// halves.
 #[test]
 fn fused_substep_models_fewer_bytes_than_its_stages() {
     use strands::gpu::Form;
@@ -251,12 +275,12 @@ fn fused_substep_models_fewer_bytes_than_its_stages() {
     let (rods, _) = w.scene.build();
     let params = strands::bench::bench_params(&rods, &w.scene.params, 2);
     assert_eq!(
-        substep_kernels_in(&rods, &params, Form::Fused, Splat::Own),
+        substep_kernels_in(&rods, &params, Form::WalkedFused, Splat::Own),
         [
-            Kernel::GridClear,
-            Kernel::SubstepStart,
-            Kernel::GridVelocity,
-            Kernel::SubstepFinish
+            Kernel::SubstepStartRod,
+            Kernel::GridExtent,
+            Kernel::GridVelocityBox,
+            Kernel::SubstepFinishRod
         ]
     );
     let model = TrafficModel::from_shaders();
@@ -265,14 +289,18 @@ fn fused_substep_models_fewer_bytes_than_its_stages() {
             .substep_bytes_in(&rods, &params, form, Splat::Own)
             .total()
     };
-    let (packed, fused) = (bytes(Form::Packed), bytes(Form::Fused));
+    let (staged, fused) = (bytes(Form::Walked), bytes(Form::WalkedFused));
     eprintln!(
-        "hair: packed {} B, fused {} B per vertex-step",
-        packed / rods.vertex_count() as u64,
+        "hair: staged {} B, walked fused {} B per vertex-step",
+        staged / rods.vertex_count() as u64,
         fused / rods.vertex_count() as u64
     );
-    assert!(fused < packed, "fused {fused} B, packed {packed} B");
-    assert_eq!(model.substep_bytes(&rods, &params).total(), packed);
+    assert!(fused < staged, "walked fused {fused} B, staged {staged} B");
+    assert_eq!(
+        model.substep_bytes(&rods, &params).total(),
+        bytes(Form::WalkedFrame)
+    );
+    assert_eq!(bytes(Form::WalkedFrame), fused);
 }
 
 #[test]
@@ -293,10 +321,11 @@ fn bandwidth_probe_validates() {
 }
 
 /// Only SHAKE touches the positions at the start of the substep
-/// (`pos_start`): with the workload's fast projection the fused substep is
+/// (`pos_start`): with the workload's fast projection the fused substep
+/// (the walked fused halves, which the walked frame runs with the grid) is
 /// charged 64 B per vertex less than its kernels' static count, the 32 B
-/// (a `Position`) that `substep_start` would write there and the 32 B that
-/// `substep_finish` would read, both behind `params.projection ==
+/// (a `Position`) that `substep_start_rod` would write there and the 32 B
+/// that `substep_finish_rod` would read, both behind `params.projection ==
 /// PROJECTION_SHAKE`; under SHAKE, exactly the static count. Counted by
 /// hand from shaders/substep.wgsl.
 #[test]
@@ -324,7 +353,7 @@ fn only_shake_is_charged_for_the_start_positions() {
     let model = TrafficModel::from_shaders();
     let c = Counts::of(&rods);
     let v = rods.vertex_count() as u64;
-    for form in [Form::Fused, Form::WalkedFused] {
+    for form in [Form::WalkedFused, Form::WalkedFrame] {
         let kernels = substep_kernels_in(&rods, &fast, form, Splat::Own);
         let static_count: u64 = kernels
             .iter()
@@ -361,7 +390,7 @@ fn traffic_by_buffer_adds_up_to_the_substep() {
     };
     let model = TrafficModel::from_shaders();
     for params in [fast, shake] {
-        for form in [Form::Packed, Form::Walked, Form::Fused, Form::WalkedFused] {
+        for form in Form::ALL {
             let by = model.substep_bytes_by_buffer(&rods, &params, form, Splat::Own);
             let mut sum = Bytes::default();
             for (_, b) in &by {
@@ -416,7 +445,7 @@ fn sorted_splat_moves_the_grid_once() {
             .map(|(_, b)| b)
             .unwrap()
     };
-    for form in [Form::WalkedFused, Form::Fused, Form::Walked] {
+    for form in Form::ALL {
         let own = grid(form, Splat::Own);
         assert!(own.total() > 0, "{form}");
         // And the counters `grid_cell_count` adds the outside vertices to.
