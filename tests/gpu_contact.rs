@@ -18,7 +18,7 @@ use strands::contact::mesh::{Mesh, bake_sdf};
 use strands::contact::{Collider, Shape};
 use strands::cpu::contact::{self, ColliderPoses, Contact};
 use strands::cpu::{self, CpuSimulator, project};
-use strands::gpu::{GpuContext, GpuSimulator, Kernel};
+use strands::gpu::{Form, GpuContext, GpuSimulator, Kernel};
 use strands::params::{Projection, SimParams};
 use strands::rods::RodSet;
 
@@ -244,20 +244,16 @@ fn contact_kernel_matches_cpu() {
     );
 }
 
-/// Kernels `contact_rod` (the three contact stages walked per rod, the form
-/// CPU adapters run) and `contact_packed` (the three in one dispatch, a
-/// workgroup per pack, the form GPUs run), phase 0 then 1, against the CPU
-/// twins in the same order: the same positions and contacts.
+/// Kernel `contact_rod` (the three contact stages walked per rod), phase 0
+/// then 1, against the CPU twins in the same order: the same positions and
+/// contacts.
 #[test]
-fn contact_rod_and_packed_kernels_match_cpu() {
-    for kernel in [Kernel::ContactRod, Kernel::ContactPacked] {
-        contact_form_matches_cpu(kernel);
-    }
+fn contact_rod_kernel_matches_cpu() {
+    contact_form_matches_cpu(Kernel::ContactRod);
 }
 
-/// The scene's strands, then one longer than a pack (300 vertices, a pack
-/// of its own, edges of 1.7 mm) lying through the capsule and the sphere,
-/// then the strands again, so a packed kernel sees three packs.
+/// The scene's strands, then a long one (300 vertices, edges of 1.7 mm)
+/// lying through the capsule and the sphere, then the strands again.
 fn scene_with_long_rod() -> (RodSet, strands::rods::State) {
     let (mut specs, anchors, colliders) = scene();
     let n = specs.len();
@@ -279,14 +275,6 @@ fn scene_with_long_rod() -> (RodSet, strands::rods::State) {
     specs.extend_from_within(..n);
     let (mut rods, state) = build(&specs, anchors);
     rods.colliders = colliders;
-    assert!(
-        strands::gpu::pack::pack_ends(
-            specs.iter().map(|s| s.points.len()),
-            strands::gpu::pack::PACK_ROWS
-        )
-        .len()
-            >= 3
-    );
     (rods, state)
 }
 
@@ -413,9 +401,9 @@ fn contact_walk_is_the_three_stages_bit_for_bit() {
     }
 }
 
-/// The filtered projections (fast, SHAKE and Jacobi, phase 1; the packed
-/// and the walked kernels) with contacts written on both sides: the same
-/// positions, and every vertex in contact moves in its tangent plane only.
+/// The filtered projections (fast, SHAKE and Jacobi, phase 1) with
+/// contacts written on both sides: the same positions, and every vertex in
+/// contact moves in its tangent plane only.
 /// The contacts include pairs of stuck neighbours, which the Newton
 /// projections move by their shared edge (weights by edge,
 /// src/cpu/project.rs `ProjectionSystem::we`): a GPU that held them in
@@ -424,108 +412,103 @@ fn contact_walk_is_the_three_stages_bit_for_bit() {
 /// `save_start`).
 #[test]
 fn filtered_projection_kernels_match_cpu() {
-    for walked in [false, true] {
-        for projection in [
-            Projection::Fast {
-                tolerance: 1e-10,
-                max_iterations: 50,
-            },
-            Projection::Shake {
-                tolerance: 1e-10,
-                max_iterations: 50,
-            },
-            Projection::Jacobi {
-                iterations: 1,
-                relaxation: 0.5,
-            },
-        ] {
-            let (rods, mut state) = rods_and_state();
-            let before = state.clone();
-            let mut rng = rng(5);
-            for (x, w) in state.pos.iter_mut().zip(&rods.inv_mass) {
-                if *w > 0.0 {
-                    *x += unit(&mut rng) * 0.002;
-                }
+    for projection in [
+        Projection::Fast {
+            tolerance: 1e-10,
+            max_iterations: 50,
+        },
+        Projection::Shake {
+            tolerance: 1e-10,
+            max_iterations: 50,
+        },
+        Projection::Jacobi {
+            iterations: 1,
+            relaxation: 0.5,
+        },
+    ] {
+        let (rods, mut state) = rods_and_state();
+        let before = state.clone();
+        let mut rng = rng(5);
+        for (x, w) in state.pos.iter_mut().zip(&rods.inv_mass) {
+            if *w > 0.0 {
+                *x += unit(&mut rng) * 0.002;
             }
-            let contacts: Vec<Contact> = (0..state.pos.len())
-                .map(|i| Contact {
-                    normal: unit(&mut rng),
-                    // Stuck pairs (i ≡ 0, 1 mod 6) beside sliding (i ≡ 3)
-                    // and free vertices.
-                    depth: if i % 3 == 0 || i % 6 == 1 { 1e-3 } else { 0.0 },
-                    stuck: i % 6 == 0 || i % 6 == 1,
-                    surface_velocity: DVec3::ZERO,
-                })
-                .collect();
-            let p = SimParams {
-                projection,
-                ..params()
-            };
-            let ctx = gpu_ctx();
-            let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
-            gpu.write_state(&before);
-            gpu.run_kernel(Kernel::SaveStart, 0.0, p.h());
-            let start = gpu.read_vertices(strands::gpu::VertexBuffer::Start);
-            gpu.write_state(&state);
-            let s = gpu.read_state();
-            gpu.write_contacts(&contacts);
-            // The packed and the walked kernels.
-            let kernel = match (projection, walked) {
-                (Projection::Fast { .. }, false) => Kernel::ProjectFast,
-                (Projection::Fast { .. }, true) => Kernel::ProjectFastRod,
-                (Projection::Shake { .. }, false) => Kernel::ProjectShake,
-                (Projection::Shake { .. }, true) => Kernel::ProjectShakeRod,
-                _ => Kernel::ProjectJacobi,
-            };
-            // ProjectJacobi runs U→P; U holds the written state too.
-            gpu.run_kernel_in_phase(kernel, 1, 0.0, p.h());
-            let g = gpu.read_state();
-            let mut pos = s.pos.clone();
-            for r in 0..rods.rod_count() {
-                let v = rods.vertices(r);
-                let w = &rods.inv_mass[v.clone()];
-                let rest = &rods.rest_len[rods.edges(r)];
-                let c = &contacts[v.clone()];
-                match projection {
-                    Projection::Fast { .. } => {
-                        project::project_fast(&mut pos[v], w, rest, 1e-10, 50, c, true);
-                    }
-                    Projection::Shake { .. } => {
-                        let x0 = &start[v.clone()];
-                        project::project_shake(&mut pos[v], x0, w, rest, 1e-10, 50, c, true);
-                    }
-                    _ => {
-                        let src = pos[v.clone()].to_vec();
-                        project::project_jacobi(&src, &mut pos[v], w, rest, 0.5, c, true);
-                    }
-                }
-            }
-            let d = max_diff(&g.pos, &pos);
-            eprintln!("{kernel:?} filtered: positions differ by {d:.2e} m");
-            // Fast, SHAKE: the GPU stops at its f32 strain floor (1e-6 × 2 cm edges).
-            assert!(d < 1e-6 * 10.0, "{kernel:?}: {d:e} m");
-            // Every vertex in contact moves in its tangent plane only; with
-            // per-edge weights the stuck pairs move (their shared edge), the
-            // Jacobi projection (per-vertex weights) holds stuck vertices.
-            let mut pair_moved: f64 = 0.0;
-            for (i, c) in contacts.iter().enumerate() {
-                if c.depth > 0.0 {
-                    let (dg, dc) = (g.pos[i] - s.pos[i], pos[i] - s.pos[i]);
-                    assert!(
-                        c.normal.dot(dg).abs() < 1e-6,
-                        "{kernel:?}: vertex {i} off its tangent plane on the GPU"
-                    );
-                    assert!(
-                        c.normal.dot(dc).abs() < 1e-12,
-                        "{kernel:?}: vertex {i} off its tangent plane on the CPU"
-                    );
-                    if c.stuck {
-                        pair_moved = pair_moved.max(dc.length());
-                    }
-                }
-            }
-            eprintln!("{kernel:?}: stuck vertices moved up to {pair_moved:.2e} m");
         }
+        let contacts: Vec<Contact> = (0..state.pos.len())
+            .map(|i| Contact {
+                normal: unit(&mut rng),
+                // Stuck pairs (i ≡ 0, 1 mod 6) beside sliding (i ≡ 3)
+                // and free vertices.
+                depth: if i % 3 == 0 || i % 6 == 1 { 1e-3 } else { 0.0 },
+                stuck: i % 6 == 0 || i % 6 == 1,
+                surface_velocity: DVec3::ZERO,
+            })
+            .collect();
+        let p = SimParams {
+            projection,
+            ..params()
+        };
+        let ctx = gpu_ctx();
+        let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
+        gpu.write_state(&before);
+        gpu.run_kernel(Kernel::SaveStart, 0.0, p.h());
+        let start = gpu.read_vertices(strands::gpu::VertexBuffer::Start);
+        gpu.write_state(&state);
+        let s = gpu.read_state();
+        gpu.write_contacts(&contacts);
+        let kernel = match projection {
+            Projection::Fast { .. } => Kernel::ProjectFastRod,
+            Projection::Shake { .. } => Kernel::ProjectShakeRod,
+            _ => Kernel::ProjectJacobi,
+        };
+        // ProjectJacobi runs U→P; U holds the written state too.
+        gpu.run_kernel_in_phase(kernel, 1, 0.0, p.h());
+        let g = gpu.read_state();
+        let mut pos = s.pos.clone();
+        for r in 0..rods.rod_count() {
+            let v = rods.vertices(r);
+            let w = &rods.inv_mass[v.clone()];
+            let rest = &rods.rest_len[rods.edges(r)];
+            let c = &contacts[v.clone()];
+            match projection {
+                Projection::Fast { .. } => {
+                    project::project_fast(&mut pos[v], w, rest, 1e-10, 50, c, true);
+                }
+                Projection::Shake { .. } => {
+                    let x0 = &start[v.clone()];
+                    project::project_shake(&mut pos[v], x0, w, rest, 1e-10, 50, c, true);
+                }
+                _ => {
+                    let src = pos[v.clone()].to_vec();
+                    project::project_jacobi(&src, &mut pos[v], w, rest, 0.5, c, true);
+                }
+            }
+        }
+        let d = max_diff(&g.pos, &pos);
+        eprintln!("{kernel:?} filtered: positions differ by {d:.2e} m");
+        // Fast, SHAKE: the GPU stops at its f32 strain floor (1e-6 × 2 cm edges).
+        assert!(d < 1e-6 * 10.0, "{kernel:?}: {d:e} m");
+        // Every vertex in contact moves in its tangent plane only; with
+        // per-edge weights the stuck pairs move (their shared edge), the
+        // Jacobi projection (per-vertex weights) holds stuck vertices.
+        let mut pair_moved: f64 = 0.0;
+        for (i, c) in contacts.iter().enumerate() {
+            if c.depth > 0.0 {
+                let (dg, dc) = (g.pos[i] - s.pos[i], pos[i] - s.pos[i]);
+                assert!(
+                    c.normal.dot(dg).abs() < 1e-6,
+                    "{kernel:?}: vertex {i} off its tangent plane on the GPU"
+                );
+                assert!(
+                    c.normal.dot(dc).abs() < 1e-12,
+                    "{kernel:?}: vertex {i} off its tangent plane on the CPU"
+                );
+                if c.stuck {
+                    pair_moved = pair_moved.max(dc.length());
+                }
+            }
+        }
+        eprintln!("{kernel:?}: stuck vertices moved up to {pair_moved:.2e} m");
     }
 }
 
@@ -604,9 +587,9 @@ fn velocity_update_with_contacts_matches_cpu() {
 /// Whole steps with colliders (`scenes/hair.toml`, 12 strands on the moving,
 /// turning head with neck and shoulders; hair–hair interaction off, its
 /// whole steps are tests/gpu_interaction.rs'): GPU and CPU trajectories
-/// agree with the frames, forces and projection packed and walked
-/// (`GpuSimulator::set_packed`), both keep the strands out,
-/// and two packed GPU runs are bit-identical.
+/// agree in each walked form (`GpuSimulator::set_form`), each keeps the
+/// strands out, and two GPU runs in the adapter's default form
+/// (`GpuSimulator::default_form`) are bit-identical.
 #[test]
 fn whole_steps_with_contact_match_and_are_deterministic() {
     let scene = strands::scene::Scene::load(
@@ -620,10 +603,12 @@ fn whole_steps_with_contact_match_and_are_deterministic() {
     let mut cpu = CpuSimulator::new(rods.clone(), state.clone(), p);
     let mut runs = Vec::new();
     let steps = 60;
-    // Twice packed (one workgroup per pack of rods), once walked per rod.
-    for packed in [true, true, false] {
+    // Each walked form, then the default one again.
+    let default = GpuSimulator::default_form(&ctx);
+    for form in Form::ALL.into_iter().chain([default]) {
         let mut g = GpuSimulator::new(&ctx, rods.clone(), state.clone(), p).unwrap();
-        g.set_packed(packed);
+        g.set_form(form)
+            .expect("the test adapter runs the walked forms");
         let mut last = None;
         for _ in 0..steps {
             let (s, d) = g.step_checked().unwrap();
@@ -644,8 +629,10 @@ fn whole_steps_with_contact_match_and_are_deterministic() {
             d.max_penetration
         );
     }
-    assert_eq!(runs[0].pos, runs[1].pos, "two GPU runs differ");
-    for (run, form) in [(&runs[0], "packed"), (&runs[2], "walked")] {
+    let again = runs.pop().unwrap();
+    let first = Form::ALL.iter().position(|&f| f == default).unwrap();
+    assert_eq!(runs[first].pos, again.pos, "two GPU runs differ");
+    for (run, form) in runs.iter().zip(Form::ALL) {
         let d = max_diff(&run.pos, &cpu.state.pos);
         eprintln!("{steps} frames of hair with contact, {form}: GPU vs CPU {d:.2e} m");
         // The same bound as the hair trajectories without contact in

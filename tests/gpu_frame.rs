@@ -23,16 +23,15 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use strands::gpu::pack::PackShape;
 use strands::gpu::{Form, GpuSimulator};
 use strands::scene::Scene;
 
 /// 24 strands of 12 segments on a head that turns and moves from t = 0, a
 /// sphere on the head's anchor and a capsule on the body's, in gusty wind;
 /// and a strand clamped at its far end to the head, so that an end clamp
-/// follows the moving anchor too. (No strand longer than a pack: on
-/// lavapipe a 300-vertex strand's 8 substeps in one invocation pass
-/// llvmpipe's loop limit, README "Limitations".)
+/// follows the moving anchor too. (No long strand: on lavapipe a
+/// 300-vertex strand's 8 substeps in one invocation pass llvmpipe's loop
+/// limit, README "Limitations".)
 const SCENE: &str = r#"
 [sim]
 dt = 0.016666666666666666
@@ -146,8 +145,8 @@ end_anchor = "head"
 /// Positions (m) and twist angles (rad) after `frames` frames of the scene
 /// with `set`, in `form`, from the scene's start; and how far the roots
 /// and the whole moved.
-fn run(form: Form, shape: PackShape, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
-    run_on(&gpu().with_pack_shape(shape), form, set, frames)
+fn run(form: Form, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
+    run_on(&gpu(), form, set, frames)
 }
 
 /// `run` on `ctx`.
@@ -196,19 +195,19 @@ fn run_scene(
 /// a compiler may contract their inlined arithmetic differently, a few ulps
 /// a substep that the dynamics grow: there the bound is 1e-6 m over one
 /// frame, the GPU–CPU parity bound of a frame, and 1e-5 rad.
-fn assert_frame_matches(apart: Form, whole: Form, shape: PackShape) {
+fn assert_frame_matches(apart: Form, whole: Form) {
     let on_cpu = gpu().info.device_type == wgpu::DeviceType::Cpu;
     let frames = if on_cpu { 3 } else { 1 };
     for method in ["fast", "shake", "none"] {
         let m = format!("sim.projection.method=\"{method}\"");
         let set = [m.as_str()];
-        let (a, travel) = run(apart, shape, &set, frames);
-        let (w, _) = run(whole, shape, &set, frames);
+        let (a, travel) = run(apart, &set, frames);
+        let (w, _) = run(whole, &set, frames);
         let dx = max_diff(&a.pos, &w.pos);
         let dv = max_diff(&a.vel, &w.vel);
         let dtheta = max_abs_diff(&a.theta, &w.theta);
         eprintln!(
-            "{method}, {shape}-row packs: {apart} − {whole} {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad; travel {travel:.3e} m"
+            "{method}: {apart} − {whole} {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad; travel {travel:.3e} m"
         );
         assert!(
             travel > 1e-3,
@@ -231,33 +230,7 @@ fn assert_frame_matches(apart: Form, whole: Form, shape: PackShape) {
 /// The walked substep, an invocation a rod: `frame_rod`.
 #[test]
 fn walked_frame_matches_the_substeps_dispatched_apart() {
-    assert_frame_matches(Form::WalkedFused, Form::WalkedFrame, PackShape::DEFAULT);
-}
-
-/// The packed fused substep, a workgroup a pack of rods (the 24 hairs of
-/// 13 vertices share packs; the strand clamped at its far end too), its
-/// state resident in workgroup memory for the whole frame: `frame_pack`;
-/// on the default 256-row packs (positions resident) and on 32-row ones
-/// (two strands a pack, a workgroup of 32 invocations, on NVIDIA one warp:
-/// the shape `scripts/gpu-measure.sh` times for a strand a warp), with
-/// the positions resident (a GPU's default) and with the whole state
-/// (`32:state`). On a CPU adapter the 32-row shapes only where
-/// `every_case` asks for it (llvmpipe compiles `frame_pack` and the fused
-/// substep's kernels anew for each shape: with them this binary took 481 s
-/// against 110 on a 2-core VM).
-#[test]
-fn fused_frame_matches_the_substeps_dispatched_apart() {
-    let warp_state = PackShape::WARP.with_resident_state().unwrap();
-    let shapes = [PackShape::DEFAULT, PackShape::WARP, warp_state];
-    let shapes = if every_case(&gpu()) {
-        &shapes[..]
-    } else {
-        eprintln!("32-row packs: left to a GPU (every_case)");
-        &shapes[..1]
-    };
-    for &shape in shapes {
-        assert_frame_matches(Form::Fused, Form::FusedFrame, shape);
-    }
+    assert_frame_matches(Form::WalkedFused, Form::WalkedFrame);
 }
 
 /// Loads issued ahead (`GpuContext::with_walk_ahead`, shaders/common.wgsl

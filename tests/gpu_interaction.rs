@@ -896,7 +896,7 @@ fn wide_positions_give_the_same_bits_as_structs() {
     let run = |ctx: &GpuContext, staged: bool| {
         let mut g = GpuSimulator::new(ctx, rods.clone(), state.clone(), params).unwrap();
         if staged {
-            g.set_form(g.form().staged()).unwrap();
+            g.set_form(strands::gpu::Form::Walked).unwrap();
         }
         let mut touched = 0;
         for _ in 0..20 {
@@ -1048,11 +1048,9 @@ fn sorted_stages_match(ctx: &GpuContext) {
 
 /// Whole frames with the sorted splat give the same bits as with each
 /// form's own (integer sums: the same grid, so the same everything), in
-/// the walked fused form, the packed fused one (runs of 5 slots; on a CPU
-/// adapter the packed stages unless `every_case`, llvmpipe compiling the
-/// fused kernels anew for these constants) and the staged walked one (with the 32-bit
-/// pairs); and the grid matters here: the same frames without interaction
-/// end elsewhere.
+/// the walked fused form and the staged walked one (with the 32-bit pairs,
+/// and with 64-bit sums in runs of 5 slots); and the grid matters here:
+/// the same frames without interaction end elsewhere.
 #[test]
 fn sorted_splat_runs_bit_for_bit_as_the_own() {
     use strands::gpu::Form;
@@ -1069,17 +1067,12 @@ fn sorted_splat_runs_bit_for_bit_as_the_own() {
         g.read_state()
     };
     let u32_grid = ctx.with_u32_grid();
-    let packed = if every_case(&ctx) {
-        Form::Fused
-    } else {
-        Form::Packed
-    };
     let mut own_walked = None;
     // Runs of the default 16 slots, and of 5 (most runs end inside a cell).
     for (ctx, form, splat) in [
         (&ctx, Form::WalkedFused, Splat::SORTED),
         (&u32_grid, Form::Walked, Splat::SORTED),
-        (&ctx, packed, Splat::Sorted { run: 5 }),
+        (&ctx, Form::Walked, Splat::Sorted { run: 5 }),
     ] {
         let start = std::time::Instant::now();
         let own = run(ctx, &rods, form, Splat::Own);

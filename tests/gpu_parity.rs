@@ -15,28 +15,9 @@ use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
 use strands::cpu::contact::Contact;
 use strands::cpu::{self, CpuSimulator, frames, project, twist};
-use strands::gpu::pack::{PACK_ROWS, PackShape};
-use strands::gpu::{GpuSimulator, JacobiPass, Kernel, VertexBuffer};
+use strands::gpu::{Form, GpuSimulator, JacobiPass, Kernel, VertexBuffer};
 use strands::params::{Projection, SimParams, Wind};
 use strands::rods::State;
-
-/// Each kernel of `kernels` with each pack shape it runs in: a per-pack
-/// kernel (`Kernel::per_pack`) in every shape (`PackShape::ALL`, rods
-/// longer than a pack walked by one invocation), a walked one in the
-/// default (it uses no packs).
-fn in_every_shape(kernels: &[Kernel]) -> Vec<(Kernel, PackShape)> {
-    kernels
-        .iter()
-        .flat_map(|&k| {
-            let shapes: &[PackShape] = if k.per_pack() {
-                &PackShape::ALL
-            } else {
-                &[PackShape::DEFAULT]
-            };
-            shapes.iter().map(move |&s| (k, s))
-        })
-        .collect()
-}
 
 /// Random curved anisotropic rods with every end condition, roots on a
 /// moving, turning anchor, drag and gusty wind.
@@ -100,18 +81,13 @@ fn rods_of(cpu: &CpuSimulator) -> Vec<Ranges> {
         .collect()
 }
 
-/// Kernel `frames`: Bishop frames by parallel transport, clamped twist from
-/// the anchors, packed (`frames`, a scan of quaternions) and walked
-/// (`frames_rod`). Transport along n ≤ 17 edges compounds ~10 roundings per
-/// edge: |Δu| ≤ 17·10·ε ≈ 2e-5; a clamped θ inherits that (atan2 of unit vectors).
+/// Kernel `frames_rod`: Bishop frames by parallel transport, walked, clamped
+/// twist from the anchors. Transport along n ≤ 17 edges compounds ~10
+/// roundings per edge: |Δu| ≤ 17·10·ε ≈ 2e-5; a clamped θ inherits that
+/// (atan2 of unit vectors).
 #[test]
 fn frames_kernel_matches_cpu() {
-    for kernel in [Kernel::Frames, Kernel::FramesRod] {
-        frames_kernel_matches_cpu_with(kernel);
-    }
-}
-
-fn frames_kernel_matches_cpu_with(kernel: Kernel) {
+    let kernel = Kernel::FramesRod;
     let (mut cpu, mut gpu) = pair();
     let (t, h) = (cpu.state.time, cpu.params.h());
     // Displace the vertices so the frames have something to follow.
@@ -179,16 +155,10 @@ fn cpu_twist(
 /// stops at a 1e-6 rad step; its f32 gradient has an error of ~ε·Σ|terms|,
 /// which moves the root by that over the Hessian: with terms of the size of
 /// the Hessian summed over a few neighbours, ~10·ε ≈ 1e-6, plus the 1e-6
-/// stopping step. Allowed: 1e-5 rad.
-/// Both forms: packed (`twist`, one workgroup per pack) and walked (`twist_rod`).
+/// stopping step. Allowed: 1e-5 rad. The walked solve (`twist_rod`).
 #[test]
 fn twist_kernel_matches_cpu() {
-    for kernel in [Kernel::Twist, Kernel::TwistRod] {
-        twist_kernel_matches_cpu_with(kernel);
-    }
-}
-
-fn twist_kernel_matches_cpu_with(kernel: Kernel) {
+    let kernel = Kernel::TwistRod;
     let (mut cpu, mut gpu) = pair();
     let (t, h) = (cpu.state.time, cpu.params.h());
     // Start from angles off equilibrium (clamped ends keep theirs).
@@ -366,17 +336,11 @@ fn walked_twist_one_iteration(mut offset: impl FnMut(usize) -> f64) -> OneIterat
 /// gravity, drag and wind. Each elastic force is a sum of ~30 terms that
 /// nearly cancel; f32 leaves an error of ~30·3·ε ≈ 1e-5 of the largest term,
 /// which is at most the largest force per rod. Allowed: 1e-5 × max |f| of the rod.
-/// Both forms: packed (`forces`, the holonomy sums by a scan; it keeps the
-/// twist gradient in workgroup memory) and walked (`forces_rod`, which takes
-/// the holonomy coefficients from its own bending stencils).
+/// The walked kernel (`forces_rod`, which takes the holonomy coefficients
+/// from its own bending stencils).
 #[test]
 fn forces_kernel_matches_cpu() {
-    for kernel in [Kernel::Forces, Kernel::ForcesRod] {
-        forces_kernel_matches_cpu_with(kernel);
-    }
-}
-
-fn forces_kernel_matches_cpu_with(kernel: Kernel) {
+    let kernel = Kernel::ForcesRod;
     let (cpu, mut gpu) = pair();
     let t = cpu.state.time;
     gpu.run_kernel(kernel, t, cpu.params.h());
@@ -413,7 +377,7 @@ fn forces_kernel_matches_cpu_with(kernel: Kernel) {
 fn integrate_kernel_matches_cpu() {
     let (mut cpu, mut gpu) = pair();
     let (t, h) = (cpu.state.time, cpu.params.h());
-    gpu.run_kernel(Kernel::Forces, t, h);
+    gpu.run_kernel(Kernel::ForcesRod, t, h);
     let force = gpu.read_forces();
     gpu.run_kernel(Kernel::Integrate, t, h);
     let g = gpu.read_state();
@@ -496,7 +460,7 @@ fn each_jacobi_iteration_matches_cpu() {
     }
 }
 
-/// Kernel `project_fast` on stretched rods: both sides stop below their
+/// Kernel `project_fast_rod` on stretched rods: both sides stop below their
 /// strain tolerance (CPU: 1e-10; GPU: 1e-6 plus what f32 resolves at that
 /// distance from the origin, ~1e-5 here), and Newton's quadratic convergence
 /// usually overshoots that by far, so the projected positions agree to the
@@ -514,7 +478,7 @@ fn fast_projection_kernel_matches_cpu() {
     }
     gpu.write_state(&cpu.state);
     cpu.state = gpu.read_state();
-    gpu.run_kernel(Kernel::ProjectFast, t, h);
+    gpu.run_kernel(Kernel::ProjectFastRod, t, h);
     let g = gpu.read_state();
     for (_, v, e) in rods_of(&cpu) {
         let r = project::project_fast(
@@ -542,12 +506,12 @@ fn fast_projection_kernel_matches_cpu() {
         }
     }
     let d = max_diff(&g.pos, &cpu.state.pos);
-    eprintln!("project_fast: positions differ by {d:.2e} m");
+    eprintln!("project_fast_rod: positions differ by {d:.2e} m");
     assert!(d < 1e-6, "projected positions differ by {d:.2e} m");
     assert!(gpu.read_stats()[1] > 0);
 }
 
-/// Kernels `save_start` and `project_shake`: `save_start` copies the
+/// Kernels `save_start` and `project_shake_rod`: `save_start` copies the
 /// positions exactly; then from rods moved off their start (each vertex by
 /// up to 2 mm, edges turned by ~0.03 rad and stretched) SHAKE projects along
 /// the start edges. Both sides stop below their strain tolerance as in
@@ -571,7 +535,7 @@ fn shake_projection_kernel_matches_cpu() {
     gpu.write_state(&cpu.state);
     cpu.state = gpu.read_state();
     let moved = cpu.state.pos.clone();
-    gpu.run_kernel(Kernel::ProjectShake, t, h);
+    gpu.run_kernel(Kernel::ProjectShakeRod, t, h);
     let g = gpu.read_state();
     let mut fast = moved.clone();
     for (_, v, e) in rods_of(&cpu) {
@@ -603,7 +567,7 @@ fn shake_projection_kernel_matches_cpu() {
     let d = max_diff(&g.pos, &cpu.state.pos);
     let apart = max_diff(&fast, &cpu.state.pos);
     eprintln!(
-        "project_shake: positions differ by {d:.2e} m; SHAKE and fast differ by {apart:.2e} m"
+        "project_shake_rod: positions differ by {d:.2e} m; SHAKE and fast differ by {apart:.2e} m"
     );
     assert!(d < 1e-6, "projected positions differ by {d:.2e} m");
     assert!(
@@ -614,14 +578,15 @@ fn shake_projection_kernel_matches_cpu() {
 }
 
 /// A whole step (all kernels in sequence, one submission) from identical
-/// states, with the frames, forces and projection packed and walked
-/// (`GpuSimulator::set_packed`): the end states agree to the accumulated
-/// kernel tolerances.
+/// states, in each walked form (`GpuSimulator::set_form`: the stages
+/// apart, a substep a dispatch, a frame a dispatch): the end states agree
+/// to the accumulated kernel tolerances.
 #[test]
 fn one_whole_step_matches_cpu() {
-    for packed in [true, false] {
+    for form in Form::ALL {
         let (mut cpu, mut gpu) = pair();
-        gpu.set_packed(packed);
+        gpu.set_form(form)
+            .expect("the test adapter runs the walked forms");
         let before: State = cpu.state.clone();
         cpu.step().expect("stable");
         gpu.step();
@@ -629,19 +594,17 @@ fn one_whole_step_matches_cpu() {
         let moved = max_diff(&cpu.state.pos, &before.pos);
         let d = max_diff(&g.pos, &cpu.state.pos);
         assert!(moved > 1e-4, "the step moved nothing ({moved:.2e} m)");
-        eprintln!("one step, packed {packed}: positions differ by {d:.2e} m, moved {moved:.2e} m");
+        eprintln!("one step, {form}: positions differ by {d:.2e} m, moved {moved:.2e} m");
         assert!(
             d < 1e-5,
-            "packed {packed}: positions after one step differ by {d:.2e} m (moved {moved:.2e})"
+            "{form}: positions after one step differ by {d:.2e} m (moved {moved:.2e})"
         );
     }
 }
 
-/// Kernels `project_fast` and `project_shake` run one workgroup per pack of
-/// rods (src/gpu/pack.rs): rods of 3 to 257 vertices fill several packs, a
-/// pack of one 256-vertex rod is full, and rods of 257 and 300 vertices are
-/// longer than a pack and take the serial path; `project_fast_rod` and
-/// `project_shake_rod` walk every rod serially (software adapters). From the same stretched
+/// Kernels `project_fast_rod` and `project_shake_rod`, which walk every rod
+/// serially, on rods of 3 to 300 vertices (91 of 3, others of 5 to 40,
+/// and of 256, 257 and 300). From the same stretched
 /// state both projections match the CPU rod by rod: every movable edge meets
 /// the GPU's stopping rule (strain ≤ 1e-6 + 4ε, plus the k ulps by which
 /// a GPU's approximate length may misjudge it, `common::function_ulps`),
@@ -649,7 +612,7 @@ fn one_whole_step_matches_cpu() {
 /// length may be off by its allowance, and a vertex sits at the end of the
 /// chain of edges from the root), plus 8 ulps of the positions.
 #[test]
-fn packed_projections_match_cpu_across_packs() {
+fn walked_projections_match_cpu_across_lengths() {
     let mut rng = rng(11);
     let mut lengths = vec![300, 40, 40, 40, 40, 40, 40, 40, 3, 256];
     lengths.extend(std::iter::repeat_n(3, 90));
@@ -673,15 +636,8 @@ fn packed_projections_match_cpu_across_packs() {
             spec
         })
         .collect();
-    let packs = strands::gpu::pack::pack_ends(lengths.iter().copied(), PACK_ROWS);
-    assert!(packs.len() >= 5, "{packs:?}");
-    for (kernel, shape) in in_every_shape(&[
-        Kernel::ProjectFast,
-        Kernel::ProjectFastRod,
-        Kernel::ProjectShake,
-        Kernel::ProjectShakeRod,
-    ]) {
-        let shake = matches!(kernel, Kernel::ProjectShake | Kernel::ProjectShakeRod);
+    for kernel in [Kernel::ProjectFastRod, Kernel::ProjectShakeRod] {
+        let shake = kernel == Kernel::ProjectShakeRod;
         let params = SimParams {
             projection: if shake {
                 Projection::Shake {
@@ -697,7 +653,7 @@ fn packed_projections_match_cpu_across_packs() {
             ..SimParams::default()
         };
         let (rods, state) = build(&specs, vec![Anchor::world()]);
-        let ctx = gpu().with_pack_shape(shape);
+        let ctx = gpu();
         let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
         let (t, h) = (0.0, params.h());
         gpu.run_kernel(Kernel::SaveStart, t, h);
@@ -759,19 +715,15 @@ fn packed_projections_match_cpu_across_packs() {
                 v.len()
             );
         }
-        eprintln!(
-            "{kernel:?}, {shape}-row packs: {} packs (of 256 rows); worst difference {worst:.2} of its allowance",
-            packs.len()
-        );
+        eprintln!("{kernel:?}: worst difference {worst:.2} of its allowance");
     }
 }
 
-/// Rods of 3 to 300 vertices over several packs (src/gpu/pack.rs), every end
-/// condition, ~1 cm edges; the first a 256-vertex helix (5 cm radius, 0.2 rad
-/// a turn per edge: the longest curly rod that fits one pack), then rods
-/// that are longer than a pack (the packed kernels walk those). Twist off
-/// equilibrium so every holonomy coefficient Cⱼ is non-zero.
-fn packed_scene() -> (Vec<RodSpec>, State, strands::rods::RodSet, SimParams) {
+/// Rods of 3 to 300 vertices, every end condition, ~1 cm edges; the first
+/// a 256-vertex helix (5 cm radius, 0.2 rad a turn per edge), then rods of
+/// 257 and 300 vertices among shorter ones. Twist off equilibrium so every
+/// holonomy coefficient Cⱼ is non-zero.
+fn varied_scene() -> (Vec<RodSpec>, State, strands::rods::RodSet, SimParams) {
     let mut rng = rng(17);
     let mut lengths = vec![256, 40, 40, 40, 40, 40, 40, 3, 300];
     lengths.extend(std::iter::repeat_n(3, 60));
@@ -816,8 +768,6 @@ fn packed_scene() -> (Vec<RodSpec>, State, strands::rods::RodSet, SimParams) {
             spec
         })
         .collect();
-    let packs = strands::gpu::pack::pack_ends(lengths.iter().copied(), PACK_ROWS);
-    assert!(packs.len() >= 5, "{packs:?}");
     let params = SimParams {
         wind: Wind {
             velocity: DVec3::new(0.5, 0.0, 0.2),
@@ -833,216 +783,208 @@ fn packed_scene() -> (Vec<RodSpec>, State, strands::rods::RodSet, SimParams) {
     (specs, state, rods, params)
 }
 
-/// Kernels `frames` (packed: the transports as quaternions composed by a
-/// scan over each rod) and `frames_rod` (walked), across packs: from the
-/// same displaced centerlines both match the f64 CPU `frames` and
+/// Kernel `frames_rod` (walked) on rods of 3 to 300 vertices: from the
+/// displaced centerlines it matches the f64 CPU `frames` and
 /// `clamp_twist`. A tangent is a quanta difference, a length and a division:
 /// 4 roundings, |Δt| ≤ 4ε, plus the k ulps a GPU's approximate normalize
 /// may scale it by (`common::function_ulps`; the scale leaves its
 /// direction, so the transport below does not compound it). Transport
-/// compounds ~10 roundings per edge in either form (the walk: one transport and a normalisation per edge; the
-/// scan: a quaternion of each edge and the products along the scan tree
-/// above it), so |Δuʲ| ≤ 10 (j + 1) ε; a clamped θ inherits its edge's
+/// compounds ~10 roundings per edge (one transport and a normalisation per
+/// edge), so |Δuʲ| ≤ 10 (j + 1) ε; a clamped θ inherits its edge's
 /// |Δu| (atan2 of unit vectors) plus the 4ε of its anchor's m₁.
 #[test]
-fn packed_frames_match_cpu_across_packs() {
-    let (_, state, rods, params) = packed_scene();
+fn walked_frames_match_cpu_across_lengths() {
+    let (_, state, rods, params) = varied_scene();
     let eps = f32::EPSILON as f64;
     let mut rng = rng(5);
     let mut moved = state.clone();
     for p in moved.pos.iter_mut() {
         *p += unit(&mut rng) * 2e-3;
     }
-    for (kernel, shape) in in_every_shape(&[Kernel::Frames, Kernel::FramesRod]) {
-        let ctx = gpu().with_pack_shape(shape);
-        let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
-        let (t, h) = (0.0, params.h());
-        gpu.write_state(&moved);
-        let mut cpu = gpu.read_state();
-        gpu.run_kernel(kernel, t, h);
-        let g = gpu.read_state();
-        let mut worst = 0.0f64;
-        let mut helix = 0.0f64;
-        for r in 0..rods.rod_count() {
-            let (v, e) = (rods.vertices(r), rods.edges(r));
-            let s = &mut cpu;
-            frames::frames(
-                &s.pos[v.clone()],
-                &mut s.tangent[e.clone()],
-                &mut s.ref_u[e.clone()],
+    let kernel = Kernel::FramesRod;
+    let ctx = gpu();
+    let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
+    let (t, h) = (0.0, params.h());
+    gpu.write_state(&moved);
+    let mut cpu = gpu.read_state();
+    gpu.run_kernel(kernel, t, h);
+    let g = gpu.read_state();
+    let mut worst = 0.0f64;
+    let mut helix = 0.0f64;
+    for r in 0..rods.rod_count() {
+        let (v, e) = (rods.vertices(r), rods.edges(r));
+        let s = &mut cpu;
+        frames::frames(
+            &s.pos[v.clone()],
+            &mut s.tangent[e.clone()],
+            &mut s.ref_u[e.clone()],
+        );
+        let mut view = cpu::RodStateMut {
+            pos: &mut s.pos[v.clone()],
+            vel: &mut s.vel[v.clone()],
+            theta: &mut s.theta[e.clone()],
+            tangent: &mut s.tangent[e.clone()],
+            ref_u: &mut s.ref_u[e.clone()],
+        };
+        cpu::clamp_twist(&rods, r, t + h, &mut view);
+        for (j, k) in e.clone().enumerate() {
+            let dt = (g.tangent[k] - s.tangent[k]).length();
+            let tangent_bound = (4.0 + function_ulps(&ctx)) * eps;
+            assert!(
+                dt <= tangent_bound,
+                "{kernel:?} rod {r} edge {j}: tangent off by {dt:.2e} > {tangent_bound:.2e}"
             );
-            let mut view = cpu::RodStateMut {
-                pos: &mut s.pos[v.clone()],
-                vel: &mut s.vel[v.clone()],
-                theta: &mut s.theta[e.clone()],
-                tangent: &mut s.tangent[e.clone()],
-                ref_u: &mut s.ref_u[e.clone()],
-            };
-            cpu::clamp_twist(&rods, r, t + h, &mut view);
-            for (j, k) in e.clone().enumerate() {
-                let dt = (g.tangent[k] - s.tangent[k]).length();
-                let tangent_bound = (4.0 + function_ulps(&ctx)) * eps;
-                assert!(
-                    dt <= tangent_bound,
-                    "{kernel:?} rod {r} edge {j}: tangent off by {dt:.2e} > {tangent_bound:.2e}"
-                );
-                let du = (g.ref_u[k] - s.ref_u[k]).length();
-                let bound = 10.0 * (j + 1) as f64 * eps;
-                assert!(
-                    du <= bound,
-                    "{kernel:?} rod {r} ({} edges), edge {j}: u off by {du:.2e} > {bound:.2e}",
-                    e.len()
-                );
-                let dtheta = (g.theta[k] - s.theta[k]).abs();
-                assert!(
-                    dtheta <= bound + 4.0 * eps,
-                    "{kernel:?} rod {r} edge {j}: θ off by {dtheta:.2e}"
-                );
-                worst = worst.max(du / bound);
-                if r == 0 {
-                    helix = helix.max(du);
-                }
+            let du = (g.ref_u[k] - s.ref_u[k]).length();
+            let bound = 10.0 * (j + 1) as f64 * eps;
+            assert!(
+                du <= bound,
+                "{kernel:?} rod {r} ({} edges), edge {j}: u off by {du:.2e} > {bound:.2e}",
+                e.len()
+            );
+            let dtheta = (g.theta[k] - s.theta[k]).abs();
+            assert!(
+                dtheta <= bound + 4.0 * eps,
+                "{kernel:?} rod {r} edge {j}: θ off by {dtheta:.2e}"
+            );
+            worst = worst.max(du / bound);
+            if r == 0 {
+                helix = helix.max(du);
             }
         }
-        eprintln!(
-            "{kernel:?}, {shape}-row packs: worst |Δu| {worst:.3} of its bound; 255-edge helix: max |Δu| {helix:.2e} ({:.1} ε)",
-            helix / eps
-        );
     }
+    eprintln!(
+        "{kernel:?}: worst |Δu| {worst:.3} of its bound; 255-edge helix: max |Δu| {helix:.2e} ({:.1} ε)",
+        helix / eps
+    );
 }
 
-/// Kernels `forces` (packed: holonomy sums Sₖ = Σ_{j≥k} Cⱼ by a scan over
-/// each rod, each vertex's force from the stencils touching it) and
-/// `forces_rod` (walked), across packs, against the f64 CPU `rod_forces`
+/// Kernel `forces_rod` (walked: holonomy sums Sₖ = Σ_{j≥k} Cⱼ along each
+/// rod) on rods of 3 to 300 vertices, against the f64 CPU `rod_forces`
 /// from the same state. The stencil terms carry the error of
 /// `forces_kernel_matches_cpu`, 90 ε of max |f|; an f32 Sₖ sums up to n
 /// coefficients that carry ~10 roundings each: |ΔSₖ| ≤ (n + 10) ε Σ|Cⱼ|, and
 /// it reaches a vertex through ≤ 3 holonomy gradients of size ≤ |κb|/|e|.
 #[test]
-fn packed_forces_match_cpu_across_packs() {
-    let (_, state, rods, params) = packed_scene();
+fn walked_forces_match_cpu_across_lengths() {
+    let (_, state, rods, params) = varied_scene();
     let eps = f32::EPSILON as f64;
-    for (kernel, shape) in in_every_shape(&[Kernel::Forces, Kernel::ForcesRod]) {
-        let ctx = gpu().with_pack_shape(shape);
-        let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
-        let (t, h) = (0.0, params.h());
-        gpu.write_state(&state);
-        let s = gpu.read_state();
-        gpu.run_kernel(kernel, t, h);
-        let g = gpu.read_forces();
-        let mut worst = 0.0f64;
-        for r in 0..rods.rod_count() {
-            let (v, e) = (rods.vertices(r), rods.edges(r));
-            let n = v.len();
-            let mut f = vec![DVec3::ZERO; n];
-            cpu::rod_forces(
-                &rods,
-                &params,
-                r,
-                t,
-                &s.pos[v.clone()],
-                &s.vel[v.clone()],
-                &s.tangent[e.clone()],
-                &s.ref_u[e.clone()],
-                &s.theta[e.clone()],
-                &mut f,
-            );
-            let pos = &s.pos[v.clone()];
-            let mut kb = vec![DVec3::ZERO; n];
-            twist::curvature_binormals(pos, &mut kb);
-            let mut gb = vec![0.0; n - 1];
-            let mut gt = vec![0.0; n - 1];
-            twist::twist_gradient(
-                strands::cpu::RowOrder::RootFirst,
-                cpu::rod_rest(&rods, r),
-                &kb,
-                &s.tangent[e.clone()],
-                &s.ref_u[e.clone()],
-                &s.theta[e.clone()],
-                &mut gb,
-                &mut gt,
-                None,
-            );
-            // Cⱼ = ∂E_bend/∂θʲ; −∂E_twist/∂θⁿ at a clamped last edge.
-            let clamped = matches!(rods.end[r], strands::rods::EndCondition::Clamped(_));
-            let last = if clamped { gt[n - 2] } else { gb[n - 2] };
-            let sum_c: f64 = gb[..n - 2].iter().map(|c| c.abs()).sum::<f64>() + last.abs();
-            let grad_psi = (1..n - 1)
-                .map(|i| {
-                    let l = (pos[i] - pos[i - 1])
-                        .length()
-                        .min((pos[i + 1] - pos[i]).length());
-                    kb[i].length() / l
-                })
-                .fold(0.0f64, f64::max);
-            let scale = f.iter().fold(0.0f64, |m, x| m.max(x.length()));
-            let bound = 90.0 * eps * scale + 3.0 * grad_psi * (n + 10) as f64 * eps * sum_c;
-            let d = max_diff(&g[v.clone()], &f);
-            assert!(
-                d <= bound,
-                "{kernel:?} rod {r} ({n} vertices): forces differ by {d:.2e} > {bound:.2e} (max |f| {scale:.2e})"
-            );
-            worst = worst.max(d / bound);
-        }
-        eprintln!("{kernel:?}, {shape}-row packs: worst difference {worst:.3} of its bound");
+    let kernel = Kernel::ForcesRod;
+    let ctx = gpu();
+    let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
+    let (t, h) = (0.0, params.h());
+    gpu.write_state(&state);
+    let s = gpu.read_state();
+    gpu.run_kernel(kernel, t, h);
+    let g = gpu.read_forces();
+    let mut worst = 0.0f64;
+    for r in 0..rods.rod_count() {
+        let (v, e) = (rods.vertices(r), rods.edges(r));
+        let n = v.len();
+        let mut f = vec![DVec3::ZERO; n];
+        cpu::rod_forces(
+            &rods,
+            &params,
+            r,
+            t,
+            &s.pos[v.clone()],
+            &s.vel[v.clone()],
+            &s.tangent[e.clone()],
+            &s.ref_u[e.clone()],
+            &s.theta[e.clone()],
+            &mut f,
+        );
+        let pos = &s.pos[v.clone()];
+        let mut kb = vec![DVec3::ZERO; n];
+        twist::curvature_binormals(pos, &mut kb);
+        let mut gb = vec![0.0; n - 1];
+        let mut gt = vec![0.0; n - 1];
+        twist::twist_gradient(
+            strands::cpu::RowOrder::RootFirst,
+            cpu::rod_rest(&rods, r),
+            &kb,
+            &s.tangent[e.clone()],
+            &s.ref_u[e.clone()],
+            &s.theta[e.clone()],
+            &mut gb,
+            &mut gt,
+            None,
+        );
+        // Cⱼ = ∂E_bend/∂θʲ; −∂E_twist/∂θⁿ at a clamped last edge.
+        let clamped = matches!(rods.end[r], strands::rods::EndCondition::Clamped(_));
+        let last = if clamped { gt[n - 2] } else { gb[n - 2] };
+        let sum_c: f64 = gb[..n - 2].iter().map(|c| c.abs()).sum::<f64>() + last.abs();
+        let grad_psi = (1..n - 1)
+            .map(|i| {
+                let l = (pos[i] - pos[i - 1])
+                    .length()
+                    .min((pos[i + 1] - pos[i]).length());
+                kb[i].length() / l
+            })
+            .fold(0.0f64, f64::max);
+        let scale = f.iter().fold(0.0f64, |m, x| m.max(x.length()));
+        let bound = 90.0 * eps * scale + 3.0 * grad_psi * (n + 10) as f64 * eps * sum_c;
+        let d = max_diff(&g[v.clone()], &f);
+        assert!(
+            d <= bound,
+            "{kernel:?} rod {r} ({n} vertices): forces differ by {d:.2e} > {bound:.2e} (max |f| {scale:.2e})"
+        );
+        worst = worst.max(d / bound);
     }
+    eprintln!("{kernel:?}: worst difference {worst:.3} of its bound");
 }
 
-/// Kernels `twist` (packed: the Newton solve of every rod of a pack at once,
-/// definiteness by a scan of the leading minors, solve by parallel cyclic
-/// reduction, sums by scans) and `twist_rod` (walked), across packs, every
-/// end condition, the anisotropic helix included: the angles match the f64
+/// Kernel `twist_rod` (walked: the Newton solve of each rod) on rods of 3
+/// to 300 vertices, every end condition, the anisotropic helix included: the angles match the f64
 /// CPU `twist` (∂E/∂θ = 0, eq. 4). As `twist_kernel_matches_cpu`: the f32
 /// gradient's ~10ε moves the root by ~1e-6 rad, plus the 1e-6 rad stopping
 /// step. A free–free isotropic rod's energy does not change under a uniform
 /// shift of its angles (the Levenberg-shifted case), so its angles are
 /// compared as differences θʲ − θʲ⁻¹, the twist.
 #[test]
-fn packed_twist_matches_cpu_across_packs() {
-    let (_, state, rods, params) = packed_scene();
-    for (kernel, shape) in in_every_shape(&[Kernel::Twist, Kernel::TwistRod]) {
-        let ctx = gpu().with_pack_shape(shape);
-        let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
-        let (t, h) = (0.0, params.h());
-        gpu.write_state(&state);
-        let mut s = gpu.read_state();
-        let start = s.theta.clone();
-        gpu.run_kernel(kernel, t, h);
-        let g = gpu.read_state();
-        let (mut worst, mut moved, mut shifted) = (0.0f64, 0.0f64, 0usize);
-        for r in 0..rods.rod_count() {
-            let (v, e) = (rods.vertices(r), rods.edges(r));
-            let mut kb = vec![DVec3::ZERO; v.len()];
-            twist::curvature_binormals(&s.pos[v], &mut kb);
-            twist::twist(
-                cpu::rod_rest(&rods, r),
-                &kb,
-                &s.tangent[e.clone()],
-                &s.ref_u[e.clone()],
-                &mut s.theta[e.clone()],
-                cpu::free_twist_range(&rods, r),
-                1e-12,
-                50,
-            );
-            let free_free = cpu::free_twist_range(&rods, r).len() == e.len();
-            for j in e.clone() {
-                moved = moved.max((s.theta[j] - start[j]).abs());
-                let d = if free_free {
-                    if j == e.start {
-                        continue;
-                    }
-                    (g.theta[j] - g.theta[j - 1]) - (s.theta[j] - s.theta[j - 1])
-                } else {
-                    g.theta[j] - s.theta[j]
-                };
-                worst = worst.max(d.abs());
-            }
-            shifted += free_free as usize;
-        }
-        eprintln!(
-            "{kernel:?}, {shape}-row packs: θ differs by {worst:.2e} rad ({shifted} free–free rods by their twist); the solve moved θ by up to {moved:.2e}"
+fn walked_twist_matches_cpu_across_lengths() {
+    let (_, state, rods, params) = varied_scene();
+    let kernel = Kernel::TwistRod;
+    let ctx = gpu();
+    let mut gpu = GpuSimulator::new(&ctx, rods.clone(), state.clone(), params).unwrap();
+    let (t, h) = (0.0, params.h());
+    gpu.write_state(&state);
+    let mut s = gpu.read_state();
+    let start = s.theta.clone();
+    gpu.run_kernel(kernel, t, h);
+    let g = gpu.read_state();
+    let (mut worst, mut moved, mut shifted) = (0.0f64, 0.0f64, 0usize);
+    for r in 0..rods.rod_count() {
+        let (v, e) = (rods.vertices(r), rods.edges(r));
+        let mut kb = vec![DVec3::ZERO; v.len()];
+        twist::curvature_binormals(&s.pos[v], &mut kb);
+        twist::twist(
+            cpu::rod_rest(&rods, r),
+            &kb,
+            &s.tangent[e.clone()],
+            &s.ref_u[e.clone()],
+            &mut s.theta[e.clone()],
+            cpu::free_twist_range(&rods, r),
+            1e-12,
+            50,
         );
-        assert!(moved > 0.1, "the angles hardly moved ({moved:.2e} rad)");
-        assert!(worst < 1e-5, "{kernel:?}: θ differs by {worst:.2e} rad");
+        let free_free = cpu::free_twist_range(&rods, r).len() == e.len();
+        for j in e.clone() {
+            moved = moved.max((s.theta[j] - start[j]).abs());
+            let d = if free_free {
+                if j == e.start {
+                    continue;
+                }
+                (g.theta[j] - g.theta[j - 1]) - (s.theta[j] - s.theta[j - 1])
+            } else {
+                g.theta[j] - s.theta[j]
+            };
+            worst = worst.max(d.abs());
+        }
+        shifted += free_free as usize;
     }
+    eprintln!(
+        "{kernel:?}: θ differs by {worst:.2e} rad ({shifted} free–free rods by their twist); the solve moved θ by up to {moved:.2e}"
+    );
+    assert!(moved > 0.1, "the angles hardly moved ({moved:.2e} rad)");
+    assert!(worst < 1e-5, "{kernel:?}: θ differs by {worst:.2e} rad");
 }

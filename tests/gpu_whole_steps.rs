@@ -341,48 +341,20 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
 
 /// The kernels in the forms the adapter does not run by default (where the
 /// device's limits allow it the fused walk, a substep a dispatch on a CPU
-/// adapter and the whole frame in one on a GPU, `GpuSimulator::default_form`): the walked
-/// substep dispatched once a substep and once a frame, the walked stages as separate dispatches, the packed twist solve, frames,
-/// forces, projection and the parallel contact stages, as separate
-/// dispatches and as one `substep` dispatch, over the twisting rod (angles
-/// up to 5π, Newton with line searches every substep) and hair on the
-/// moving head (contact with head, neck and shoulders), held to the bounds
-/// of `clamped_rod_twists_the_same` and
-/// `hair_on_a_moving_head_follows_the_same`. The packed fused form in the
-/// test below, which runs beside this one (llvmpipe compiles its kernels
-/// in half a minute each, cold).
+/// adapter and the whole frame in one on a GPU,
+/// `GpuSimulator::default_form`): the walked substep dispatched once a
+/// substep and once a frame, and the walked stages as separate dispatches,
+/// over the twisting rod (angles up to 5π, Newton with line searches every
+/// substep) and hair on the moving head (contact with head, neck and
+/// shoulders), held to the bounds of `clamped_rod_twists_the_same` and
+/// `hair_on_a_moving_head_follows_the_same`.
 #[test]
 fn other_kernel_forms_follow_the_same() {
     let default = strands::gpu::GpuSimulator::default_form(&gpu());
-    for form in [
-        Form::Walked,
-        Form::WalkedFused,
-        Form::WalkedFrame,
-        Form::Packed,
-    ] {
+    for form in Form::ALL {
         if form != default {
             twisting_rod_follows_the_same(Some(form));
             moving_head_hair_follows_the_same(Some(form));
         }
-    }
-}
-
-/// `other_kernel_forms_follow_the_same` for the packed fused form; on a
-/// CPU adapter the twisting rod only where `every_case` asks for it
-/// (tests/gpu_fused.rs holds its one-dispatch substep to the packed
-/// stages there).
-#[test]
-fn packed_fused_form_follows_the_same() {
-    let ctx = gpu();
-    assert_ne!(
-        strands::gpu::GpuSimulator::default_form(&ctx),
-        Form::Fused,
-        "no adapter's default is the packed fused form"
-    );
-    moving_head_hair_follows_the_same(Some(Form::Fused));
-    if every_case(&ctx) {
-        twisting_rod_follows_the_same(Some(Form::Fused));
-    } else {
-        eprintln!("the twisting rod: left to a GPU (every_case)");
     }
 }

@@ -165,27 +165,6 @@ pub fn as_asked(ctx: strands::gpu::GpuContext) -> strands::gpu::GpuContext {
     }
 }
 
-/// Whether a test runs every case of the packed fused kernels
-/// (`Form::Fused`, `Form::FusedBuffer`, `Form::FusedFrame`) it lists, or
-/// only the cases marked for a CPU adapter. Every case on a GPU, and on a
-/// CPU adapter where `STRANDS_TEST_EVERY_CASE=1` asks for it: llvmpipe
-/// compiles each of those kernels anew for each pack shape, module and
-/// set of override constants, and CI starts with Mesa's shader cache
-/// empty. With every case the suite took 83 minutes and CI ran out of its
-/// 90 (2-core Xeon VM, kernels of 190–220 s then). The kernels now compile
-/// 3–4× faster (on a 2-core EPYC VM the one-dispatch `substep` 28 s
-/// against 114, `frame_pack` 35 s against 130; a walked kernel 20 s), yet
-/// every case still made gpu_frame take 481 s against 110 and gpu_fused
-/// 578 against 98 (docs/BENCHMARKS.md, fortieth session). The cases left
-/// to a GPU each differ from one kept by a pack shape, a module (resident
-/// or buffer) or whether the grid splits the substep;
-/// the kept ones run each kernel family, both residencies and both
-/// modules. The test says on stderr which cases it left.
-pub fn every_case(ctx: &strands::gpu::GpuContext) -> bool {
-    ctx.info.device_type != wgpu::DeviceType::Cpu
-        || std::env::var("STRANDS_TEST_EVERY_CASE").is_ok_and(|v| v == "1")
-}
-
 /// Ulps of f32 that the kernels' atan2, length and normalize may be off
 /// beyond correct rounding on `ctx`, for tolerances: none on a CPU adapter
 /// (lavapipe rounds them correctly), `layout::APPROX_ULPS` where the
