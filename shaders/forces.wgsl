@@ -1,5 +1,5 @@
-// Kernels `forces` and `forces_rod` (src/cpu/forces.rs and `rod_forces` in
-// src/cpu/mod.rs): elastic forces −dE/dx with the holonomy terms (eq. 9–11),
+// Kernels `forces` and `forces_rod` (`rod_forces` and the rest of
+// src/cpu/forces.rs): elastic forces −dE/dx with the holonomy terms (eq. 9–11),
 // plus gravity and drag in the wind.
 // * `forces_rod`: one invocation per rod, one sweep from the tip
 //   (`elastic_forces`). Chosen on CPU adapters (`GpuSimulator::packed`).

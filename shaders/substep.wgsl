@@ -1,5 +1,5 @@
 // Kernels `substep_start`, `substep_finish` and `substep`: the stages of a
-// substep (src/cpu/mod.rs `substep`, same names and order) one after the
+// substep (src/cpu/substep.rs `substep`, same names and order) one after the
 // other in one dispatch, one workgroup per pack of rods (src/gpu/pack.rs),
 // with a barrier between stages. Every stage of a pack touches only the
 // pack's own vertices, so no stage waits for another workgroup, except
@@ -10,7 +10,7 @@
 // contact, filtered projection, contact, project_velocity, frames, twist);
 // without it, `substep` runs both halves. The splat and the blend are per
 // vertex, so each half runs them on its own vertices in the order the CPU
-// runs them over all rods (src/cpu/mod.rs `interact`, between the halves).
+// runs them over all rods (src/cpu/substep.rs `interact`, between the halves).
 // Each stage is the function its own kernel runs (`forces_pack`,
 // `project_pack`, ...), so the fused and staged forms compute the same
 // thing in the same order.
@@ -58,7 +58,7 @@ fn pack_vertex_range(w: u32) -> vec2<u32> {
 // (`projected`) moved a rod of it (a Newton iteration, `rod_iterations`; a
 // rod longer than a pack, walked by one invocation, counts as moved). Else
 // every rod of the pack is where phase 0 found nothing, and the pass would
-// find nothing and change nothing (src/cpu/mod.rs `rod_in_contact`,
+// find nothing and change nothing (src/cpu/substep.rs `rod_in_contact`,
 // `substep_finish`). The same in every invocation (a barrier follows): the
 // flag goes through `pack_busy`, free once `project_pack` is done.
 fn pack_needs_contact_again(w: u32, lid: u32, projected: bool) -> bool {
@@ -112,7 +112,7 @@ fn substep_start_pack(w: u32, lid: u32) {
 
 // project, [contact, project (filtered), contact], project_velocity,
 // frames, twist: the phases' projections and contact passes in a loop over
-// the two phases, as on the CPU (src/cpu/mod.rs `substep_finish`), so that
+// the two phases, as on the CPU (src/cpu/substep.rs `substep_finish`), so that
 // the kernel holds one copy of each stage, not two. (llvmpipe compiles a
 // kernel with barriers as a coroutine, in time that grows faster than its
 // size: with the two copies inlined the one-dispatch `substep` took it
@@ -422,7 +422,7 @@ fn substep_finish_walk(r: u32, blended: StartHandOff) {
             moved = project_walk(r, shake, done.unresolved, ELIMINATED_NOT) > 0u;
         }
         // The second contact pass only where it can change something, as on
-        // the CPU (src/cpu/mod.rs `substep_finish`): a rod that phase 0 left
+        // the CPU (src/cpu/substep.rs `substep_finish`): a rod that phase 0 left
         // out of contact (`held`, the walk's answer to `rod_in_contact`) and
         // the filtered projection did not move is where phase 0 found
         // nothing, so the pass would find nothing and change nothing (exact).

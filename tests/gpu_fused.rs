@@ -4,7 +4,7 @@
 //! position buffer, `Form::WalkedFused` one
 //! invocation per rod) against the same stages as separate dispatches
 //! (`Form::Packed`, `Form::Walked`), from the same state: the fused kernels
-//! call the stage functions the staged kernels call, in `cpu::substep`'s
+//! call the stage functions the staged kernels call, in `cpu::substep::substep`'s
 //! order, so the two agree to f32 rounding, with hair–hair interaction (the
 //! substep split around the grid: `substep_start`, grid, `substep_finish`)
 //! and without (one `substep`), for each projection the fused forms run.

@@ -130,14 +130,14 @@ fn frames_kernel_matches_cpu_with(kernel: Kernel) {
             &mut s.tangent[e.clone()],
             &mut s.ref_u[e.clone()],
         );
-        let mut view = cpu::RodStateMut {
+        let mut view = cpu::substep::RodStateMut {
             pos: &mut s.pos[v.clone()],
             vel: &mut s.vel[v.clone()],
             theta: &mut s.theta[e.clone()],
             tangent: &mut s.tangent[e.clone()],
             ref_u: &mut s.ref_u[e.clone()],
         };
-        cpu::clamp_twist(&cpu.rods, r, t + h, &mut view);
+        frames::clamp_twist(&cpu.rods, r, t + h, &mut view);
     }
     let tol = 2e-5;
     let dt = max_diff(&g.tangent, &cpu.state.tangent);
@@ -169,7 +169,7 @@ fn cpu_twist(
         &s.tangent[e.clone()],
         &s.ref_u[e.clone()],
         &mut s.theta[e],
-        cpu::free_twist_range(&cpu.rods, r),
+        twist::free_twist_range(&cpu.rods, r),
         tolerance,
         iterations,
     )
@@ -193,7 +193,7 @@ fn twist_kernel_matches_cpu_with(kernel: Kernel) {
     let (t, h) = (cpu.state.time, cpu.params.h());
     // Start from angles off equilibrium (clamped ends keep theirs).
     for (r, _, e) in rods_of(&cpu) {
-        let free = cpu::free_twist_range(&cpu.rods, r);
+        let free = twist::free_twist_range(&cpu.rods, r);
         for j in free {
             cpu.state.theta[e.start + j] += 0.3 * (j as f64).sin();
         }
@@ -238,7 +238,7 @@ fn walked_twist_rows_built_ahead_give_the_same_angles() {
         let mut cpu = CpuSimulator::new(rods.clone(), state, params);
         cpu.step().expect("stable");
         for (r, _, e) in rods_of(&cpu) {
-            for j in cpu::free_twist_range(&cpu.rods, r) {
+            for j in twist::free_twist_range(&cpu.rods, r) {
                 cpu.state.theta[e.start + j] += 0.3 * (j as f64).sin();
             }
         }
@@ -336,7 +336,7 @@ fn walked_twist_one_iteration(mut offset: impl FnMut(usize) -> f64) -> OneIterat
     params.twist_max_iterations = 1;
     gpu.set_params(params);
     for (r, _, e) in rods_of(&cpu) {
-        for j in cpu::free_twist_range(&cpu.rods, r) {
+        for j in twist::free_twist_range(&cpu.rods, r) {
             cpu.state.theta[e.start + j] += offset(j);
         }
     }
@@ -384,7 +384,7 @@ fn forces_kernel_matches_cpu_with(kernel: Kernel) {
     for (r, v, e) in rods_of(&cpu) {
         let s = &cpu.state;
         let mut f = vec![DVec3::ZERO; v.len()];
-        cpu::rod_forces(
+        cpu::forces::rod_forces(
             &cpu.rods,
             &cpu.params,
             r,
@@ -419,7 +419,7 @@ fn integrate_kernel_matches_cpu() {
     let g = gpu.read_state();
     for (r, v, _) in rods_of(&cpu) {
         let s = &mut cpu.state;
-        cpu::integrate(
+        cpu::integrate::integrate(
             &cpu.rods,
             r,
             t + h,
@@ -871,14 +871,14 @@ fn packed_frames_match_cpu_across_packs() {
                 &mut s.tangent[e.clone()],
                 &mut s.ref_u[e.clone()],
             );
-            let mut view = cpu::RodStateMut {
+            let mut view = cpu::substep::RodStateMut {
                 pos: &mut s.pos[v.clone()],
                 vel: &mut s.vel[v.clone()],
                 theta: &mut s.theta[e.clone()],
                 tangent: &mut s.tangent[e.clone()],
                 ref_u: &mut s.ref_u[e.clone()],
             };
-            cpu::clamp_twist(&rods, r, t + h, &mut view);
+            frames::clamp_twist(&rods, r, t + h, &mut view);
             for (j, k) in e.clone().enumerate() {
                 let dt = (g.tangent[k] - s.tangent[k]).length();
                 let tangent_bound = (4.0 + function_ulps(&ctx)) * eps;
@@ -935,7 +935,7 @@ fn packed_forces_match_cpu_across_packs() {
             let (v, e) = (rods.vertices(r), rods.edges(r));
             let n = v.len();
             let mut f = vec![DVec3::ZERO; n];
-            cpu::rod_forces(
+            cpu::forces::rod_forces(
                 &rods,
                 &params,
                 r,
@@ -953,7 +953,7 @@ fn packed_forces_match_cpu_across_packs() {
             let mut gb = vec![0.0; n - 1];
             let mut gt = vec![0.0; n - 1];
             twist::twist_gradient(
-                strands::cpu::RowOrder::RootFirst,
+                strands::cpu::project::RowOrder::RootFirst,
                 cpu::rod_rest(&rods, r),
                 &kb,
                 &s.tangent[e.clone()],
@@ -1020,11 +1020,11 @@ fn packed_twist_matches_cpu_across_packs() {
                 &s.tangent[e.clone()],
                 &s.ref_u[e.clone()],
                 &mut s.theta[e.clone()],
-                cpu::free_twist_range(&rods, r),
+                twist::free_twist_range(&rods, r),
                 1e-12,
                 50,
             );
-            let free_free = cpu::free_twist_range(&rods, r).len() == e.len();
+            let free_free = twist::free_twist_range(&rods, r).len() == e.len();
             for j in e.clone() {
                 moved = moved.max((s.theta[j] - start[j]).abs());
                 let d = if free_free {

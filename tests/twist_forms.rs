@@ -11,12 +11,13 @@ use glam::DVec3;
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use strands::build::EndSpec;
-use strands::cpu::project::solve_tridiagonal_pcr;
+use strands::cpu::project::{RowOrder, solve_tridiagonal_pcr};
 use strands::cpu::twist::{
-    NewtonStep, TwistForm, curvature_binormals, elastic_energy, leading_minors_positive,
-    newton_step, solve_tridiagonal, twist_gradient, twist_in, vertex_energies,
+    NewtonStep, TwistForm, curvature_binormals, elastic_energy, free_twist_range,
+    leading_minors_positive, newton_step, solve_tridiagonal, twist_gradient, twist_in,
+    vertex_energies,
 };
-use strands::cpu::{CpuSimulator, RowOrder, free_twist_range, rod_rest};
+use strands::cpu::{CpuSimulator, rod_rest};
 
 /// A random tridiagonal system of n rows as `newton_step` reads it: the
 /// diagonal (0.3–3), the off-diagonal and ∂E/∂θ split into its bending and

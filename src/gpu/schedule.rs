@@ -349,7 +349,7 @@ pub fn frame_in_one_dispatch(rods: &RodSet, params: &SimParams, form: Form) -> b
 }
 
 /// The dispatches of one substep of `rods` under `params`, in the order of
-/// `cpu::substep`: forces, \[save_start\], integrate, \[grid\], projection,
+/// `cpu::substep::substep`: forces, \[save_start\], integrate, \[grid\], projection,
 /// [contact (vertices, even edges, odd edges), filtered projection,
 /// contact again], project_velocity, frames, twist. `packed`: the forces,
 /// frames, twist, fast and SHAKE projections and the three contact stages
@@ -432,7 +432,7 @@ pub fn substep_schedule(
             (Projection::Shake { .. }, true) => one(Kernel::ProjectShake),
             (Projection::Shake { .. }, false) => one(Kernel::ProjectShakeRod),
             (Projection::Jacobi { iterations, .. }, _) => {
-                let n = crate::cpu::jacobi_iterations(iterations, phase);
+                let n = crate::cpu::substep::jacobi_iterations(iterations, phase);
                 let passes = if phase == 0 {
                     jacobi_schedule(n)
                 } else {
@@ -487,7 +487,7 @@ pub fn substep_schedule(
 /// The passes of `n` Jacobi iterations starting from the unconstrained
 /// positions and ending in `pos`: U→P, P→Q, Q→P… for odd `n`, U→Q, Q→P… for even.
 /// The passes of the second (filtered) projection after contact: from `pos`
-/// back to `pos`, P→Q, Q→P… (`n` even; see `cpu::jacobi_iterations`).
+/// back to `pos`, P→Q, Q→P… (`n` even; see `cpu::substep::jacobi_iterations`).
 pub fn jacobi_schedule_from_pos(n: u32) -> Vec<JacobiPass> {
     use VertexBuffer::*;
     (0..n)
