@@ -6,7 +6,7 @@
 //!
 //! Each kernel module is the CPU twin of the WGSL file of the same stem,
 //! src/cpu/X.rs of shaders/X.wgsl (`contact`, `forces`, `frames`, `grid`,
-//! `integrate`, `project`, `substep`, `twist`), with its
+//! `grid_sort`, `integrate`, `project`, `substep`, `twist`), with its
 //! kernels' stage (function) names; the code keeps the GPU's loop shape
 //! where that lets a reader compare the two, even where more idiomatic Rust
 //! would read differently. This module is the simulator over them:
@@ -18,6 +18,7 @@ pub mod curvature;
 pub mod forces;
 pub mod frames;
 pub mod grid;
+pub mod grid_sort;
 pub mod integrate;
 pub mod project;
 pub mod substep;

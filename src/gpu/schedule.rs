@@ -192,7 +192,7 @@ pub enum Splat {
     /// vertices in a cell (with 64-bit atomics).
     #[default]
     Own,
-    /// The sorted splat (`Kernel::SORTED_SPLAT`, `cpu::grid::CellSort`):
+    /// The sorted splat (`Kernel::SORTED_SPLAT`, `cpu::grid_sort::CellSort`):
     /// the vertices counted and sorted by cell, then each run of `run`
     /// sorted vertices walked by one invocation with the walked splat's
     /// window, so that a cell's sums reach its nodes once a run; five
