@@ -817,7 +817,7 @@ fn contact_walk_store(v: u32, s: WalkVertex) -> bool {
 // software adapter every memory access costs a loop over the lanes, so the
 // walk reads each vertex once, not three times, and writes its position and
 // contact only where they changed (`contact_walk_store`). Returns whether
-// any vertex of the rod holds a contact afterwards (src/cpu/mod.rs
+// any vertex of the rod holds a contact afterwards (src/cpu/substep.rs
 // `rod_in_contact`), which the walked substep asks after phase 0, and
 // what `unresolved_strain` says of the positions it leaves, taken as each
 // vertex is stored (vertices i − 1 and i after step i, in order), for the

@@ -1,4 +1,4 @@
-// Kernel `frames_rod` (src/cpu/frames.rs, then src/cpu/mod.rs
+// Kernel `frames_rod` (src/cpu/frames.rs: `frames`, then
 // `clamp_twist`): carry the first edge's Bishop vector u⁰ in time to the new
 // tangent, transport it along the rod, and set the twist angle of each
 // clamped end edge from its anchor at t + h. One invocation per rod, the

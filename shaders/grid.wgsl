@@ -66,7 +66,7 @@ struct NodeMass {
 // neither holds mass nor carries the flag has a zero field already, and
 // `grid_velocity` leaves it alone: the CPU's clear likewise zeroes the
 // fields of the nodes the last splat touched, and only those
-// (src/cpu/mod.rs, before `grid_splat`).
+// (src/cpu/substep.rs `interact`, before `grid_splat`).
 const NODE_FIELDED_HIGH: u32 = 0x40000000u;
 
 // `quantise_velocity`: ⌊v·2^16⌋ clamped to ±2^30 before the conversion.

@@ -1,4 +1,4 @@
-// The sorted splat (src/cpu/grid.rs `CellSort`, the CPU twin of each
+// The sorted splat (src/cpu/grid_sort.rs `CellSort`, the CPU twin of each
 // kernel here; docs/INTERACTION.md for the design): the grid_splat of
 // shaders/grid.wgsl in four stages, so that the vertices that share a cell
 // are added to its nodes together rather than one atomic each.

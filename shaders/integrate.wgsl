@@ -1,5 +1,5 @@
 // Kernel `integrate` (the symplectic Euler loop and anchored vertices of
-// `integrate` in src/cpu/mod.rs, `anchored_positions`): one invocation per
+// `integrate` in src/cpu/integrate.rs, `anchored_positions`): one invocation per
 // vertex. Velocity first, then position (§7.2); a vertex driven by an
 // anchor goes where the anchor is at t + h with the velocity that takes it
 // there. The unconstrained position goes to both `pos` and `pos_unc`, the
@@ -55,7 +55,7 @@ fn integrate_anchored_vertex(v: u32, c: u32, slot: u32) {
     pos_unc_set(v, x);
 }
 
-// The vertices of rod r's clamps, after its free ones (src/cpu/mod.rs
+// The vertices of rod r's clamps, after its free ones (src/cpu/integrate.rs
 // `integrate`: its free loop, then `anchored_positions`), two per clamp, in
 // the walked substep (`substep_start_walk`, whose forces sweep integrates
 // the free ones). A software adapter thus reads a clamp and an anchor's

@@ -302,7 +302,7 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32, handed: u32)
     stat_max(1u, iterations);
     if (stage_phase == 0u && unresolved > 0.0) {
         // Failed (src/cpu/project.rs `FastProjection::failed`); only the
-        // plain projection can fail the run (src/cpu/mod.rs `substep`).
+        // plain projection can fail the run (src/cpu/substep.rs `substep_finish`).
         let fail = max(tolerance, PROJECTION_FAIL_STRAIN);
         let over = unresolved_strain(r, fail, 4.0);
         if (over > 0.0) {

@@ -238,7 +238,7 @@ fn substep_finish_walk(r: u32, blended: StartHandOff) {
             moved = project_walk(r, shake, done.unresolved, ELIMINATED_NOT) > 0u;
         }
         // The second contact pass only where it can change something, as on
-        // the CPU (src/cpu/mod.rs `substep_finish`): a rod that phase 0 left
+        // the CPU (src/cpu/substep.rs `substep_finish`): a rod that phase 0 left
         // out of contact (`held`, the walk's answer to `rod_in_contact`) and
         // the filtered projection did not move is where phase 0 found
         // nothing, so the pass would find nothing and change nothing (exact).

@@ -444,7 +444,7 @@ fn twist_solve(r: u32) {
 fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
-    // Free angles: all but clamped end edges (src/cpu/mod.rs `free_twist_range`).
+    // Free angles: all but clamped end edges (src/cpu/twist.rs `free_twist_range`).
     let free = twist_free(r);
     let a = free.x;
     let b = free.y;

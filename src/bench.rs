@@ -821,7 +821,7 @@ fn measure_with(
             m.twist_iterations = twist;
             m.projection_iterations = match sim.params().projection {
                 Projection::Jacobi { iterations, .. } => {
-                    crate::cpu::jacobi_iterations_per_substep(sim.rods(), iterations)
+                    crate::cpu::substep::jacobi_iterations_per_substep(sim.rods(), iterations)
                 }
                 _ => fast,
             };

@@ -1,6 +1,6 @@
 //! Contact's second pass (phase 1, after the filtered projection) is skipped
 //! on a rod that phase 0 left out of contact and the projection did not move
-//! (src/cpu/mod.rs `substep_finish`, shaders/substep.wgsl
+//! (src/cpu/substep.rs `substep_finish`, shaders/substep.wgsl
 //! `substep_finish_walk`). The claim that makes it exact, checked on the
 //! CPU's stages: on such a rod the second pass changes nothing, no position
 //! and no contact record, bit for bit; on rods in contact it does act (so
@@ -8,8 +8,8 @@
 
 use glam::DVec3;
 use std::path::Path;
-use strands::cpu::collider_poses;
 use strands::cpu::contact::{Contact, contact, contact_edges};
+use strands::cpu::substep::collider_poses;
 use strands::scene::Scene;
 
 #[test]

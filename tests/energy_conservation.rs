@@ -21,7 +21,8 @@ mod common;
 use common::*;
 use glam::DVec3;
 use strands::build::{EndSpec, RodSpec};
-use strands::cpu::{CpuSimulator, Diagnostics, stable_step_estimate, substep};
+use strands::cpu::substep::substep;
+use strands::cpu::{CpuSimulator, Diagnostics, stable_step_estimate};
 use strands::params::{Projection, SimParams};
 use strands::rods::RodMaterial;
 

@@ -145,7 +145,7 @@ fn contact_kernel_matches_cpu() {
     gpu.write_state(&state);
     let s = gpu.read_state();
     let (t, h) = (0.3, p.h());
-    let poses: Vec<ColliderPoses> = cpu::collider_poses(&rods, t, h);
+    let poses: Vec<ColliderPoses> = cpu::substep::collider_poses(&rods, t, h);
     let mut pos = s.pos.clone();
     let mut contacts = vec![Contact::default(); pos.len()];
     let mut pushed = 0;
@@ -290,7 +290,7 @@ fn contact_form_matches_cpu(kernel: Kernel) {
     gpu.write_state(&state);
     let s = gpu.read_state();
     let (t, h) = (0.3, p.h());
-    let poses: Vec<ColliderPoses> = cpu::collider_poses(&rods, t, h);
+    let poses: Vec<ColliderPoses> = cpu::substep::collider_poses(&rods, t, h);
     let mut pos = s.pos.clone();
     let mut contacts = vec![Contact::default(); pos.len()];
     for phase in 0..2 {

@@ -2,7 +2,7 @@
 //! stages of a substep in one dispatch, one invocation per rod) against the
 //! same stages as separate dispatches (`Form::Walked`), from the same
 //! state: the fused kernels call the stage functions the staged kernels
-//! call, in `cpu::substep`'s order, so the two agree to f32 rounding, with
+//! call, in `cpu::substep::substep`'s order, so the two agree to f32 rounding, with
 //! hair–hair interaction (the substep split around the grid:
 //! `substep_start_rod`, grid, `substep_finish_rod`) and without (one
 //! `substep_rod`), for each projection the fused form runs.

@@ -1,5 +1,6 @@
 //! Hair–hair interaction on the GPU (shaders/grid.wgsl) against the CPU
-//! reference (src/cpu/grid.rs), kernel by kernel and over whole steps:
+//! reference (src/cpu/grid.rs, src/cpu/grid_sort.rs), kernel by kernel and
+//! over whole steps:
 //! * `grid_splat` builds the CPU's grid bit for bit (integer fixed point,
 //!   64-bit sums, as 64-bit atomics and as pairs of 32-bit ones with
 //!   carries; the same f32 positions in), so the fastest velocity and the
@@ -19,6 +20,7 @@ use common::*;
 use glam::DVec3;
 use strands::backend::Simulator;
 use strands::cpu::grid::{self, Blend, GridNodes};
+use strands::cpu::grid_sort;
 use strands::gpu::layout::{GRID_OUTSIDE, GRID_OVERFLOW, GRID_VMAX};
 use strands::gpu::{GpuContext, GpuSimulator, Kernel, VertexBuffer};
 use strands::rods::{RodSet, State};
@@ -918,7 +920,7 @@ fn wide_positions_give_the_same_bits_as_structs() {
 }
 
 /// The sorted splat (shaders/grid_sort.wgsl) stage by stage against its CPU
-/// twin (`cpu::grid::CellSort`), on the GPU's own f32 state, with both
+/// twin (`cpu::grid_sort::CellSort`), on the GPU's own f32 state, with both
 /// accumulator forms:
 /// * `grid_cell_count`: every vertex's cell and every cell's count as the
 ///   CPU's, the ranks in a cell a permutation of 0..count (counter adds
@@ -966,8 +968,8 @@ fn sorted_stages_match(ctx: &GpuContext) {
         .iter()
         .map(|v| v.mass_q)
         .collect();
-    let mut sort = grid::CellSort::default();
-    grid::grid_cell_count(&geometry, &pos, &mass_q, &mut sort);
+    let mut sort = grid_sort::CellSort::default();
+    grid_sort::grid_cell_count(&geometry, &pos, &mass_q, &mut sort);
     let n = geometry.node_count();
     let nv = pos.len();
     let block = strands::gpu::layout::CELL_BLOCK as usize;
@@ -1012,7 +1014,7 @@ fn sorted_stages_match(ctx: &GpuContext) {
         crowded >= 4,
         "cells hold several vertices: at most {crowded}"
     );
-    grid::grid_cell_scan(&mut sort);
+    grid_sort::grid_cell_scan(&mut sort);
     g.run_kernel(Kernel::GridCellScan, t, h);
     g.run_kernel(Kernel::GridCellScanBlocks, t, h);
     let cells = g.read_grid_cells();
@@ -1026,7 +1028,7 @@ fn sorted_stages_match(ctx: &GpuContext) {
     }
     let total = sort.start[n] as usize;
     assert_eq!(cells[2 * n + blocks] as usize, total, "slots in all");
-    grid::grid_cell_scatter(&mut sort);
+    grid_sort::grid_cell_scatter(&mut sort);
     g.run_kernel(Kernel::GridCellScatter, t, h);
     let words = g.read_grid_sort();
     let slots = &words[2 * nv..2 * nv + total];

@@ -106,14 +106,14 @@ fn frames_kernel_matches_cpu() {
             &mut s.tangent[e.clone()],
             &mut s.ref_u[e.clone()],
         );
-        let mut view = cpu::RodStateMut {
+        let mut view = cpu::substep::RodStateMut {
             pos: &mut s.pos[v.clone()],
             vel: &mut s.vel[v.clone()],
             theta: &mut s.theta[e.clone()],
             tangent: &mut s.tangent[e.clone()],
             ref_u: &mut s.ref_u[e.clone()],
         };
-        cpu::clamp_twist(&cpu.rods, r, t + h, &mut view);
+        frames::clamp_twist(&cpu.rods, r, t + h, &mut view);
     }
     let tol = 2e-5;
     let dt = max_diff(&g.tangent, &cpu.state.tangent);
@@ -145,7 +145,7 @@ fn cpu_twist(
         &s.tangent[e.clone()],
         &s.ref_u[e.clone()],
         &mut s.theta[e],
-        cpu::free_twist_range(&cpu.rods, r),
+        twist::free_twist_range(&cpu.rods, r),
         tolerance,
         iterations,
     )
@@ -163,7 +163,7 @@ fn twist_kernel_matches_cpu() {
     let (t, h) = (cpu.state.time, cpu.params.h());
     // Start from angles off equilibrium (clamped ends keep theirs).
     for (r, _, e) in rods_of(&cpu) {
-        let free = cpu::free_twist_range(&cpu.rods, r);
+        let free = twist::free_twist_range(&cpu.rods, r);
         for j in free {
             cpu.state.theta[e.start + j] += 0.3 * (j as f64).sin();
         }
@@ -208,7 +208,7 @@ fn walked_twist_rows_built_ahead_give_the_same_angles() {
         let mut cpu = CpuSimulator::new(rods.clone(), state, params);
         cpu.step().expect("stable");
         for (r, _, e) in rods_of(&cpu) {
-            for j in cpu::free_twist_range(&cpu.rods, r) {
+            for j in twist::free_twist_range(&cpu.rods, r) {
                 cpu.state.theta[e.start + j] += 0.3 * (j as f64).sin();
             }
         }
@@ -306,7 +306,7 @@ fn walked_twist_one_iteration(mut offset: impl FnMut(usize) -> f64) -> OneIterat
     params.twist_max_iterations = 1;
     gpu.set_params(params);
     for (r, _, e) in rods_of(&cpu) {
-        for j in cpu::free_twist_range(&cpu.rods, r) {
+        for j in twist::free_twist_range(&cpu.rods, r) {
             cpu.state.theta[e.start + j] += offset(j);
         }
     }
@@ -348,7 +348,7 @@ fn forces_kernel_matches_cpu() {
     for (r, v, e) in rods_of(&cpu) {
         let s = &cpu.state;
         let mut f = vec![DVec3::ZERO; v.len()];
-        cpu::rod_forces(
+        cpu::forces::rod_forces(
             &cpu.rods,
             &cpu.params,
             r,
@@ -383,7 +383,7 @@ fn integrate_kernel_matches_cpu() {
     let g = gpu.read_state();
     for (r, v, _) in rods_of(&cpu) {
         let s = &mut cpu.state;
-        cpu::integrate(
+        cpu::integrate::integrate(
             &cpu.rods,
             r,
             t + h,

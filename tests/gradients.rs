@@ -9,10 +9,10 @@ use glam::DVec3;
 use strands::build::EndSpec;
 use strands::cpu::forces::elastic_forces;
 use strands::cpu::frames::frames;
+use strands::cpu::project::RowOrder;
+use strands::cpu::substep::{RodStateMut, update_material_frame};
 use strands::cpu::twist::{curvature_binormals, elastic_energy, twist_gradient};
-use strands::cpu::{
-    CpuSimulator, RodStateMut, RowOrder, rod_forces, rod_rest, update_material_frame,
-};
+use strands::cpu::{CpuSimulator, rod_rest};
 use strands::rods::State;
 
 /// Central-difference step (m) for positions; rods have 0.1 m edges.

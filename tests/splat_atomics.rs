@@ -17,8 +17,10 @@ use std::collections::{BTreeMap, HashMap};
 use strands::bench::{Workload, bench_params};
 use strands::cpu::CpuSimulator;
 use strands::cpu::grid::{
-    CellSort, GridGeometry, GridNodes, corners, grid_cell_count, grid_cell_scan, grid_cell_scatter,
-    grid_position, grid_splat, grid_splat_sorted, quantise_velocity,
+    GridGeometry, GridNodes, corners, grid_position, grid_splat, quantise_velocity,
+};
+use strands::cpu::grid_sort::{
+    CellSort, grid_cell_count, grid_cell_scan, grid_cell_scatter, grid_splat_sorted,
 };
 
 /// One vertex's grid input: its 8 corners' node and weighted mass and
@@ -198,7 +200,7 @@ fn splat_atomics_by_grouping() {
         }
     }
     results.push(("32 consecutive rods, lanes combined per step", c));
-    // D: the vertices sorted by cell (`cpu::grid::CellSort`, the stages a
+    // D: the vertices sorted by cell (`cpu::grid_sort::CellSort`, the stages a
     // GPU would run), then each group of consecutive slots (a workgroup's)
     // summing its nodes before the adds.
     let mut sort = CellSort::default();

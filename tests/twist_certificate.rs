@@ -10,11 +10,12 @@ use common::*;
 use glam::DVec3;
 use rand::RngExt;
 use strands::build::EndSpec;
+use strands::cpu::project::RowOrder;
+use strands::cpu::rod_rest;
 use strands::cpu::twist::{
-    NewtonStep, armijo_certified, cubic_bound, curvature_binormals, elastic_energy, newton_step,
-    twist_gradient,
+    NewtonStep, armijo_certified, cubic_bound, curvature_binormals, elastic_energy,
+    free_twist_range, newton_step, twist_gradient,
 };
-use strands::cpu::{RowOrder, free_twist_range, rod_rest};
 
 /// Bending plus twisting energy (eq. 3, §4.2.2) of a rod at angles `theta`.
 fn energy(sim: &strands::cpu::CpuSimulator, kb: &[DVec3], theta: &[f64]) -> f64 {

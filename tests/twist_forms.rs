@@ -10,10 +10,11 @@ use glam::DVec3;
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use strands::build::EndSpec;
+use strands::cpu::project::RowOrder;
 use strands::cpu::twist::{
-    NewtonStep, curvature_binormals, newton_step, solve_tridiagonal, twist,
+    NewtonStep, curvature_binormals, free_twist_range, newton_step, solve_tridiagonal, twist,
 };
-use strands::cpu::{CpuSimulator, RowOrder, free_twist_range, rod_rest};
+use strands::cpu::{CpuSimulator, rod_rest};
 
 /// A random tridiagonal system of n rows as `newton_step` reads it: the
 /// diagonal (0.3–3), the off-diagonal and ∂E/∂θ split into its bending and

@@ -23,7 +23,7 @@
 //! ever shortens the relative tangential displacement: it takes energy out,
 //! never puts it in.
 //!
-//! Phases of a substep with colliders (see `substep` in `src/cpu/mod.rs`):
+//! Phases of a substep with colliders (see `substep` in `src/cpu/substep.rs`):
 //! 0. after the inextensibility projection: push out, friction, record each
 //!    vertex's contact normal and depth (the projection that follows keeps
 //!    recorded vertices on the surface's tangent plane) and check tunnelling;

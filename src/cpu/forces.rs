@@ -18,8 +18,10 @@ use glam::DVec3;
 
 use super::curvature::{apply_bending, curvature_binormal_gradient_t, rot_j};
 use super::frames::material_frame;
-use super::twist::{RodRest, vertex_curvatures};
-use crate::params::Wind;
+use super::rod_rest;
+use super::twist::{RodRest, curvature_binormals, vertex_curvatures};
+use crate::params::{SimParams, Wind};
+use crate::rods::{EndCondition, RodSet};
 
 /// External-force inputs of one rod.
 #[derive(Clone, Copy)]
@@ -161,4 +163,33 @@ pub fn external_forces(
             force[i] -= (vel[i] - ext.wind.at(pos[i], ext.time)) * (c * len);
         }
     }
+}
+
+/// Total force on every vertex of one rod (elastic + gravity + drag) at time `t`.
+#[allow(clippy::too_many_arguments)] // one argument per buffer the WGSL kernel binds
+pub fn rod_forces(
+    rods: &RodSet,
+    params: &SimParams,
+    r: usize,
+    t: f64,
+    pos: &[DVec3],
+    vel: &[DVec3],
+    tangent: &[DVec3],
+    ref_u: &[DVec3],
+    theta: &[f64],
+    force: &mut [DVec3],
+) {
+    let rest = rod_rest(rods, r);
+    let n = pos.len();
+    let mut kb = vec![DVec3::ZERO; n];
+    curvature_binormals(pos, &mut kb);
+    force.fill(DVec3::ZERO);
+    let end_clamped = matches!(rods.end[r], EndCondition::Clamped(_));
+    elastic_forces(rest, pos, &kb, tangent, ref_u, theta, end_clamped, force);
+    let ext = External {
+        gravity: params.gravity,
+        wind: &params.wind,
+        time: t,
+    };
+    external_forces(rest, &rods.mass[rods.vertices(r)], pos, vel, ext, force);
 }

@@ -8,6 +8,9 @@
 
 use glam::DVec3;
 
+use super::substep::RodStateMut;
+use crate::rods::{EndCondition, RodSet};
+
 /// Parallel transport of `u` from unit tangent `t1` to unit tangent `t2`:
 /// the rotation about `t1 × t2` that takes `t1` to `t2` (§4.2.2).
 ///
@@ -72,6 +75,20 @@ pub fn frames(pos: &[DVec3], tangent: &mut [DVec3], ref_u: &mut [DVec3]) {
         let u = parallel_transport(ref_u[j - 1], tangent[j - 1], t);
         ref_u[j] = (u - t * u.dot(t)).normalize();
         tangent[j] = t;
+    }
+}
+
+/// Set the twist angle of each clamped end edge from its anchor at time `t`:
+/// the angle from the Bishop vector u to the anchor's material vector m1,
+/// continued from the previous value so whole turns are kept.
+pub fn clamp_twist(rods: &RodSet, r: usize, t: f64, s: &mut RodStateMut) {
+    let ne = s.theta.len();
+    for (cond, j) in [(rods.start[r], 0), (rods.end[r], ne - 1)] {
+        if let EndCondition::Clamped(c) = cond {
+            let m1 = rods.anchors[c.anchor].pose(t).vector(c.local_m1);
+            let a = signed_angle(s.ref_u[j], m1, s.tangent[j]);
+            s.theta[j] = unwrap_angle(a, s.theta[j]);
+        }
     }
 }
 

@@ -12,7 +12,6 @@
 
 use glam::DVec3;
 
-use super::RowOrder;
 use super::contact::Contact;
 use crate::stability::{CHATTER_FRACTION, CHATTER_SUBSTEPS, reverses};
 
@@ -332,6 +331,34 @@ pub fn project_shake(
         c,
         filtered,
     )
+}
+
+/// The order in which a Newton iteration of a walked solve takes its
+/// tridiagonal rows (the projection's `eliminate_rows`, the twist's
+/// `twist_gradient` and `newton_step`); its back substitution then goes the
+/// other way. Either order solves the same system, each with its own
+/// rounding. Each solve takes the next iteration's rows in the order the
+/// substitution before it walked (from the end it started at, where the
+/// elimination before it ended), so that on the GPU that walk also builds
+/// them behind its stores (WGSL `ROWS_AHEAD`): one walk an
+/// iteration after the first, not two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOrder {
+    /// From the tip to the root, then substituted from the root.
+    TipFirst,
+    /// From the root to the tip, then substituted from the tip.
+    RootFirst,
+}
+
+impl RowOrder {
+    /// The next iteration's: its rows are taken in the order the
+    /// substitution before it walks (on the GPU, in that walk).
+    pub fn flipped(self) -> RowOrder {
+        match self {
+            RowOrder::TipFirst => RowOrder::RootFirst,
+            RowOrder::RootFirst => RowOrder::TipFirst,
+        }
+    }
 }
 
 /// Newton's method on the edge-length constraints of one rod, moving the

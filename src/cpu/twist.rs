@@ -7,10 +7,10 @@
 
 use glam::{DVec2, DVec3};
 
-use super::RowOrder;
 use super::curvature::{apply_bending, curvature_binormal, material_curvature, rot_j};
 use super::frames::material_frame;
-use crate::rods::RodMaterial;
+use super::project::RowOrder;
+use crate::rods::{EndCondition, RodMaterial, RodSet};
 
 /// The rest data of one rod, sliced out of the flat arrays of `RodSet`.
 #[derive(Clone, Copy)]
@@ -510,4 +510,12 @@ pub fn twist(
         }
         out
     })
+}
+
+/// Range of twist angles of a rod that the quasistatic solve may change.
+pub fn free_twist_range(rods: &RodSet, r: usize) -> std::ops::Range<usize> {
+    let ne = rods.edges(r).len();
+    let a = matches!(rods.start[r], EndCondition::Clamped(_)) as usize;
+    let b = ne - matches!(rods.end[r], EndCondition::Clamped(_)) as usize;
+    a..b.max(a)
 }

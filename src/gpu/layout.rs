@@ -830,7 +830,7 @@ pub enum Kernel {
     GridExtent,
     /// `GridVelocity` over `GridExtent`'s region only, dispatched indirectly.
     GridVelocityBox,
-    /// The sorted splat's first stage (`cpu::grid::grid_cell_count`): each
+    /// The sorted splat's first stage (`cpu::grid_sort::grid_cell_count`): each
     /// vertex's cell and its rank among the cell's vertices (a counter
     /// add); also the vertices outside the grid and the box of cells
     /// reached, as the walked splat records it.

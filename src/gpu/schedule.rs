@@ -135,7 +135,7 @@ pub enum Splat {
     /// vertices in a cell (with 64-bit atomics).
     #[default]
     Own,
-    /// The sorted splat (`Kernel::SORTED_SPLAT`, `cpu::grid::CellSort`):
+    /// The sorted splat (`Kernel::SORTED_SPLAT`, `cpu::grid_sort::CellSort`):
     /// the vertices counted and sorted by cell, then each run of `run`
     /// sorted vertices walked by one invocation with the walked splat's
     /// window, so that a cell's sums reach its nodes once a run; five
@@ -259,7 +259,7 @@ pub fn frame_in_one_dispatch(rods: &RodSet, params: &SimParams, form: Form) -> b
 }
 
 /// The dispatches of one substep of `rods` under `params`, in the order of
-/// `cpu::substep`: forces, \[save_start\], integrate, \[grid\], projection,
+/// `cpu::substep::substep`: forces, \[save_start\], integrate, \[grid\], projection,
 /// [contact (vertices, even edges, odd edges), filtered projection,
 /// contact again], project_velocity, frames, twist, one invocation walking
 /// each rod (`Form::Walked`); `Form::WalkedFused` runs them in one or two
@@ -322,7 +322,7 @@ pub fn substep_schedule(
             Projection::Fast { .. } => one(Kernel::ProjectFastRod),
             Projection::Shake { .. } => one(Kernel::ProjectShakeRod),
             Projection::Jacobi { iterations, .. } => {
-                let n = crate::cpu::jacobi_iterations(iterations, phase);
+                let n = crate::cpu::substep::jacobi_iterations(iterations, phase);
                 let passes = if phase == 0 {
                     jacobi_schedule(n)
                 } else {
@@ -370,7 +370,7 @@ pub fn substep_schedule(
 /// The passes of `n` Jacobi iterations starting from the unconstrained
 /// positions and ending in `pos`: U→P, P→Q, Q→P… for odd `n`, U→Q, Q→P… for even.
 /// The passes of the second (filtered) projection after contact: from `pos`
-/// back to `pos`, P→Q, Q→P… (`n` even; see `cpu::jacobi_iterations`).
+/// back to `pos`, P→Q, Q→P… (`n` even; see `cpu::substep::jacobi_iterations`).
 pub fn jacobi_schedule_from_pos(n: u32) -> Vec<JacobiPass> {
     use VertexBuffer::*;
     (0..n)

@@ -1,7 +1,7 @@
 //! `GpuSimulator`: a rod set's state on the GPU (`super::buffers`, made from
 //! `super::packing`), the kernels (`super::pipelines`, shared per device),
 //! and the dispatch sequence of a substep — the same order as `substep` in
-//! `src/cpu/mod.rs`: forces, [save_start], integrate, [grid], projection,
+//! `src/cpu/substep.rs`: forces, [save_start], integrate, [grid], projection,
 //! [contact], velocity update, frames, twist.
 
 use std::sync::Arc;
@@ -833,7 +833,7 @@ impl GpuSimulator {
 
     /// Encode substep `k` (its step values already written): the
     /// dispatches of `schedule::substep_schedule`, in the order of
-    /// `cpu::substep`.
+    /// `cpu::substep::substep`.
     fn encode_substep(&self, pass: &mut wgpu::ComputePass, k: u32) {
         for d in substep_schedule(&self.rods, &self.params, self.form, self.splat) {
             self.dispatch_in_substep(pass, &d, k);
@@ -1120,7 +1120,7 @@ impl GpuSimulator {
         d.twist_iterations = twist;
         d.projection_iterations = match self.params.projection {
             Projection::Jacobi { iterations, .. } => {
-                crate::cpu::jacobi_iterations_per_substep(&self.rods, iterations)
+                crate::cpu::substep::jacobi_iterations_per_substep(&self.rods, iterations)
             }
             _ => projection,
         };

@@ -1,0 +1,579 @@
+//! Kernels `substep_start`, `substep_finish` and `substep`
+//! (shaders/substep.wgsl): the stages of a substep in the order the GPU runs
+//! them, each rod's `substep_start` in parallel, then `interact` (the
+//! hair–hair grid stages of `cpu::grid`, shaders/grid.wgsl, over all rods),
+//! then each rod's `substep_finish`; the stages' own pieces (`project_rod`,
+//! `update_material_frame`, `rod_in_contact`), and the workspace and reports
+//! they use.
+
+use glam::DVec3;
+use rayon::prelude::*;
+
+use super::contact::{self, ColliderPoses, Contact};
+use super::forces::rod_forces;
+use super::frames::{self, clamp_twist};
+use super::integrate::integrate;
+use super::twist::{self, curvature_binormals, free_twist_range};
+use super::{Bad, check_rod, grid, project, rod_rest};
+use crate::params::{Projection, SimParams};
+use crate::rods::{RodSet, State, split_mut};
+
+/// Mutable state of one rod.
+pub struct RodStateMut<'a> {
+    /// Vertex positions (m).
+    pub pos: &'a mut [DVec3],
+    /// Vertex velocities (m/s).
+    pub vel: &'a mut [DVec3],
+    /// Edge twist angles (rad).
+    pub theta: &'a mut [f64],
+    /// Edge unit tangents.
+    pub tangent: &'a mut [DVec3],
+    /// Edge reference (Bishop) vectors.
+    pub ref_u: &'a mut [DVec3],
+}
+
+/// Quasistatic update of one rod's material frame after its centerline moved:
+/// Bishop frames (§4.2.2), clamped angles from anchors, Newton on the rest (§5.1).
+pub fn update_material_frame(
+    rods: &RodSet,
+    params: &SimParams,
+    r: usize,
+    t: f64,
+    s: &mut RodStateMut,
+) -> u32 {
+    frames::frames(s.pos, s.tangent, s.ref_u);
+    clamp_twist(rods, r, t, s);
+    let mut kb = vec![DVec3::ZERO; s.pos.len()];
+    curvature_binormals(s.pos, &mut kb);
+    twist::twist(
+        rod_rest(rods, r),
+        &kb,
+        s.tangent,
+        s.ref_u,
+        s.theta,
+        free_twist_range(rods, r),
+        params.twist_tolerance,
+        params.twist_max_iterations,
+    )
+    .iterations
+}
+
+/// Per-vertex working arrays of a substep, flat like the state (the CPU
+/// twins of the GPU's `scratch`, `pos_unc`, `pos_start` and `contact` buffers).
+#[derive(Clone, Debug, Default)]
+pub struct Workspace {
+    /// Force on each vertex (N), from `forces` to `integrate`.
+    pub force: Vec<DVec3>,
+    /// Unconstrained positions after `integrate` (m).
+    pub pos_unc: Vec<DVec3>,
+    /// Positions at the start of the substep, saved before `integrate` when
+    /// the projection is SHAKE (`project::project_shake`).
+    pub pos_start: Vec<DVec3>,
+    /// Each vertex's contact of the substep.
+    pub contact: Vec<Contact>,
+    /// Per vertex: consecutive substeps its velocity reversed (`integrate`).
+    pub chatter: Vec<u32>,
+    /// Per interaction group, its grid (the GPU's `grid` and `grid_fields`).
+    pub grids: Vec<GridWork>,
+    /// Vertex-substeps outside their grid in the last whole step.
+    pub last_grid_outside: u64,
+}
+
+/// One group's grid of the current substep.
+#[derive(Clone, Debug, Default)]
+pub struct GridWork {
+    /// The nodes' accumulators.
+    pub nodes: grid::GridNodes,
+    /// `[vx, vy, vz, p]` per node (`grid::grid_velocity`).
+    pub fields: Vec<[f64; 4]>,
+}
+
+impl Workspace {
+    /// Arrays for `vertex_count` vertices, zeroed, and no grids.
+    pub fn new(vertex_count: usize) -> Self {
+        Workspace {
+            force: vec![DVec3::ZERO; vertex_count],
+            pos_unc: vec![DVec3::ZERO; vertex_count],
+            pos_start: vec![DVec3::ZERO; vertex_count],
+            contact: vec![Contact::default(); vertex_count],
+            chatter: vec![0; vertex_count],
+            ..Default::default()
+        }
+    }
+}
+
+/// One rod's slices of the state and the workspace.
+pub struct RodWork<'a> {
+    /// The rod's state.
+    pub s: RodStateMut<'a>,
+    /// Its slice of `Workspace::force`.
+    pub force: &'a mut [DVec3],
+    /// Its slice of `Workspace::pos_unc`.
+    pub pos_unc: &'a mut [DVec3],
+    /// Its slice of `Workspace::pos_start`.
+    pub pos_start: &'a mut [DVec3],
+    /// Its slice of `Workspace::contact`.
+    pub contact: &'a mut [Contact],
+    /// Its slice of `Workspace::chatter`.
+    pub chatter: &'a mut [u32],
+}
+
+/// Outcome of a substep.
+#[derive(Clone, Debug, Default)]
+pub struct SubstepReport {
+    /// Per rod.
+    pub rods: Vec<RodReport>,
+    /// Vertices outside their interaction group's grid.
+    pub grid_outside: usize,
+    /// `(group, node)` whose momentum could overflow; the substep's grid
+    /// stages stopped there.
+    pub grid_overflow: Option<(usize, usize)>,
+}
+
+/// Per-rod outcome of a substep.
+#[derive(Clone, Debug, Default)]
+pub struct RodReport {
+    /// Newton iterations of the twist solve.
+    pub twist_iterations: u32,
+    /// Iterations of the projections (both, with colliders).
+    pub projection_iterations: u32,
+    /// Whether every projection of the substep reached its tolerance
+    /// (`Fast`, `Shake`; always true for `Jacobi` and `None`).
+    pub projection_converged: bool,
+    /// A vertex that tunnelled through a collider.
+    pub tunnel: Option<contact::Tunnel>,
+    /// What left the physical range, if anything.
+    pub bad: Option<Bad>,
+    /// First vertex the chatter detector flagged (`integrate`).
+    pub chatter: Option<usize>,
+    /// A fast projection that did not converge.
+    pub unconverged: Option<project::FastProjection>,
+}
+
+/// Poses of every collider's anchor at `t` and `t + h`.
+pub fn collider_poses(rods: &RodSet, t: f64, h: f64) -> Vec<ColliderPoses> {
+    rods.colliders
+        .iter()
+        .map(|c| {
+            let anchor = &rods.anchors[c.anchor];
+            ColliderPoses::new(c, anchor.pose(t), anchor.pose(t + h))
+        })
+        .collect()
+}
+
+/// Iterations a projection of one rod used, and whether it reached its
+/// tolerance (always true for Jacobi and None, which have none).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProjectionOutcome {
+    /// Iterations taken.
+    pub iterations: u32,
+    /// Whether the tolerance was reached.
+    pub converged: bool,
+    /// A Newton projection that failed to meet the constraints
+    /// (`FastProjection::failed`), which stops the run.
+    pub failed: Option<project::FastProjection>,
+}
+
+/// Whether any vertex of a rod holds a contact (after contact's phase 0:
+/// whether it moved any; a vertex or edge it pushes records a nonzero
+/// depth). The GPU's twins: in the walked form `contact_walk`'s return
+/// value (shaders/contact.wgsl), in the packed form `pack_needs_contact_again`
+/// (shaders/substep.wgsl).
+fn rod_in_contact(contact: &[Contact]) -> bool {
+    contact.iter().any(|c| c.depth != 0.0)
+}
+
+/// Stage `project` (phase 0: plain; phase 1: filtered by the contacts) of
+/// one rod.
+fn project_rod(
+    rods: &RodSet,
+    params: &SimParams,
+    r: usize,
+    w: &mut RodWork,
+    phase: u32,
+) -> ProjectionOutcome {
+    let inv_mass = &rods.inv_mass[rods.vertices(r)];
+    let rest_len = &rods.rest_len[rods.edges(r)];
+    let filtered = phase == 1;
+    let newton = |p: project::FastProjection, tolerance: f64| ProjectionOutcome {
+        iterations: p.iterations,
+        converged: p.converged,
+        failed: p.failed(tolerance).then_some(p),
+    };
+    let no_tolerance = |iterations| ProjectionOutcome {
+        iterations,
+        converged: true,
+        failed: None,
+    };
+    match params.projection {
+        Projection::None => no_tolerance(0),
+        Projection::Fast {
+            tolerance,
+            max_iterations,
+        } => newton(
+            project::project_fast(
+                w.s.pos,
+                inv_mass,
+                rest_len,
+                tolerance,
+                max_iterations,
+                w.contact,
+                filtered,
+            ),
+            tolerance,
+        ),
+        Projection::Shake {
+            tolerance,
+            max_iterations,
+        } => newton(
+            project::project_shake(
+                w.s.pos,
+                w.pos_start,
+                inv_mass,
+                rest_len,
+                tolerance,
+                max_iterations,
+                w.contact,
+                filtered,
+            ),
+            tolerance,
+        ),
+        Projection::Jacobi {
+            iterations,
+            relaxation,
+        } => {
+            let n = jacobi_iterations(iterations, phase);
+            let mut other = w.s.pos.to_vec();
+            for _ in 0..n {
+                project::project_jacobi(
+                    w.s.pos, &mut other, inv_mass, rest_len, relaxation, w.contact, filtered,
+                );
+                w.s.pos.copy_from_slice(&other);
+            }
+            no_tolerance(n)
+        }
+    }
+}
+
+/// Jacobi iterations of a projection: the setting for the first; the second
+/// (filtered, after contact) starts from `pos` and must end there on the GPU's
+/// ping-pong buffers, so it rounds up to an even count.
+pub fn jacobi_iterations(iterations: u32, phase: u32) -> u32 {
+    if phase == 0 {
+        iterations
+    } else {
+        iterations.div_ceil(2) * 2
+    }
+}
+
+/// Jacobi iterations of one substep as diagnostics report them: the first
+/// projection's, plus the filtered one's when there are colliders.
+pub fn jacobi_iterations_per_substep(rods: &RodSet, iterations: u32) -> u32 {
+    let second = if rods.colliders.is_empty() {
+        0
+    } else {
+        jacobi_iterations(iterations, 1)
+    };
+    iterations + second
+}
+
+/// One substep of length `h` from time `t`, in the order of the GPU's
+/// fused kernels (shaders/substep.wgsl): every rod's `substep_start`
+/// (forces, \[save_start\] when the projection is SHAKE, integrate, §7.2)
+/// in parallel, then \[grid_clear, grid_splat, grid_velocity, grid_blend\]
+/// over all rods when they interact (the only stages that need other rods),
+/// then every rod's `substep_finish` (project, §8.1; \[contact, filtered
+/// project, contact\] when there are colliders; project_velocity, frames
+/// and twist). The GPU's staged schedule (`GpuSimulator::encode_substep`)
+/// runs the same stages over every rod one after another; rods do not
+/// couple within a half, so both orders give the same result. The GPU's
+/// fused halves also take in the grid's per-vertex stages, each on its own
+/// vertices: `grid_splat` ends `substep_start` and `grid_blend` begins
+/// `substep_finish` (integer sums, the same in any order; a blend reads
+/// only its own vertex and the fields), with `grid_clear` before the start
+/// and `grid_velocity` between the halves.
+pub fn substep(
+    rods: &RodSet,
+    params: &SimParams,
+    t: f64,
+    h: f64,
+    state: &mut State,
+    work: &mut Workspace,
+) -> SubstepReport {
+    for_each_rod(rods, state, work, |r, w| {
+        substep_start(rods, params, r, t, h, w)
+    });
+    let mut grid_outside = 0;
+    if rods.interaction.is_active() {
+        match interact(rods, t + h, h, state, work) {
+            Ok(outside) => grid_outside = outside,
+            Err(overflow) => {
+                return SubstepReport {
+                    rods: vec![RodReport::default(); rods.rod_count()],
+                    grid_outside,
+                    grid_overflow: Some(overflow),
+                };
+            }
+        }
+    }
+    let poses = collider_poses(rods, t, h);
+    let reports = for_each_rod(rods, state, work, |r, w| {
+        substep_finish(rods, params, &poses, r, t, h, w)
+    });
+    SubstepReport {
+        rods: reports,
+        grid_outside,
+        grid_overflow: None,
+    }
+}
+
+/// The first half of rod `r`'s substep (the GPU's `substep_start`):
+/// forces, save_start (SHAKE projects along the constraint gradients of x₀),
+/// integrate, and the unconstrained positions kept for project_velocity.
+pub fn substep_start(rods: &RodSet, params: &SimParams, r: usize, t: f64, h: f64, w: &mut RodWork) {
+    // forces
+    rod_forces(
+        rods,
+        params,
+        r,
+        t,
+        w.s.pos,
+        w.s.vel,
+        w.s.tangent,
+        w.s.ref_u,
+        w.s.theta,
+        w.force,
+    );
+    // save_start
+    if matches!(params.projection, Projection::Shake { .. }) {
+        w.pos_start.copy_from_slice(w.s.pos);
+    }
+    // integrate
+    integrate(rods, r, t + h, h, w.force, w.s.pos, w.s.vel);
+    w.pos_unc.copy_from_slice(w.s.pos);
+}
+
+/// The second half of rod `r`'s substep (the GPU's `substep_finish`):
+/// project; with colliders contact (vertices, even edges, odd edges), the
+/// projection filtered by the contacts, contact again where it can change
+/// something; project_velocity
+/// (with the chatter count), frames, twist, and the per-rod check.
+/// `poses`: the colliders' anchors at t and t + h (`collider_poses`).
+pub fn substep_finish(
+    rods: &RodSet,
+    params: &SimParams,
+    poses: &[ColliderPoses],
+    r: usize,
+    t: f64,
+    h: f64,
+    w: &mut RodWork,
+) -> RodReport {
+    let mut report = RodReport::default();
+    let (radius, inv_mass) = (rods.material[r].radius, &rods.inv_mass[rods.vertices(r)]);
+    // The two phases: in each the projection (phase 1 filtered by the
+    // contacts), then with colliders contact's pass of that phase; the
+    // packed kernel's loop (shaders/substep.wgsl `substep_finish_pack`).
+    for phase in 0..2 {
+        // project
+        let p = project_rod(rods, params, r, w, phase);
+        report.projection_iterations += p.iterations;
+        if phase == 0 {
+            report.projection_converged = p.converged;
+            // A filtered projection may leave strain where contacts hold
+            // vertices along an edge (or friction holds both ends of a
+            // straight stretch); the next substep's plain one resolves it,
+            // so only the plain projection can fail the run.
+            report.unconverged = p.failed;
+        } else {
+            report.projection_converged &= p.converged;
+        }
+        if rods.colliders.is_empty() {
+            break;
+        }
+        // The second contact pass only where it can change something: a
+        // rod that phase 0 left out of contact (so moved nowhere) and the
+        // filtered projection did not move is where phase 0 found nothing,
+        // so the pass would find nothing and change nothing. Exact; the
+        // GPU's substeps do the same (shaders/substep.wgsl).
+        if phase == 1 && p.iterations == 0 && !rod_in_contact(w.contact) {
+            break;
+        }
+        // contact, contact_edges_even, contact_edges_odd
+        let found = contact::contact(
+            &rods.colliders,
+            poses,
+            radius,
+            inv_mass,
+            phase,
+            h,
+            w.s.pos,
+            w.pos_unc,
+            w.s.vel,
+            w.contact,
+        );
+        for parity in [0, 1] {
+            contact::contact_edges(
+                &rods.colliders,
+                poses,
+                radius,
+                inv_mass,
+                phase,
+                h,
+                parity,
+                w.s.pos,
+                w.pos_unc,
+                w.s.vel,
+                w.contact,
+            );
+        }
+        report.tunnel = report.tunnel.or(found.tunnel);
+    }
+    // project_velocity (with the chatter count)
+    report.chatter = project::project_velocity(
+        w.s.vel,
+        w.s.pos,
+        w.pos_unc,
+        w.contact,
+        h,
+        project::Chatter {
+            force: w.force,
+            inv_mass: &rods.inv_mass[rods.vertices(r)],
+            rest_len: &rods.rest_len[rods.edges(r)],
+            count: w.chatter,
+        },
+    );
+    // frames, twist
+    report.twist_iterations = update_material_frame(rods, params, r, t + h, &mut w.s);
+    report.bad = check_rod(rods, params, r, w.s.pos, w.s.vel, w.s.theta);
+    report
+}
+
+/// The grid stages of hair–hair interaction (`cpu::grid`, shaders/grid.wgsl),
+/// group by group, on the integrated state at `t_end`: `grid_clear`,
+/// `grid_splat`, `grid_velocity`, then `grid_blend` on every free vertex.
+/// Returns the vertices outside their grid, or `(group, node)` that could
+/// overflow.
+pub fn interact(
+    rods: &RodSet,
+    t_end: f64,
+    h: f64,
+    state: &mut State,
+    work: &mut Workspace,
+) -> Result<usize, (usize, usize)> {
+    let inter = &rods.interaction;
+    work.grids
+        .resize_with(inter.groups.len(), GridWork::default);
+    let mut outside = 0;
+    for (gi, group) in inter.groups.iter().enumerate() {
+        let g = group.geometry_at(&rods.anchors, t_end);
+        let w = &mut work.grids[gi];
+        // grid_clear (and the fields of the nodes the last splat touched)
+        for &k in &w.nodes.touched {
+            if let Some(f) = w.fields.get_mut(k as usize) {
+                *f = [0.0; 4];
+            }
+        }
+        w.nodes.clear(&g);
+        // grid_splat, from the f32 values the GPU holds
+        let members: Vec<usize> = group.rods.iter().flat_map(|&r| rods.vertices(r)).collect();
+        let pos: Vec<[f32; 3]> = members
+            .iter()
+            .map(|&v| state.pos[v].as_vec3().to_array())
+            .collect();
+        let vel: Vec<[f32; 3]> = members
+            .iter()
+            .map(|&v| state.vel[v].as_vec3().to_array())
+            .collect();
+        let mass_q: Vec<u32> = members.iter().map(|&v| inter.vertex[v].mass_q).collect();
+        let overflow = |grid::GridError::Overflow { node, .. }| (gi, node);
+        let s = grid::grid_splat(&g, &mut w.nodes, &pos, &vel, &mass_q).map_err(overflow)?;
+        outside += s.outside;
+        // grid_velocity
+        grid::grid_velocity(&w.nodes, group.pressure_scale(), s.vmax, &mut w.fields)
+            .map_err(overflow)?;
+        // grid_blend
+        let b = grid::Blend {
+            h,
+            volume_step: group.volume_stiffness * group.cell,
+            max_push: group.max_push(),
+        };
+        let fields = &w.fields;
+        let moves: Vec<DVec3> = (0..members.len())
+            .into_par_iter()
+            .map(|k| {
+                let v = members[k];
+                if rods.inv_mass[v] == 0.0 {
+                    return DVec3::ZERO;
+                }
+                grid::grid_blend(&g, fields, pos[k], vel[k], inter.vertex[v].friction, b)
+            })
+            .collect();
+        for (&v, d) in members.iter().zip(moves) {
+            state.pos[v] += d;
+        }
+    }
+    Ok(outside)
+}
+
+/// Run `f` on every rod's slices of the state and workspace, in parallel.
+pub fn for_each_rod<T: Send>(
+    rods: &RodSet,
+    state: &mut State,
+    work: &mut Workspace,
+    f: impl Fn(usize, &mut RodWork) -> T + Sync,
+) -> Vec<T> {
+    let vo = &rods.vertex_offset;
+    let views = rod_views(rods, state);
+    let force = split_mut(&mut work.force, vo);
+    let pos_unc = split_mut(&mut work.pos_unc, vo);
+    let pos_start = split_mut(&mut work.pos_start, vo);
+    let contact = split_mut(&mut work.contact, vo);
+    let chatter = split_mut(&mut work.chatter, vo);
+    let works: Vec<RodWork> = views
+        .into_iter()
+        .zip(force)
+        .zip(pos_unc)
+        .zip(pos_start)
+        .zip(contact)
+        .zip(chatter)
+        .map(
+            |(((((s, force), pos_unc), pos_start), contact), chatter)| RodWork {
+                s,
+                force,
+                pos_unc,
+                pos_start,
+                contact,
+                chatter,
+            },
+        )
+        .collect();
+    works
+        .into_par_iter()
+        .enumerate()
+        .map(|(r, mut w)| f(r, &mut w))
+        .collect()
+}
+
+/// Every rod's slices of the state.
+fn rod_views<'a>(rods: &RodSet, state: &'a mut State) -> Vec<RodStateMut<'a>> {
+    let vo = &rods.vertex_offset;
+    let eo = rods.edge_offsets();
+    let pos = split_mut(&mut state.pos, vo);
+    let vel = split_mut(&mut state.vel, vo);
+    let theta = split_mut(&mut state.theta, &eo);
+    let tangent = split_mut(&mut state.tangent, &eo);
+    let ref_u = split_mut(&mut state.ref_u, &eo);
+    pos.into_iter()
+        .zip(vel)
+        .zip(theta)
+        .zip(tangent)
+        .zip(ref_u)
+        .map(|((((pos, vel), theta), tangent), ref_u)| RodStateMut {
+            pos,
+            vel,
+            theta,
+            tangent,
+            ref_u,
+        })
+        .collect()
+}
