@@ -819,14 +819,14 @@ fn walked_frames_match_cpu_across_lengths() {
             &mut s.tangent[e.clone()],
             &mut s.ref_u[e.clone()],
         );
-        let mut view = cpu::RodStateMut {
+        let mut view = cpu::substep::RodStateMut {
             pos: &mut s.pos[v.clone()],
             vel: &mut s.vel[v.clone()],
             theta: &mut s.theta[e.clone()],
             tangent: &mut s.tangent[e.clone()],
             ref_u: &mut s.ref_u[e.clone()],
         };
-        cpu::clamp_twist(&rods, r, t + h, &mut view);
+        cpu::frames::clamp_twist(&rods, r, t + h, &mut view);
         for (j, k) in e.clone().enumerate() {
             let dt = (g.tangent[k] - s.tangent[k]).length();
             let tangent_bound = (4.0 + function_ulps(&ctx)) * eps;
@@ -881,7 +881,7 @@ fn walked_forces_match_cpu_across_lengths() {
         let (v, e) = (rods.vertices(r), rods.edges(r));
         let n = v.len();
         let mut f = vec![DVec3::ZERO; n];
-        cpu::rod_forces(
+        cpu::forces::rod_forces(
             &rods,
             &params,
             r,
@@ -899,7 +899,7 @@ fn walked_forces_match_cpu_across_lengths() {
         let mut gb = vec![0.0; n - 1];
         let mut gt = vec![0.0; n - 1];
         twist::twist_gradient(
-            strands::cpu::RowOrder::RootFirst,
+            strands::cpu::project::RowOrder::RootFirst,
             cpu::rod_rest(&rods, r),
             &kb,
             &s.tangent[e.clone()],
@@ -963,11 +963,11 @@ fn walked_twist_matches_cpu_across_lengths() {
             &s.tangent[e.clone()],
             &s.ref_u[e.clone()],
             &mut s.theta[e.clone()],
-            cpu::free_twist_range(&rods, r),
+            cpu::twist::free_twist_range(&rods, r),
             1e-12,
             50,
         );
-        let free_free = cpu::free_twist_range(&rods, r).len() == e.len();
+        let free_free = cpu::twist::free_twist_range(&rods, r).len() == e.len();
         for j in e.clone() {
             moved = moved.max((s.theta[j] - start[j]).abs());
             let d = if free_free {

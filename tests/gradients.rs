@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use glam::DVec3;
 use strands::build::EndSpec;
-use strands::cpu::forces::elastic_forces;
+use strands::cpu::forces::{elastic_forces, rod_forces};
 use strands::cpu::frames::frames;
 use strands::cpu::project::RowOrder;
 use strands::cpu::substep::{RodStateMut, update_material_frame};

@@ -1179,10 +1179,7 @@ impl Kernel {
     /// slightly slower (0.335 → 0.37–0.39), unused by the default forms.
     /// docs/BENCHMARKS.md has the figures; the bytes are the same either way.
     pub fn wide_positions_pay(self) -> bool {
-        !matches!(
-            self,
-            Kernel::Integrate | Kernel::SubstepStartRod
-        )
+        !matches!(self, Kernel::Integrate | Kernel::SubstepStartRod)
     }
 
     /// The bindings of group 1 the kernel reads or writes (see

@@ -517,11 +517,7 @@ mod tests {
             *t = 0.1 * j as f64;
         }
         let origin = rod_origins(&rods, &state);
-        let p = Packing::new(
-            &rods,
-            &origin,
-            VertexLayout::CONSECUTIVE,
-        );
+        let p = Packing::new(&rods, &origin, VertexLayout::CONSECUTIVE);
         // Origins: each rod's first vertex, to f32.
         assert_eq!(origin[2], state.pos[6].as_vec3().as_dvec3());
         let vel: Vec<[f32; 4]> = state.vel.iter().map(|&v| vec4(v, 0.0)).collect();

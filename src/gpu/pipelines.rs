@@ -261,10 +261,7 @@ impl Pipelines {
         });
         let mut layouts = HashMap::new();
         let mut kernels = HashMap::new();
-        for kernel in Kernel::ALL
-            .into_iter()
-            .filter(|k| k.supported(&limits))
-        {
+        for kernel in Kernel::ALL.into_iter().filter(|k| k.supported(&limits)) {
             let name = kernel.entry_point();
             let entries: Vec<_> = kernel.bindings().iter().map(|&b| layout_entry(b)).collect();
             let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {

@@ -357,11 +357,7 @@ pub fn substep_schedule(
         out.extend(contact(1));
     }
     // Always: it also counts the chatter (`project::project_velocity`).
-    for k in [
-        Kernel::ProjectVelocity,
-        Kernel::FramesRod,
-        Kernel::TwistRod,
-    ] {
+    for k in [Kernel::ProjectVelocity, Kernel::FramesRod, Kernel::TwistRod] {
         out.push(Dispatch::of(k, 0));
     }
     out

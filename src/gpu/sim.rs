@@ -114,10 +114,8 @@ impl GpuSimulator {
         let layout = VertexLayout::of(&rods, ctx.interleaves());
         let packing = Packing::new(&rods, &rod_origins(&rods, &state), layout);
         check_limits(&ctx.device.limits(), &rods, &packing)?;
-        let pipelines = ctx.pipelines_for(
-            super::pipelines::ColliderKinds::of(&rods.colliders),
-            layout,
-        );
+        let pipelines =
+            ctx.pipelines_for(super::pipelines::ColliderKinds::of(&rods.colliders), layout);
         let form = Self::default_form(ctx);
         let buffers = Buffers::new(
             &ctx.device,
@@ -704,7 +702,11 @@ impl GpuSimulator {
             }
         };
         if !self.pipelines.has(kernel) {
-            let storage = self.ctx.device.limits().max_storage_buffers_per_shader_stage;
+            let storage = self
+                .ctx
+                .device
+                .limits()
+                .max_storage_buffers_per_shader_stage;
             return Err(GpuError::Limit {
                 limit_name: "max_storage_buffers_per_shader_stage",
                 have: storage as u64,
