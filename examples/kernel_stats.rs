@@ -19,7 +19,7 @@
 //! these figures say whether occupancy is why.
 //!
 //! ```text
-//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [--twist-rows-in-frames off] [KERNEL...]
+//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--twist-rows-in-frames off] [KERNEL...]
 //! ```
 //!
 //! KERNEL: entry points (`frame_pack`, `substep_rod`, ...; default: all).
@@ -29,8 +29,6 @@
 //! `INTERLEAVE`, default 32: a GPU's default layout for the 32-vertex
 //! hair; 0 for each rod's vertices in order, what the twenty-eighth
 //! session's first figures were built for).
-//! `--walk-ahead`: how many vertices ahead the walks load (WGSL
-//! `WALK_AHEAD`, `GpuContext::with_walk_ahead`; default 0, none).
 //! `--twist-rows-in-frames`: whether the walk of the velocities and frames
 //! is also the twist's first gradient walk (WGSL `TWIST_ROWS_IN_FRAMES`,
 //! `GpuContext::with_twist_rows_in_frames`; on or off, default off, every
@@ -77,18 +75,16 @@ struct Args {
     kernels: Vec<Kernel>,
     kinds: ColliderKinds,
     interleave: u32,
-    walk_ahead: u32,
     twist_rows_in_frames: bool,
 }
 
-const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--walk-ahead 0] [--twist-rows-in-frames off] [KERNEL...]
+const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--twist-rows-in-frames off] [KERNEL...]
   KERNEL        entry points (frame_pack, substep_rod, ...; default: all)
   --rows        pack shapes of the per-pack kernels (32, 64, 128, 256, or 32:state, 64:state
                 with the whole state resident; default 32,256)
   --kinds       collider kinds of the contact code (sphere, capsule, plane, sdf; default sphere,capsule)
   --interleave  vertices a rod of the interleaved layout (WGSL INTERLEAVE; 0: each rod's
                 vertices in order; default 32, a GPU's default layout for 32-vertex hair)
-  --walk-ahead  vertices ahead the walks load (WGSL WALK_AHEAD; default 0, none)
   --twist-rows-in-frames
                 on or off: the frames' walk also the twist's first gradient walk
                 (WGSL TWIST_ROWS_IN_FRAMES; default off, every device's)
@@ -122,7 +118,6 @@ fn parse_kinds(list: &str) -> Result<ColliderKinds, String> {
 fn parse_args() -> Result<Option<Args>, String> {
     let mut rows = vec![PackShape::new(32)?, PackShape::DEFAULT];
     let mut interleave = 32;
-    let mut walk_ahead = 0;
     let mut twist_rows_in_frames = false;
     let mut kernels = Vec::new();
     // The hair workloads' colliders (scenes/hair.toml), as `strands bench`
@@ -147,11 +142,6 @@ fn parse_args() -> Result<Option<Args>, String> {
             interleave = n
                 .parse()
                 .map_err(|_| format!("--interleave: a count of vertices, not {n:?}"))?;
-        } else if a == "--walk-ahead" {
-            let n = args.next().ok_or("--walk-ahead needs a count, e.g. 2")?;
-            walk_ahead = n
-                .parse()
-                .map_err(|_| format!("--walk-ahead: a count of vertices, not {n:?}"))?;
         } else if a == "--twist-rows-in-frames" {
             twist_rows_in_frames = match args.next().as_deref() {
                 Some("on") => true,
@@ -182,7 +172,6 @@ fn parse_args() -> Result<Option<Args>, String> {
         kernels,
         kinds,
         interleave,
-        walk_ahead,
         twist_rows_in_frames,
     }))
 }
@@ -457,7 +446,7 @@ type Binding = (u32, u32, bool);
 
 /// SPIR-V of `kernel`'s entry point in `source` with the pipeline's
 /// `overrides` (`Pipelines::new`'s: the collider kinds, `INTERLEAVE`,
-/// `WALK_AHEAD` and `TWIST_ROWS_IN_FRAMES`; `ROWS_AHEAD` and `UNROLL_ROWS`
+/// and `TWIST_ROWS_IN_FRAMES`; `ROWS_AHEAD` and `UNROLL_ROWS`
 /// at their defaults, a GPU's),
 /// as wgpu's Vulkan backend writes it for the simulator's modules, and the
 /// descriptor bindings (group, binding, uniform) it uses.
@@ -688,7 +677,7 @@ fn run() -> Result<(), String> {
     };
     let gpu = open()?;
     println!(
-        "modules: bending stencil in {}, grid accumulators {}, buffer accesses {}, collider kinds {:#06b}, INTERLEAVE {}, WALK_AHEAD {}, TWIST_ROWS_IN_FRAMES {}",
+        "modules: bending stencil in {}, grid accumulators {}, buffer accesses {}, collider kinds {:#06b}, INTERLEAVE {}, TWIST_ROWS_IN_FRAMES {}",
         if gpu.has.f64 { "f64" } else { "f32" },
         if gpu.has.i64_atomics {
             "64-bit atomics"
@@ -702,13 +691,11 @@ fn run() -> Result<(), String> {
         },
         args.kinds.kinds,
         args.interleave,
-        args.walk_ahead,
         args.twist_rows_in_frames,
     );
     // `Pipelines::new`'s override constants.
     let mut constants = args.kinds.constants().to_vec();
     constants.push(("INTERLEAVE", args.interleave as f64));
-    constants.push(("WALK_AHEAD", args.walk_ahead as f64));
     constants.push((
         "TWIST_ROWS_IN_FRAMES",
         f64::from(u8::from(args.twist_rows_in_frames)),

@@ -61,7 +61,7 @@
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-stats kernel-times bench-target
 #                              bench-candidates bench-frame bench-walks
-#                              bench-ahead bench-memory bench-layouts
+#                              bench-memory bench-layouts
 #                              bench-splat profile
 #                              probe-tridiagonal
 #                              bench-gpu bench-cpu bench-packs bench-forms
@@ -285,7 +285,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-walks bench-ahead bench-memory bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-walks bench-memory bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -561,27 +561,12 @@ wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" -
 # which costs registers: RADV's frame_rod spills with it, and is off by
 # default until this says whether it pays); on, on is 6 walks a substep on
 # the bench's hair, on, off (a GPU's default) 7, and each off adds walks
-# (the same values in all four). The sizes and frames of `bench-ahead`
-# below, whose sizes are set here.
+# (the same values in all four).
 ahead_sizes=2000,32000
 [ -n "$quick" ] && ahead_sizes=1000,2000
 wanted bench-walks && step bench-walks "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$ahead_sizes" \
     --gpu-form walked-frame --gpu-rows-ahead on,off --gpu-twist-rows-in-frames on,off \
     --out "$OUT/bench-walks.json" --plot "$OUT/bench-walks.svg"
-
-# Whether a walk's step waits for its loads (docs/BENCHMARKS.md,
-# thirty-fourth session): walked-frame, the target's `hair-nogrid`, with
-# the walks loading 0 (none, the default), 1, 2, 4 and 8 vertices ahead
-# (`--gpu-walk-ahead`, `GpuContext::with_walk_ahead`: the same values), at
-# 2,000 strands (a warp or none a multiprocessor: the chain alone, 0.35 ms
-# a substep in the thirtieth session) and the target's 32,000 (1,000 and
-# 2,000 when quick), with the bending stencil in f64 and f32 (how much of
-# the chain the f64 stencil's arithmetic is). 40 frames of the bench's 10
-# substeps each (t = 0.31 s, before the hair's contact regime past t ~ 0.9
-# s, `bench-memory` below). (`ahead_sizes` above.)
-wanted bench-ahead && step bench-ahead "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$ahead_sizes" \
-    --gpu-form walked-frame --gpu-walk-ahead 0,1,2,4,8 --gpu-stencil f64,f32 \
-    --out "$OUT/bench-ahead.json" --plot "$OUT/bench-ahead.svg"
 
 # Whether device memory is what holds the target's substep: the default
 # walked-frame (interleaved rods) and fused-frame on 32-row packs (gpu

@@ -846,7 +846,6 @@ fn contact_walk(r: u32) -> ContactWalkDone {
         held = contact_walk_store(w.o + w.n - 1u, w.carried) || held;
         strain_walk_next(&strain, w.o + w.n - 1u, w.carried.p, w.carried.w);
     }
-    ahead_end(w.ahead);
     record_tunnels(w.tunnels);
     return ContactWalkDone(held, strain.m);
 }
@@ -867,20 +866,7 @@ fn contact_velocity_frames_walk(r: u32) -> TwistSweep {
     collider_table_fill();
     var w = contact_walk_start(r);
     var vf = velocity_frames_start(r);
-    var ahead = ahead_start();
     for (var i = 0u; i < w.n; i += 2u) {
-        if (WALK_AHEAD > 0u) {
-            // What `velocity_frames_next` reads besides the contact walk.
-            let last = w.o + w.n - 1u;
-            let t = ahead_up(w.o + i, last);
-            let u = ahead_up(w.o + i + 1u, last);
-            // The twist's stencil's rest curvature where the walk sums it.
-            var kappa = vec4<u32>(0u);
-            if (TWIST_ROWS_IN_FRAMES) {
-                kappa = vec4<u32>(ahead_rest_kappa(t), ahead_rest_kappa(u), 0u, 0u);
-            }
-            ahead_take(&ahead, vec4<u32>(ahead_vel(t), ahead_scratch_force(t), ahead_pos_unc(t), ahead_frame(t)), vec4<u32>(ahead_vel(u), ahead_scratch_force(u), ahead_pos_unc(u), ahead_frame(u)), kappa);
-        }
         let done = contact_walk_step(&w, i);
         if (i > 0u) {
             _ = contact_walk_store(w.o + i - 1u, done.before);
@@ -893,8 +879,6 @@ fn contact_velocity_frames_walk(r: u32) -> TwistSweep {
         _ = contact_walk_store(w.o + w.n - 1u, w.carried);
         velocity_frames_next(&vf, w.o + w.n - 1u, w.carried.p);
     }
-    ahead_end(w.ahead);
-    ahead_end(ahead);
     record_tunnels(w.tunnels);
     return velocity_frames_end(&vf, w.o, w.n);
 }
@@ -908,12 +892,11 @@ struct ContactWalk {
     rho: f32,
     tunnels: vec3<u32>,
     carried: WalkVertex,
-    ahead: Ahead,           // what the step before loaded ahead (`WALK_AHEAD`)
 }
 
 fn contact_walk_start(r: u32) -> ContactWalk {
     let none = WalkVertex(Position(vec4<i32>(0), vec4<f32>(0.0)), 0.0, vec3<f32>(0.0), Contact(vec4<f32>(0.0), vec4<f32>(0.0)), false, false);
-    return ContactWalk(rods[r].vertex_offset, rods[r].vertex_count, rods[r].origin.xyz, rods[r].radius, vec3<u32>(0u), none, ahead_start());
+    return ContactWalk(rods[r].vertex_offset, rods[r].vertex_count, rods[r].origin.xyz, rods[r].radius, vec3<u32>(0u), none);
 }
 
 // The two vertices step i (even) finishes: i − 1 (where i > 0) and i.
@@ -930,23 +913,6 @@ fn contact_walk_step(w: ptr<function, ContactWalk>, i: u32) -> ContactWalkStep {
     let o = (*w).o;
     let origin = (*w).origin;
     let rho = (*w).rho;
-    if (WALK_AHEAD > 0u) {
-        // Vertices i and i + 1, WALK_AHEAD on (a step takes two vertices,
-        // so that is WALK_AHEAD / 2 steps on); their unconstrained positions
-        // and velocities only where phase 0 reads them.
-        let last = o + (*w).n - 1u;
-        let t = ahead_up(o + i, last);
-        let u = ahead_up(o + i + 1u, last);
-        var start = vec4<u32>(0u);
-        if (stage_phase == 0u) {
-            start = vec4<u32>(ahead_pos_unc(t), ahead_vel(t), ahead_pos_unc(u), ahead_vel(u));
-        }
-        // Through a copy: naga 30's SPIR-V writer cannot pass a pointer to
-        // a member of a pointee (gfx-rs/wgpu#6875).
-        var ahead = (*w).ahead;
-        ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), ahead_contact(t), ahead_pos(u)), vec4<u32>(ahead_rest_mass(u), ahead_contact(u), 0u, 0u), start);
-        (*w).ahead = ahead;
-    }
     var tunnels = (*w).tunnels;
     var a = contact_walk_vertex(o + i, origin, rho, &tunnels);
     var b = (*w).carried;

@@ -149,19 +149,13 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     var m = -1.0;
     var xa = pos_get(o);
     var wa = rest[vertex_slot(o)].inv_mass;
-    var ahead = ahead_start();
     for (var e = o; e < o + ne; e++) {
-        if (WALK_AHEAD > 0u) {
-            let t = ahead_up(e + 1u, o + ne);
-            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), 0u, 0u), vec4<u32>(0u), vec4<u32>(0u));
-        }
         let xb = pos_get(e + 1u);
         let wb = rest[vertex_slot(e + 1u)].inv_mass;
         m = max(m, edge_unresolved(e, xa, xb, wa + wb, tolerance, ulps));
         xa = xb;
         wa = wb;
     }
-    ahead_end(ahead);
     return m;
 }
 
@@ -347,36 +341,20 @@ fn eliminate_projection_rows(o: u32, ne: u32, shake: bool, from_tip: bool) -> u3
     var x1 = pos_get(first);
     var w1 = rest[vertex_slot(first)].inv_mass;
     var c1 = filter_contact(first);
-    var ahead = ahead_start();
     for (var k = 0u; k < ne; k++) {
         let e = select(o + k, o + ne - 1u - k, from_tip);
         // Row e's other vertex: e from the tip, e + 1 from the root.
         let v = select(e + 1u, e, from_tip);
-        if (WALK_AHEAD > 0u) {
-            // Contacts only where phase 1 filters by them, the start's edge
-            // directions only where SHAKE reads them.
-            let u = select(ahead_up(v, o + ne), ahead_down(v, o), from_tip);
-            var more = vec4<u32>(0u);
-            if (stage_phase == 1u) {
-                more.x = ahead_contact(u);
-            }
-            if (shake) {
-                more.y = ahead_scratch_kb(select(u - 1u, u, from_tip));
-            }
-            ahead_take(&ahead, vec4<u32>(ahead_pos(u), ahead_rest_mass(u), 0u, 0u), more, vec4<u32>(0u));
-        }
         let x0 = pos_get(v);
         let w0 = rest[vertex_slot(v)].inv_mass;
         let c0 = filter_contact(v);
         if (!projection_row_behind(&t, e, rest[vertex_slot(e)].rest_len, x1, w1, c1, x0, w0, c0, shake, !from_tip)) {
-            ahead_end(ahead);
             return ELIMINATED_SINGULAR;
         }
         x1 = x0;
         w1 = w0;
         c1 = c0;
     }
-    ahead_end(ahead);
     return ELIMINATED_AHEAD;
 }
 
@@ -416,7 +394,6 @@ fn substitute_and_move(o: u32, ne: u32, shake: bool, ahead_rows: bool, tolerance
     var x_prev = Position(vec4<i32>(0), vec4<f32>(0.0));
     var w_prev = 0.0;
     var held_prev = false;
-    var ahead = ahead_start();
     // ne rows, then a step for the last vertex, which only the last row's
     // edge moves (the tip, by its edge before it; the root, by its own):
     // there e is one past the last row (o + ne, or o − 1 wrapping), and the
@@ -425,15 +402,6 @@ fn substitute_and_move(o: u32, ne: u32, shake: bool, ahead_rows: bool, tolerance
         let e = select(o + ne - 1u - k, o + k, from_tip);
         // The vertex finished at this step.
         let v = select(e + 1u, e, from_tip);
-        if (WALK_AHEAD > 0u) {
-            let u = select(ahead_down(min(e, o + ne - 1u), o), ahead_up(e, o + ne - 1u), from_tip);
-            var more = vec4<u32>(ahead_scratch_kb(u), 0u, 0u, 0u);
-            if (stage_phase == 1u) {
-                more.y = ahead_contact(u + 1u);
-                more.z = ahead_contact(u);
-            }
-            ahead_take(&ahead, vec4<u32>(ahead_pos(select(u + 1u, u, from_tip)), ahead_rest_mass(u + 1u), ahead_scratch_s(u), ahead_rest_mass(u)), more, vec4<u32>(0u));
-        }
         var row = vec4<f32>(0.0);
         var lambda = 0.0;
         var g = vec3<f32>(0.0);
@@ -478,7 +446,6 @@ fn substitute_and_move(o: u32, ne: u32, shake: bool, ahead_rows: bool, tolerance
         w_prev = wv;
         held_prev = held_of(cv, wv);
     }
-    ahead_end(ahead);
     return Substituted(unresolved, rows);
 }
 

@@ -246,19 +246,12 @@ fn substep_start_walk(r: u32, hand_off: bool) -> StartHandOff {
     let shake = params.projection == PROJECTION_SHAKE;
     var w = sweep_start(rod);
     var strain = start_strain(hand_off && ROWS_AHEAD && params.projection == PROJECTION_FAST);
-    var ahead = ahead_start();
     for (var k = rod.vertex_count - 2u; k >= 1u; k--) {
-        if (WALK_AHEAD > 0u) {
-            // The sweep reads edge and vertex k − 1, the update vertex k + 1.
-            let t = ahead_down(rod.vertex_offset + k - 1u, rod.vertex_offset);
-            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_frame(t), ahead_rest_kappa(t), ahead_rest_mass(t)), vec4<u32>(ahead_vel(t), 0u, 0u, 0u), vec4<u32>(0u));
-        }
         let x = w.x_next;
         start_vertex(rod, sf, h, shake, k + 1u, sweep_vertex(rod, k, &w), x, &strain);
     }
     start_vertex(rod, sf, h, shake, 1u, vec3<f32>(w.f_next), w.x_next, &strain);
     start_vertex(rod, sf, h, shake, 0u, vec3<f32>(w.f_cur), w.x_cur, &strain);
-    ahead_end(ahead);
     integrate_clamped_ends(r);
     return start_hand_off(r, strain);
 }
@@ -475,20 +468,9 @@ fn velocity_frames_walk(r: u32) -> TwistSweep {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
     var s = velocity_frames_start(r);
-    var ahead = ahead_start();
     for (var v = o; v < o + n; v++) {
-        if (WALK_AHEAD > 0u) {
-            let t = ahead_up(v, o + n - 1u);
-            // The twist's stencil's rest curvature where the walk sums it.
-            var kappa = 0u;
-            if (TWIST_ROWS_IN_FRAMES) {
-                kappa = ahead_rest_kappa(t);
-            }
-            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_vel(t), ahead_scratch_force(t), ahead_rest_mass(t)), vec4<u32>(ahead_pos_unc(t), ahead_contact(t), ahead_frame(t), kappa), vec4<u32>(0u));
-        }
         velocity_frames_next(&s, v, pos_get(v));
     }
-    ahead_end(ahead);
     return velocity_frames_end(&s, o, n);
 }
 

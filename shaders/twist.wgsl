@@ -214,18 +214,12 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool, from_tip: bool) -> Twist
     let b_norm = bending_norm(b);
     let first = select(o, o + n - 2u, from_tip);
     var walk = gradient_start(first, frame_theta(first));
-    var ahead = ahead_start();
     for (var i = 1u; i + 1u < n; i++) {
         let v = select(o + i, o + n - 1u - i, from_tip);
-        if (WALK_AHEAD > 0u) {
-            let t = select(ahead_up(v, o + n - 1u), ahead_down(v, o), from_tip);
-            ahead_take(&ahead, vec4<u32>(ahead_frame(t), ahead_scratch_kb(t), ahead_rest_kappa(t), ahead_rest_mass(t)), vec4<u32>(0u), vec4<u32>(0u));
-        }
         let e = select(v, v - 1u, from_tip);
         let theta = frame_theta(e);
         gradient_vertex(&walk, v, theta, from_tip, free, store, b, beta, b_norm, scratch_kb(v).xyz, theta_material_frame(e, theta));
     }
-    ahead_end(ahead);
     return gradient_end(&walk, select(o + n - 2u, o, from_tip), from_tip, free, store);
 }
 
@@ -382,15 +376,10 @@ fn newton_back(r: u32, free: vec2<u32>, last: Elimination, from_tip: bool, ahead
         let first = select(o + n - 2u, o, up);
         walk = gradient_start(first, frame_theta(first));
     }
-    var loads = ahead_start();
     for (var i = 1u; i + 1u < n; i++) {
         let v = select(o + n - 1u - i, o + i, up);
         // The edge ahead of the vertex, whose angle this step finishes.
         let e = select(v - 1u, v, up);
-        if (WALK_AHEAD > 0u) {
-            let t = select(ahead_down(v, o), ahead_up(v, o + n - 1u), up);
-            ahead_take(&loads, vec4<u32>(ahead_scratch_s(t), ahead_frame(t), ahead_scratch_kb(t), ahead_rest_kappa(t)), vec4<u32>(ahead_rest_mass(t), 0u, 0u, 0u), vec4<u32>(0u));
-        }
         var theta = frame_theta(e);
         if (e >= a && e < b && e != e_last) {
             let row = scratch_s(e);
@@ -406,7 +395,6 @@ fn newton_back(r: u32, free: vec2<u32>, last: Elimination, from_tip: bool, ahead
             gradient_vertex(&walk, v, theta, !up, free, false, bend, beta, b_norm, scratch_kb(v).xyz, theta_material_frame(e, theta));
         }
     }
-    ahead_end(loads);
     var sweep = sweep_none();
     if (ahead) {
         sweep = gradient_end(&walk, select(o, o + n - 2u, up), !up, free, false);

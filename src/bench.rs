@@ -273,12 +273,6 @@ pub struct Measurement {
     /// every splat but the own.
     #[serde(default = "splat_asked_in_old_reports")]
     pub gpu_splat_asked: bool,
-    /// GPU only: how many vertices ahead the walks loaded
-    /// (`strands::gpu::GpuContext::with_walk_ahead`, `strands bench
-    /// --gpu-walk-ahead`); absent where they loaded nothing ahead (the
-    /// default) and in older reports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_walk_ahead: Option<u32>,
     /// GPU only: whether the walk of the velocities and frames made the
     /// twist's first gradient walk (`strands::gpu::GpuContext::
     /// with_twist_rows_in_frames`, `strands bench
@@ -614,7 +608,6 @@ fn measure_with(
         gpu_interleave: None,
         gpu_splat: None,
         gpu_splat_asked: false,
-        gpu_walk_ahead: None,
         gpu_twist_rows_in_frames: None,
         gpu_rows_ahead: None,
         strands: rods.rod_count(),
@@ -695,7 +688,6 @@ fn measure_with(
                 return m;
             };
             // Before anything can fail, so that a failed row is labelled.
-            m.gpu_walk_ahead = (ctx.walk_ahead() > 0).then(|| ctx.walk_ahead());
             // Only a form with the walk it changes (the form asked for here,
             // the form that runs below).
             let asked = settings
@@ -1136,8 +1128,7 @@ impl Measurement {
     /// `…:LAYOUT-layout` for one whose data layout was asked for,
     /// `…:ROWS-row-packs` for one whose pack shape was (`…-state` with the
     /// whole state resident), `…:sorted-RUN-splat`
-    /// or `…:own-splat` for one whose splat was, `…:ahead-N` for one whose
-    /// walks loaded N vertices ahead.
+    /// or `…:own-splat` for one whose splat was.
     pub fn label(&self) -> String {
         let stencil = match self.gpu_stencil.as_deref() {
             Some("f32") => ":f32",
@@ -1162,10 +1153,6 @@ impl Measurement {
             None => String::new(),
             Some(s) => format!(":{}-splat", s.replace(':', "-")),
         };
-        let ahead = self
-            .gpu_walk_ahead
-            .map(|d| format!(":ahead-{d}"))
-            .unwrap_or_default();
         let twist_rows = match self.gpu_twist_rows_in_frames {
             Some(true) => ":twist-rows-in-frames",
             _ => "",
@@ -1177,7 +1164,7 @@ impl Measurement {
         };
         match &self.gpu_form {
             Some(form) => format!(
-                "{}:{form}{stencil}{layout}{packs}{splat}{ahead}{rows_ahead}{twist_rows}",
+                "{}:{form}{stencil}{layout}{packs}{splat}{rows_ahead}{twist_rows}",
                 self.backend
             ),
             None => self.backend.clone(),
@@ -1336,8 +1323,7 @@ pub fn compare(old: &Report, new: &Report) -> String {
             } && {
                 let splat = |s: &Option<String>| s.clone().unwrap_or_else(|| "own".into());
                 splat(&o.gpu_splat) == splat(&m.gpu_splat)
-            } && o.gpu_walk_ahead.unwrap_or(0) == m.gpu_walk_ahead.unwrap_or(0)
-                && o.gpu_twist_rows_in_frames == m.gpu_twist_rows_in_frames
+            } && o.gpu_twist_rows_in_frames == m.gpu_twist_rows_in_frames
                 && o.gpu_rows_ahead == m.gpu_rows_ahead
         };
         let found = old.results.iter().find(|o| {

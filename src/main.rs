@@ -186,24 +186,8 @@ struct BenchArgs {
     /// --gpu-form.
     #[arg(long = "gpu-splat", value_delimiter = ',', value_name = "SPLAT")]
     gpu_splats: Vec<strands::gpu::schedule::Splat>,
-    /// GPU loads ahead to time, each a row with each form, precision,
-    /// layout, pack shape and splat: how many vertices ahead of the one it
-    /// is at each walk of the walked kernels loads a word of each element
-    /// it will read, so that a GPU fetches them while it computes (0 to 64;
-    /// 0, the default, loads nothing ahead; rows `…:ahead-N`). An
-    /// experiment for a GPU, where a walk's step waits for its loads; the
-    /// same values computed either way. A packed form, which walks only
-    /// rods longer than a pack, gets one row, with the first listed. Asks
-    /// for the GPU like --gpu-form.
-    #[arg(
-        long = "gpu-walk-ahead",
-        value_delimiter = ',',
-        value_name = "VERTICES",
-        value_parser = clap::value_parser!(u32).range(0..=strands::gpu::MAX_WALK_AHEAD as i64)
-    )]
-    gpu_walk_ahead: Vec<u32>,
     /// GPU twist schedules to time, each a row with each form, precision,
-    /// layout, pack shape, splat and distance ahead: on (the walk of the
+    /// layout, pack shape and splat: on (the walk of the
     /// velocities and frames also makes the twist's first gradient walk, a
     /// walk a substep fewer, at the cost of registers; rows labelled
     /// `…:twist-rows-in-frames`) or off (the twist walks its own; the
@@ -220,7 +204,7 @@ struct BenchArgs {
     )]
     gpu_twist_rows_in_frames: Vec<bool>,
     /// GPU row schedules to time, each a row with each form, precision,
-    /// layout, pack shape, splat, distance ahead and twist schedule: on
+    /// layout, pack shape, splat and twist schedule: on
     /// (the walks that finish the vertices build the next projection
     /// iteration's rows, and the twist's back substitution the next Newton
     /// iteration's: fewer walks a substep; the default on a GPU) or off
@@ -760,7 +744,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         ("--gpu-layout", !args.gpu_layouts.is_empty()),
         ("--gpu-pack-rows", !args.gpu_pack_rows.is_empty()),
         ("--gpu-splat", !args.gpu_splats.is_empty()),
-        ("--gpu-walk-ahead", !args.gpu_walk_ahead.is_empty()),
         (
             "--gpu-twist-rows-in-frames",
             !args.gpu_twist_rows_in_frames.is_empty(),
@@ -785,7 +768,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             || !args.gpu_layouts.is_empty()
             || !args.gpu_pack_rows.is_empty()
             || !args.gpu_splats.is_empty()
-            || !args.gpu_walk_ahead.is_empty()
             || !args.gpu_twist_rows_in_frames.is_empty()
             || !args.gpu_rows_ahead.is_empty())
         .then_some(BackendKind::Gpu);
@@ -876,18 +858,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         ctx.with_data_layout(l)
     });
     let gpus = each_with(gpus, &args.gpu_pack_rows, |ctx, p| ctx.with_pack_shape(p));
-    let gpus: Vec<strands::gpu::GpuContext> = if args.gpu_walk_ahead.is_empty() {
-        gpus
-    } else {
-        gpus.iter()
-            .flat_map(|ctx| {
-                args.gpu_walk_ahead.iter().map(|&d| {
-                    ctx.with_walk_ahead(d)
-                        .map_err(|e| anyhow::anyhow!("--gpu-walk-ahead {d}: {e}"))
-                })
-            })
-            .collect::<Result<_>>()?
-    };
     let gpus = each_with(gpus, &args.gpu_twist_rows_in_frames, |ctx, on| {
         ctx.with_twist_rows_in_frames(on)
     });
@@ -965,22 +935,13 @@ fn bench(args: BenchArgs) -> Result<()> {
                         .iter()
                         .flat_map(|&f| (0..gpus.len()).map(move |g| (i, b, f, g)))
                         // A walked form uses no packs: one row for it, in
-                        // the first shape asked for. A packed form walks
-                        // only rods longer than a pack: one row for it, with
-                        // the first distance ahead asked for.
+                        // the first shape asked for.
                         .filter(|&(_, _, f, g)| {
                             uses_packs(f, &gpus[g])
                                 || args
                                     .gpu_pack_rows
                                     .first()
                                     .is_none_or(|&p| gpus[g].pack_shape() == p)
-                        })
-                        .filter(|&(_, _, f, g)| {
-                            !uses_packs(f, &gpus[g])
-                                || args
-                                    .gpu_walk_ahead
-                                    .first()
-                                    .is_none_or(|&d| gpus[g].walk_ahead() == d)
                         })
                         // Only the walked fused forms have the walk of the
                         // velocities and frames: one row for the others,
@@ -1095,11 +1056,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             Some(sp) => format!("{on}, {sp} splat"),
             None => on,
         };
-        let on = if on_gpu && !args.gpu_walk_ahead.is_empty() {
-            format!("{on}, loads {} ahead", gpus[g].walk_ahead())
-        } else {
-            on
-        };
         let on = if on_gpu && !args.gpu_rows_ahead.is_empty() {
             if gpus[g].rows_ahead() {
                 format!("{on}, rows built ahead")
@@ -1151,7 +1107,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             m.gpu_pack_rows,
             m.gpu_pack_state,
             m.gpu_splat.clone(),
-            m.gpu_walk_ahead,
             m.gpu_twist_rows_in_frames,
             m.gpu_rows_ahead,
         );

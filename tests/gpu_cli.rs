@@ -449,62 +449,6 @@ fn gpu_layout_rows_run_the_same_steps() {
     assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
 }
 
-/// `--gpu-walk-ahead`: `strands bench` times one GPU row per distance
-/// asked for, in walked-frame and walked-fused (the kernels with the walks
-/// that load ahead), and one row for the packed form, which walks only
-/// rods longer than a pack, with the first asked for; the rows that load
-/// ahead labelled `:ahead-N` in the
-/// table and recorded in the JSON (`gpu_walk_ahead`), the one loading
-/// nothing unlabelled, as the default; the loads change no value, so the
-/// rows end at the same largest strain after the same iterations. More
-/// than 64 refused as the arguments are read, naming the flag, the value
-/// and the range; refused with `--backend cpu`.
-#[test]
-fn gpu_walk_ahead_rows_run_the_same_steps() {
-    let (stdout, rows) = quick_gpu_rows_for(
-        "gpu-walk-ahead",
-        "hair-nogrid",
-        "16",
-        "6",
-        &[
-            "--gpu-form",
-            "walked-frame,walked-fused,packed",
-            "--gpu-walk-ahead",
-            "0,3",
-        ],
-    );
-    for label in [
-        "gpu:walked-frame ",
-        "gpu:walked-frame:ahead-3 ",
-        "gpu:walked-fused ",
-        "gpu:walked-fused:ahead-3 ",
-    ] {
-        assert!(stdout.contains(label), "{label} not in\n{stdout}");
-    }
-    let ahead: Vec<(&str, Option<u64>)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["gpu_form"].as_str().unwrap(),
-                r["gpu_walk_ahead"].as_u64(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        ahead,
-        [
-            ("walked-frame", None),
-            ("walked-frame", Some(3)),
-            ("walked-fused", None),
-            ("walked-fused", Some(3)),
-            ("packed", None),
-        ]
-    );
-    assert_same_steps(&rows[..4]);
-    assert_bench_refuses_with_cpu_backend("--gpu-walk-ahead", "2");
-    assert_bench_refuses_value("--gpu-walk-ahead", "2,65", "'65'", "0..=64");
-}
-
 /// `--gpu-twist-rows-in-frames`: `strands bench` times one GPU row per
 /// schedule asked for in walked-frame (whose substep has the walk of the
 /// velocities and frames), and one row for the walked stages (which have

@@ -260,59 +260,6 @@ fn fused_frame_matches_the_substeps_dispatched_apart() {
     }
 }
 
-/// Loads issued ahead (`GpuContext::with_walk_ahead`, shaders/common.wgsl
-/// `WALK_AHEAD`) change when a walk's cache lines arrive, not what it
-/// computes: walked-frame, walked-fused and walked (the stages dispatched
-/// apart) with every walk loading 2 vertices ahead, and 64 (past the end of every rod here, each load then
-/// clamped to the rod's last vertex), end with the positions, velocities
-/// and twist of the walks loading nothing ahead, for the fast projection
-/// and SHAKE, in the scene above (contact with a sphere and a capsule,
-/// clamps at both ends, the twist, gusts). Bit for bit on a CPU adapter;
-/// elsewhere within the one-frame bound of `assert_frame_matches`, where a
-/// compiler may schedule and contract the kernel differently around the
-/// loads. More than `MAX_WALK_AHEAD` is refused, naming the limit.
-#[test]
-fn walks_loading_ahead_give_the_same_results() {
-    let ctx = gpu();
-    let on_cpu = ctx.info.device_type == wgpu::DeviceType::Cpu;
-    let frames = if on_cpu { 3 } else { 1 };
-    let e = ctx
-        .with_walk_ahead(strands::gpu::MAX_WALK_AHEAD + 1)
-        .expect_err("65 vertices ahead is refused");
-    assert!(e.contains("at most 64"), "{e}");
-    for form in [Form::WalkedFrame, Form::WalkedFused, Form::Walked] {
-        for method in ["fast", "shake"] {
-            let m = format!("sim.projection.method=\"{method}\"");
-            let set = [m.as_str()];
-            let (none, travel) = run_on(&ctx, form, &set, frames);
-            assert!(travel > 1e-3, "{form}, {method}: the scene did not move");
-            for d in [2, 64] {
-                let ahead = ctx.with_walk_ahead(d).unwrap();
-                assert_eq!(ahead.walk_ahead(), d);
-                let (a, _) = run_on(&ahead, form, &set, frames);
-                let dx = max_diff(&none.pos, &a.pos);
-                let dv = max_diff(&none.vel, &a.vel);
-                let dtheta = max_abs_diff(&none.theta, &a.theta);
-                eprintln!(
-                    "{form}, {method}, {d} ahead: {dx:.3e} m, {dv:.3e} m/s, {dtheta:.3e} rad"
-                );
-                if on_cpu {
-                    assert_eq!(
-                        (dx, dv, dtheta),
-                        (0.0, 0.0, 0.0),
-                        "{form}, {method}, {d} ahead"
-                    );
-                } else {
-                    assert!(
-                        dx <= 1e-6 && dtheta <= 1e-5,
-                        "{form}, {method}, {d} ahead: {dx:.3e} m, {dtheta:.3e} rad"
-                    );
-                }
-            }
-        }
-    }
-}
-
 /// The walks that finish the vertices build and eliminate the next
 /// projection iteration's rows as they go (`GpuContext::with_rows_ahead`):
 /// the walked start sweep the first iteration's, tip to root (fast

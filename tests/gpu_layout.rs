@@ -1027,7 +1027,7 @@ fn wgsl_constants_match_rust() {
 
 /// The override constants the host sets per pipeline (`Pipelines::new`:
 /// the interleaved rod length, `INTERLEAVE`, `pipelines::Switches::
-/// constants`: how far the walks load ahead, `WALK_AHEAD`, whether the
+/// constants`: whether the
 /// walks that finish the vertices build the projection's next rows,
 /// `ROWS_AHEAD`, whether the frames' walk builds the twist's first rows,
 /// `TWIST_ROWS_IN_FRAMES`, whether the packs' row loops run to a constant,
@@ -1043,14 +1043,13 @@ fn collider_kind_overrides_are_declared() {
         .filter_map(|(_, o)| o.name.clone())
         .collect();
     let switches = strands::gpu::pipelines::Switches {
-        walk_ahead: 0,
         rows_ahead: true,
         twist_rows_in_frames: true,
         unroll_rows: true,
     };
     let mut set = vec!["INTERLEAVE".to_string()];
     set.extend(switches.constants().iter().map(|c| c.0.to_string()));
-    assert_eq!(set.len(), 5, "the four switches, each once: {set:?}");
+    assert_eq!(set.len(), 4, "the three switches, each once: {set:?}");
     set.extend(
         strands::gpu::pipelines::ColliderKinds::ALL
             .constants()
@@ -1062,16 +1061,13 @@ fn collider_kind_overrides_are_declared() {
     assert_eq!(declared, set);
 }
 
-/// Every kernel's SPIR-V, as wgpu's Vulkan backend writes it, with the
-/// walks loading ahead (`GpuContext::with_walk_ahead`, WGSL `WALK_AHEAD`)
-/// and rods interleaved: naga 30's writer panicked ("Expression is not
-/// cached") on the contact walk's first form, which passed a pointer to a
-/// member of a pointee, in every kernel that walks contact; a simulator
-/// met it only when it first compiled such a kernel with loads ahead. In
-/// each module a kernel is built from (resident, whole-frame), with the
-/// f64 stencil.
+/// Every kernel's SPIR-V, as wgpu's Vulkan backend writes it, with rods
+/// interleaved, in each module a kernel is built from (resident,
+/// whole-frame), with the f64 stencil: naga 30's writer panics ("Expression
+/// is not cached") on a pointer to a member of a pointee, which a
+/// simulator would meet only when it first compiled such a kernel.
 #[test]
-fn every_kernel_writes_spirv_with_its_walks_loading_ahead() {
+fn every_kernel_writes_spirv() {
     use naga::valid::{Capabilities, ValidationFlags, Validator};
     let mut written = 0;
     for k in Kernel::ALL {
@@ -1090,7 +1086,6 @@ fn every_kernel_writes_spirv_with_its_walks_loading_ahead() {
             constants.insert(n.to_string(), v);
         }
         constants.insert("INTERLEAVE".into(), 32.0);
-        constants.insert("WALK_AHEAD".into(), 2.0);
         let (m, info) = naga::back::pipeline_constants::process_overrides(
             &m,
             &info,

@@ -276,8 +276,6 @@ pub struct GpuContext {
     approximate_math: bool,
     /// The packs' shape (see `with_pack_shape`).
     pack: pack::PackShape,
-    /// How far ahead the walks load (see `with_walk_ahead`).
-    walk_ahead: u32,
     /// Whether the walks that finish the vertices build the next
     /// projection iteration's rows, and the twist's back substitution the
     /// next Newton iteration's (see `with_rows_ahead`).
@@ -290,9 +288,6 @@ pub struct GpuContext {
     unroll_rows: bool,
     pipelines: PipelineCache,
 }
-
-/// The most vertices ahead the walks may load (`GpuContext::with_walk_ahead`).
-pub const MAX_WALK_AHEAD: u32 = 64;
 
 /// The features the grid's 64-bit accumulators need (`GpuContext::from_device`).
 pub const GRID_I64_FEATURES: wgpu::Features =
@@ -393,7 +388,6 @@ impl GpuContext {
             wide_positions: cpu && device.features().contains(wgpu::Features::SHADER_INT64),
             approximate_math: false,
             pack: pack::PackShape::for_device(info.device_type),
-            walk_ahead: 0,
             rows_ahead: !cpu,
             twist_rows_in_frames: false,
             unroll_rows: !cpu,
@@ -547,36 +541,6 @@ impl GpuContext {
     /// The packs' shape (`with_pack_shape`).
     pub fn pack_shape(&self) -> pack::PackShape {
         self.pack
-    }
-
-    /// This device with the walked kernels' walks loading, at each vertex,
-    /// a word of each element they will read `vertices` further on
-    /// (shaders/common.wgsl `WALK_AHEAD`), so that a GPU fetches its cache
-    /// lines while the walk computes the vertices between; 0 (the default)
-    /// loads nothing ahead. An experiment for the GPU, where a walk's step
-    /// waits for its loads (docs/BENCHMARKS.md, thirty-fourth session): not
-    /// yet timed on one, so not a default anywhere; a CPU adapter, with no
-    /// latency to hide, only does the extra loads. The walks compute the
-    /// same values: on a CPU adapter the same bits (tests/gpu_frame.rs; a
-    /// GPU's compiler may contract the kernel's arithmetic differently
-    /// around the loads, within the test's one-frame bound). Kernels are
-    /// compiled anew for it. Errors: more than `MAX_WALK_AHEAD` vertices.
-    pub fn with_walk_ahead(&self, vertices: u32) -> Result<Self, String> {
-        if vertices > MAX_WALK_AHEAD {
-            return Err(format!(
-                "loads {vertices} vertices ahead: at most {MAX_WALK_AHEAD}"
-            ));
-        }
-        Ok(GpuContext {
-            walk_ahead: vertices,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        })
-    }
-
-    /// How far ahead the walks load (`with_walk_ahead`; 0: not).
-    pub fn walk_ahead(&self) -> u32 {
-        self.walk_ahead
     }
 
     /// This device with the walks that finish the vertices building and
@@ -801,7 +765,6 @@ impl GpuContext {
                         frame: false,
                     },
                     pipelines::Switches {
-                        walk_ahead: self.walk_ahead,
                         rows_ahead: self.rows_ahead,
                         twist_rows_in_frames: self.twist_rows_in_frames,
                         unroll_rows: self.unroll_rows,
@@ -866,8 +829,8 @@ impl GpuContext {
 
     /// "name (backend, type, driver; the stencil's precision, the grid's
     /// atomics and, where the state moves as 64-bit words, the math is
-    /// approximate, the walks load ahead, or rows are built ahead or row
-    /// loops unrolled other than by the device's default, that)" of the
+    /// approximate, or rows are built ahead or row loops unrolled other
+    /// than by the device's default, that)" of the
     /// adapter in use.
     pub fn describe(&self) -> String {
         let info = &self.info;
@@ -887,7 +850,7 @@ impl GpuContext {
                 _ => "",
             };
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{}{}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -911,11 +874,6 @@ impl GpuContext {
                 "; approximate sin, cos and square roots emulated"
             } else {
                 ""
-            },
-            if self.walk_ahead > 0 {
-                format!("; walks loading {} vertices ahead", self.walk_ahead)
-            } else {
-                String::new()
             },
             unless_default(
                 self.rows_ahead,

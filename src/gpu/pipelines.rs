@@ -111,9 +111,6 @@ pub struct Pipelines {
     pub interleave: u32,
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
-    /// How far ahead of the vertex they are at the walks load a word of
-    /// each element they will read (`GpuContext::with_walk_ahead`; 0: not).
-    pub walk_ahead: u32,
     /// The variant asked for (`resident` unset: the packed fused kernels'
     /// module sets it for them; `wide_positions` set holds only for the
     /// kernels whose `Kernel::wide_positions_pay` is true, the others are
@@ -215,12 +212,10 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
 
 /// How the walks and the packs' loops are built: WGSL override constants
 /// that change what a kernel does, not what it computes (each the same
-/// values either way), set per `GpuContext` (`with_walk_ahead`,
-/// `with_rows_ahead`, `with_twist_rows_in_frames`, `with_unrolled_rows`).
+/// values either way), set per `GpuContext` (`with_rows_ahead`,
+/// `with_twist_rows_in_frames`, `with_unrolled_rows`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Switches {
-    /// How many vertices ahead the walks load (`WALK_AHEAD`; 0: not).
-    pub walk_ahead: u32,
     /// Whether the walks that finish the vertices (the walked start sweep,
     /// the projection's moving walks) build the next projection
     /// iteration's rows, and the twist's back substitution the next Newton
@@ -236,10 +231,9 @@ pub struct Switches {
 
 impl Switches {
     /// Their override constants, by WGSL name.
-    pub fn constants(self) -> [(&'static str, f64); 4] {
+    pub fn constants(self) -> [(&'static str, f64); 3] {
         let flag = |on: bool| f64::from(u8::from(on));
         [
-            ("WALK_AHEAD", f64::from(self.walk_ahead)),
             ("ROWS_AHEAD", flag(self.rows_ahead)),
             ("TWIST_ROWS_IN_FRAMES", flag(self.twist_rows_in_frames)),
             ("UNROLL_ROWS", flag(self.unroll_rows)),
@@ -264,7 +258,6 @@ impl Pipelines {
         variant: Variant,
         switches: Switches,
     ) -> Pipelines {
-        let walk_ahead = switches.walk_ahead;
         let mut constants = kinds.constants().to_vec();
         constants.push(("INTERLEAVE", interleave as f64));
         constants.extend(switches.constants());
@@ -327,7 +320,6 @@ impl Pipelines {
             constants,
             interleave,
             kinds,
-            walk_ahead,
             variant,
         }
     }
