@@ -19,7 +19,7 @@
 //! these figures say whether occupancy is why.
 //!
 //! ```text
-//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--twist-rows-in-frames off] [KERNEL...]
+//! cargo run --release --example kernel_stats -- [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [KERNEL...]
 //! ```
 //!
 //! KERNEL: entry points (`frame_pack`, `substep_rod`, ...; default: all).
@@ -29,10 +29,6 @@
 //! `INTERLEAVE`, default 32: a GPU's default layout for the 32-vertex
 //! hair; 0 for each rod's vertices in order, what the twenty-eighth
 //! session's first figures were built for).
-//! `--twist-rows-in-frames`: whether the walk of the velocities and frames
-//! is also the twist's first gradient walk (WGSL `TWIST_ROWS_IN_FRAMES`,
-//! `GpuContext::with_twist_rows_in_frames`; on or off, default off, every
-//! device's).
 //! `--kinds`: the collider kinds the contact code is built for (default
 //! sphere,capsule: the hair workloads'; also plane, sdf). On lavapipe
 //! (Mesa 22.3, which reports no statistics but compiles the kernels) the
@@ -75,19 +71,15 @@ struct Args {
     kernels: Vec<Kernel>,
     kinds: ColliderKinds,
     interleave: u32,
-    twist_rows_in_frames: bool,
 }
 
-const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [--twist-rows-in-frames off] [KERNEL...]
+const USAGE: &str = "usage: kernel_stats [--rows 32,256] [--kinds sphere,capsule] [--interleave 32] [KERNEL...]
   KERNEL        entry points (frame_pack, substep_rod, ...; default: all)
   --rows        pack shapes of the per-pack kernels (32, 64, 128, 256, or 32:state, 64:state
                 with the whole state resident; default 32,256)
   --kinds       collider kinds of the contact code (sphere, capsule, plane, sdf; default sphere,capsule)
   --interleave  vertices a rod of the interleaved layout (WGSL INTERLEAVE; 0: each rod's
                 vertices in order; default 32, a GPU's default layout for 32-vertex hair)
-  --twist-rows-in-frames
-                on or off: the frames' walk also the twist's first gradient walk
-                (WGSL TWIST_ROWS_IN_FRAMES; default off, every device's)
 ";
 
 /// The collider kinds named in `list` ("sphere,capsule").
@@ -118,7 +110,6 @@ fn parse_kinds(list: &str) -> Result<ColliderKinds, String> {
 fn parse_args() -> Result<Option<Args>, String> {
     let mut rows = vec![PackShape::new(32)?, PackShape::DEFAULT];
     let mut interleave = 32;
-    let mut twist_rows_in_frames = false;
     let mut kernels = Vec::new();
     // The hair workloads' colliders (scenes/hair.toml), as `strands bench`
     // builds the kernels for them (`GpuContext::pipelines_for`).
@@ -142,14 +133,6 @@ fn parse_args() -> Result<Option<Args>, String> {
             interleave = n
                 .parse()
                 .map_err(|_| format!("--interleave: a count of vertices, not {n:?}"))?;
-        } else if a == "--twist-rows-in-frames" {
-            twist_rows_in_frames = match args.next().as_deref() {
-                Some("on") => true,
-                Some("off") => false,
-                other => {
-                    return Err(format!("--twist-rows-in-frames: on or off, not {other:?}"));
-                }
-            };
         } else if a == "--help" || a == "-h" {
             return Ok(None);
         } else if a.starts_with('-') {
@@ -172,7 +155,6 @@ fn parse_args() -> Result<Option<Args>, String> {
         kernels,
         kinds,
         interleave,
-        twist_rows_in_frames,
     }))
 }
 
@@ -445,9 +427,8 @@ unsafe fn open_device(
 type Binding = (u32, u32, bool);
 
 /// SPIR-V of `kernel`'s entry point in `source` with the pipeline's
-/// `overrides` (`Pipelines::new`'s: the collider kinds, `INTERLEAVE`,
-/// and `TWIST_ROWS_IN_FRAMES`; `ROWS_AHEAD` and `UNROLL_ROWS`
-/// at their defaults, a GPU's),
+/// `overrides` (`Pipelines::new`'s: the collider kinds and `INTERLEAVE`;
+/// `ROWS_AHEAD` and `UNROLL_ROWS` at their defaults, a GPU's),
 /// as wgpu's Vulkan backend writes it for the simulator's modules, and the
 /// descriptor bindings (group, binding, uniform) it uses.
 fn spirv(
@@ -677,7 +658,7 @@ fn run() -> Result<(), String> {
     };
     let gpu = open()?;
     println!(
-        "modules: bending stencil in {}, grid accumulators {}, buffer accesses {}, collider kinds {:#06b}, INTERLEAVE {}, TWIST_ROWS_IN_FRAMES {}",
+        "modules: bending stencil in {}, grid accumulators {}, buffer accesses {}, collider kinds {:#06b}, INTERLEAVE {}",
         if gpu.has.f64 { "f64" } else { "f32" },
         if gpu.has.i64_atomics {
             "64-bit atomics"
@@ -691,15 +672,10 @@ fn run() -> Result<(), String> {
         },
         args.kinds.kinds,
         args.interleave,
-        args.twist_rows_in_frames,
     );
     // `Pipelines::new`'s override constants.
     let mut constants = args.kinds.constants().to_vec();
     constants.push(("INTERLEAVE", args.interleave as f64));
-    constants.push((
-        "TWIST_ROWS_IN_FRAMES",
-        f64::from(u8::from(args.twist_rows_in_frames)),
-    ));
     let (mut failed, mut skipped) = (0, 0);
     for kernel in args.kernels {
         let shapes = if kernel.domain() == Domain::Pack {

@@ -60,8 +60,8 @@
 #                              profile step may take (default 90)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-stats kernel-times bench-target
-#                              bench-candidates bench-frame bench-walks
-#                              bench-memory bench-layouts
+#                              bench-candidates bench-frame bench-memory
+#                              bench-layouts
 #                              bench-splat profile
 #                              probe-tridiagonal
 #                              bench-gpu bench-cpu bench-packs bench-forms
@@ -285,7 +285,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-walks bench-memory bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-memory bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -511,10 +511,7 @@ kernel_stats_step() {
     "$kernel_stats" --rows 32,256 substep_rod substep_start_rod substep_finish_rod frame_rod \
         substep substep_start substep_finish frame_pack \
         frames frames_rod twist twist_rod forces forces_rod project_fast project_fast_rod \
-        contact_packed contact_rod integrate project_velocity grid_splat grid_blend || return 1
-    # The walked substeps with the twist's first rows in the frames' walk
-    # (off above, the default), for the registers it costs.
-    "$kernel_stats" --twist-rows-in-frames on substep_rod substep_finish_rod frame_rod
+        contact_packed contact_rod integrate project_velocity grid_splat grid_blend
 }
 wanted kernel-stats && step kernel-stats kernel_stats_step
 
@@ -550,23 +547,6 @@ wanted bench-candidates && step bench-candidates "$strands" bench --min-time "$m
 wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid,grass --strands "$timing_strands" \
     --gpu-form walked-fused,walked-frame \
     --out "$OUT/bench-frame.json" --plot "$OUT/bench-frame.svg"
-
-# What the walks taken out of the walked substep since the thirtieth
-# session are worth (docs/BENCHMARKS.md, thirty-seventh, thirty-ninth and
-# forty-first sessions): walked-frame, the target's `hair-nogrid`, with the
-# next iterations' rows built ahead by the walks before and apart
-# (`--gpu-rows-ahead on,off`: the projection's, and the twist's back
-# substitution's), and the twist's first gradient walk in the walk of the
-# velocities and frames and apart (`--gpu-twist-rows-in-frames on,off`,
-# which costs registers: RADV's frame_rod spills with it, and is off by
-# default until this says whether it pays); on, on is 6 walks a substep on
-# the bench's hair, on, off (a GPU's default) 7, and each off adds walks
-# (the same values in all four).
-ahead_sizes=2000,32000
-[ -n "$quick" ] && ahead_sizes=1000,2000
-wanted bench-walks && step bench-walks "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$ahead_sizes" \
-    --gpu-form walked-frame --gpu-rows-ahead on,off --gpu-twist-rows-in-frames on,off \
-    --out "$OUT/bench-walks.json" --plot "$OUT/bench-walks.svg"
 
 # Whether device memory is what holds the target's substep: the default
 # walked-frame (interleaved rods) and fused-frame on 32-row packs (gpu

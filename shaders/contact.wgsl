@@ -856,16 +856,15 @@ fn contact_walk(r: u32) -> ContactWalkDone {
 // which is the order that walk takes them in and after every vertex and
 // edge stage that moves it. That walk reads a vertex's position, contact,
 // velocity and force and writes its velocity, edges' frames and the
-// binormals (with `TWIST_ROWS_IN_FRAMES` also the twist's rows, in
-// `scratch[e].s`), none of which the contact walk reads of a vertex it has
-// yet to reach (phase 1 reads no velocity or scratch), so the same values
-// as the two walks in turn. Not in `contact_walk` under a flag: `contact_rod` would
+// binormals, none of which the contact walk reads of a vertex it has yet
+// to reach (phase 1 reads no velocity or scratch), so the same values as
+// the two walks in turn. Not in `contact_walk` under a flag: `contact_rod` would
 // then name the frames and scratch, past the 8 storage buffers a staged
 // kernel may use.
-fn contact_velocity_frames_walk(r: u32) -> TwistSweep {
+fn contact_velocity_frames_walk(r: u32) {
     collider_table_fill();
     var w = contact_walk_start(r);
-    var vf = velocity_frames_start(r);
+    var vf = velocity_frames_start(w.o);
     for (var i = 0u; i < w.n; i += 2u) {
         let done = contact_walk_step(&w, i);
         if (i > 0u) {
@@ -880,7 +879,7 @@ fn contact_velocity_frames_walk(r: u32) -> TwistSweep {
         velocity_frames_next(&vf, w.o + w.n - 1u, w.carried.p);
     }
     record_tunnels(w.tunnels);
-    return velocity_frames_end(&vf, w.o, w.n);
+    velocity_frames_end(w.o, w.n);
 }
 
 // What the walk keeps from one step to the next: its rod, the tunnelling

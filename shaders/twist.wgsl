@@ -132,12 +132,7 @@ struct GradientWalk {
 // Rod r's walk before its first vertex: behind it the first edge it meets
 // (edge 0 from the root, the last edge from the tip), at angle theta.
 fn gradient_start(first: u32, theta: f32) -> GradientWalk {
-    return gradient_start_frame(theta_material_frame(first, theta), theta);
-}
-
-// The same, from that edge's material frame at theta.
-fn gradient_start_frame(frame: MaterialFrame, theta: f32) -> GradientWalk {
-    return GradientWalk(vec4<f32>(0.0, 0.0, abs(theta), 0.0), elimination_none(), vec4<f32>(0.0), 0.0, frame, theta);
+    return GradientWalk(vec4<f32>(0.0, 0.0, abs(theta), 0.0), elimination_none(), vec4<f32>(0.0), 0.0, theta_material_frame(first, theta), theta);
 }
 
 // Interior vertex v of a rod (bending stiffness b, twisting β, ‖B‖ b_norm)
@@ -423,15 +418,6 @@ fn twist_walk(r: u32) {
 // `twist_walk` once the curvature binormals are in `scratch[v].kb` (the CPU's
 // `twist`, src/cpu/twist.rs, likewise takes them from its caller).
 fn twist_solve(r: u32) {
-    twist_solve_from(r, false, sweep_none());
-}
-
-// `twist_solve` with the first iteration's gradient walk (from the root)
-// made already where `handed_first`: `first` is its sweep, which the walk of
-// the velocities and frames made behind the transport
-// (`TWIST_ROWS_IN_FRAMES`, shaders/substep.wgsl `VelocityFrames`), the same
-// rows in the same order.
-fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     // Free angles: all but clamped end edges (src/cpu/mod.rs `free_twist_range`).
@@ -458,13 +444,11 @@ fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
     var iterations = 0u;
     // The order this iteration takes its rows in: the first from the root,
     // each after it in the order the back substitution before it walked
-    // (src/cpu/twist.rs `twist_in`); and whether a walk before summed them
-    // already, in `sweep`: for the first, the walk of the velocities and
-    // frames (`handed_first`); for the others, the back substitution before
-    // (`ROWS_AHEAD`, `newton_back`'s `ahead`).
+    // (src/cpu/twist.rs `twist_in`); and whether that walk summed them
+    // already (`ROWS_AHEAD`, `newton_back`'s `ahead`), in `sweep`.
     var from_tip = false;
-    var handed = handed_first;
-    var sweep = first;
+    var handed = false;
+    var sweep = sweep_none();
     for (var it = 0u; it < params.twist_max_iterations; it++) {
         // A loop that runs once, where a lane needs the walk: on a software
         // adapter an `if` would run it for every lane.

@@ -273,13 +273,6 @@ pub struct Measurement {
     /// every splat but the own.
     #[serde(default = "splat_asked_in_old_reports")]
     pub gpu_splat_asked: bool,
-    /// GPU only: whether the walk of the velocities and frames made the
-    /// twist's first gradient walk (`strands::gpu::GpuContext::
-    /// with_twist_rows_in_frames`, `strands bench
-    /// --gpu-twist-rows-in-frames`), where it did (off by default); absent
-    /// where it did not, and in older reports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_twist_rows_in_frames: Option<bool>,
     /// GPU only: whether the walks built the next iteration's rows ahead
     /// (`strands::gpu::GpuContext::with_rows_ahead`, `strands bench
     /// --gpu-rows-ahead`), where that was not the device's default (on a
@@ -608,7 +601,6 @@ fn measure_with(
         gpu_interleave: None,
         gpu_splat: None,
         gpu_splat_asked: false,
-        gpu_twist_rows_in_frames: None,
         gpu_rows_ahead: None,
         strands: rods.rod_count(),
         vertices_per_strand,
@@ -688,13 +680,6 @@ fn measure_with(
                 return m;
             };
             // Before anything can fail, so that a failed row is labelled.
-            // Only a form with the walk it changes (the form asked for here,
-            // the form that runs below).
-            let asked = settings
-                .gpu_form
-                .unwrap_or_else(|| GpuSimulator::default_form(ctx));
-            m.gpu_twist_rows_in_frames =
-                (ctx.twist_rows_in_frames() && asked.walks_velocities_and_frames()).then_some(true);
             // Where it is not the device's default (on a GPU only).
             let gpu_default = ctx.info.device_type != wgpu::DeviceType::Cpu;
             m.gpu_rows_ahead = (ctx.rows_ahead() != gpu_default).then(|| ctx.rows_ahead());
@@ -725,10 +710,6 @@ fn measure_with(
             }
             // The form that runs: a fused form asked for with Jacobi runs staged.
             m.gpu_form = Some(sim.running_form().name().into());
-            // Only a form with the walk it changes is labelled with it.
-            if !sim.running_form().walks_velocities_and_frames() {
-                m.gpu_twist_rows_in_frames = None;
-            }
             m.gpu_splat = Some(sim.splat().name());
             m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
@@ -1153,10 +1134,6 @@ impl Measurement {
             None => String::new(),
             Some(s) => format!(":{}-splat", s.replace(':', "-")),
         };
-        let twist_rows = match self.gpu_twist_rows_in_frames {
-            Some(true) => ":twist-rows-in-frames",
-            _ => "",
-        };
         let rows_ahead = match self.gpu_rows_ahead {
             Some(true) => ":rows-ahead",
             Some(false) => ":rows-apart",
@@ -1164,7 +1141,7 @@ impl Measurement {
         };
         match &self.gpu_form {
             Some(form) => format!(
-                "{}:{form}{stencil}{layout}{packs}{splat}{rows_ahead}{twist_rows}",
+                "{}:{form}{stencil}{layout}{packs}{splat}{rows_ahead}",
                 self.backend
             ),
             None => self.backend.clone(),
@@ -1323,8 +1300,7 @@ pub fn compare(old: &Report, new: &Report) -> String {
             } && {
                 let splat = |s: &Option<String>| s.clone().unwrap_or_else(|| "own".into());
                 splat(&o.gpu_splat) == splat(&m.gpu_splat)
-            } && o.gpu_twist_rows_in_frames == m.gpu_twist_rows_in_frames
-                && o.gpu_rows_ahead == m.gpu_rows_ahead
+            } && o.gpu_rows_ahead == m.gpu_rows_ahead
         };
         let found = old.results.iter().find(|o| {
             o.workload == m.workload

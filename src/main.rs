@@ -186,25 +186,8 @@ struct BenchArgs {
     /// --gpu-form.
     #[arg(long = "gpu-splat", value_delimiter = ',', value_name = "SPLAT")]
     gpu_splats: Vec<strands::gpu::schedule::Splat>,
-    /// GPU twist schedules to time, each a row with each form, precision,
-    /// layout, pack shape and splat: on (the walk of the
-    /// velocities and frames also makes the twist's first gradient walk, a
-    /// walk a substep fewer, at the cost of registers; rows labelled
-    /// `…:twist-rows-in-frames`) or off (the twist walks its own; the
-    /// default on every device, until a GPU's timing says which is faster
-    /// there). The same values computed either way
-    /// (`GpuContext::with_twist_rows_in_frames`). Only walked-frame and
-    /// walked-fused have that walk; the other forms get one row, with the
-    /// first listed. Asks for the GPU like --gpu-form.
-    #[arg(
-        long = "gpu-twist-rows-in-frames",
-        value_delimiter = ',',
-        value_name = "on|off",
-        value_parser = parse_on_off
-    )]
-    gpu_twist_rows_in_frames: Vec<bool>,
     /// GPU row schedules to time, each a row with each form, precision,
-    /// layout, pack shape, splat and twist schedule: on
+    /// layout, pack shape and splat: on
     /// (the walks that finish the vertices build the next projection
     /// iteration's rows, and the twist's back substitution the next Newton
     /// iteration's: fewer walks a substep; the default on a GPU) or off
@@ -341,8 +324,7 @@ fn each_with<T: Copy>(
         .collect()
 }
 
-/// `on` or `off` (`strands bench --gpu-twist-rows-in-frames`,
-/// `--gpu-rows-ahead`).
+/// `on` or `off` (`strands bench --gpu-rows-ahead`).
 fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
     match s {
         "on" => Ok(true),
@@ -744,10 +726,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         ("--gpu-layout", !args.gpu_layouts.is_empty()),
         ("--gpu-pack-rows", !args.gpu_pack_rows.is_empty()),
         ("--gpu-splat", !args.gpu_splats.is_empty()),
-        (
-            "--gpu-twist-rows-in-frames",
-            !args.gpu_twist_rows_in_frames.is_empty(),
-        ),
         ("--gpu-rows-ahead", !args.gpu_rows_ahead.is_empty()),
     ] {
         if given && !backends.contains(&BackendKind::Gpu) {
@@ -768,7 +746,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             || !args.gpu_layouts.is_empty()
             || !args.gpu_pack_rows.is_empty()
             || !args.gpu_splats.is_empty()
-            || !args.gpu_twist_rows_in_frames.is_empty()
             || !args.gpu_rows_ahead.is_empty())
         .then_some(BackendKind::Gpu);
         let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
@@ -858,9 +835,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         ctx.with_data_layout(l)
     });
     let gpus = each_with(gpus, &args.gpu_pack_rows, |ctx, p| ctx.with_pack_shape(p));
-    let gpus = each_with(gpus, &args.gpu_twist_rows_in_frames, |ctx, on| {
-        ctx.with_twist_rows_in_frames(on)
-    });
     let gpus = each_with(gpus, &args.gpu_rows_ahead, |ctx, on| {
         ctx.with_rows_ahead(on)
     });
@@ -872,28 +846,12 @@ fn bench(args: BenchArgs) -> Result<()> {
     let uses_packs = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
         form_of(form, ctx).packed()
     };
-    let has_frames_walk = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
-        form_of(form, ctx).walks_velocities_and_frames()
-    };
     if let Some(ctx) = gpus.first()
         && !args.gpu_pack_rows.is_empty()
         && !gpu_forms.iter().any(|&f| uses_packs(f, ctx))
     {
         anyhow::bail!(
             "--gpu-pack-rows sizes the packs of the packed, fused, fused-buffer and fused-frame forms, and none of the forms timed ({}) runs on packs: add one with --gpu-form",
-            gpu_forms
-                .iter()
-                .map(|&f| form_of(f, ctx).to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    if let Some(ctx) = gpus.first()
-        && !args.gpu_twist_rows_in_frames.is_empty()
-        && !gpu_forms.iter().any(|&f| has_frames_walk(f, ctx))
-    {
-        anyhow::bail!(
-            "--gpu-twist-rows-in-frames changes the walk of the velocities and frames of walked-frame and walked-fused, and none of the forms timed ({}) has it: add one with --gpu-form",
             gpu_forms
                 .iter()
                 .map(|&f| form_of(f, ctx).to_string())
@@ -942,16 +900,6 @@ fn bench(args: BenchArgs) -> Result<()> {
                                     .gpu_pack_rows
                                     .first()
                                     .is_none_or(|&p| gpus[g].pack_shape() == p)
-                        })
-                        // Only the walked fused forms have the walk of the
-                        // velocities and frames: one row for the others,
-                        // with the first schedule asked for.
-                        .filter(|&(_, _, f, g)| {
-                            has_frames_walk(f, &gpus[g])
-                                || args
-                                    .gpu_twist_rows_in_frames
-                                    .first()
-                                    .is_none_or(|&on| gpus[g].twist_rows_in_frames() == on)
                         })
                         // A packed form walks only rods longer than a pack:
                         // one row for it, with the first row schedule.
@@ -1065,18 +1013,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         } else {
             on
         };
-        let on = if on_gpu
-            && !args.gpu_twist_rows_in_frames.is_empty()
-            && has_frames_walk(gpu_form, &gpus[g])
-        {
-            if gpus[g].twist_rows_in_frames() {
-                format!("{on}, the twist's first rows in the frames' walk")
-            } else {
-                format!("{on}, the twist's first rows apart")
-            }
-        } else {
-            on
-        };
         bar.set_message(format!("{} {strands} strands on {on}", p.name()));
         if built.as_ref().is_none_or(|(j, _)| *j != i) {
             // Free the last scene before building the next.
@@ -1107,7 +1043,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             m.gpu_pack_rows,
             m.gpu_pack_state,
             m.gpu_splat.clone(),
-            m.gpu_twist_rows_in_frames,
             m.gpu_rows_ahead,
         );
         if m.error.is_none() && measured.contains(&row) {

@@ -249,23 +249,6 @@ fn assert_bench_refuses_with_cpu_backend(flag: &str, value: &str) {
     assert!(err.contains(flag) && err.contains("--backend cpu"), "{err}");
 }
 
-/// `strands bench --backend gpu FLAG VALUES`: refused as the arguments are
-/// read, before an adapter is sought, naming the value (`bad`, quoted as
-/// clap quotes it) for the flag and what it takes (`allowed`).
-fn assert_bench_refuses_value(flag: &str, values: &str, bad: &str, allowed: &str) {
-    let out = strands()
-        .args(["bench", "--backend", "gpu", flag, values])
-        .env("WGPU_ADAPTER_NAME", "no such adapter")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains(&format!("{bad} for '{flag}")) && err.contains(allowed),
-        "{err}"
-    );
-}
-
 /// `strands bench --gpu-form`: one GPU row per form asked for, each
 /// labelled with its form in the table and the JSON, all measured (no
 /// error) and taking the same twist iterations; a fused form asked for with
@@ -447,85 +430,6 @@ fn gpu_layout_rows_run_the_same_steps() {
     );
     assert_same_steps(&rows);
     assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
-}
-
-/// `--gpu-twist-rows-in-frames`: `strands bench` times one GPU row per
-/// schedule asked for in walked-frame (whose substep has the walk of the
-/// velocities and frames), and one row for the walked stages (which have
-/// not: `frames_rod`), with the first asked for and unlabelled; the row
-/// with the twist's first rows in that walk (off by default on every
-/// device) labelled `:twist-rows-in-frames` in the table and recorded in
-/// the JSON (`gpu_twist_rows_in_frames`), the default unlabelled; the
-/// same rows in the same order either way, so the rows end at the same
-/// largest strain after the same iterations. Anything but on or off
-/// refused as the arguments are read, naming the flag and the value;
-/// refused with `--backend cpu`, and where no form timed has the walk.
-#[test]
-fn gpu_twist_rows_in_frames_rows_run_the_same_steps() {
-    let (stdout, rows) = quick_gpu_rows_for(
-        "gpu-twist-rows-in-frames",
-        "hair-nogrid",
-        "16",
-        "6",
-        &[
-            "--gpu-form",
-            "walked-frame,walked",
-            "--gpu-twist-rows-in-frames",
-            "on,off",
-        ],
-    );
-    for label in [
-        "gpu:walked-frame:twist-rows-in-frames ",
-        "gpu:walked-frame ",
-        "gpu:walked ",
-    ] {
-        assert!(stdout.contains(label), "{label} not in\n{stdout}");
-    }
-    assert!(
-        !stdout.contains("gpu:walked:twist"),
-        "the walked stages labelled:\n{stdout}"
-    );
-    let schedules: Vec<(&str, Option<bool>)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["gpu_form"].as_str().unwrap(),
-                r["gpu_twist_rows_in_frames"].as_bool(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        schedules,
-        [
-            ("walked-frame", Some(true)),
-            ("walked-frame", None),
-            ("walked", None)
-        ]
-    );
-    // The walked stages are other kernels, whose rounding may differ.
-    assert_same_steps(&rows[..2]);
-    assert_bench_refuses_with_cpu_backend("--gpu-twist-rows-in-frames", "on");
-    // Refused where no form timed has the walk it changes, naming them.
-    let none = strands()
-        .args([
-            "bench",
-            "--backend",
-            "gpu",
-            "--gpu-form",
-            "walked,packed",
-            "--gpu-twist-rows-in-frames",
-            "on",
-        ])
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&none.stderr);
-    assert!(!none.status.success());
-    assert!(
-        err.contains("--gpu-twist-rows-in-frames") && err.contains("(walked, packed)"),
-        "{err}"
-    );
-    assert_bench_refuses_value("--gpu-twist-rows-in-frames", "on,yes", "'yes'", "on or off");
 }
 
 /// `--gpu-rows-ahead`: `strands bench` times one GPU row per row schedule

@@ -1029,8 +1029,7 @@ fn wgsl_constants_match_rust() {
 /// the interleaved rod length, `INTERLEAVE`, `pipelines::Switches::
 /// constants`: whether the
 /// walks that finish the vertices build the projection's next rows,
-/// `ROWS_AHEAD`, whether the frames' walk builds the twist's first rows,
-/// `TWIST_ROWS_IN_FRAMES`, whether the packs' row loops run to a constant,
+/// `ROWS_AHEAD`, whether the packs' row loops run to a constant,
 /// `UNROLL_ROWS`, and `pipelines::ColliderKinds::constants`) are the ones
 /// the shaders declare, so none is silently ignored or left at its
 /// default.
@@ -1044,12 +1043,11 @@ fn collider_kind_overrides_are_declared() {
         .collect();
     let switches = strands::gpu::pipelines::Switches {
         rows_ahead: true,
-        twist_rows_in_frames: true,
         unroll_rows: true,
     };
     let mut set = vec!["INTERLEAVE".to_string()];
     set.extend(switches.constants().iter().map(|c| c.0.to_string()));
-    assert_eq!(set.len(), 4, "the three switches, each once: {set:?}");
+    assert_eq!(set.len(), 3, "the two switches, each once: {set:?}");
     set.extend(
         strands::gpu::pipelines::ColliderKinds::ALL
             .constants()

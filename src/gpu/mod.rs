@@ -280,9 +280,6 @@ pub struct GpuContext {
     /// projection iteration's rows, and the twist's back substitution the
     /// next Newton iteration's (see `with_rows_ahead`).
     rows_ahead: bool,
-    /// Whether the walk of the velocities and frames is also the twist's
-    /// first gradient walk (see `with_twist_rows_in_frames`).
-    twist_rows_in_frames: bool,
     /// Whether the packs' row loops run to a constant the compiler unrolls
     /// (see `with_unrolled_rows`).
     unroll_rows: bool,
@@ -389,7 +386,6 @@ impl GpuContext {
             approximate_math: false,
             pack: pack::PackShape::for_device(info.device_type),
             rows_ahead: !cpu,
-            twist_rows_in_frames: false,
             unroll_rows: !cpu,
             device,
             queue,
@@ -574,35 +570,6 @@ impl GpuContext {
         self.rows_ahead
     }
 
-    /// This device with the walked substep's walk of the velocities and
-    /// frames also the twist's first gradient walk (`on`; off by default on
-    /// every device, `from_device`, until a GPU's timing says which is
-    /// faster there): as it transports each edge
-    /// it takes that edge's clamp and the stencil of the vertex behind, so
-    /// the twist's Newton solve starts from the rows it summed and
-    /// eliminated (shaders/substep.wgsl `VelocityFrames`), a walk a substep
-    /// fewer for every rod in walked-frame and walked-fused. Off, the twist
-    /// makes its first gradient walk itself. The same rows from the same
-    /// frames in the same order, so the same values (tests/gpu_frame.rs).
-    /// It holds the walk's and the gradient's state at once: RADV's
-    /// `frame_rod` for RDNA2 spills 48 of its registers with it, and it
-    /// costs lavapipe 3–5 % (docs/BENCHMARKS.md, forty-first session), so
-    /// `strands bench --gpu-twist-rows-in-frames on,off` on a GPU decides
-    /// the default. Kernels are compiled anew for it.
-    pub fn with_twist_rows_in_frames(&self, on: bool) -> Self {
-        GpuContext {
-            twist_rows_in_frames: on,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// Whether the walk of the velocities and frames is also the twist's
-    /// first gradient walk (`with_twist_rows_in_frames`).
-    pub fn twist_rows_in_frames(&self) -> bool {
-        self.twist_rows_in_frames
-    }
-
     /// This device with the packed kernels' row loops (an invocation's
     /// rows of its pack) running to `ROWS_PER_INVOCATION`, a constant the
     /// compiler unrolls, where `on`; else to the rows the invocation holds,
@@ -766,7 +733,6 @@ impl GpuContext {
                     },
                     pipelines::Switches {
                         rows_ahead: self.rows_ahead,
-                        twist_rows_in_frames: self.twist_rows_in_frames,
                         unroll_rows: self.unroll_rows,
                     },
                 ))
@@ -850,7 +816,7 @@ impl GpuContext {
                 _ => "",
             };
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -880,12 +846,6 @@ impl GpuContext {
                 "; the projection's rows built ahead",
                 "; the projection's rows in walks of their own"
             ),
-            // Off by default on every device.
-            if self.twist_rows_in_frames {
-                "; the twist's first rows in the frames' walk"
-            } else {
-                ""
-            },
             unless_default(
                 self.unroll_rows,
                 "; the packs' row loops unrolled",

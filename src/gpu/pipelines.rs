@@ -213,7 +213,7 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
 /// How the walks and the packs' loops are built: WGSL override constants
 /// that change what a kernel does, not what it computes (each the same
 /// values either way), set per `GpuContext` (`with_rows_ahead`,
-/// `with_twist_rows_in_frames`, `with_unrolled_rows`).
+/// `with_unrolled_rows`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Switches {
     /// Whether the walks that finish the vertices (the walked start sweep,
@@ -221,9 +221,6 @@ pub struct Switches {
     /// iteration's rows, and the twist's back substitution the next Newton
     /// iteration's (`ROWS_AHEAD`).
     pub rows_ahead: bool,
-    /// Whether the walk of the velocities and frames is also the twist's
-    /// first gradient walk (`TWIST_ROWS_IN_FRAMES`).
-    pub twist_rows_in_frames: bool,
     /// Whether the packs' row loops run to a constant the compiler unrolls
     /// (`UNROLL_ROWS`).
     pub unroll_rows: bool,
@@ -231,11 +228,10 @@ pub struct Switches {
 
 impl Switches {
     /// Their override constants, by WGSL name.
-    pub fn constants(self) -> [(&'static str, f64); 3] {
+    pub fn constants(self) -> [(&'static str, f64); 2] {
         let flag = |on: bool| f64::from(u8::from(on));
         [
             ("ROWS_AHEAD", flag(self.rows_ahead)),
-            ("TWIST_ROWS_IN_FRAMES", flag(self.twist_rows_in_frames)),
             ("UNROLL_ROWS", flag(self.unroll_rows)),
         ]
     }

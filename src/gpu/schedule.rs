@@ -131,16 +131,6 @@ impl Form {
         )
     }
 
-    /// Whether the form's substep walks each rod's velocities and frames in
-    /// a walked kernel (shaders/substep.wgsl `substep_finish_walk`:
-    /// `WalkedFused` and `WalkedFrame`), the walk that
-    /// `GpuContext::with_twist_rows_in_frames` makes the twist's first
-    /// gradient walk too; the other forms run `frames_rod` or the packed
-    /// frames and twist.
-    pub fn walks_velocities_and_frames(self) -> bool {
-        matches!(self, Form::WalkedFused | Form::WalkedFrame)
-    }
-
     /// Whether the form runs the packed fused kernels built from the
     /// resident module (`Kernel::is_resident`: `Fused` and `FusedFrame`,
     /// with the grid the fused halves), whose pack shape decides what stays
