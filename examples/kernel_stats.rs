@@ -428,7 +428,7 @@ type Binding = (u32, u32, bool);
 
 /// SPIR-V of `kernel`'s entry point in `source` with the pipeline's
 /// `overrides` (`Pipelines::new`'s: the collider kinds and `INTERLEAVE`;
-/// `ROWS_AHEAD` and `UNROLL_ROWS` at their defaults, a GPU's),
+/// `UNROLL_ROWS` at its default, a GPU's),
 /// as wgpu's Vulkan backend writes it for the simulator's modules, and the
 /// descriptor bindings (group, binding, uniform) it uses.
 fn spirv(

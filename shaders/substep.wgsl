@@ -245,7 +245,7 @@ fn substep_start_walk(r: u32, hand_off: bool) -> StartHandOff {
     let h = params.h;
     let shake = params.projection == PROJECTION_SHAKE;
     var w = sweep_start(rod);
-    var strain = start_strain(hand_off && ROWS_AHEAD && params.projection == PROJECTION_FAST);
+    var strain = start_strain(hand_off && params.projection == PROJECTION_FAST);
     for (var k = rod.vertex_count - 2u; k >= 1u; k--) {
         let x = w.x_next;
         start_vertex(rod, sf, h, shake, k + 1u, sweep_vertex(rod, k, &w), x, &strain);

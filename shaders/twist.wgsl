@@ -88,8 +88,8 @@ fn elastic_energy(r: u32, trial: bool) -> vec2<f32> {
 // `eliminate_row`) on to it, in the order it walks, so the rows need not
 // be stored and read back (on a software adapter each is a loop over the
 // lanes); `store` stores them too, in `scratch[e].g`, for `newton_step`'s
-// shifted retries. `newton_back` makes the same walk behind its stores
-// (`ROWS_AHEAD`), one vertex at a time (`gradient_vertex`).
+// shifted retries. `newton_back` makes the same walk behind its stores,
+// one vertex at a time (`gradient_vertex`).
 struct TwistSweep {
     maxima: vec4<f32>,
     elimination: Elimination,
@@ -445,7 +445,7 @@ fn twist_solve(r: u32) {
     // The order this iteration takes its rows in: the first from the root,
     // each after it in the order the back substitution before it walked
     // (src/cpu/twist.rs `twist_in`); and whether that walk summed them
-    // already (`ROWS_AHEAD`, `newton_back`'s `ahead`), in `sweep`.
+    // already (`newton_back`'s `ahead`), in `sweep`.
     var from_tip = false;
     var handed = false;
     var sweep = sweep_none();
@@ -476,7 +476,7 @@ fn twist_solve(r: u32) {
         // A loop that runs once, where a lane needs them (as above).
         var step = vec4<f32>(0.0);
         var next = sweep;
-        let ahead = ROWS_AHEAD && it + 1u < params.twist_max_iterations;
+        let ahead = it + 1u < params.twist_max_iterations;
         if (sweep.elimination.solved) {
             let back = newton_back(r, free, sweep.elimination, from_tip, ahead);
             step = back.step;

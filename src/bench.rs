@@ -273,13 +273,6 @@ pub struct Measurement {
     /// every splat but the own.
     #[serde(default = "splat_asked_in_old_reports")]
     pub gpu_splat_asked: bool,
-    /// GPU only: whether the walks built the next iteration's rows ahead
-    /// (`strands::gpu::GpuContext::with_rows_ahead`, `strands bench
-    /// --gpu-rows-ahead`), where that was not the device's default (on a
-    /// GPU, off on a CPU adapter); absent where it was, and in older
-    /// reports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_rows_ahead: Option<bool>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -601,7 +594,6 @@ fn measure_with(
         gpu_interleave: None,
         gpu_splat: None,
         gpu_splat_asked: false,
-        gpu_rows_ahead: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -679,10 +671,6 @@ fn measure_with(
                 m.error = Some("no GPU adapter".into());
                 return m;
             };
-            // Before anything can fail, so that a failed row is labelled.
-            // Where it is not the device's default (on a GPU only).
-            let gpu_default = ctx.info.device_type != wgpu::DeviceType::Cpu;
-            m.gpu_rows_ahead = (ctx.rows_ahead() != gpu_default).then(|| ctx.rows_ahead());
             let mut sim = match GpuSimulator::new(ctx, rods, state, params) {
                 Ok(s) => s,
                 Err(e) => {
@@ -1134,14 +1122,9 @@ impl Measurement {
             None => String::new(),
             Some(s) => format!(":{}-splat", s.replace(':', "-")),
         };
-        let rows_ahead = match self.gpu_rows_ahead {
-            Some(true) => ":rows-ahead",
-            Some(false) => ":rows-apart",
-            None => "",
-        };
         match &self.gpu_form {
             Some(form) => format!(
-                "{}:{form}{stencil}{layout}{packs}{splat}{rows_ahead}",
+                "{}:{form}{stencil}{layout}{packs}{splat}",
                 self.backend
             ),
             None => self.backend.clone(),
@@ -1300,7 +1283,7 @@ pub fn compare(old: &Report, new: &Report) -> String {
             } && {
                 let splat = |s: &Option<String>| s.clone().unwrap_or_else(|| "own".into());
                 splat(&o.gpu_splat) == splat(&m.gpu_splat)
-            } && o.gpu_rows_ahead == m.gpu_rows_ahead
+            }
         };
         let found = old.results.iter().find(|o| {
             o.workload == m.workload

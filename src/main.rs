@@ -186,24 +186,6 @@ struct BenchArgs {
     /// --gpu-form.
     #[arg(long = "gpu-splat", value_delimiter = ',', value_name = "SPLAT")]
     gpu_splats: Vec<strands::gpu::schedule::Splat>,
-    /// GPU row schedules to time, each a row with each form, precision,
-    /// layout, pack shape and splat: on
-    /// (the walks that finish the vertices build the next projection
-    /// iteration's rows, and the twist's back substitution the next Newton
-    /// iteration's: fewer walks a substep; the default on a GPU) or off
-    /// (each iteration builds its own rows in a walk; the default on a CPU
-    /// adapter); rows that are not the device's default are labelled
-    /// `…:rows-ahead` or `…:rows-apart`. The same values computed either
-    /// way (`GpuContext::with_rows_ahead`). It changes the walked forms; a
-    /// packed form, which walks only rods longer than a pack, gets one row,
-    /// with the first listed. Asks for the GPU like --gpu-form.
-    #[arg(
-        long = "gpu-rows-ahead",
-        value_delimiter = ',',
-        value_name = "on|off",
-        value_parser = parse_on_off
-    )]
-    gpu_rows_ahead: Vec<bool>,
     /// Frames run before timing.
     #[arg(long, default_value_t = 2)]
     warmup: u32,
@@ -322,15 +304,6 @@ fn each_with<T: Copy>(
     gpus.iter()
         .flat_map(|ctx| values.iter().map(|&v| with(ctx, v)))
         .collect()
-}
-
-/// `on` or `off` (`strands bench --gpu-rows-ahead`).
-fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
-    match s {
-        "on" => Ok(true),
-        "off" => Ok(false),
-        _ => Err(format!("on or off, not {s:?}")),
-    }
 }
 
 /// A GPU error in the command line's words: where the library points to
@@ -726,7 +699,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         ("--gpu-layout", !args.gpu_layouts.is_empty()),
         ("--gpu-pack-rows", !args.gpu_pack_rows.is_empty()),
         ("--gpu-splat", !args.gpu_splats.is_empty()),
-        ("--gpu-rows-ahead", !args.gpu_rows_ahead.is_empty()),
     ] {
         if given && !backends.contains(&BackendKind::Gpu) {
             anyhow::bail!(
@@ -745,8 +717,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             || !args.gpu_stencils.is_empty()
             || !args.gpu_layouts.is_empty()
             || !args.gpu_pack_rows.is_empty()
-            || !args.gpu_splats.is_empty()
-            || !args.gpu_rows_ahead.is_empty())
+            || !args.gpu_splats.is_empty())
         .then_some(BackendKind::Gpu);
         let choice = strands::backend::choose(requested).map_err(gpu_hint)?;
         match choice.gpu {
@@ -835,9 +806,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         ctx.with_data_layout(l)
     });
     let gpus = each_with(gpus, &args.gpu_pack_rows, |ctx, p| ctx.with_pack_shape(p));
-    let gpus = each_with(gpus, &args.gpu_rows_ahead, |ctx, on| {
-        ctx.with_rows_ahead(on)
-    });
     // The form a GPU row asked for as `form` runs (None: the default), and
     // whether it runs on packs.
     let form_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
@@ -900,15 +868,6 @@ fn bench(args: BenchArgs) -> Result<()> {
                                     .gpu_pack_rows
                                     .first()
                                     .is_none_or(|&p| gpus[g].pack_shape() == p)
-                        })
-                        // A packed form walks only rods longer than a pack:
-                        // one row for it, with the first row schedule.
-                        .filter(|&(_, _, f, g)| {
-                            !uses_packs(f, &gpus[g])
-                                || args
-                                    .gpu_rows_ahead
-                                    .first()
-                                    .is_none_or(|&on| gpus[g].rows_ahead() == on)
                         })
                         .collect(),
                 })
@@ -1004,15 +963,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             Some(sp) => format!("{on}, {sp} splat"),
             None => on,
         };
-        let on = if on_gpu && !args.gpu_rows_ahead.is_empty() {
-            if gpus[g].rows_ahead() {
-                format!("{on}, rows built ahead")
-            } else {
-                format!("{on}, rows apart")
-            }
-        } else {
-            on
-        };
         bar.set_message(format!("{} {strands} strands on {on}", p.name()));
         if built.as_ref().is_none_or(|(j, _)| *j != i) {
             // Free the last scene before building the next.
@@ -1043,7 +993,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             m.gpu_pack_rows,
             m.gpu_pack_state,
             m.gpu_splat.clone(),
-            m.gpu_rows_ahead,
         );
         if m.error.is_none() && measured.contains(&row) {
             // `suspend`, not `println`, which prints nothing where the bar

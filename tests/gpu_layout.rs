@@ -1027,9 +1027,7 @@ fn wgsl_constants_match_rust() {
 
 /// The override constants the host sets per pipeline (`Pipelines::new`:
 /// the interleaved rod length, `INTERLEAVE`, `pipelines::Switches::
-/// constants`: whether the
-/// walks that finish the vertices build the projection's next rows,
-/// `ROWS_AHEAD`, whether the packs' row loops run to a constant,
+/// constants`: whether the packs' row loops run to a constant,
 /// `UNROLL_ROWS`, and `pipelines::ColliderKinds::constants`) are the ones
 /// the shaders declare, so none is silently ignored or left at its
 /// default.
@@ -1041,13 +1039,10 @@ fn collider_kind_overrides_are_declared() {
         .iter()
         .filter_map(|(_, o)| o.name.clone())
         .collect();
-    let switches = strands::gpu::pipelines::Switches {
-        rows_ahead: true,
-        unroll_rows: true,
-    };
+    let switches = strands::gpu::pipelines::Switches { unroll_rows: true };
     let mut set = vec!["INTERLEAVE".to_string()];
     set.extend(switches.constants().iter().map(|c| c.0.to_string()));
-    assert_eq!(set.len(), 3, "the two switches, each once: {set:?}");
+    assert_eq!(set.len(), 2, "the switch, once: {set:?}");
     set.extend(
         strands::gpu::pipelines::ColliderKinds::ALL
             .constants()

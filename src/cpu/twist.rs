@@ -526,8 +526,8 @@ pub fn twist_in(
         // The order in which this iteration takes its rows: the walk's
         // first from the root, each after it in the order the back
         // substitution before it walked (kernel `twist_rod` builds them in
-        // that walk, `ROWS_AHEAD`). The scan's are sums, in no
-        // order.
+        // that walk, shaders/twist.wgsl `newton_back`). The scan's are
+        // sums, in no order.
         let mut order = RowOrder::RootFirst;
         for it in 0..max_iterations {
             twist_gradient(

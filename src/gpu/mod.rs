@@ -276,10 +276,6 @@ pub struct GpuContext {
     approximate_math: bool,
     /// The packs' shape (see `with_pack_shape`).
     pack: pack::PackShape,
-    /// Whether the walks that finish the vertices build the next
-    /// projection iteration's rows, and the twist's back substitution the
-    /// next Newton iteration's (see `with_rows_ahead`).
-    rows_ahead: bool,
     /// Whether the packs' row loops run to a constant the compiler unrolls
     /// (see `with_unrolled_rows`).
     unroll_rows: bool,
@@ -363,15 +359,6 @@ impl GpuContext {
     /// Not on GPUs, where the table would hold registers. The same results
     /// to the bit.
     ///
-    /// On a GPU the walks that finish the vertices build the next
-    /// projection iteration's rows (`with_rows_ahead`: a walk fewer an
-    /// iteration in a chain of walks that sets the walked forms' time).
-    /// Not on a CPU adapter, which has no latency to hide and pays for the
-    /// rows built for nothing after the last iteration: walked-frame on
-    /// lavapipe took 5.19 and 5.17 ms a step with them against 4.73 and
-    /// 4.97 without (hair-nogrid, 256 strands; docs/BENCHMARKS.md,
-    /// thirty-seventh session). The same results to the bit.
-    ///
     /// On a GPU the packs' row loops run to a constant and are unrolled
     /// (`with_unrolled_rows`); not on a CPU adapter, where they made
     /// llvmpipe's compile of the packed fused kernels twice as long.
@@ -385,7 +372,6 @@ impl GpuContext {
             wide_positions: cpu && device.features().contains(wgpu::Features::SHADER_INT64),
             approximate_math: false,
             pack: pack::PackShape::for_device(info.device_type),
-            rows_ahead: !cpu,
             unroll_rows: !cpu,
             device,
             queue,
@@ -537,37 +523,6 @@ impl GpuContext {
     /// The packs' shape (`with_pack_shape`).
     pub fn pack_shape(&self) -> pack::PackShape {
         self.pack
-    }
-
-    /// This device with the walks that finish the vertices building and
-    /// eliminating the next projection iteration's rows as they go (`on`,
-    /// the default on a GPU, not on a CPU adapter: `from_device`): the walked substep's start sweep the first
-    /// iteration's (fast projection; shaders/substep.wgsl `StartStrain`),
-    /// each moving walk of the projection, fast or SHAKE, the next
-    /// iteration's (shaders/project.wgsl `substitute_and_move`), so that
-    /// every iteration after a projection's first is one walk of its rod,
-    /// not two, and the first too where the sweep built its rows; and the
-    /// twist's back substitution the next Newton iteration's rows
-    /// (shaders/twist.wgsl `newton_back`), so that a solve ending on the
-    /// bound after a certified step is two walks, not three. Off, the
-    /// projection and the twist build each iteration's rows in a walk of
-    /// their own. The same rows from the same positions and angles in the
-    /// same order, so the same values (tests/gpu_frame.rs,
-    /// tests/gpu_parity.rs); off for those tests and for timing the two on
-    /// a GPU. Kernels are compiled anew for it.
-    pub fn with_rows_ahead(&self, on: bool) -> Self {
-        GpuContext {
-            rows_ahead: on,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// Whether the walks that finish the vertices build the next
-    /// projection iteration's rows, and the twist's back substitution the
-    /// next Newton iteration's (`with_rows_ahead`).
-    pub fn rows_ahead(&self) -> bool {
-        self.rows_ahead
     }
 
     /// This device with the packed kernels' row loops (an invocation's
@@ -732,7 +687,6 @@ impl GpuContext {
                         frame: false,
                     },
                     pipelines::Switches {
-                        rows_ahead: self.rows_ahead,
                         unroll_rows: self.unroll_rows,
                     },
                 ))
@@ -795,9 +749,8 @@ impl GpuContext {
 
     /// "name (backend, type, driver; the stencil's precision, the grid's
     /// atomics and, where the state moves as 64-bit words, the math is
-    /// approximate, or rows are built ahead or row loops unrolled other
-    /// than by the device's default, that)" of the
-    /// adapter in use.
+    /// approximate, or the row loops are unrolled other than by the
+    /// device's default, that)" of the adapter in use.
     pub fn describe(&self) -> String {
         let info = &self.info;
         let driver = [info.driver.as_str(), info.driver_info.as_str()]
@@ -816,7 +769,7 @@ impl GpuContext {
                 _ => "",
             };
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -841,11 +794,6 @@ impl GpuContext {
             } else {
                 ""
             },
-            unless_default(
-                self.rows_ahead,
-                "; the projection's rows built ahead",
-                "; the projection's rows in walks of their own"
-            ),
             unless_default(
                 self.unroll_rows,
                 "; the packs' row loops unrolled",

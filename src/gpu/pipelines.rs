@@ -210,17 +210,11 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
     unsafe { device.create_shader_module_trusted(desc, checks) }
 }
 
-/// How the walks and the packs' loops are built: WGSL override constants
-/// that change what a kernel does, not what it computes (each the same
-/// values either way), set per `GpuContext` (`with_rows_ahead`,
-/// `with_unrolled_rows`).
+/// How the packs' loops are built: WGSL override constants that change
+/// what a kernel does, not what it computes (the same values either way),
+/// set per `GpuContext` (`with_unrolled_rows`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Switches {
-    /// Whether the walks that finish the vertices (the walked start sweep,
-    /// the projection's moving walks) build the next projection
-    /// iteration's rows, and the twist's back substitution the next Newton
-    /// iteration's (`ROWS_AHEAD`).
-    pub rows_ahead: bool,
     /// Whether the packs' row loops run to a constant the compiler unrolls
     /// (`UNROLL_ROWS`).
     pub unroll_rows: bool,
@@ -228,12 +222,8 @@ pub struct Switches {
 
 impl Switches {
     /// Their override constants, by WGSL name.
-    pub fn constants(self) -> [(&'static str, f64); 2] {
-        let flag = |on: bool| f64::from(u8::from(on));
-        [
-            ("ROWS_AHEAD", flag(self.rows_ahead)),
-            ("UNROLL_ROWS", flag(self.unroll_rows)),
-        ]
+    pub fn constants(self) -> [(&'static str, f64); 1] {
+        [("UNROLL_ROWS", f64::from(u8::from(self.unroll_rows)))]
     }
 }
 
@@ -245,8 +235,8 @@ impl Pipelines {
     /// state for the packed fused kernels and without 64-bit words for
     /// the kernels that do not gain by them (`Kernel::wide_positions_pay`),
     /// for per-vertex buffers with rods of `interleave` vertices interleaved
-    /// (`packing::VertexLayout`; 0: consecutive), the walks and the packs'
-    /// loops built as `switches` say.
+    /// (`packing::VertexLayout`; 0: consecutive), the packs' loops built as
+    /// `switches` say.
     pub fn new(
         device: &wgpu::Device,
         kinds: ColliderKinds,
