@@ -229,12 +229,6 @@ pub struct Measurement {
     /// CPU and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_stencil: Option<String>,
-    /// The GPU's data layout ("gpu", "cpu", "interleaved":
-    /// `strands::gpu::DataLayout`;
-    /// "mixed" for neither), recorded where `strands bench --gpu-layout`
-    /// asked for it; absent otherwise (the adapter's own).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_layout: Option<String>,
     /// Rows of the GPU's packs (`strands::gpu::pack::PackShape`), recorded
     /// where `strands bench --gpu-pack-rows` asked for them; absent
     /// otherwise (the device's: 32 on a GPU, 256 on a CPU adapter).
@@ -257,8 +251,8 @@ pub struct Measurement {
     pub gpu_pack_state: bool,
     /// GPU only: vertices per rod of the interleaved per-vertex buffers the
     /// run used (`strands::gpu::packing::VertexLayout`), 0 where each rod's
-    /// vertices lay one after another: a layout that interleaves does so
-    /// only for 8 or more rods of one length.
+    /// vertices lay one after another: the buffers interleave only 8 or
+    /// more rods of one length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_interleave: Option<u32>,
     /// GPU only: how the grid was splatted ("own", or "sorted:RUN" with
@@ -268,8 +262,8 @@ pub struct Measurement {
     pub gpu_splat: Option<String>,
     /// Whether `strands bench --gpu-splat` asked for the splat (else it is
     /// the simulator's default, `GpuSimulator::default_splat`, and the
-    /// row's label leaves it out as it leaves out the default layout and
-    /// pack shape); true in reports older than this field, which labelled
+    /// row's label leaves it out as it leaves out the default pack shape);
+    /// true in reports older than this field, which labelled
     /// every splat but the own.
     #[serde(default = "splat_asked_in_old_reports")]
     pub gpu_splat_asked: bool,
@@ -587,7 +581,6 @@ fn measure_with(
         backend: format!("{backend:?}").to_lowercase(),
         gpu_form: None,
         gpu_stencil: None,
-        gpu_layout: None,
         gpu_pack_rows: None,
         gpu_pack_rows_ran: None,
         gpu_pack_state: false,
@@ -966,27 +959,6 @@ pub fn profiles(results: &[Measurement]) -> String {
     out
 }
 
-/// Under the table: each GPU row whose data layout interleaves rods
-/// (`--gpu-layout interleaved` or `cpu`) but ran with each rod's vertices
-/// one after another, since its rods are fewer than 8 or of more than one
-/// length; empty when none.
-pub fn layout_notes(results: &[Measurement]) -> String {
-    let mut out = String::new();
-    for m in results {
-        let interleaving = matches!(m.gpu_layout.as_deref(), Some("interleaved" | "cpu"));
-        if interleaving && m.gpu_interleave == Some(0) {
-            out += &format!(
-                "layout {} {} {} strands: rods not interleaved (fewer than 8, or of more than one length): \
-                 each rod's vertices one after another\n",
-                m.workload,
-                m.label(),
-                m.strands,
-            );
-        }
-    }
-    out
-}
-
 /// Under the table: for each GPU row, how long its kernels took to compile
 /// before its first frame; empty when no row has it.
 pub fn compile_times(results: &[Measurement]) -> String {
@@ -1094,7 +1066,6 @@ fn splat_asked_in_old_reports() -> bool {
 impl Measurement {
     /// The backend as the table and plot name it: `cpu`, `gpu:FORM`,
     /// `gpu:FORM:f32` for a GPU row with the bending stencil in f32, and
-    /// `…:LAYOUT-layout` for one whose data layout was asked for,
     /// `…:ROWS-row-packs` for one whose pack shape was (`…-state` with the
     /// whole state resident), `…:sorted-RUN-splat`
     /// or `…:own-splat` for one whose splat was.
@@ -1103,11 +1074,6 @@ impl Measurement {
             Some("f32") => ":f32",
             _ => "",
         };
-        let layout = self
-            .gpu_layout
-            .as_deref()
-            .map(|l| format!(":{l}-layout"))
-            .unwrap_or_default();
         let packs = self
             .gpu_pack_rows
             .map(|r| {
@@ -1124,7 +1090,7 @@ impl Measurement {
         };
         match &self.gpu_form {
             Some(form) => format!(
-                "{}:{form}{stencil}{layout}{packs}{splat}",
+                "{}:{form}{stencil}{packs}{splat}",
                 self.backend
             ),
             None => self.backend.clone(),
@@ -1252,8 +1218,9 @@ pub fn compare(old: &Report, new: &Report) -> String {
             m.strands,
             m.vertices
         );
-        // A GPU row matches one of the same form, stencil and layout, or
-        // one from a report that did not record them, and of the same pack
+        // A GPU row matches one of the same form and stencil, or one from
+        // a report that did not record them, of the same vertex order, and
+        // of the same pack
         // shape (the rows it ran on, else asked for, else 256: older reports' default).
         let forms_match = |o: &Measurement| {
             (match (&o.gpu_form, &m.gpu_form) {
@@ -1262,13 +1229,10 @@ pub fn compare(old: &Report, new: &Report) -> String {
             }) && (match (&o.gpu_stencil, &m.gpu_stencil) {
                 (Some(a), Some(b)) => a == b,
                 _ => true,
-            }) && (match (&o.gpu_layout, &m.gpu_layout) {
-                (Some(a), Some(b)) => a == b,
-                _ => true,
             }) && (match (o.gpu_interleave, m.gpu_interleave) {
                 // The vertex order that ran, where both recorded it: a
-                // GPU's unlabelled rows ran consecutive before the
-                // twenty-eighth session and interleaved since.
+                // GPU's unlabelled rows in older reports may have run each
+                // rod's vertices one after another.
                 (Some(a), Some(b)) => (a == 0) == (b == 0),
                 _ => true,
             }) && {
@@ -1669,7 +1633,7 @@ mod tests {
 
     /// A row's label names its splat only where `--gpu-splat` asked for it,
     /// the own too (a GPU's default, `sorted:32` with the grid, goes
-    /// unlabelled like the default layout and pack shape; the JSON still
+    /// unlabelled like the default pack shape; the JSON still
     /// names it); a report older than `gpu_splat_asked` labels every splat
     /// it recorded.
     #[test]

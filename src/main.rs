@@ -149,20 +149,6 @@ struct BenchArgs {
         value_name = "PRECISION"
     )]
     gpu_stencils: Vec<strands::gpu::Stencil>,
-    /// GPU data layouts to time, each a row with each form and precision
-    /// (gpu: each rod's vertices in order, state as 32-bit elements,
-    /// colliders read at their index; cpu: rods interleaved by 8, state as
-    /// 64-bit words, colliders read into a table first; interleaved: gpu
-    /// with rods interleaved by 8; README "On the GPU"); default: the
-    /// adapter's own (cpu on a CPU adapter, else interleaved).
-    /// The same results either way. Asks for the GPU like --gpu-form.
-    #[arg(
-        long = "gpu-layout",
-        value_enum,
-        value_delimiter = ',',
-        value_name = "LAYOUT"
-    )]
-    gpu_layouts: Vec<strands::gpu::DataLayout>,
     /// GPU pack shapes to time, each a row with each form, precision and
     /// layout: rows (vertices) a pack of the per-pack kernels holds, 32, 64,
     /// 128 or 256, on min(rows, 64) invocations (README "On the GPU");
@@ -174,8 +160,8 @@ struct BenchArgs {
     /// is walked by one invocation. Asks for the GPU like --gpu-form.
     #[arg(long = "gpu-pack-rows", value_delimiter = ',', value_name = "ROWS")]
     gpu_pack_rows: Vec<strands::gpu::pack::PackShape>,
-    /// GPU splats to time, each a row with each form, precision, layout
-    /// and pack shape: own (each form's own splat onto the hair–hair grid),
+    /// GPU splats to time, each a row with each form, precision and pack
+    /// shape: own (each form's own splat onto the hair–hair grid),
     /// sorted (the vertices sorted by cell first, then each run of 16
     /// sorted vertices, `layout::SORTED_RUN`, walked by one invocation, so
     /// a cell's sums reach its nodes once a run: docs/INTERACTION.md), or
@@ -696,7 +682,6 @@ fn bench(args: BenchArgs) -> Result<()> {
     for (flag, given) in [
         ("--gpu-form", !args.gpu_forms.is_empty()),
         ("--gpu-stencil", !args.gpu_stencils.is_empty()),
-        ("--gpu-layout", !args.gpu_layouts.is_empty()),
         ("--gpu-pack-rows", !args.gpu_pack_rows.is_empty()),
         ("--gpu-splat", !args.gpu_splats.is_empty()),
     ] {
@@ -715,7 +700,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         let requested = (!args.backends.is_empty()
             || !args.gpu_forms.is_empty()
             || !args.gpu_stencils.is_empty()
-            || !args.gpu_layouts.is_empty()
             || !args.gpu_pack_rows.is_empty()
             || !args.gpu_splats.is_empty())
         .then_some(BackendKind::Gpu);
@@ -788,8 +772,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     } else {
         args.gpu_forms.iter().copied().map(Some).collect()
     };
-    // The GPU with each bending-stencil precision asked for, each in each
-    // data layout asked for.
+    // The GPU with each bending-stencil precision asked for.
     let stencils: Vec<strands::gpu::GpuContext> = match &gpu {
         None => Vec::new(),
         Some(ctx) if args.gpu_stencils.is_empty() => vec![ctx.clone()],
@@ -802,10 +785,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             })
             .collect::<Result<_>>()?,
     };
-    let gpus = each_with(stencils, &args.gpu_layouts, |ctx, l| {
-        ctx.with_data_layout(l)
-    });
-    let gpus = each_with(gpus, &args.gpu_pack_rows, |ctx, p| ctx.with_pack_shape(p));
+    let gpus = each_with(stencils, &args.gpu_pack_rows, |ctx, p| ctx.with_pack_shape(p));
     // The form a GPU row asked for as `form` runs (None: the default), and
     // whether it runs on packs.
     let form_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
@@ -827,16 +807,8 @@ fn bench(args: BenchArgs) -> Result<()> {
                 .join(", ")
         );
     }
-    // How a GPU row on `ctx` in `form` is labelled: its data layout and
-    // its packs' rows, where asked for (`--gpu-layout`, `--gpu-pack-rows`;
-    // a walked form has no packs).
-    let layout_of = |ctx: &strands::gpu::GpuContext| {
-        (!args.gpu_layouts.is_empty()).then(|| {
-            ctx.data_layout()
-                .map_or("mixed", strands::gpu::DataLayout::name)
-                .to_string()
-        })
-    };
+    // How a GPU row on `ctx` in `form` is labelled: its packs' rows, where
+    // asked for (`--gpu-pack-rows`; a walked form has no packs).
     let pack_rows_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {
         (!args.gpu_pack_rows.is_empty() && uses_packs(form, ctx)).then(|| ctx.pack_shape())
     };
@@ -846,7 +818,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         args.gpu_splats.iter().copied().map(Some).collect()
     };
     // Each workload on each backend, the GPU in each form, stencil
-    // precision, data layout and pack shape asked for (the index into
+    // precision and pack shape asked for (the index into
     // `gpus`).
     let runs: Vec<(usize, BackendKind, Option<strands::gpu::Form>, usize)> = plan
         .iter()
@@ -945,11 +917,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             on
         };
         let on_gpu = backend == BackendKind::Gpu;
-        let layout = on_gpu.then(|| layout_of(&gpus[g])).flatten();
-        let on = match &layout {
-            Some(l) => format!("{on}, {l} layout"),
-            None => on,
-        };
         let pack_shape = on_gpu.then(|| pack_rows_of(gpu_form, &gpus[g])).flatten();
         let resident = on_gpu && form_of(gpu_form, &gpus[g]).resident();
         let on = match pack_shape {
@@ -978,7 +945,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             }
             bar.inc(1)
         });
-        m.gpu_layout = layout;
         m.gpu_pack_rows = pack_shape.map(|p| p.rows() as u32);
         m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
         bar.set_position(done + extra_frames);
@@ -989,7 +955,6 @@ fn bench(args: BenchArgs) -> Result<()> {
             backend,
             m.gpu_form.clone(),
             m.gpu_stencil.clone(),
-            m.gpu_layout.clone(),
             m.gpu_pack_rows,
             m.gpu_pack_state,
             m.gpu_splat.clone(),
@@ -1018,8 +983,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     }
     bar.finish_and_clear();
     if args.grow {
-        // With the first stencil precision, data layout and pack shape
-        // asked for.
+        // With the first stencil precision and pack shape asked for.
         let Some(ctx) = gpus.first() else {
             anyhow::bail!("--grow needs a GPU adapter");
         };
@@ -1054,7 +1018,6 @@ fn bench(args: BenchArgs) -> Result<()> {
                 eprintln!("{label}: {n} strands on the GPU…");
                 let w = Workload::standard(kind, n, args.vertices)?;
                 let mut m = bench::measure(&w, BackendKind::Gpu, Some(ctx), settings, &mut |_| {});
-                m.gpu_layout = layout_of(ctx);
                 m.gpu_pack_rows = pack_rows_of(gpu_form, ctx).map(|p| p.rows() as u32);
                 m.compare_with_copy(env.gpu_copy_bandwidth.as_ref());
                 let stop = if m.out_of_capacity {
@@ -1102,7 +1065,6 @@ fn bench(args: BenchArgs) -> Result<()> {
     print!("{}", bench::traffic_by_buffer(&report.results));
     print!("{}", bench::profiles(&report.results));
     print!("{}", bench::compile_times(&report.results));
-    print!("{}", bench::layout_notes(&report.results));
     if let Some(old) = &old {
         println!();
         print!("{}", bench::compare(old, &report));

@@ -154,31 +154,10 @@ fn default_backend_is_the_cpu_on_a_software_adapter() {
 }
 
 /// `strands bench` of one short frame of 16 hair strands of 8 vertices on
-/// the GPU with `args` (a GPU row per form, precision or layout they ask
+/// the GPU with `args` (a GPU row per form, precision or splat they ask
 /// for), its report in a directory of its own named after `name`: the
 /// table it printed and the report's rows. The bench must succeed.
 fn quick_gpu_rows(name: &str, args: &[&str]) -> (String, Vec<serde_json::Value>) {
-    quick_gpu_rows_of(name, "16", "8", args)
-}
-
-/// `quick_gpu_rows` with `count` hair strands of `vertices` vertices.
-fn quick_gpu_rows_of(
-    name: &str,
-    count: &str,
-    vertices: &str,
-    args: &[&str],
-) -> (String, Vec<serde_json::Value>) {
-    quick_gpu_rows_for(name, "hair", count, vertices, args)
-}
-
-/// `quick_gpu_rows_of` for `workload`.
-fn quick_gpu_rows_for(
-    name: &str,
-    workload: &str,
-    count: &str,
-    vertices: &str,
-    args: &[&str],
-) -> (String, Vec<serde_json::Value>) {
     let dir = std::env::temp_dir().join(format!("strands-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join(format!("{name}.json"));
@@ -196,11 +175,11 @@ fn quick_gpu_rows_for(
         ])
         .args([
             "--workload",
-            workload,
+            "hair",
             "--strands",
-            count,
+            "16",
             "--vertices",
-            vertices,
+            "8",
         ])
         // Each row once: its shares would run it again without colliders
         // and without the grid, kernels of other constants that llvmpipe
@@ -384,52 +363,6 @@ fn bench_times_each_gpu_form_asked_for() {
         err.contains("unknown GPU form \"tiled\"") && err.contains("walked-fused"),
         "{err}"
     );
-}
-
-/// `--gpu-layout`: `strands bench` times one GPU row per data layout asked
-/// for, each labelled and recorded in the JSON; the layouts give the same
-/// bits (`GpuContext` docs), so the rows end at the same largest strain
-/// after the same iterations. The JSON records the interleave each row ran
-/// (the 6-vertex strands interleaved in the interleaved and CPU layouts),
-/// and where a layout that interleaves could not (4 strands, fewer than
-/// a block of 8), a line under the table says so. Refused with
-/// `--backend cpu`.
-#[test]
-fn gpu_layout_rows_run_the_same_steps() {
-    let (stdout, rows) = quick_gpu_rows_of(
-        "gpu-layout",
-        "16",
-        "6",
-        &["--gpu-layout", "gpu,interleaved,cpu"],
-    );
-    assert!(
-        stdout.contains(":gpu-layout ")
-            && stdout.contains(":interleaved-layout ")
-            && stdout.contains(":cpu-layout "),
-        "{stdout}"
-    );
-    let layouts: Vec<&str> = rows
-        .iter()
-        .map(|r| r["gpu_layout"].as_str().unwrap())
-        .collect();
-    assert_eq!(layouts, ["gpu", "interleaved", "cpu"]);
-    let interleaves: Vec<u64> = rows
-        .iter()
-        .map(|r| r["gpu_interleave"].as_u64().unwrap())
-        .collect();
-    assert_eq!(interleaves, [0, 6, 6]);
-    assert!(!stdout.contains("rods not interleaved"), "{stdout}");
-    let (few, few_rows) =
-        quick_gpu_rows_of("gpu-layout-few", "4", "6", &["--gpu-layout", "interleaved"]);
-    assert_eq!(few_rows[0]["gpu_interleave"], 0, "{}", few_rows[0]);
-    assert!(
-        few.contains(
-            "layout hair gpu:walked-fused:interleaved-layout 4 strands: rods not interleaved"
-        ),
-        "{few}"
-    );
-    assert_same_steps(&rows);
-    assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
 }
 
 /// `--gpu-splat`: `strands bench` times one GPU row per splat asked for

@@ -237,7 +237,7 @@ fn kernels_are_compiled_as_a_form_first_runs_them() {
     let (r, s) = build(&rods(4, 8), vec![strands::anchor::Anchor::world()]);
     let pipelines = ctx.pipelines_for(
         ColliderKinds::of(&r.colliders),
-        VertexLayout::of(&r, ctx.interleaves()),
+        VertexLayout::of(&r),
         ctx.pack_shape(),
     );
     let mut sim = GpuSimulator::new(&ctx, r, s, SimParams::default()).expect("simulator");

@@ -5,7 +5,7 @@
 //!
 //! - `walk`: one invocation a strand, the Thomas algorithm's two walks (as
 //!   the walked forms do), strands one after another in memory or
-//!   interleaved by 8 (as `DataLayout::Interleaved` lays out vertices);
+//!   interleaved by 8 (as `packing::VertexLayout` lays out vertices);
 //! - `pcr_workgroup`: an invocation a row, parallel cyclic reduction
 //!   through workgroup memory with a barrier a level (as the packed forms);
 //! - `pcr_subgroup`: the same by subgroup shuffles, a strand a subgroup, no

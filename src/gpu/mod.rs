@@ -207,45 +207,6 @@ impl Stencil {
     }
 }
 
-/// How the kernels lay out and read their data (`GpuContext::data_layout`): the
-/// three choices `GpuContext::from_device` makes by device type, taken
-/// together, so that one device can time both (`strands bench
-/// --gpu-layout`). The results are the same bits either way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
-pub enum DataLayout {
-    /// Each rod's vertices one after another, positions, velocities,
-    /// contacts and grid fields as 32-bit elements, each collider's values
-    /// read at its index: a GPU's until the twenty-eighth session, now
-    /// `Interleaved`'s choices but the vertex order.
-    Gpu,
-    /// A CPU adapter's: rods of one length interleaved in blocks of 8, that
-    /// state as 64-bit words (where the device has
-    /// `wgpu::Features::SHADER_INT64`), a scene's few colliders read into a
-    /// table before the collider loops.
-    Cpu,
-    /// A GPU's: `Gpu` with rods of one length interleaved in blocks of 8
-    /// as on a CPU adapter. A warp running a walked kernel walks 32 rods,
-    /// so with each rod's vertices one after another its read at a step
-    /// touches 32 cache lines; interleaved, runs of 8 neighbouring elements
-    /// (a quarter of the lines for 32-byte elements; for 16-byte ones an
-    /// eighth, and half the 32-byte sectors). 19 to 25 % off the walked
-    /// substeps on an H200 (`GpuContext::from_device`; README, "The data
-    /// layouts").
-    Interleaved,
-}
-
-impl DataLayout {
-    /// "gpu", "cpu" or "interleaved".
-    pub fn name(self) -> &'static str {
-        match self {
-            DataLayout::Gpu => "gpu",
-            DataLayout::Cpu => "cpu",
-            DataLayout::Interleaved => "interleaved",
-        }
-    }
-}
-
 /// A wgpu device and queue to simulate on, and the simulator's kernels
 /// compiled for that device (made on first use, shared by its clones).
 #[derive(Clone, Debug)]
@@ -265,9 +226,6 @@ pub struct GpuContext {
     /// Whether the kernels read and write positions as 64-bit words (see
     /// `with_struct_positions`).
     wide_positions: bool,
-    /// Whether rod sets of one length are interleaved in the per-vertex
-    /// buffers (see `with_consecutive_vertices`).
-    interleave: bool,
     /// Whether the kernels read a scene's few colliders into a table before
     /// their collider loops (see `with_indexed_colliders`).
     collider_tables: bool,
@@ -337,11 +295,8 @@ impl GpuContext {
     /// strands that took 8 % off lavapipe's step; on an H200 at 1 M
     /// vertices 19 to 25 % off the walked substeps (hair-nogrid
     /// walked-frame 0.972 → 0.750 ms, grass 0.876 → 0.694 walked-fused,
-    /// the hair 1.434 → 1.165; docs/BENCHMARKS.md, twenty-eighth session).
-    /// The same results to the bit. The packed forms, whose lanes take a
-    /// rod's consecutive vertices, read 8 elements apart in it, and ran
-    /// 1.5× slower so on the H200: an application choosing one on a GPU
-    /// should build its simulator on `with_consecutive_vertices`.
+    /// the hair 1.434 → 1.165, against each rod's vertices one after
+    /// another; docs/BENCHMARKS.md). The same results to the bit.
     ///
     /// On a GPU (not a CPU adapter) the per-pack kernels are built for
     /// 32-row packs (`pack::PackShape::WARP`), a warp a pack on NVIDIA: on
@@ -365,7 +320,6 @@ impl GpuContext {
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         let cpu = info.device_type == wgpu::DeviceType::Cpu;
         GpuContext {
-            interleave: true,
             collider_tables: cpu,
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
             grid_i64: device.features().contains(GRID_I64_FEATURES),
@@ -429,36 +383,6 @@ impl GpuContext {
                 pipelines: PipelineCache::default(),
                 ..self.clone()
             })
-    }
-
-    /// This device with each rod's vertices one after another in the
-    /// per-vertex buffers where `from_device` would interleave rods of
-    /// one length: what GPUs ran before the twenty-eighth session, and what
-    /// the packed forms' lanes read in order (tests compare the two).
-    /// Kernels are compiled anew for it.
-    pub fn with_consecutive_vertices(&self) -> Self {
-        GpuContext {
-            interleave: false,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// This device interleaving rods of one length (as `from_device` does
-    /// on every adapter), after `with_consecutive_vertices`. Kernels are
-    /// compiled anew for it.
-    pub fn with_interleaved_vertices(&self) -> Self {
-        GpuContext {
-            interleave: true,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// Whether rod sets of one length are interleaved in the per-vertex
-    /// buffers (`from_device`, `packing::VertexLayout::of`).
-    pub fn interleaves(&self) -> bool {
-        self.interleave
     }
 
     /// This device with each collider's values read at its index in the
@@ -555,41 +479,6 @@ impl GpuContext {
     /// (`with_approximate_math`).
     pub fn approximate_math(&self) -> bool {
         self.approximate_math
-    }
-
-    /// This device with every choice of `layout` (`DataLayout`): the
-    /// vertex order, the state's words and the collider reads. Kernels are
-    /// compiled anew for it.
-    pub fn with_data_layout(&self, layout: DataLayout) -> Self {
-        match layout {
-            DataLayout::Gpu => self
-                .with_consecutive_vertices()
-                .with_struct_positions()
-                .with_indexed_colliders(),
-            DataLayout::Cpu => {
-                let c = self.with_interleaved_vertices().with_collider_tables();
-                c.with_wide_positions().unwrap_or(c)
-            }
-            DataLayout::Interleaved => self
-                .with_interleaved_vertices()
-                .with_struct_positions()
-                .with_indexed_colliders(),
-        }
-    }
-
-    /// The layout the kernels use, or `None` where its choices were made
-    /// one by one and are of neither (`with_consecutive_vertices`, ...).
-    pub fn data_layout(&self) -> Option<DataLayout> {
-        let int64 = self
-            .device
-            .features()
-            .contains(wgpu::Features::SHADER_INT64);
-        match (self.interleave, self.collider_tables, self.wide_positions) {
-            (false, false, false) => Some(DataLayout::Gpu),
-            (true, false, false) => Some(DataLayout::Interleaved),
-            (true, true, wide) if wide == int64 => Some(DataLayout::Cpu),
-            _ => None,
-        }
     }
 
     /// Whether the kernels read and write positions, velocities, contacts
