@@ -304,12 +304,8 @@ fn step_collider_now(j: u32) -> ColliderNow {
 // the fused substep kernels bind up to 15 and are built only on devices that allow
 // it (`Kernel::supported`). tests/gpu_layout.rs checks each entry point's uses
 // against `Kernel::bindings`.
-// BEGIN position buffers as structs
 // `pos`, `vel`, `pos_unc`, `contacts` and `grid_fields` and their element
-// accessors. On a CPU adapter with 64-bit integers
-// shaders/positions_wide.wgsl replaces this block
-// (`layout::Variant::wide_positions`): the same bytes read and written as
-// 64-bit words, half as many elements.
+// accessors.
 @group(1) @binding(0) var<storage, read_write> pos: array<Position>;
 @group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
 @group(1) @binding(2) var<storage, read_write> pos_unc: array<Position>;
@@ -359,7 +355,6 @@ fn field_load(k: u32) -> vec4<f32> {
 fn field_store(k: u32, f: vec4<f32>) {
     grid_fields[k] = f;
 }
-// END position buffers
 @group(1) @binding(3) var<storage, read_write> frame: array<EdgeFrame>;
 @group(1) @binding(4) var<storage, read> clamps: array<Clamp>;
 @group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;
@@ -471,7 +466,7 @@ const REGION_GROUPS: u32 = 4u;
 const REGION_WORDS: u32 = 16u;
 // Workgroups of `grid_velocity_box`: nodes along x and along y.
 const REGION_WORKGROUP: u32 = 8u;
-// `grid_fields` (binding 15, declared in the position buffers' block above):
+// `grid_fields` (binding 15, declared with the position buffers above):
 // each node's velocity (m/s) and pressure, written by `grid_velocity`.
 // Positions at the start of the substep (`save_start`, read by `project_shake`).
 @group(1) @binding(16) var<storage, read_write> pos_start: array<Position>;

@@ -49,7 +49,6 @@ fn every_variant(frame: bool) -> std::borrow::Cow<'static, str> {
         stencil_f64: true,
         resident: true,
         grid_i64: true,
-        wide_positions: true,
         approximate_math: true,
         pack: strands::gpu::pack::PackShape::ALL[0],
         frame,
@@ -223,71 +222,6 @@ fn approximate_math_wraps_every_approximated_call() {
             naga::valid::Capabilities::empty()
         };
         validate_with(&parse(&source), &source, caps);
-    }
-}
-
-/// Positions and the other wide state as 64-bit words
-/// (`Variant::wide_positions`): the block between
-/// shaders/common.wgsl's position-buffer markers replaced by
-/// shaders/positions_wide.wgsl and nothing else; it validates with 64-bit
-/// integers (also with every other variant) and is refused without them;
-/// and `pos`, `pos_unc`, `vel`, `contacts` and `grid_fields` hold as many
-/// bytes per element in both modules (the same buffers: structs or
-/// `vec4<f32>` in the one, 64-bit words in the other).
-#[test]
-fn wide_positions_variant_validates_and_keeps_the_bytes() {
-    use naga::valid::Capabilities as Caps;
-    use strands::gpu::layout::{POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE};
-    let source = shader_variant(Variant {
-        wide_positions: true,
-        ..Variant::default()
-    });
-    assert_only_block_replaced(&source, POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE);
-    let m = parse(&source);
-    validate_with(&m, &source, Caps::SHADER_INT64);
-    assert!(
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), Caps::empty())
-            .validate(&m)
-            .is_err(),
-        "the wide positions validated without 64-bit integers"
-    );
-    let all = every_variant(true);
-    validate_with(
-        &parse(&all),
-        &all,
-        Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_ALL_OPS | Caps::FLOAT64,
-    );
-    // Element stride, scalar width, binding and address space of a buffer
-    // global.
-    let element = |m: &naga::Module, name: &str| {
-        let (_, var) = m
-            .global_variables
-            .iter()
-            .find(|(_, v)| v.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("a global `{name}`"));
-        let naga::TypeInner::Array { base, stride, .. } = m.types[var.ty].inner else {
-            panic!("`{name}` is not an array");
-        };
-        let width = match m.types[base].inner {
-            naga::TypeInner::Vector { scalar, .. } => scalar.width,
-            naga::TypeInner::Struct { .. } => 4,
-            ref other => panic!("`{name}` holds {other:?}"),
-        };
-        (stride, width, var.binding, var.space)
-    };
-    let default = module();
-    for (name, bytes) in [
-        ("pos", 32),
-        ("pos_unc", 32),
-        ("vel", 16),
-        ("contacts", 32),
-        ("grid_fields", 16),
-    ] {
-        let (s32, w32, b32, space32) = element(&default, name);
-        let (s64, w64, b64, space64) = element(&m, name);
-        assert_eq!((s32, w32, s64, w64), (bytes, 4, bytes, 8), "{name}");
-        assert_eq!(b32, b64, "{name}: the same binding");
-        assert_eq!(space32, space64, "{name}: the same access");
     }
 }
 
@@ -676,7 +610,6 @@ fn resident_variant_holds_a_packs_state_in_workgroup_memory() {
         stencil_f64: true,
         resident: true,
         grid_i64: false,
-        wide_positions: false,
         approximate_math: false,
         pack: Default::default(),
         frame: false,

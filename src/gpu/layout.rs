@@ -614,20 +614,6 @@ pub const GRID_I64_MARKERS: [&str; 2] = [
     "// END grid accumulators\n",
 ];
 
-/// shaders/positions_wide.wgsl: `pos`, `vel`, `pos_unc`, `contacts` and
-/// `grid_fields` as arrays of 64-bit words, for CPU adapters with
-/// `wgpu::Features::SHADER_INT64`.
-pub const POSITIONS_WIDE_SOURCE: &str = include_str!("../../shaders/positions_wide.wgsl");
-
-/// The first and last lines of the block of shaders/common.wgsl (the
-/// position, velocity, contact and field buffers as arrays of structs and
-/// `vec4<f32>`) that `POSITIONS_WIDE_SOURCE`
-/// replaces.
-pub const POSITIONS_WIDE_MARKERS: [&str; 2] = [
-    "// BEGIN position buffers as structs\n",
-    "// END position buffers\n",
-];
-
 /// Which module `shader_variant` writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Variant {
@@ -643,13 +629,6 @@ pub struct Variant {
     /// device with `wgpu::Features::SHADER_INT64` and
     /// `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`).
     pub grid_i64: bool,
-    /// `pos`, `vel`, `pos_unc`, `contacts` and `grid_fields` read and
-    /// written as 64-bit words
-    /// (shaders/positions_wide.wgsl; a device with
-    /// `wgpu::Features::SHADER_INT64`): the same bytes in half the
-    /// elements, for CPU adapters, which move a storage buffer's elements one
-    /// lane at a time.
-    pub wide_positions: bool,
     /// sin, cos, atan2, length and normalize with the errors of a GPU's
     /// fast approximations (`approximate_math`), to check on a correctly
     /// rounding adapter what the tests' tolerances allow.
@@ -687,9 +666,6 @@ pub fn shader_variant(variant: Variant) -> std::borrow::Cow<'static, str> {
     }
     if variant.frame {
         replace(FRAME_MARKERS, FRAME_SOURCE);
-    }
-    if variant.wide_positions {
-        replace(POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE);
     }
     if variant.grid_i64 {
         replace(GRID_I64_MARKERS, GRID_I64_SOURCE);
@@ -1295,27 +1271,6 @@ impl Kernel {
     /// (`shader_variant` with `resident`).
     pub fn is_resident(self) -> bool {
         self.is_fused() && self.per_pack()
-    }
-
-    /// Whether the kernel is built from the module with positions,
-    /// velocities, contacts and grid fields as 64-bit words where the
-    /// context chose them (`Variant::wide_positions`, CPU adapters): every
-    /// kernel but the first half of a substep (`integrate` and the fused
-    /// halves that integrate). That half stores each vertex's position,
-    /// unconstrained position and velocity and reads little else, and
-    /// llvmpipe's 64-bit stores cost more than the 32-bit ones they replace:
-    /// LLVM passes each lane's word through the stack from a 512-bit vector
-    /// (`integrate` 0.64 → 0.86 ms a substep). The whole-substep kernels
-    /// (`substep`, `substep_rod`) integrate too but run the second half's
-    /// stages as well, and are faster with the words (grass, 1000 strands:
-    /// 4.78–4.87 against 4.86–4.95 ms a step); `frames_rod` alone is
-    /// slightly slower (0.335 → 0.37–0.39), unused by the default forms.
-    /// docs/BENCHMARKS.md has the figures; the bytes are the same either way.
-    pub fn wide_positions_pay(self) -> bool {
-        !matches!(
-            self,
-            Kernel::Integrate | Kernel::SubstepStart | Kernel::SubstepStartRod
-        )
     }
 
     /// True when one workgroup handles a pack of rods (`super::pack`).

@@ -223,9 +223,6 @@ pub struct GpuContext {
     /// Whether the grid's accumulators are 64-bit atomics (see
     /// `with_u32_grid`).
     grid_i64: bool,
-    /// Whether the kernels read and write positions as 64-bit words (see
-    /// `with_struct_positions`).
-    wide_positions: bool,
     /// Whether the kernels read a scene's few colliders into a table before
     /// their collider loops (see `with_indexed_colliders`).
     collider_tables: bool,
@@ -278,16 +275,6 @@ impl GpuContext {
     /// integer sums). `GpuContext::open` asks for them where the adapter has
     /// them.
     ///
-    /// On a CPU adapter (lavapipe, `wgpu::DeviceType::Cpu`) with
-    /// `wgpu::Features::SHADER_INT64` the kernels read and write positions,
-    /// velocities, contacts and grid fields as 64-bit words
-    /// (shaders/positions_wide.wgsl), all but the integrating ones
-    /// (`Kernel::wide_positions_pay`): such an adapter moves a storage
-    /// buffer's elements one lane at a time, and the same bytes in half the
-    /// elements took 15 % of the finishing kernel's instructions away
-    /// (docs/BENCHMARKS.md). Not on GPUs, where it has not been measured; the
-    /// results are the same bits either way.
-    ///
     /// On every adapter a set of at least 8 rods of one length is
     /// interleaved in the per-vertex buffers (`packing::VertexLayout`): the 8
     /// rods a CPU adapter's SIMD lanes walk together, and the 32 rods a
@@ -323,7 +310,6 @@ impl GpuContext {
             collider_tables: cpu,
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
             grid_i64: device.features().contains(GRID_I64_FEATURES),
-            wide_positions: cpu && device.features().contains(wgpu::Features::SHADER_INT64),
             approximate_math: false,
             pack: pack::PackShape::for_device(info.device_type),
             unroll_rows: !cpu,
@@ -356,33 +342,6 @@ impl GpuContext {
             pipelines: PipelineCache::default(),
             ..self.clone()
         }
-    }
-
-    /// This device with positions, velocities, contacts and grid fields read
-    /// and written as structs and `vec4<f32>` even where `from_device` chose
-    /// 64-bit words: what GPUs run (tests compare the two). Kernels are
-    /// compiled anew for it.
-    pub fn with_struct_positions(&self) -> Self {
-        GpuContext {
-            wide_positions: false,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// This device with that state as 64-bit words even where
-    /// `from_device` chose structs (a GPU: for comparing the two there), or
-    /// `None` where the device lacks `wgpu::Features::SHADER_INT64`. Kernels
-    /// are compiled anew for it.
-    pub fn with_wide_positions(&self) -> Option<Self> {
-        self.device
-            .features()
-            .contains(wgpu::Features::SHADER_INT64)
-            .then(|| GpuContext {
-                wide_positions: true,
-                pipelines: PipelineCache::default(),
-                ..self.clone()
-            })
     }
 
     /// This device with each collider's values read at its index in the
@@ -481,12 +440,6 @@ impl GpuContext {
         self.approximate_math
     }
 
-    /// Whether the kernels read and write positions, velocities, contacts
-    /// and grid fields as 64-bit words (`from_device`).
-    pub fn wide_positions(&self) -> bool {
-        self.wide_positions
-    }
-
     /// Whether the grid's accumulators are 64-bit atomics (`from_device`).
     pub fn grid_i64(&self) -> bool {
         self.grid_i64
@@ -570,7 +523,6 @@ impl GpuContext {
                         stencil_f64: self.stencil_f64,
                         resident: false,
                         grid_i64: self.grid_i64,
-                        wide_positions: self.wide_positions,
                         approximate_math: self.approximate_math,
                         pack,
                         frame: false,
@@ -617,9 +569,6 @@ impl GpuContext {
         if adapter.features().contains(GRID_I64_FEATURES) {
             wanted |= GRID_I64_FEATURES;
         }
-        if info.device_type == wgpu::DeviceType::Cpu {
-            wanted |= wgpu::Features::SHADER_INT64;
-        }
         let features = adapter.features() & wanted;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
@@ -637,9 +586,9 @@ impl GpuContext {
     }
 
     /// "name (backend, type, driver; the stencil's precision, the grid's
-    /// atomics and, where the state moves as 64-bit words, the math is
-    /// approximate, or the row loops are unrolled other than by the
-    /// device's default, that)" of the adapter in use.
+    /// atomics and, where the math is approximate or the row loops are
+    /// unrolled other than by the device's default, that)" of the adapter in
+    /// use.
     pub fn describe(&self) -> String {
         let info = &self.info;
         let driver = [info.driver.as_str(), info.driver_info.as_str()]
@@ -658,7 +607,7 @@ impl GpuContext {
                 _ => "",
             };
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -672,11 +621,6 @@ impl GpuContext {
                 "64-bit atomics"
             } else {
                 "32-bit atomic pairs"
-            },
-            if self.wide_positions {
-                "; state in 64-bit words"
-            } else {
-                ""
             },
             if self.approximate_math {
                 "; approximate sin, cos and square roots emulated"

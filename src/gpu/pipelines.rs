@@ -100,9 +100,9 @@ pub struct Pipelines {
     /// substep kernels are missing on a device with WebGPU's default limits,
     /// `Pipelines::has`), with its pipeline once compiled.
     kernels: HashMap<Kernel, LazyKernel>,
-    /// The shader modules compiled so far, by (resident state, 64-bit
-    /// words, the whole-frame kernel's substep values).
-    modules: Mutex<HashMap<(bool, bool, bool), wgpu::ShaderModule>>,
+    /// The shader modules compiled so far, by (resident state, the
+    /// whole-frame kernel's substep values).
+    modules: Mutex<HashMap<(bool, bool), wgpu::ShaderModule>>,
     device: wgpu::Device,
     /// The WGSL override constants of every pipeline.
     constants: Vec<(&'static str, f64)>,
@@ -112,9 +112,7 @@ pub struct Pipelines {
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
     /// The variant asked for (`resident` unset: the packed fused kernels'
-    /// module sets it for them; `wide_positions` set holds only for the
-    /// kernels whose `Kernel::wide_positions_pay` is true, the others are
-    /// built without it).
+    /// module sets it for them).
     pub variant: Variant,
 }
 
@@ -232,9 +230,7 @@ impl Pipelines {
     /// used), the contact code for
     /// the collider `kinds` only, from the module `variant` (the device must
     /// have the features it needs, `layout::Variant`), with resident
-    /// state for the packed fused kernels and without 64-bit words for
-    /// the kernels that do not gain by them (`Kernel::wide_positions_pay`),
-    /// for per-vertex buffers with rods of `interleave` vertices interleaved
+    /// state for the packed fused kernels, for per-vertex buffers with rods of `interleave` vertices interleaved
     /// (`packing::VertexLayout`; 0: consecutive), the packs' loops built as
     /// `switches` say.
     pub fn new(
@@ -311,37 +307,31 @@ impl Pipelines {
     }
 
     /// The module the kernels are compiled from, with or without resident
-    /// state (the packed fused kernels, shaders/resident.wgsl), with
-    /// 64-bit words where the variant has them and the kernel gains by
-    /// them (`Kernel::wide_positions_pay`), and for the whole-frame kernel
+    /// state (the packed fused kernels, shaders/resident.wgsl), and for the
+    /// whole-frame kernel
     /// with its substep values from the frame's table (`Kernel::is_frame`,
     /// shaders/frame.wgsl); each compiled once.
     fn module(&self, resident: bool, kernel: Kernel) -> wgpu::ShaderModule {
-        let wide = self.variant.wide_positions && kernel.wide_positions_pay();
         let frame = kernel.is_frame();
         let mut modules = self
             .modules
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         modules
-            .entry((resident, wide, frame))
+            .entry((resident, frame))
             .or_insert_with(|| {
                 let v = Variant {
                     resident,
-                    wide_positions: wide,
                     frame,
                     ..self.variant
                 };
                 kernels_module(
                     &self.device,
                     wgpu::ShaderModuleDescriptor {
-                        label: Some(match (resident, wide, frame) {
-                            (false, false, false) => "strands",
-                            (false, true, false) => "strands (64-bit words)",
-                            (true, false, false) => "strands (resident state)",
-                            (true, true, false) => "strands (resident state, 64-bit words)",
-                            (_, false, true) => "strands (whole frame)",
-                            (_, true, true) => "strands (whole frame, 64-bit words)",
+                        label: Some(match (resident, frame) {
+                            (false, false) => "strands",
+                            (true, false) => "strands (resident state)",
+                            (_, true) => "strands (whole frame)",
                         }),
                         source: wgpu::ShaderSource::Wgsl(shader_variant(v)),
                     },
