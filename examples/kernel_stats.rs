@@ -100,10 +100,7 @@ fn parse_kinds(list: &str) -> Result<ColliderKinds, String> {
                 }
             };
     }
-    Ok(ColliderKinds {
-        kinds: bits,
-        table: 0,
-    })
+    Ok(ColliderKinds { kinds: bits })
 }
 
 /// The arguments, or None for `--help`.

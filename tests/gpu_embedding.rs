@@ -223,15 +223,9 @@ fn pipelines_are_built_once_per_device() {
         &ctx.pipelines_for(kinds, a.vertex_layout(), a.pack_shape()),
         &theirs
     ));
-    // The kinds asked for, with the collider table where the context reads
-    // colliders into one (CPU adapters).
-    let expected = if ctx.collider_tables() {
-        kinds
-    } else {
-        kinds.indexed()
-    };
-    assert_eq!(theirs.kinds, expected);
-    assert!(!std::sync::Arc::ptr_eq(&ctx.pipelines(), &theirs) || expected == ColliderKinds::ALL);
+    // The kinds asked for.
+    assert_eq!(theirs.kinds, kinds);
+    assert!(!std::sync::Arc::ptr_eq(&ctx.pipelines(), &theirs) || kinds == ColliderKinds::ALL);
     assert!(std::sync::Arc::ptr_eq(
         &ctx.pipelines(),
         &ctx.clone().pipelines()

@@ -223,9 +223,6 @@ pub struct GpuContext {
     /// Whether the grid's accumulators are 64-bit atomics (see
     /// `with_u32_grid`).
     grid_i64: bool,
-    /// Whether the kernels read a scene's few colliders into a table before
-    /// their collider loops (see `with_indexed_colliders`).
-    collider_tables: bool,
     /// Whether the kernels carry the errors of a GPU's fast sin, cos and
     /// square roots (see `with_approximate_math`).
     approximate_math: bool,
@@ -293,21 +290,12 @@ impl GpuContext {
     /// session). A CPU adapter keeps 256-row packs, whose 64 invocations
     /// fill its SIMD lanes.
     ///
-    /// On a CPU adapter the kernels read the values of a scene's colliders
-    /// (up to `pipelines::TABLE_COLLIDERS`) into a table before their
-    /// collider loops (`pipelines::ColliderKinds`): such an adapter reads a
-    /// uniform inside a loop lane by lane on every pass. That took 16 % off
-    /// lavapipe's finishing kernel on the hair workload (docs/BENCHMARKS.md).
-    /// Not on GPUs, where the table would hold registers. The same results
-    /// to the bit.
-    ///
     /// On a GPU the packs' row loops run to a constant and are unrolled
     /// (`with_unrolled_rows`); not on a CPU adapter, where they made
     /// llvmpipe's compile of the packed fused kernels twice as long.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         let cpu = info.device_type == wgpu::DeviceType::Cpu;
         GpuContext {
-            collider_tables: cpu,
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
             grid_i64: device.features().contains(GRID_I64_FEATURES),
             approximate_math: false,
@@ -342,35 +330,6 @@ impl GpuContext {
             pipelines: PipelineCache::default(),
             ..self.clone()
         }
-    }
-
-    /// This device with each collider's values read at its index in the
-    /// collider loops even where `from_device` would read a few into a
-    /// table first: what GPUs run (tests compare the two). Kernels are
-    /// compiled anew for it.
-    pub fn with_indexed_colliders(&self) -> Self {
-        GpuContext {
-            collider_tables: false,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// This device reading a scene's few colliders into a table even where
-    /// `from_device` would not (a GPU: for comparing the two there).
-    /// Kernels are compiled anew for it.
-    pub fn with_collider_tables(&self) -> Self {
-        GpuContext {
-            collider_tables: true,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// Whether the kernels read a scene's few colliders into a table first
-    /// (`from_device`, `pipelines::ColliderKinds`).
-    pub fn collider_tables(&self) -> bool {
-        self.collider_tables
     }
 
     /// This device with the kernels' sin, cos, atan2, length and normalize
@@ -492,8 +451,7 @@ impl GpuContext {
     }
 
     /// The kernels with contact code for the collider `kinds` only
-    /// (`pipelines::ColliderKinds`; with their table only where this context
-    /// reads colliders into one, `collider_tables`), per-vertex buffers
+    /// (`pipelines::ColliderKinds`), per-vertex buffers
     /// in `layout` and packs of `pack`'s shape, made on the first call for
     /// those kinds, that interleaved length and that shape (each pipeline
     /// compiled when first run), then shared like `pipelines`.
@@ -503,11 +461,6 @@ impl GpuContext {
         layout: packing::VertexLayout,
         pack: pack::PackShape,
     ) -> std::sync::Arc<pipelines::Pipelines> {
-        let kinds = if self.collider_tables {
-            kinds
-        } else {
-            kinds.indexed()
-        };
         let mut map = self
             .pipelines
             .0

@@ -9,53 +9,27 @@ use super::layout::{BindingKind, GpuStep, Kernel, Variant, binding_kind, shader_
 use super::schedule::Form;
 
 /// The colliders a set of pipelines handles: their kinds, a bit per
-/// `contact::kind` value, and how many are read into a table before the
-/// collider loops (0: none). Contact code for a kind the scene lacks is
+/// `contact::kind` value. Contact code for a kind the scene lacks is
 /// compiled out (WGSL `override HAS_SPHERE` etc., shaders/contact.wgsl): a
 /// software adapter runs every branch of a kernel under a lane mask, and
 /// removing the unused shapes cut a substep of the grass workload (a ground
-/// plane) on lavapipe by a third (docs/BENCHMARKS.md). The table (`override
-/// COLLIDER_TABLE`) spares such an adapter the uniform reads inside the
-/// collider loops, which it makes lane by lane on every pass.
+/// plane) on lavapipe by a third (docs/BENCHMARKS.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ColliderKinds {
     /// Bit k set when a collider of kind k (`contact::kind`) is among them.
     pub kinds: u8,
-    /// The number of colliders, when the kernels read them into a table
-    /// first (at most `TABLE_COLLIDERS`); 0 when they read collider k's
-    /// values at index k, for any number.
-    pub table: u8,
 }
 
-/// The most colliders the kernels read into a table (WGSL
-/// `TABLE_COLLIDERS`, shaders/contact.wgsl).
-pub const TABLE_COLLIDERS: usize = 4;
-
 impl ColliderKinds {
-    /// Every kind, any number, without a table (the pipelines
-    /// `GpuContext::pipelines` returns, which run any scene).
-    pub const ALL: ColliderKinds = ColliderKinds {
-        kinds: 0b1111,
-        table: 0,
-    };
+    /// Every kind (the pipelines `GpuContext::pipelines` returns, which run
+    /// any scene).
+    pub const ALL: ColliderKinds = ColliderKinds { kinds: 0b1111 };
 
-    /// The kinds among `colliders`, read into a table where there are
-    /// `TABLE_COLLIDERS` or fewer (a GPU context leaves the table out:
-    /// `GpuContext::pipelines_for`).
+    /// The kinds among `colliders`.
     pub fn of(colliders: &[crate::contact::Collider]) -> ColliderKinds {
         ColliderKinds {
             kinds: colliders.iter().fold(0, |m, c| m | 1 << c.shape.kind()),
-            table: if colliders.len() <= TABLE_COLLIDERS {
-                colliders.len() as u8
-            } else {
-                0
-            },
         }
-    }
-
-    /// The same kinds, each collider read at its index (no table).
-    pub fn indexed(self) -> ColliderKinds {
-        ColliderKinds { table: 0, ..self }
     }
 
     /// Whether kind `k` (`contact::kind`) is among them.
@@ -64,7 +38,7 @@ impl ColliderKinds {
     }
 
     /// The WGSL override constants that say so.
-    pub fn constants(self) -> [(&'static str, f64); 5] {
+    pub fn constants(self) -> [(&'static str, f64); 4] {
         use crate::contact::kind::*;
         let on = |k| if self.has(k) { 1.0 } else { 0.0 };
         [
@@ -72,7 +46,6 @@ impl ColliderKinds {
             ("HAS_CAPSULE", on(CAPSULE)),
             ("HAS_PLANE", on(PLANE)),
             ("HAS_SDF", on(SDF)),
-            ("COLLIDER_TABLE", self.table as f64),
         ]
     }
 }
@@ -411,8 +384,8 @@ mod tests {
             point: DVec3::ZERO,
             normal: DVec3::Y,
         });
-        assert_eq!(ColliderKinds::of(&[]), ColliderKinds { kinds: 0, table: 0 });
-        let k = ColliderKinds::of(&[sphere.clone(), plane.clone(), sphere.clone()]);
+        assert_eq!(ColliderKinds::of(&[]), ColliderKinds { kinds: 0 });
+        let k = ColliderKinds::of(&[sphere.clone(), plane, sphere]);
         assert_eq!(
             k.constants(),
             [
@@ -420,16 +393,8 @@ mod tests {
                 ("HAS_CAPSULE", 0.0),
                 ("HAS_PLANE", 1.0),
                 ("HAS_SDF", 0.0),
-                ("COLLIDER_TABLE", 3.0)
             ]
         );
-        assert_eq!(k.indexed().constants()[4], ("COLLIDER_TABLE", 0.0));
-        assert_eq!(k.indexed().kinds, k.kinds);
-        // Up to the table's size a table; past it each read at its index.
-        let four = vec![sphere.clone(); TABLE_COLLIDERS];
-        assert_eq!(ColliderKinds::of(&four).table, TABLE_COLLIDERS as u8);
-        let five = vec![sphere; TABLE_COLLIDERS + 1];
-        assert_eq!(ColliderKinds::of(&five).table, 0);
         assert_eq!(
             ColliderKinds::ALL.constants(),
             [
@@ -437,7 +402,6 @@ mod tests {
                 ("HAS_CAPSULE", 1.0),
                 ("HAS_PLANE", 1.0),
                 ("HAS_SDF", 1.0),
-                ("COLLIDER_TABLE", 0.0)
             ]
         );
     }
