@@ -1089,10 +1089,7 @@ impl Measurement {
             Some(s) => format!(":{}-splat", s.replace(':', "-")),
         };
         match &self.gpu_form {
-            Some(form) => format!(
-                "{}:{form}{stencil}{packs}{splat}",
-                self.backend
-            ),
+            Some(form) => format!("{}:{form}{stencil}{packs}{splat}", self.backend),
             None => self.backend.clone(),
         }
     }

@@ -785,7 +785,9 @@ fn bench(args: BenchArgs) -> Result<()> {
             })
             .collect::<Result<_>>()?,
     };
-    let gpus = each_with(stencils, &args.gpu_pack_rows, |ctx, p| ctx.with_pack_shape(p));
+    let gpus = each_with(stencils, &args.gpu_pack_rows, |ctx, p| {
+        ctx.with_pack_shape(p)
+    });
     // The form a GPU row asked for as `form` runs (None: the default), and
     // whether it runs on packs.
     let form_of = |form: Option<strands::gpu::Form>, ctx: &strands::gpu::GpuContext| {

@@ -173,14 +173,7 @@ fn quick_gpu_rows(name: &str, args: &[&str]) -> (String, Vec<serde_json::Value>)
             "--min-time",
             "0",
         ])
-        .args([
-            "--workload",
-            "hair",
-            "--strands",
-            "16",
-            "--vertices",
-            "8",
-        ])
+        .args(["--workload", "hair", "--strands", "16", "--vertices", "8"])
         // Each row once: its shares would run it again without colliders
         // and without the grid, kernels of other constants that llvmpipe
         // compiles anew (tests/bench_cli.rs checks the shares).
