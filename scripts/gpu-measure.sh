@@ -60,8 +60,7 @@
 #                              profile step may take (default 90)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
 #                              kernel-stats kernel-times bench-target
-#                              bench-candidates bench-frame bench-walks
-#                              bench-ahead bench-memory bench-layouts
+#                              bench-candidates bench-frame bench-memory
 #                              bench-splat profile
 #                              probe-tridiagonal
 #                              bench-gpu bench-cpu bench-packs bench-forms
@@ -285,7 +284,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-walks bench-ahead bench-memory bench-layouts bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
+all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-memory bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -511,10 +510,7 @@ kernel_stats_step() {
     "$kernel_stats" --rows 32,256 substep_rod substep_start_rod substep_finish_rod frame_rod \
         substep substep_start substep_finish frame_pack \
         frames frames_rod twist twist_rod forces forces_rod project_fast project_fast_rod \
-        contact_packed contact_rod integrate project_velocity grid_splat grid_blend || return 1
-    # The walked substeps with the twist's first rows in the frames' walk
-    # (off above, the default), for the registers it costs.
-    "$kernel_stats" --twist-rows-in-frames on substep_rod substep_finish_rod frame_rod
+        contact_packed contact_rod integrate project_velocity grid_splat grid_blend
 }
 wanted kernel-stats && step kernel-stats kernel_stats_step
 
@@ -526,15 +522,14 @@ wanted bench-target && step bench-target "$strands" bench --min-time "$min_time"
     --out "$OUT/bench-target.json" --plot "$OUT/bench-target.svg"
 
 # The candidates for the GPU defaults together, each measured alone on the
-# H200 before: the whole frame a dispatch (walked-frame) and interleaved
-# rods, on the target's hair-nogrid and grass; on the hair (with the grid)
-# interleaved rods and the sorted splat with runs of 32. 1 M vertices
-# (1000 strands when quick).
+# H200 before: the whole frame a dispatch (walked-frame), on the target's
+# hair-nogrid and grass; on the hair (with the grid) the sorted splat with
+# runs of 32. 1 M vertices (1000 strands when quick).
 wanted bench-candidates && step bench-candidates "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid,grass --strands "$timing_strands" \
-    --gpu-form walked-fused,walked-frame --gpu-layout gpu,interleaved \
+    --gpu-form walked-fused,walked-frame \
     --out "$OUT/bench-candidates.json" --plot "$OUT/bench-candidates.svg" &&
     step bench-candidates-hair "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
-        --gpu-form walked-fused --gpu-layout gpu,interleaved --gpu-splat own,sorted:32 \
+        --gpu-form walked-fused --gpu-splat own,sorted:32 \
         --out "$OUT/bench-candidates-hair.json" --plot "$OUT/bench-candidates-hair.svg"
 
 # The whole frame in one dispatch where no grid couples the rods
@@ -551,41 +546,8 @@ wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" -
     --gpu-form walked-fused,walked-frame \
     --out "$OUT/bench-frame.json" --plot "$OUT/bench-frame.svg"
 
-# What the walks taken out of the walked substep since the thirtieth
-# session are worth (docs/BENCHMARKS.md, thirty-seventh, thirty-ninth and
-# forty-first sessions): walked-frame, the target's `hair-nogrid`, with the
-# next iterations' rows built ahead by the walks before and apart
-# (`--gpu-rows-ahead on,off`: the projection's, and the twist's back
-# substitution's), and the twist's first gradient walk in the walk of the
-# velocities and frames and apart (`--gpu-twist-rows-in-frames on,off`,
-# which costs registers: RADV's frame_rod spills with it, and is off by
-# default until this says whether it pays); on, on is 6 walks a substep on
-# the bench's hair, on, off (a GPU's default) 7, and each off adds walks
-# (the same values in all four). The sizes and frames of `bench-ahead`
-# below, whose sizes are set here.
-ahead_sizes=2000,32000
-[ -n "$quick" ] && ahead_sizes=1000,2000
-wanted bench-walks && step bench-walks "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$ahead_sizes" \
-    --gpu-form walked-frame --gpu-rows-ahead on,off --gpu-twist-rows-in-frames on,off \
-    --out "$OUT/bench-walks.json" --plot "$OUT/bench-walks.svg"
-
-# Whether a walk's step waits for its loads (docs/BENCHMARKS.md,
-# thirty-fourth session): walked-frame, the target's `hair-nogrid`, with
-# the walks loading 0 (none, the default), 1, 2, 4 and 8 vertices ahead
-# (`--gpu-walk-ahead`, `GpuContext::with_walk_ahead`: the same values), at
-# 2,000 strands (a warp or none a multiprocessor: the chain alone, 0.35 ms
-# a substep in the thirtieth session) and the target's 32,000 (1,000 and
-# 2,000 when quick), with the bending stencil in f64 and f32 (how much of
-# the chain the f64 stencil's arithmetic is). 40 frames of the bench's 10
-# substeps each (t = 0.31 s, before the hair's contact regime past t ~ 0.9
-# s, `bench-memory` below). (`ahead_sizes` above.)
-wanted bench-ahead && step bench-ahead "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$ahead_sizes" \
-    --gpu-form walked-frame --gpu-walk-ahead 0,1,2,4,8 --gpu-stencil f64,f32 \
-    --out "$OUT/bench-ahead.json" --plot "$OUT/bench-ahead.svg"
-
 # Whether device memory is what holds the target's substep: the default
-# walked-frame (interleaved rods) and fused-frame on 32-row packs (gpu
-# layout), at 1 M vertices (1000 strands when quick), each in 8 short runs
+# walked-frame and fused-frame on 32-row packs, at 1 M vertices (1000 strands when quick), each in 8 short runs
 # of 40 frames one after another while nvidia-smi samples the memory
 # controller's busy fraction every 200 ms (utilization.memory) and, where
 # DCGM answers, dcgmi its DRAM activity (field 1005, DRAM_ACTIVE: the
@@ -602,7 +564,7 @@ memory_step() {
     local form extra smi dcgm p r rc=0
     for form in walked-frame fused-frame; do
         extra=()
-        [ "$form" = fused-frame ] && extra=(--gpu-pack-rows 32 --gpu-layout gpu)
+        [ "$form" = fused-frame ] && extra=(--gpu-pack-rows 32)
         smi=
         dcgm=
         if command -v nvidia-smi >/dev/null; then
@@ -643,22 +605,12 @@ memory_step() {
     "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$sizes" \
         --gpu-form walked-frame --out "$OUT/memory-sizes-walked-frame.json" --plot "$OUT/memory-sizes-walked-frame.svg" || rc=1
     "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$sizes" \
-        --gpu-form fused-frame --gpu-pack-rows 32 --gpu-layout gpu \
+        --gpu-form fused-frame --gpu-pack-rows 32 \
         --out "$OUT/memory-sizes-fused-frame.json" --plot "$OUT/memory-sizes-fused-frame.svg" || rc=1
     return "$rc"
 }
 wanted bench-memory && step bench-memory memory_step
 
-# The data layouts (README, "The two data layouts"): whether the CPU
-# adapter's choices (64-bit words, interleaved rods, collider tables) help
-# or hurt on this GPU, and interleaved rods alone (`interleaved`: whole
-# memory sectors for the walks' warps). At 1 M vertices (1000 strands when
-# quick). Before the pack shapes and forms: the walked fused form is the
-# default and was the fastest on the H200, so what speeds it up matters
-# most.
-wanted bench-layouts && step bench-layouts "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair,grass --strands "$timing_strands" \
-    --gpu-layout gpu,interleaved,cpu \
-    --out "$OUT/bench-layouts.json" --plot "$OUT/bench-layouts.svg"
 # The grid's splat (README, "On the GPU"): the walked fused form's own
 # (the walked window) against the vertices sorted by cell first, each run
 # of 8, 16 (`sorted`) or 32 sorted vertices walked by one invocation
@@ -813,12 +765,9 @@ wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --bac
 # memory for the whole frame). The target's hair-nogrid (without the grid,
 # which the frame a dispatch needs) at 1 M vertices (1000 strands when
 # quick), against 256 rows in the same run; before the forms, which an
-# H200 has measured, so that a deadline cuts those first. In the gpu layout
-# (each rod's vertices in order, what the packs' lanes read in order): a
-# GPU's default interleaves the rods for the walks, which made the packed
-# forms 1.5x slower on the H200 (twenty-eighth session).
+# H200 has measured, so that a deadline cuts those first.
 wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid --strands "$timing_strands" \
-    --gpu-form packed,fused,fused-frame --gpu-pack-rows 32,64,256 --gpu-layout gpu \
+    --gpu-form packed,fused,fused-frame --gpu-pack-rows 32,64,256 \
     --out "$OUT/bench-packs.json" --plot "$OUT/bench-packs.svg"
 # The seven GPU forms side by side (README, "On the GPU"): which to make the
 # default on this GPU, what resident state gains (fused against

@@ -304,12 +304,8 @@ fn step_collider_now(j: u32) -> ColliderNow {
 // the fused substep kernels bind up to 15 and are built only on devices that allow
 // it (`Kernel::supported`). tests/gpu_layout.rs checks each entry point's uses
 // against `Kernel::bindings`.
-// BEGIN position buffers as structs
 // `pos`, `vel`, `pos_unc`, `contacts` and `grid_fields` and their element
-// accessors. On a CPU adapter with 64-bit integers
-// shaders/positions_wide.wgsl replaces this block
-// (`layout::Variant::wide_positions`): the same bytes read and written as
-// 64-bit words, half as many elements.
+// accessors.
 @group(1) @binding(0) var<storage, read_write> pos: array<Position>;
 @group(1) @binding(1) var<storage, read_write> vel: array<vec4<f32>>;
 @group(1) @binding(2) var<storage, read_write> pos_unc: array<Position>;
@@ -359,7 +355,6 @@ fn field_load(k: u32) -> vec4<f32> {
 fn field_store(k: u32, f: vec4<f32>) {
     grid_fields[k] = f;
 }
-// END position buffers
 @group(1) @binding(3) var<storage, read_write> frame: array<EdgeFrame>;
 @group(1) @binding(4) var<storage, read> clamps: array<Clamp>;
 @group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;
@@ -380,120 +375,6 @@ fn stat_max(i: u32, x: u32) {
     }
 }
 
-// Loads issued ahead of the walks (`GpuContext::with_walk_ahead`, `strands
-// bench --gpu-walk-ahead`). A walk reads a vertex's elements at the top of
-// its step and waits for them before it computes; on a GPU, with a warp or
-// two a multiprocessor, that wait is most of a step (docs/BENCHMARKS.md,
-// thirtieth session: ~530 cycles a vertex visited). With WALK_AHEAD = d > 0
-// each walk of the walked kernels (`substep_start_walk`, the projection's
-// two, `unresolved_strain`, contact's, `velocity_frames_walk`, the twist's
-// gradient and back substitution) also loads, at vertex v, a word of each
-// element it will read at vertex v ± d (the direction it walks, clamped to
-// the rod; contact's walk takes two vertices a step), the word in the
-// 32-byte sector the walk reads, so that those sectors are on their way
-// while it computes; its own loads of them, later, find them nearer. The
-// words change nothing the walk computes: each step's are kept in
-// registers to the next step and folded there into `walk_touched`, which
-// `loops_ran_out` takes in, so that no compiler drops them. Folding them
-// (or, on NVIDIA, the next step's loads writing the same registers) waits
-// for the loads of the step before, so a step waits at most for what it
-// asked a step earlier, whatever d; d sets how far ahead that is (on AMD,
-// whose loads return in order, a step's own loads wait for the step's
-// loads ahead too). The kernels that end in `loops_ran_out` load ahead
-// (`frame_rod`, `substep_rod`, `substep_finish_rod`, the staged
-// `contact_rod`, `project_fast_rod`, `project_shake_rod`, `twist_rod`, and
-// the packed kernels' walks of a rod longer than a pack); in the start
-// half with the grid (`substep_start_rod`) nothing takes the words in, and
-// its loads ahead are dropped. With d = 0 (the default) there is no such
-// load, and the kernels are the code they were.
-override WALK_AHEAD: u32 = 0u;
-
-var<private> walk_touched: u32;
-
-// The words a walk loaded ahead at its last step (up to twelve).
-struct Ahead {
-    a: vec4<u32>,
-    b: vec4<u32>,
-    c: vec4<u32>,
-}
-
-fn ahead_start() -> Ahead {
-    return Ahead(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
-}
-
-// A step's words loaded ahead; the step before's folded in.
-fn ahead_take(s: ptr<function, Ahead>, a: vec4<u32>, b: vec4<u32>, c: vec4<u32>) {
-    ahead_end(*s);
-    *s = Ahead(a, b, c);
-}
-
-fn ahead_end(s: Ahead) {
-    let w = s.a ^ s.b ^ s.c;
-    walk_touched ^= w.x ^ w.y ^ w.z ^ w.w;
-}
-
-// Vertex v + WALK_AHEAD, or `last` where that is past it (a walk from the
-// root).
-fn ahead_up(v: u32, last: u32) -> u32 {
-    return min(v + WALK_AHEAD, last);
-}
-
-// Vertex v − WALK_AHEAD, or `first` where that is before it (a walk from
-// the tip).
-fn ahead_down(v: u32, first: u32) -> u32 {
-    return max(v, first + WALK_AHEAD) - WALK_AHEAD;
-}
-
-// A word of vertex t's element of a buffer, in the 32-byte sector a walk
-// reads of it: a GPU's L1 and L2 fetch a line's sectors one by one.
-fn ahead_pos(t: u32) -> u32 {
-    return bitcast<u32>(pos_load(t).cell.x);
-}
-
-fn ahead_pos_unc(t: u32) -> u32 {
-    return bitcast<u32>(pos_unc_load(t).cell.x);
-}
-
-fn ahead_vel(t: u32) -> u32 {
-    return bitcast<u32>(vel_load(t).x);
-}
-
-fn ahead_contact(t: u32) -> u32 {
-    return bitcast<u32>(contact_normal_depth_load(t).x);
-}
-
-fn ahead_frame(t: u32) -> u32 {
-    return bitcast<u32>(frame[vertex_slot(t)].tangent.x);
-}
-
-// `rest`'s ω̄ (bytes 0–15 of 48), and its l̄, inverse mass and rest length
-// (16–31): of every other element these lie in two sectors, and byte 24 is
-// in l̄'s sector for every element (the clamp, bytes 36–39, is in the next
-// one for every other element, which a neighbouring vertex's touch asks
-// for).
-fn ahead_rest_kappa(t: u32) -> u32 {
-    return bitcast<u32>(rest[vertex_slot(t)].rest_kappa.x);
-}
-
-fn ahead_rest_mass(t: u32) -> u32 {
-    return bitcast<u32>(rest[vertex_slot(t)].inv_mass);
-}
-
-// `scratch`'s curvature binormal or edge direction and the twist's rows
-// (bytes 0–31 of 64), the projection's and twist's solve (32–47) and the
-// force (48–63).
-fn ahead_scratch_kb(t: u32) -> u32 {
-    return bitcast<u32>(scratch[vertex_slot(t)].kb.x);
-}
-
-fn ahead_scratch_s(t: u32) -> u32 {
-    return bitcast<u32>(scratch[vertex_slot(t)].s.x);
-}
-
-fn ahead_scratch_force(t: u32) -> u32 {
-    return bitcast<u32>(scratch[vertex_slot(t)].force.x);
-}
-
 // llvmpipe, the software adapter, counts every loop iteration of an
 // invocation against one limit (65,535: gallivm's
 // LP_MAX_TGSI_LOOP_ITERATIONS, shared by every loop of a shader) and, once
@@ -509,10 +390,6 @@ fn ahead_scratch_force(t: u32) -> u32 {
 // the limit was not reached; where it did not, rod r (its first, for a
 // workgroup) goes to stats[5] and `GpuSimulator::step_checked` stops the
 // run. On other adapters the loop completes.
-//
-// It also takes in what the walks loaded ahead (`walk_touched`): the max
-// of stats[5] + 1 and a bit of it is stats[5] + 1 (never 0), so each pass
-// still adds 1, but no compiler can know that, so none drops those loads.
 fn loops_ran_out(r: u32) {
     let expected = max(params.substeps, 2u);
     var done = 0u;
@@ -520,7 +397,7 @@ fn loops_ran_out(r: u32) {
         // 1, through a load no compiler can predict (stats[5] holds a rod
         // index + 1, never 2³² − 1), so that no pass can work out `done`
         // without running the loop.
-        done += min(1u, max(atomicLoad(&stats[5]) + 1u, walk_touched & 1u));
+        done += min(1u, atomicLoad(&stats[5]) + 1u);
     }
     if (done < expected) {
         stat_max(5u, r + 1u);
@@ -589,7 +466,7 @@ const REGION_GROUPS: u32 = 4u;
 const REGION_WORDS: u32 = 16u;
 // Workgroups of `grid_velocity_box`: nodes along x and along y.
 const REGION_WORKGROUP: u32 = 8u;
-// `grid_fields` (binding 15, declared in the position buffers' block above):
+// `grid_fields` (binding 15, declared with the position buffers above):
 // each node's velocity (m/s) and pressure, written by `grid_velocity`.
 // Positions at the start of the substep (`save_start`, read by `project_shake`).
 @group(1) @binding(16) var<storage, read_write> pos_start: array<Position>;

@@ -22,22 +22,7 @@ override HAS_CAPSULE: bool = true;
 override HAS_PLANE: bool = true;
 override HAS_SDF: bool = true;
 
-// Collider tables (CPU adapters). On llvmpipe a uniform read inside a loop
-// is a read lane by lane on every pass, even at a constant offset (LLVM
-// does not move it out of the loop), while one read before the loop is
-// done once; and every collider loop reads collider k's values at a k that
-// differs between passes and lanes. So where `COLLIDER_TABLE` is set (the
-// scene's collider count, at most `TABLE_COLLIDERS`; src/gpu/pipelines.rs
-// `ColliderKinds`), each kernel that runs contact first reads every
-// collider's values into `collider_table` (`collider_table_fill`), and
-// collider k's are taken from it by `select` (`collider_values`), the loops
-// over the colliders run to that constant count, and nothing in them reads
-// the uniforms. With 0 (GPUs, and scenes with more colliders) collider k's
-// values are read at index k, as before. The same values either way.
-override COLLIDER_TABLE: u32 = 0u;
-const TABLE_COLLIDERS: u32 = 4u;
-
-// Collider j's values as contact reads them.
+// Collider j's values as contact reads them, at its index.
 struct ColliderAt {
     c: Collider,
     start: Pose,
@@ -45,74 +30,13 @@ struct ColliderAt {
     now: ColliderNow,
 }
 
-var<private> collider_table: array<ColliderAt, TABLE_COLLIDERS>;
-
 fn collider_at(j: u32) -> ColliderAt {
     return ColliderAt(colliders.items[j], step_collider_start(j), step_collider_end(j), step_collider_now(j));
 }
 
-// Every kernel that runs contact calls this first (once, outside its loops).
+// Nothing to prepare: each collider is read at its index. (Kept for
+// `contact_pack`'s call, which goes with the packed forms.)
 fn collider_table_fill() {
-    if (COLLIDER_TABLE > 0u) {
-        collider_table[0] = collider_at(0u);
-    }
-    if (COLLIDER_TABLE > 1u) {
-        collider_table[1] = collider_at(1u);
-    }
-    if (COLLIDER_TABLE > 2u) {
-        collider_table[2] = collider_at(2u);
-    }
-    if (COLLIDER_TABLE > 3u) {
-        collider_table[3] = collider_at(3u);
-    }
-}
-
-// The number of colliders: a constant with a table.
-fn collider_count() -> u32 {
-    if (COLLIDER_TABLE > 0u) {
-        return COLLIDER_TABLE;
-    }
-    return colliders.count;
-}
-
-fn collider_pick(a: Collider, b: Collider, s: bool) -> Collider {
-    return Collider(select(a.p0, b.p0, s), select(a.p1, b.p1, s), select(a.kind, b.kind, s),
-        select(a.anchor, b.anchor, s), select(a.radius, b.radius, s), select(a.cell, b.cell, s),
-        select(a.friction, b.friction, s), select(a.static_friction, b.static_friction, s),
-        select(a.margin, b.margin, s), select(a.thickness, b.thickness, s), select(a.dims, b.dims, s));
-}
-
-fn pose_pick(a: Pose, b: Pose, s: bool) -> Pose {
-    return Pose(select(a.rotation, b.rotation, s), select(a.offset, b.offset, s));
-}
-
-fn motion_pick(a: ColliderNow, b: ColliderNow, s: bool) -> ColliderNow {
-    return ColliderNow(select(a.motion, b.motion, s), select(a.p0, b.p0, s), select(a.p1, b.p1, s));
-}
-
-// Collider k's values: from the table where there is one, the entries
-// after the first picked by `select` where k names them (an index into a
-// function's array would be a read lane by lane again); else read at
-// index k.
-fn collider_values(k: u32) -> ColliderAt {
-    if (COLLIDER_TABLE == 0u) {
-        return collider_at(k);
-    }
-    var t = collider_table[0];
-    if (COLLIDER_TABLE > 1u) {
-        t = collider_at_pick(t, collider_table[1], k == 1u);
-    }
-    if (COLLIDER_TABLE > 2u) {
-        t = collider_at_pick(t, collider_table[2], k == 2u);
-    }
-    if (COLLIDER_TABLE > 3u) {
-        t = collider_at_pick(t, collider_table[3], k == 3u);
-    }
-    return t;
-}
-
-fn collider_at_pick(a: ColliderAt, b: ColliderAt, s: bool) -> ColliderAt {
-    return ColliderAt(collider_pick(a.c, b.c, s), pose_pick(a.start, b.start, s), pose_pick(a.end, b.end, s), motion_pick(a.now, b.now, s));
 }
 
 fn rotate_inverse(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
@@ -130,14 +54,14 @@ fn to_local(p: Pose, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
 // rotation (`ColliderNow.motion`) rather than one into the collider's frame
 // and one out of it.
 fn back(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
-    let m = collider_values(k);
+    let m = collider_at(k);
     let s = m.start.offset.xyz;
     let e = m.end.offset.xyz;
     return (s - origin) + rotate(m.now.motion, (origin - e) + x);
 }
 
 fn forward(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
-    let m = collider_values(k);
+    let m = collider_at(k);
     let s = m.start.offset.xyz;
     let e = m.end.offset.xyz;
     return (e - origin) + rotate_inverse(m.now.motion, (origin - s) + x);
@@ -160,7 +84,7 @@ fn collider_now(c: Collider, k: u32, origin: vec3<f32>) -> Collider {
         return c;
     }
     var w = c;
-    let m = collider_values(k);
+    let m = collider_at(k);
     let pivot = m.end.offset.xyz - origin;
     let s = m.now;
     w.p0 = vec4<f32>(pivot + s.p0.xyz, 0.0);
@@ -343,7 +267,7 @@ fn path_distance(c: Collider, q0: vec3<f32>, q1: vec3<f32>) -> f32 {
 // every other shape where it is.
 fn distance_now(c: Collider, cw: Collider, k: u32, x: vec3<f32>, origin: vec3<f32>) -> Distance {
     if (HAS_SDF && c.kind == SDF) {
-        let p = collider_values(k).end;
+        let p = collider_at(k).end;
         let d = sdf_sample(c, to_local(p, x, origin));
         return Distance(d.phi, rotate(p.rotation, d.normal));
     }
@@ -357,7 +281,7 @@ fn distance_now(c: Collider, cw: Collider, k: u32, x: vec3<f32>, origin: vec3<f3
 // below a grid cell.
 fn path_distance_now(c: Collider, cw: Collider, k: u32, x0: vec3<f32>, x1: vec3<f32>, origin: vec3<f32>) -> f32 {
     if (HAS_SDF && c.kind == SDF) {
-        let p = collider_values(k).end;
+        let p = collider_at(k).end;
         return path_distance(c, to_local(p, x0, origin), to_local(p, x1, origin));
     }
     return path_distance(cw, x0, x1);
@@ -379,7 +303,7 @@ fn bounding_sphere(c: Collider, k: u32, origin: vec3<f32>) -> vec4<f32> {
     if (c.kind != SPHERE && c.kind != CAPSULE) {
         return vec4<f32>(0.0, 0.0, 0.0, -1.0);
     }
-    let m = collider_values(k);
+    let m = collider_at(k);
     let pivot = m.end.offset.xyz - origin;
     let s = m.now;
     let a = pivot + s.p0.xyz;
@@ -411,8 +335,8 @@ fn segment_may_reach(bound: vec4<f32>, q0: vec3<f32>, q1: vec3<f32>, reach: f32)
 // head of hair) then cost a few distances, not every collider's contact.
 fn colliders_near_vertex(rho: f32, origin: vec3<f32>, x: vec3<f32>, x_start: vec3<f32>, x_unc: vec3<f32>) -> u32 {
     var near = 0u;
-    for (var k = 0u; k < collider_count(); k++) {
-        let c = collider_values(k).c;
+    for (var k = 0u; k < colliders.count; k++) {
+        let c = collider_at(k).c;
         let reach = rho + c.margin;
         let b = bounding_sphere(c, k, origin);
         if (b.w < 0.0 || segment_may_reach(b, x, x, reach)
@@ -425,7 +349,7 @@ fn colliders_near_vertex(rho: f32, origin: vec3<f32>, x: vec3<f32>, x_start: vec
 
 // The colliders after collider k (src/cpu/contact.rs `colliders_after`).
 fn colliders_after(k: u32) -> u32 {
-    return ((1u << collider_count()) - 1u) & ~((2u << k) - 1u);
+    return ((1u << colliders.count) - 1u) & ~((2u << k) - 1u);
 }
 
 // Contact of one vertex with every collider that may act in turn
@@ -441,7 +365,7 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
     var todo = colliders_near_vertex(rho, origin, x_in, x_start, x_unc);
     for (; todo != 0u; todo &= todo - 1u) {
         let k = firstTrailingBit(todo);
-        let c = collider_values(k).c;
+        let c = collider_at(k).c;
         let cw = collider_now(c, k, origin);
         let reach = rho + c.margin;
         if (stage_phase == 0u) {
@@ -527,7 +451,6 @@ fn contact(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     stage_phase = params.phase;
     let v = invocation(gid, groups);
     if (v < params.vertex_count) {
-        collider_table_fill();
         let r = rest[vertex_slot(v)].rod;
         contact_at(v, rods[r].origin.xyz, rods[r].radius);
     }
@@ -590,8 +513,8 @@ fn contact_edge_ends(e: EdgeEnds, first: u32, wa: f32, wb: f32, start_a: vec3<f3
     var pb = e.pb;
     var contact_a = e.ca;
     var contact_b = e.cb;
-    for (var k = first; k < collider_count(); k++) {
-        let c = collider_values(k).c;
+    for (var k = first; k < colliders.count; k++) {
+        let c = collider_at(k).c;
         let x_a = position_f32(pa);
         let x_b = position_f32(pb);
         let push = edge_push(c, collider_now(c, k, origin), x_a, x_b, wa, wb, rho);
@@ -647,7 +570,7 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
     let pa = pos_get(j);
     let pb = pos_get(j + 1u);
     let first = first_edge_push(pa, pb, wa, wb, origin, rho);
-    if (first == collider_count()) {
+    if (first == colliders.count) {
         return;
     }
     // The edge's end points at the start of the substep (phase 0's friction).
@@ -665,7 +588,7 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
 }
 
 // The first collider that reaches the edge from pa to pb as it is
-// (`EdgePush.hit`), or `collider_count()` if none does. Those before it
+// (`EdgePush.hit`), or `colliders.count` if none does. Those before it
 // leave the edge alone, so `contact_edge_ends` may start from it with the
 // same result; and on a software adapter, which runs a loop until no lane
 // is left in it, the colliders' pushes then cost nothing where no lane's
@@ -674,8 +597,8 @@ fn contact_edge(j: u32, origin: vec3<f32>, rho: f32) {
 // distances are cheap next to a vertex's contact.)
 fn first_edge_push(pa: Position, pb: Position, wa: f32, wb: f32, origin: vec3<f32>, rho: f32) -> u32 {
     var first = 0u;
-    for (; first < collider_count(); first++) {
-        let c = collider_values(first).c;
+    for (; first < colliders.count; first++) {
+        let c = collider_at(first).c;
         if (edge_push(c, collider_now(c, first, origin), position_f32(pa), position_f32(pb), wa, wb, rho).hit) {
             break;
         }
@@ -691,21 +614,13 @@ fn start_point(v: u32) -> vec3<f32> {
 @compute @workgroup_size(64)
 fn contact_edges_even(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     stage_phase = params.phase;
-    let j = invocation(gid, groups);
-    if (j < params.vertex_count) {
-        collider_table_fill();
-        contact_edge_of(j, 0u);
-    }
+    contact_edge_of(invocation(gid, groups), 0u);
 }
 
 @compute @workgroup_size(64)
 fn contact_edges_odd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     stage_phase = params.phase;
-    let j = invocation(gid, groups);
-    if (j < params.vertex_count) {
-        collider_table_fill();
-        contact_edge_of(j, 1u);
-    }
+    contact_edge_of(invocation(gid, groups), 1u);
 }
 
 // The three stages walked by one invocation per rod: the substep's contact
@@ -828,7 +743,6 @@ struct ContactWalkDone {
 }
 
 fn contact_walk(r: u32) -> ContactWalkDone {
-    collider_table_fill();
     var w = contact_walk_start(r);
     var held = false;
     var strain = strain_walk();
@@ -845,7 +759,6 @@ fn contact_walk(r: u32) -> ContactWalkDone {
         held = contact_walk_store(w.o + w.n - 1u, w.carried) || held;
         strain_walk_next(&strain, w.o + w.n - 1u, w.carried.p, w.carried.w);
     }
-    ahead_end(w.ahead);
     record_tunnels(w.tunnels);
     return ContactWalkDone(held, strain.m);
 }
@@ -856,30 +769,15 @@ fn contact_walk(r: u32) -> ContactWalkDone {
 // which is the order that walk takes them in and after every vertex and
 // edge stage that moves it. That walk reads a vertex's position, contact,
 // velocity and force and writes its velocity, edges' frames and the
-// binormals (with `TWIST_ROWS_IN_FRAMES` also the twist's rows, in
-// `scratch[e].s`), none of which the contact walk reads of a vertex it has
-// yet to reach (phase 1 reads no velocity or scratch), so the same values
-// as the two walks in turn. Not in `contact_walk` under a flag: `contact_rod` would
+// binormals, none of which the contact walk reads of a vertex it has yet
+// to reach (phase 1 reads no velocity or scratch), so the same values as
+// the two walks in turn. Not in `contact_walk` under a flag: `contact_rod` would
 // then name the frames and scratch, past the 8 storage buffers a staged
 // kernel may use.
-fn contact_velocity_frames_walk(r: u32) -> TwistSweep {
-    collider_table_fill();
+fn contact_velocity_frames_walk(r: u32) {
     var w = contact_walk_start(r);
-    var vf = velocity_frames_start(r);
-    var ahead = ahead_start();
+    var vf = velocity_frames_start(w.o);
     for (var i = 0u; i < w.n; i += 2u) {
-        if (WALK_AHEAD > 0u) {
-            // What `velocity_frames_next` reads besides the contact walk.
-            let last = w.o + w.n - 1u;
-            let t = ahead_up(w.o + i, last);
-            let u = ahead_up(w.o + i + 1u, last);
-            // The twist's stencil's rest curvature where the walk sums it.
-            var kappa = vec4<u32>(0u);
-            if (TWIST_ROWS_IN_FRAMES) {
-                kappa = vec4<u32>(ahead_rest_kappa(t), ahead_rest_kappa(u), 0u, 0u);
-            }
-            ahead_take(&ahead, vec4<u32>(ahead_vel(t), ahead_scratch_force(t), ahead_pos_unc(t), ahead_frame(t)), vec4<u32>(ahead_vel(u), ahead_scratch_force(u), ahead_pos_unc(u), ahead_frame(u)), kappa);
-        }
         let done = contact_walk_step(&w, i);
         if (i > 0u) {
             _ = contact_walk_store(w.o + i - 1u, done.before);
@@ -892,10 +790,8 @@ fn contact_velocity_frames_walk(r: u32) -> TwistSweep {
         _ = contact_walk_store(w.o + w.n - 1u, w.carried);
         velocity_frames_next(&vf, w.o + w.n - 1u, w.carried.p);
     }
-    ahead_end(w.ahead);
-    ahead_end(ahead);
     record_tunnels(w.tunnels);
-    return velocity_frames_end(&vf, w.o, w.n);
+    velocity_frames_end(w.o, w.n);
 }
 
 // What the walk keeps from one step to the next: its rod, the tunnelling
@@ -907,12 +803,11 @@ struct ContactWalk {
     rho: f32,
     tunnels: vec3<u32>,
     carried: WalkVertex,
-    ahead: Ahead,           // what the step before loaded ahead (`WALK_AHEAD`)
 }
 
 fn contact_walk_start(r: u32) -> ContactWalk {
     let none = WalkVertex(Position(vec4<i32>(0), vec4<f32>(0.0)), 0.0, vec3<f32>(0.0), Contact(vec4<f32>(0.0), vec4<f32>(0.0)), false, false);
-    return ContactWalk(rods[r].vertex_offset, rods[r].vertex_count, rods[r].origin.xyz, rods[r].radius, vec3<u32>(0u), none, ahead_start());
+    return ContactWalk(rods[r].vertex_offset, rods[r].vertex_count, rods[r].origin.xyz, rods[r].radius, vec3<u32>(0u), none);
 }
 
 // The two vertices step i (even) finishes: i − 1 (where i > 0) and i.
@@ -929,23 +824,6 @@ fn contact_walk_step(w: ptr<function, ContactWalk>, i: u32) -> ContactWalkStep {
     let o = (*w).o;
     let origin = (*w).origin;
     let rho = (*w).rho;
-    if (WALK_AHEAD > 0u) {
-        // Vertices i and i + 1, WALK_AHEAD on (a step takes two vertices,
-        // so that is WALK_AHEAD / 2 steps on); their unconstrained positions
-        // and velocities only where phase 0 reads them.
-        let last = o + (*w).n - 1u;
-        let t = ahead_up(o + i, last);
-        let u = ahead_up(o + i + 1u, last);
-        var start = vec4<u32>(0u);
-        if (stage_phase == 0u) {
-            start = vec4<u32>(ahead_pos_unc(t), ahead_vel(t), ahead_pos_unc(u), ahead_vel(u));
-        }
-        // Through a copy: naga 30's SPIR-V writer cannot pass a pointer to
-        // a member of a pointee (gfx-rs/wgpu#6875).
-        var ahead = (*w).ahead;
-        ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), ahead_contact(t), ahead_pos(u)), vec4<u32>(ahead_rest_mass(u), ahead_contact(u), 0u, 0u), start);
-        (*w).ahead = ahead;
-    }
     var tunnels = (*w).tunnels;
     var a = contact_walk_vertex(o + i, origin, rho, &tunnels);
     var b = (*w).carried;

@@ -19,13 +19,10 @@ fn transport_rod(r: u32) {
     }
 }
 
-// An edge's new tangent and Bishop vector, carried along the walk, and its
-// angle θ as the walk found it (the clamps' angles are set after the
-// transport, `clamp_twist`).
+// An edge's new tangent and Bishop vector, carried along the walk.
 struct Transported {
     t: vec3<f32>,
     u: vec3<f32>,
-    theta: f32,
 }
 
 // What the walk carries into rod o's first edge: that edge's tangent and
@@ -34,7 +31,7 @@ struct Transported {
 // rotation as the space-parallel transport carries one edge's to the next.
 fn transport_start(o: u32) -> Transported {
     let f0 = frame_get(o);
-    return Transported(f0.tangent.xyz, f0.ref_u.xyz, f0.tangent.w);
+    return Transported(f0.tangent.xyz, f0.ref_u.xyz);
 }
 
 // Edge e (from xa to xb): the Bishop vector carried in (the edge before's,
@@ -45,21 +42,14 @@ fn transport_edge(e: u32, xa: Position, xb: Position, prev: Transported) -> Tran
     let u = parallel_transport(prev.u, prev.t, t);
     // Re-orthonormalise against round-off drift over many steps.
     let u_new = normalize(u - t * dot(u, t));
-    let theta = frame_theta(e);
-    frame_set(e, EdgeFrame(vec4<f32>(t, theta), vec4<f32>(u_new, 0.0)));
-    return Transported(t, u_new, theta);
-}
-
-// The angle clamp c prescribes to an edge of tangent t and Bishop vector u
-// whose angle was theta: its anchor's m1 measured from u about t, the turn
-// nearest theta.
-fn clamped_theta(c: u32, t: vec3<f32>, u: vec3<f32>, theta: f32) -> f32 {
-    let m1 = pose_vector(anchor_pose(clamps[c].anchor, step_slot_end()), clamps[c].local_m1.xyz);
-    return unwrap_angle(signed_angle(u, m1, t), theta);
+    frame_set(e, EdgeFrame(vec4<f32>(t, frame_theta(e)), vec4<f32>(u_new, 0.0)));
+    return Transported(t, u_new);
 }
 
 fn clamp_twist_edge(c: u32, e: u32) {
-    frame_set_theta(e, clamped_theta(c, frame_tangent(e).xyz, frame_ref_u(e).xyz, frame_theta(e)));
+    let m1 = pose_vector(anchor_pose(clamps[c].anchor, step_slot_end()), clamps[c].local_m1.xyz);
+    let a = signed_angle(frame_ref_u(e).xyz, m1, frame_tangent(e).xyz);
+    frame_set_theta(e, unwrap_angle(a, frame_theta(e)));
 }
 
 fn clamp_twist(r: u32) {

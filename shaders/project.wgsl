@@ -147,19 +147,13 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
     var m = -1.0;
     var xa = pos_get(o);
     var wa = rest[vertex_slot(o)].inv_mass;
-    var ahead = ahead_start();
     for (var e = o; e < o + ne; e++) {
-        if (WALK_AHEAD > 0u) {
-            let t = ahead_up(e + 1u, o + ne);
-            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_rest_mass(t), 0u, 0u), vec4<u32>(0u), vec4<u32>(0u));
-        }
         let xb = pos_get(e + 1u);
         let wb = rest[vertex_slot(e + 1u)].inv_mass;
         m = max(m, edge_unresolved(e, xa, xb, wa + wb, tolerance, ulps));
         xa = xb;
         wa = wb;
     }
-    ahead_end(ahead);
     return m;
 }
 
@@ -228,7 +222,7 @@ fn strain_above(e: u32, tolerance: f32, ulps: f32) -> f32 {
 // them to the iterate's edges at every iteration, `project_shake` to the
 // edges at the start of the substep once (src/cpu/project.rs
 // `newton_projection`, whose two walks per iteration these are; here the
-// moving walk also builds the next iteration's rows, `ROWS_AHEAD`).
+// moving walk also builds the next iteration's rows).
 // Returns the Newton iterations it took (0: the rod was within tolerance
 // and did not move).
 fn newton_projection(r: u32, shake: bool) -> u32 {
@@ -280,19 +274,16 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32, handed: u32)
         // one back from the other end solves them and moves the vertices.
         // The first iteration's rows go tip to root; each moving walk builds
         // the next iteration's behind its stores, in the order it walks, so
-        // that the iterations after the first are a walk each
-        // (`ROWS_AHEAD`; off, each iteration builds its rows in a walk of
-        // its own, in the same order).
+        // that the iterations after the first are a walk each.
         if (rows == ELIMINATED_NOT) {
-            // With rows ahead, only a first iteration builds its own rows
-            // (from the tip, and the compiler then knows it).
-            rows = eliminate_projection_rows(o, ne, shake, from_tip || ROWS_AHEAD);
+            // Only a first iteration builds its own rows, from the tip.
+            rows = eliminate_projection_rows(o, ne, shake);
         }
         if (rows == ELIMINATED_SINGULAR) {
             singular = 1u;
             break;
         }
-        let ahead = ROWS_AHEAD && iterations + 1u < params.fast_max_iterations;
+        let ahead = iterations + 1u < params.fast_max_iterations;
         let moved = substitute_and_move(o, ne, shake, ahead, tolerance, from_tip);
         unresolved = moved.unresolved;
         rows = moved.rows;
@@ -313,68 +304,40 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32, handed: u32)
     return iterations;
 }
 
-// Whether the walks that finish the vertices build and eliminate the next
-// projection iteration's rows as they go (`GpuContext::with_rows_ahead`):
-// the walked start sweep the first iteration's (fast projection only:
-// `StartStrain`, shaders/substep.wgsl), each moving walk of the projection
-// the next iteration's (fast projection and SHAKE: `substitute_and_move`);
-// and the twist's back substitution the next Newton iteration's
-// (shaders/twist.wgsl `newton_back`). Off, the projection and the twist
-// build them in a walk of their own (`eliminate_projection_rows`,
-// `twist_gradient`): the same rows from the same positions and angles in
-// the same order.
-override ROWS_AHEAD: bool = true;
-
 // The state of a Newton iteration's rows (`newton_projection_from`'s
 // `handed` and `rows`): built and eliminated before the projection's walk
 // needs them, by the start walk (`substep_start_walk`, fast projection in
-// phase 0) or the moving walk before, which may also have found a pivot
-// that was not positive; or not.
+// phase 0: `StartStrain`, shaders/substep.wgsl) or the moving walk before
+// (`substitute_and_move`), which may also have found a pivot that was not
+// positive; or not.
 const ELIMINATED_NOT: u32 = 0u;
 const ELIMINATED_AHEAD: u32 = 1u;
 const ELIMINATED_SINGULAR: u32 = 2u;
 
-// A Newton iteration's rows built and eliminated in a walk of their own,
-// from the tip or from the root (`eliminate_projection_row`): `ELIMINATED_AHEAD`, or
+// A first Newton iteration's rows, which no walk before built, built and
+// eliminated in a walk of their own from the tip
+// (`eliminate_projection_row`): `ELIMINATED_AHEAD`, or
 // `ELIMINATED_SINGULAR` at a pivot that was not positive.
-fn eliminate_projection_rows(o: u32, ne: u32, shake: bool, from_tip: bool) -> u32 {
+fn eliminate_projection_rows(o: u32, ne: u32, shake: bool) -> u32 {
     var t = row_elimination_start();
-    // The vertex the walk starts at, carried: each step reads the next
-    // one's position, inverse mass and contact once.
-    let first = select(o, o + ne, from_tip);
-    var x1 = pos_get(first);
-    var w1 = rest[vertex_slot(first)].inv_mass;
-    var c1 = filter_contact(first);
-    var ahead = ahead_start();
+    // The vertex the walk starts at, the tip, carried: each step reads the
+    // next one's position, inverse mass and contact once.
+    var x1 = pos_get(o + ne);
+    var w1 = rest[vertex_slot(o + ne)].inv_mass;
+    var c1 = filter_contact(o + ne);
     for (var k = 0u; k < ne; k++) {
-        let e = select(o + k, o + ne - 1u - k, from_tip);
-        // Row e's other vertex: e from the tip, e + 1 from the root.
-        let v = select(e + 1u, e, from_tip);
-        if (WALK_AHEAD > 0u) {
-            // Contacts only where phase 1 filters by them, the start's edge
-            // directions only where SHAKE reads them.
-            let u = select(ahead_up(v, o + ne), ahead_down(v, o), from_tip);
-            var more = vec4<u32>(0u);
-            if (stage_phase == 1u) {
-                more.x = ahead_contact(u);
-            }
-            if (shake) {
-                more.y = ahead_scratch_kb(select(u - 1u, u, from_tip));
-            }
-            ahead_take(&ahead, vec4<u32>(ahead_pos(u), ahead_rest_mass(u), 0u, 0u), more, vec4<u32>(0u));
-        }
-        let x0 = pos_get(v);
-        let w0 = rest[vertex_slot(v)].inv_mass;
-        let c0 = filter_contact(v);
-        if (!projection_row_behind(&t, e, rest[vertex_slot(e)].rest_len, x1, w1, c1, x0, w0, c0, shake, !from_tip)) {
-            ahead_end(ahead);
+        // Row e's other vertex is e.
+        let e = o + ne - 1u - k;
+        let x0 = pos_get(e);
+        let w0 = rest[vertex_slot(e)].inv_mass;
+        let c0 = filter_contact(e);
+        if (!projection_row_behind(&t, e, rest[vertex_slot(e)].rest_len, x1, w1, c1, x0, w0, c0, shake, false)) {
             return ELIMINATED_SINGULAR;
         }
         x1 = x0;
         w1 = w0;
         c1 = c0;
     }
-    ahead_end(ahead);
     return ELIMINATED_AHEAD;
 }
 
@@ -414,7 +377,6 @@ fn substitute_and_move(o: u32, ne: u32, shake: bool, ahead_rows: bool, tolerance
     var x_prev = Position(vec4<i32>(0), vec4<f32>(0.0));
     var w_prev = 0.0;
     var held_prev = false;
-    var ahead = ahead_start();
     // ne rows, then a step for the last vertex, which only the last row's
     // edge moves (the tip, by its edge before it; the root, by its own):
     // there e is one past the last row (o + ne, or o − 1 wrapping), and the
@@ -423,15 +385,6 @@ fn substitute_and_move(o: u32, ne: u32, shake: bool, ahead_rows: bool, tolerance
         let e = select(o + ne - 1u - k, o + k, from_tip);
         // The vertex finished at this step.
         let v = select(e + 1u, e, from_tip);
-        if (WALK_AHEAD > 0u) {
-            let u = select(ahead_down(min(e, o + ne - 1u), o), ahead_up(e, o + ne - 1u), from_tip);
-            var more = vec4<u32>(ahead_scratch_kb(u), 0u, 0u, 0u);
-            if (stage_phase == 1u) {
-                more.y = ahead_contact(u + 1u);
-                more.z = ahead_contact(u);
-            }
-            ahead_take(&ahead, vec4<u32>(ahead_pos(select(u + 1u, u, from_tip)), ahead_rest_mass(u + 1u), ahead_scratch_s(u), ahead_rest_mass(u)), more, vec4<u32>(0u));
-        }
         var row = vec4<f32>(0.0);
         var lambda = 0.0;
         var g = vec3<f32>(0.0);
@@ -476,7 +429,6 @@ fn substitute_and_move(o: u32, ne: u32, shake: bool, ahead_rows: bool, tolerance
         w_prev = wv;
         held_prev = held_of(cv, wv);
     }
-    ahead_end(ahead);
     return Substituted(unresolved, rows);
 }
 

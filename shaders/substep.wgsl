@@ -61,20 +61,13 @@ fn substep_start_walk(r: u32, hand_off: bool) -> StartHandOff {
     let h = params.h;
     let shake = params.projection == PROJECTION_SHAKE;
     var w = sweep_start(rod);
-    var strain = start_strain(hand_off && ROWS_AHEAD && params.projection == PROJECTION_FAST);
-    var ahead = ahead_start();
+    var strain = start_strain(hand_off && params.projection == PROJECTION_FAST);
     for (var k = rod.vertex_count - 2u; k >= 1u; k--) {
-        if (WALK_AHEAD > 0u) {
-            // The sweep reads edge and vertex k − 1, the update vertex k + 1.
-            let t = ahead_down(rod.vertex_offset + k - 1u, rod.vertex_offset);
-            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_frame(t), ahead_rest_kappa(t), ahead_rest_mass(t)), vec4<u32>(ahead_vel(t), 0u, 0u, 0u), vec4<u32>(0u));
-        }
         let x = w.x_next;
         start_vertex(rod, sf, h, shake, k + 1u, sweep_vertex(rod, k, &w), x, &strain);
     }
     start_vertex(rod, sf, h, shake, 1u, vec3<f32>(w.f_next), w.x_next, &strain);
     start_vertex(rod, sf, h, shake, 0u, vec3<f32>(w.f_cur), w.x_cur, &strain);
-    ahead_end(ahead);
     integrate_clamped_ends(r);
     return start_hand_off(r, strain);
 }
@@ -247,18 +240,13 @@ fn substep_finish_walk(r: u32, blended: StartHandOff) {
     // The last walk that moves vertices, where one runs, takes the
     // velocities and frames behind its stores (a walk fewer a substep);
     // elsewhere they have their own.
-    // With `TWIST_ROWS_IN_FRAMES` that walk also clamps the end edges'
-    // angles and makes the twist's first gradient walk behind its transport.
-    var rows = sweep_none();
     if (second) {
-        rows = contact_velocity_frames_walk(r);
+        contact_velocity_frames_walk(r);
     } else {
-        rows = velocity_frames_walk(r);
+        velocity_frames_walk(r);
     }
-    if (!TWIST_ROWS_IN_FRAMES) {
-        clamp_twist(r);
-    }
-    twist_solve_from(r, TWIST_ROWS_IN_FRAMES, rows);
+    clamp_twist(r);
+    twist_solve(r);
 }
 
 // `project_velocity` of rod r's vertices, `transport_rod` and
@@ -275,43 +263,15 @@ fn substep_finish_walk(r: u32, blended: StartHandOff) {
 // walk hands its vertices one at a time, root to tip, to
 // `velocity_frames_next`, which contact's second pass also does as it
 // stores each vertex for the last time (`contact_velocity_frames_walk`).
-//
-// With `TWIST_ROWS_IN_FRAMES` the walk is also the twist's first gradient
-// walk (`twist_gradient` from the root, `gradient_vertex`): as edge v − 1 is
-// transported it takes that edge's clamp (`clamp_twist`, the start's then
-// the end's, from the frame in registers), and then vertex v − 1's
-// stencil, whose two edges and binormal it has just made, so
-// `twist_solve_from` starts from the sweep it returns: a walk a substep fewer for every rod,
-// the same rows in the same order (tests/gpu_frame.rs
-// `rows_built_ahead_give_the_same_results`); `scratch[e].s` of the free
-// edges behind it holds their elimination, which nothing reads before the
-// twist. Without it, the sweep returned is empty and the twist walks its
-// own.
-fn velocity_frames_walk(r: u32) -> TwistSweep {
+fn velocity_frames_walk(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;
-    var s = velocity_frames_start(r);
-    var ahead = ahead_start();
+    var s = velocity_frames_start(o);
     for (var v = o; v < o + n; v++) {
-        if (WALK_AHEAD > 0u) {
-            let t = ahead_up(v, o + n - 1u);
-            // The twist's stencil's rest curvature where the walk sums it.
-            var kappa = 0u;
-            if (TWIST_ROWS_IN_FRAMES) {
-                kappa = ahead_rest_kappa(t);
-            }
-            ahead_take(&ahead, vec4<u32>(ahead_pos(t), ahead_vel(t), ahead_scratch_force(t), ahead_rest_mass(t)), vec4<u32>(ahead_pos_unc(t), ahead_contact(t), ahead_frame(t), kappa), vec4<u32>(0u));
-        }
         velocity_frames_next(&s, v, pos_get(v));
     }
-    ahead_end(ahead);
-    return velocity_frames_end(&s, o, n);
+    velocity_frames_end(o, n);
 }
-
-// Whether the walk of the velocities and frames is also the twist's first
-// gradient walk (`GpuContext::with_twist_rows_in_frames`, off by default;
-// `velocity_frames_walk`).
-override TWIST_ROWS_IN_FRAMES: bool = false;
 
 // What `velocity_frames_next` keeps from one vertex to the next.
 struct VelocityFrames {
@@ -319,45 +279,18 @@ struct VelocityFrames {
     x: Position,            // vertex v − 1
     carried: Transported,   // what the transport carries into edge v − 1
     first: u32,             // the rod's first vertex
-    // With `TWIST_ROWS_IN_FRAMES`: the twist's first gradient walk,
-    // behind the transport, and what it needs of the rod.
-    rows: GradientWalk,
-    twist: TwistRod,
 }
 
-// Rod r's constants for the twist's gradient walk (`twist_solve`'s).
-struct TwistRod {
-    bend: vec3<f32>,
-    beta: f32,
-    b_norm: f32,
-    free: vec2<u32>,        // the free edges [x, y)
-    clamps: vec2<u32>,      // the start's and the end's clamp, or NONE
-    last_edge: u32,
-}
-
-fn twist_rod_of(r: u32) -> TwistRod {
-    let last_edge = rods[r].vertex_offset + rods[r].vertex_count - 2u;
-    let bend = rods[r].bending.xyz;
-    return TwistRod(bend, rods[r].bending.w, bending_norm(bend), twist_free(r), vec2<u32>(rods[r].start_clamp, rods[r].end_clamp), last_edge);
-}
-
-fn velocity_frames_start(r: u32) -> VelocityFrames {
-    let o = rods[r].vertex_offset;
+fn velocity_frames_start(o: u32) -> VelocityFrames {
     let zero = Position(vec4<i32>(0), vec4<f32>(0.0));
-    var twist: TwistRod;
-    if (TWIST_ROWS_IN_FRAMES) {
-        twist = twist_rod_of(r);
-    }
-    var rows: GradientWalk;
-    return VelocityFrames(zero, zero, transport_start(o), o, rows, twist);
+    return VelocityFrames(zero, zero, transport_start(o), o);
 }
 
 // Vertex v of the rod, the one after the last handed on, final at x: its
 // velocity, and once it has one before it, the edge (v − 1, v)'s transport
 // and vertex v − 1's curvature binormal (zero at the rod's first vertex:
 // there `before` is no vertex, and `select` discards what the formula
-// gives); with `TWIST_ROWS_IN_FRAMES`, edge v − 1's clamp and vertex
-// v − 1's part of the twist's gradient walk.
+// gives).
 fn velocity_frames_next(s: ptr<function, VelocityFrames>, v: u32, x: Position) {
     project_velocity_at(v, x);
     if (v > (*s).first) {
@@ -365,50 +298,14 @@ fn velocity_frames_next(s: ptr<function, VelocityFrames>, v: u32, x: Position) {
         let kb = select(vec3<f32>(curvature_binormal_at((*s).before, (*s).x, x)), vec3<f32>(0.0), e == (*s).first);
         scratch_set_kb(e, vec4<f32>(kb, 0.0));
         (*s).carried = transport_edge(e, (*s).x, x, (*s).carried);
-        if (TWIST_ROWS_IN_FRAMES) {
-            velocity_frames_twist(s, e, kb);
-        }
     }
     (*s).before = (*s).x;
     (*s).x = x;
 }
 
-// Edge e, just transported, clamped where a clamp holds it (as `clamp_twist`
-// would after the walk), and the gradient walk's step: its start at the
-// first edge, else vertex e's stencil (binormal kb), which completes edge
-// e − 1's row and opens edge e's.
-fn velocity_frames_twist(s: ptr<function, VelocityFrames>, e: u32, kb: vec3<f32>) {
-    let c = (*s).carried;
-    let rod = (*s).twist;
-    var theta = c.theta;
-    if (e == (*s).first && rod.clamps.x != NONE) {
-        theta = clamped_theta(rod.clamps.x, c.t, c.u, theta);
-        frame_set_theta(e, theta);
-    }
-    if (e == rod.last_edge && rod.clamps.y != NONE) {
-        theta = clamped_theta(rod.clamps.y, c.t, c.u, theta);
-        frame_set_theta(e, theta);
-    }
-    let frame = material_frame(c.t, c.u, theta);
-    if (e == (*s).first) {
-        (*s).rows = gradient_start_frame(frame, theta);
-    } else {
-        var rows = (*s).rows;
-        gradient_vertex(&rows, e, theta, false, rod.free, false, rod.bend, rod.beta, rod.b_norm, kb, frame);
-        (*s).rows = rows;
-    }
-}
-
-// The rod's last vertex's binormal (zero: an end has no turn), and with
-// `TWIST_ROWS_IN_FRAMES` the gradient walk past the last edge
-// (`gradient_end`).
-fn velocity_frames_end(s: ptr<function, VelocityFrames>, o: u32, n: u32) -> TwistSweep {
+// The rod's last vertex's binormal (zero: an end has no turn).
+fn velocity_frames_end(o: u32, n: u32) {
     scratch_set_kb(o + n - 1u, vec4<f32>(0.0));
-    if (TWIST_ROWS_IN_FRAMES && n >= 2u) {
-        var rows = (*s).rows;
-        return gradient_end(&rows, o + n - 2u, false, (*s).twist.free, false);
-    }
-    return sweep_none();
 }
 
 // With hair–hair interaction the walked substep is `substep_start_rod`,

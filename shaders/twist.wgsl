@@ -87,8 +87,8 @@ fn elastic_energy(r: u32, trial: bool) -> vec2<f32> {
 // `eliminate_row`) on to it, in the order it walks, so the rows need not
 // be stored and read back (on a software adapter each is a loop over the
 // lanes); `store` stores them too, in `scratch[e].g`, for `newton_step`'s
-// shifted retries. `newton_back` makes the same walk behind its stores
-// (`ROWS_AHEAD`), one vertex at a time (`gradient_vertex`).
+// shifted retries. `newton_back` makes the same walk behind its stores,
+// one vertex at a time (`gradient_vertex`).
 struct TwistSweep {
     maxima: vec4<f32>,
     elimination: Elimination,
@@ -131,12 +131,7 @@ struct GradientWalk {
 // Rod r's walk before its first vertex: behind it the first edge it meets
 // (edge 0 from the root, the last edge from the tip), at angle theta.
 fn gradient_start(first: u32, theta: f32) -> GradientWalk {
-    return gradient_start_frame(theta_material_frame(first, theta), theta);
-}
-
-// The same, from that edge's material frame at theta.
-fn gradient_start_frame(frame: MaterialFrame, theta: f32) -> GradientWalk {
-    return GradientWalk(vec4<f32>(0.0, 0.0, abs(theta), 0.0), elimination_none(), vec4<f32>(0.0), 0.0, frame, theta);
+    return GradientWalk(vec4<f32>(0.0, 0.0, abs(theta), 0.0), elimination_none(), vec4<f32>(0.0), 0.0, theta_material_frame(first, theta), theta);
 }
 
 // Interior vertex v of a rod (bending stiffness b, twisting β, ‖B‖ b_norm)
@@ -213,18 +208,12 @@ fn twist_gradient(r: u32, free: vec2<u32>, store: bool, from_tip: bool) -> Twist
     let b_norm = bending_norm(b);
     let first = select(o, o + n - 2u, from_tip);
     var walk = gradient_start(first, frame_theta(first));
-    var ahead = ahead_start();
     for (var i = 1u; i + 1u < n; i++) {
         let v = select(o + i, o + n - 1u - i, from_tip);
-        if (WALK_AHEAD > 0u) {
-            let t = select(ahead_up(v, o + n - 1u), ahead_down(v, o), from_tip);
-            ahead_take(&ahead, vec4<u32>(ahead_frame(t), ahead_scratch_kb(t), ahead_rest_kappa(t), ahead_rest_mass(t)), vec4<u32>(0u), vec4<u32>(0u));
-        }
         let e = select(v, v - 1u, from_tip);
         let theta = frame_theta(e);
         gradient_vertex(&walk, v, theta, from_tip, free, store, b, beta, b_norm, scratch_kb(v).xyz, theta_material_frame(e, theta));
     }
-    ahead_end(ahead);
     return gradient_end(&walk, select(o + n - 2u, o, from_tip), from_tip, free, store);
 }
 
@@ -381,15 +370,10 @@ fn newton_back(r: u32, free: vec2<u32>, last: Elimination, from_tip: bool, ahead
         let first = select(o + n - 2u, o, up);
         walk = gradient_start(first, frame_theta(first));
     }
-    var loads = ahead_start();
     for (var i = 1u; i + 1u < n; i++) {
         let v = select(o + n - 1u - i, o + i, up);
         // The edge ahead of the vertex, whose angle this step finishes.
         let e = select(v - 1u, v, up);
-        if (WALK_AHEAD > 0u) {
-            let t = select(ahead_down(v, o), ahead_up(v, o + n - 1u), up);
-            ahead_take(&loads, vec4<u32>(ahead_scratch_s(t), ahead_frame(t), ahead_scratch_kb(t), ahead_rest_kappa(t)), vec4<u32>(ahead_rest_mass(t), 0u, 0u, 0u), vec4<u32>(0u));
-        }
         var theta = frame_theta(e);
         if (e >= a && e < b && e != e_last) {
             let row = scratch_s(e);
@@ -405,7 +389,6 @@ fn newton_back(r: u32, free: vec2<u32>, last: Elimination, from_tip: bool, ahead
             gradient_vertex(&walk, v, theta, !up, free, false, bend, beta, b_norm, scratch_kb(v).xyz, theta_material_frame(e, theta));
         }
     }
-    ahead_end(loads);
     var sweep = sweep_none();
     if (ahead) {
         sweep = gradient_end(&walk, select(o, o + n - 2u, up), !up, free, false);
@@ -433,15 +416,6 @@ fn twist_walk(r: u32) {
 // `twist_walk` once the curvature binormals are in `scratch[v].kb` (the CPU's
 // `twist`, src/cpu/twist.rs, likewise takes them from its caller).
 fn twist_solve(r: u32) {
-    twist_solve_from(r, false, sweep_none());
-}
-
-// `twist_solve` with the first iteration's gradient walk (from the root)
-// made already where `handed_first`: `first` is its sweep, which the walk of
-// the velocities and frames made behind the transport
-// (`TWIST_ROWS_IN_FRAMES`, shaders/substep.wgsl `VelocityFrames`), the same
-// rows in the same order.
-fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
     let o = rods[r].vertex_offset;
     let ne = rods[r].vertex_count - 1u;
     // Free angles: all but clamped end edges (src/cpu/twist.rs `free_twist_range`).
@@ -468,13 +442,11 @@ fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
     var iterations = 0u;
     // The order this iteration takes its rows in: the first from the root,
     // each after it in the order the back substitution before it walked
-    // (src/cpu/twist.rs `twist_in`); and whether a walk before summed them
-    // already, in `sweep`: for the first, the walk of the velocities and
-    // frames (`handed_first`); for the others, the back substitution before
-    // (`ROWS_AHEAD`, `newton_back`'s `ahead`).
+    // (src/cpu/twist.rs `twist_in`); and whether that walk summed them
+    // already (`newton_back`'s `ahead`), in `sweep`.
     var from_tip = false;
-    var handed = handed_first;
-    var sweep = first;
+    var handed = false;
+    var sweep = sweep_none();
     for (var it = 0u; it < params.twist_max_iterations; it++) {
         // A loop that runs once, where a lane needs the walk: on a software
         // adapter an `if` would run it for every lane.
@@ -502,7 +474,7 @@ fn twist_solve_from(r: u32, handed_first: bool, first: TwistSweep) {
         // A loop that runs once, where a lane needs them (as above).
         var step = vec4<f32>(0.0);
         var next = sweep;
-        let ahead = ROWS_AHEAD && it + 1u < params.twist_max_iterations;
+        let ahead = it + 1u < params.twist_max_iterations;
         if (sweep.elimination.solved) {
             let back = newton_back(r, free, sweep.elimination, from_tip, ahead);
             step = back.step;

@@ -229,16 +229,10 @@ pub struct Measurement {
     /// CPU and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_stencil: Option<String>,
-    /// The GPU's data layout ("gpu", "cpu", "interleaved":
-    /// `strands::gpu::DataLayout`;
-    /// "mixed" for neither), recorded where `strands bench --gpu-layout`
-    /// asked for it; absent otherwise (the adapter's own).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_layout: Option<String>,
     /// GPU only: vertices per rod of the interleaved per-vertex buffers the
     /// run used (`strands::gpu::packing::VertexLayout`), 0 where each rod's
-    /// vertices lay one after another: a layout that interleaves does so
-    /// only for 8 or more rods of one length.
+    /// vertices lay one after another: the buffers interleave only 8 or
+    /// more rods of one length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_interleave: Option<u32>,
     /// GPU only: how the grid was splatted ("own", or "sorted:RUN" with
@@ -248,31 +242,11 @@ pub struct Measurement {
     pub gpu_splat: Option<String>,
     /// Whether `strands bench --gpu-splat` asked for the splat (else it is
     /// the simulator's default, `GpuSimulator::default_splat`, and the
-    /// row's label leaves it out as it leaves out the default layout and
-    /// pack shape); true in reports older than this field, which labelled
+    /// row's label leaves it out as it leaves out the default pack shape);
+    /// true in reports older than this field, which labelled
     /// every splat but the own.
     #[serde(default = "splat_asked_in_old_reports")]
     pub gpu_splat_asked: bool,
-    /// GPU only: how many vertices ahead the walks loaded
-    /// (`strands::gpu::GpuContext::with_walk_ahead`, `strands bench
-    /// --gpu-walk-ahead`); absent where they loaded nothing ahead (the
-    /// default) and in older reports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_walk_ahead: Option<u32>,
-    /// GPU only: whether the walk of the velocities and frames made the
-    /// twist's first gradient walk (`strands::gpu::GpuContext::
-    /// with_twist_rows_in_frames`, `strands bench
-    /// --gpu-twist-rows-in-frames`), where it did (off by default); absent
-    /// where it did not, and in older reports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_twist_rows_in_frames: Option<bool>,
-    /// GPU only: whether the walks built the next iteration's rows ahead
-    /// (`strands::gpu::GpuContext::with_rows_ahead`, `strands bench
-    /// --gpu-rows-ahead`), where that was not the device's default (on a
-    /// GPU, off on a CPU adapter); absent where it was, and in older
-    /// reports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_rows_ahead: Option<bool>,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -584,13 +558,9 @@ fn measure_with(
         backend: format!("{backend:?}").to_lowercase(),
         gpu_form: None,
         gpu_stencil: None,
-        gpu_layout: None,
         gpu_interleave: None,
         gpu_splat: None,
         gpu_splat_asked: false,
-        gpu_walk_ahead: None,
-        gpu_twist_rows_in_frames: None,
-        gpu_rows_ahead: None,
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -668,16 +638,6 @@ fn measure_with(
                 m.error = Some("no GPU adapter".into());
                 return m;
             };
-            // Before anything can fail, so that a failed row is labelled.
-            m.gpu_walk_ahead = (ctx.walk_ahead() > 0).then(|| ctx.walk_ahead());
-            // Only a form with the walk it changes (the form asked for here,
-            // the form that runs below).
-            let asked = GpuSimulator::default_form(ctx);
-            m.gpu_twist_rows_in_frames =
-                (ctx.twist_rows_in_frames() && asked.walks_velocities_and_frames()).then_some(true);
-            // Where it is not the device's default (on a GPU only).
-            let gpu_default = ctx.info.device_type != wgpu::DeviceType::Cpu;
-            m.gpu_rows_ahead = (ctx.rows_ahead() != gpu_default).then(|| ctx.rows_ahead());
             let mut sim = match GpuSimulator::new(ctx, rods, state, params) {
                 Ok(s) => s,
                 Err(e) => {
@@ -698,10 +658,6 @@ fn measure_with(
             }
             // The form that runs: the fused forms run staged with Jacobi.
             m.gpu_form = Some(sim.running_form().name().into());
-            // Only a form with the walk it changes is labelled with it.
-            if !sim.running_form().walks_velocities_and_frames() {
-                m.gpu_twist_rows_in_frames = None;
-            }
             m.gpu_splat = Some(sim.splat().name());
             m.gpu_stencil = Some(ctx.stencil().name().into());
             m.gpu_bytes = Some(sim.gpu_bytes());
@@ -963,27 +919,6 @@ pub fn profiles(results: &[Measurement]) -> String {
     out
 }
 
-/// Under the table: each GPU row whose data layout interleaves rods
-/// (`--gpu-layout interleaved` or `cpu`) but ran with each rod's vertices
-/// one after another, since its rods are fewer than 8 or of more than one
-/// length; empty when none.
-pub fn layout_notes(results: &[Measurement]) -> String {
-    let mut out = String::new();
-    for m in results {
-        let interleaving = matches!(m.gpu_layout.as_deref(), Some("interleaved" | "cpu"));
-        if interleaving && m.gpu_interleave == Some(0) {
-            out += &format!(
-                "layout {} {} {} strands: rods not interleaved (fewer than 8, or of more than one length): \
-                 each rod's vertices one after another\n",
-                m.workload,
-                m.label(),
-                m.strands,
-            );
-        }
-    }
-    out
-}
-
 /// Under the table: for each GPU row, how long its kernels took to compile
 /// before its first frame; empty when no row has it.
 pub fn compile_times(results: &[Measurement]) -> String {
@@ -1091,20 +1026,12 @@ fn splat_asked_in_old_reports() -> bool {
 impl Measurement {
     /// The backend as the table and plot name it: `cpu`, `gpu:FORM`,
     /// `gpu:FORM:f32` for a GPU row with the bending stencil in f32, and
-    /// `…:LAYOUT-layout` for one whose data layout was asked for,
-    /// `…:sorted-RUN-splat`
-    /// or `…:own-splat` for one whose splat was, `…:ahead-N` for one whose
-    /// walks loaded N vertices ahead.
+    /// `…:sorted-RUN-splat` or `…:own-splat` for one whose splat was.
     pub fn label(&self) -> String {
         let stencil = match self.gpu_stencil.as_deref() {
             Some("f32") => ":f32",
             _ => "",
         };
-        let layout = self
-            .gpu_layout
-            .as_deref()
-            .map(|l| format!(":{l}-layout"))
-            .unwrap_or_default();
         // Any splat asked for, the own too: on a GPU with the grid the
         // unlabelled row is the default sorted one.
         let splat = match self.gpu_splat.as_deref() {
@@ -1112,24 +1039,8 @@ impl Measurement {
             None => String::new(),
             Some(s) => format!(":{}-splat", s.replace(':', "-")),
         };
-        let ahead = self
-            .gpu_walk_ahead
-            .map(|d| format!(":ahead-{d}"))
-            .unwrap_or_default();
-        let twist_rows = match self.gpu_twist_rows_in_frames {
-            Some(true) => ":twist-rows-in-frames",
-            _ => "",
-        };
-        let rows_ahead = match self.gpu_rows_ahead {
-            Some(true) => ":rows-ahead",
-            Some(false) => ":rows-apart",
-            None => "",
-        };
         match &self.gpu_form {
-            Some(form) => format!(
-                "{}:{form}{stencil}{layout}{splat}{ahead}{rows_ahead}{twist_rows}",
-                self.backend
-            ),
+            Some(form) => format!("{}:{form}{stencil}{splat}", self.backend),
             None => self.backend.clone(),
         }
     }
@@ -1255,8 +1166,8 @@ pub fn compare(old: &Report, new: &Report) -> String {
             m.strands,
             m.vertices
         );
-        // A GPU row matches one of the same form, stencil and layout, or
-        // one from a report that did not record them.
+        // A GPU row matches one of the same form and stencil, or one from
+        // a report that did not record them, and of the same vertex order.
         let forms_match = |o: &Measurement| {
             (match (&o.gpu_form, &m.gpu_form) {
                 (Some(a), Some(b)) => a == b,
@@ -1264,21 +1175,16 @@ pub fn compare(old: &Report, new: &Report) -> String {
             }) && (match (&o.gpu_stencil, &m.gpu_stencil) {
                 (Some(a), Some(b)) => a == b,
                 _ => true,
-            }) && (match (&o.gpu_layout, &m.gpu_layout) {
-                (Some(a), Some(b)) => a == b,
-                _ => true,
             }) && (match (o.gpu_interleave, m.gpu_interleave) {
                 // The vertex order that ran, where both recorded it: a
-                // GPU's unlabelled rows ran consecutive before the
-                // twenty-eighth session and interleaved since.
+                // GPU's unlabelled rows in older reports may have run each
+                // rod's vertices one after another.
                 (Some(a), Some(b)) => (a == 0) == (b == 0),
                 _ => true,
             }) && {
                 let splat = |s: &Option<String>| s.clone().unwrap_or_else(|| "own".into());
                 splat(&o.gpu_splat) == splat(&m.gpu_splat)
-            } && o.gpu_walk_ahead.unwrap_or(0) == m.gpu_walk_ahead.unwrap_or(0)
-                && o.gpu_twist_rows_in_frames == m.gpu_twist_rows_in_frames
-                && o.gpu_rows_ahead == m.gpu_rows_ahead
+            }
         };
         let found = old.results.iter().find(|o| {
             o.workload == m.workload
@@ -1593,7 +1499,7 @@ mod tests {
 
     /// A row's label names its splat only where `--gpu-splat` asked for it,
     /// the own too (a GPU's default, `sorted:32` with the grid, goes
-    /// unlabelled like the default layout; the JSON still
+    /// unlabelled; the JSON still
     /// names it); a report older than `gpu_splat_asked` labels every splat
     /// it recorded.
     #[test]

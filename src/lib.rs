@@ -57,6 +57,9 @@ pub use glam;
 pub use wgpu;
 
 pub mod anchor;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the command line's commands: the application's, not the library's
+pub mod app;
 pub mod backend;
 #[cfg(feature = "bench")]
 #[doc(hidden)] // `strands bench`: the application's, not the library's

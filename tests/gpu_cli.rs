@@ -154,31 +154,10 @@ fn default_backend_is_the_cpu_on_a_software_adapter() {
 }
 
 /// `strands bench` of one short frame of 16 hair strands of 8 vertices on
-/// the GPU with `args` (a GPU row per form, precision or layout they ask
+/// the GPU with `args` (a GPU row per form, precision or splat they ask
 /// for), its report in a directory of its own named after `name`: the
 /// table it printed and the report's rows. The bench must succeed.
 fn quick_gpu_rows(name: &str, args: &[&str]) -> (String, Vec<serde_json::Value>) {
-    quick_gpu_rows_of(name, "16", "8", args)
-}
-
-/// `quick_gpu_rows` with `count` hair strands of `vertices` vertices.
-fn quick_gpu_rows_of(
-    name: &str,
-    count: &str,
-    vertices: &str,
-    args: &[&str],
-) -> (String, Vec<serde_json::Value>) {
-    quick_gpu_rows_for(name, "hair", count, vertices, args)
-}
-
-/// `quick_gpu_rows_of` for `workload`.
-fn quick_gpu_rows_for(
-    name: &str,
-    workload: &str,
-    count: &str,
-    vertices: &str,
-    args: &[&str],
-) -> (String, Vec<serde_json::Value>) {
     let dir = std::env::temp_dir().join(format!("strands-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join(format!("{name}.json"));
@@ -194,14 +173,7 @@ fn quick_gpu_rows_for(
             "--min-time",
             "0",
         ])
-        .args([
-            "--workload",
-            workload,
-            "--strands",
-            count,
-            "--vertices",
-            vertices,
-        ])
+        .args(["--workload", "hair", "--strands", "16", "--vertices", "8"])
         // Each row once: its shares would run it again without colliders
         // and without the grid, kernels of other constants that llvmpipe
         // compiles anew (tests/bench_cli.rs checks the shares).
@@ -247,23 +219,6 @@ fn assert_bench_refuses_with_cpu_backend(flag: &str, value: &str) {
     let err = String::from_utf8_lossy(&cpu.stderr);
     assert!(!cpu.status.success());
     assert!(err.contains(flag) && err.contains("--backend cpu"), "{err}");
-}
-
-/// `strands bench --backend gpu FLAG VALUES`: refused as the arguments are
-/// read, before an adapter is sought, naming the value (`bad`, quoted as
-/// clap quotes it) for the flag and what it takes (`allowed`).
-fn assert_bench_refuses_value(flag: &str, values: &str, bad: &str, allowed: &str) {
-    let out = strands()
-        .args(["bench", "--backend", "gpu", flag, values])
-        .env("WGPU_ADAPTER_NAME", "no such adapter")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains(&format!("{bad} for '{flag}")) && err.contains(allowed),
-        "{err}"
-    );
 }
 
 /// `strands bench --gpu-form`: one GPU row per form asked for, each
@@ -401,254 +356,6 @@ fn bench_times_each_gpu_form_asked_for() {
         err.contains("unknown GPU form \"tiled\"") && err.contains("walked-fused"),
         "{err}"
     );
-}
-
-/// `--gpu-layout`: `strands bench` times one GPU row per data layout asked
-/// for, each labelled and recorded in the JSON; the layouts give the same
-/// bits (`GpuContext` docs), so the rows end at the same largest strain
-/// after the same iterations. The JSON records the interleave each row ran
-/// (the 6-vertex strands interleaved in the interleaved and CPU layouts),
-/// and where a layout that interleaves could not (4 strands, fewer than
-/// a block of 8), a line under the table says so. Refused with
-/// `--backend cpu`.
-#[test]
-fn gpu_layout_rows_run_the_same_steps() {
-    let (stdout, rows) = quick_gpu_rows_of(
-        "gpu-layout",
-        "16",
-        "6",
-        &["--gpu-layout", "gpu,interleaved,cpu"],
-    );
-    assert!(
-        stdout.contains(":gpu-layout ")
-            && stdout.contains(":interleaved-layout ")
-            && stdout.contains(":cpu-layout "),
-        "{stdout}"
-    );
-    let layouts: Vec<&str> = rows
-        .iter()
-        .map(|r| r["gpu_layout"].as_str().unwrap())
-        .collect();
-    assert_eq!(layouts, ["gpu", "interleaved", "cpu"]);
-    let interleaves: Vec<u64> = rows
-        .iter()
-        .map(|r| r["gpu_interleave"].as_u64().unwrap())
-        .collect();
-    assert_eq!(interleaves, [0, 6, 6]);
-    assert!(!stdout.contains("rods not interleaved"), "{stdout}");
-    let (few, few_rows) =
-        quick_gpu_rows_of("gpu-layout-few", "4", "6", &["--gpu-layout", "interleaved"]);
-    assert_eq!(few_rows[0]["gpu_interleave"], 0, "{}", few_rows[0]);
-    assert!(
-        few.contains(
-            "layout hair gpu:walked-fused:interleaved-layout 4 strands: rods not interleaved"
-        ),
-        "{few}"
-    );
-    assert_same_steps(&rows);
-    assert_bench_refuses_with_cpu_backend("--gpu-layout", "cpu");
-}
-
-/// `--gpu-walk-ahead`: `strands bench` times one GPU row per distance
-/// asked for, in walked-frame and walked-fused (the kernels with the walks
-/// that load ahead), and one row for the packed form, which walks only
-/// rods longer than a pack, with the first asked for; the rows that load
-/// ahead labelled `:ahead-N` in the
-/// table and recorded in the JSON (`gpu_walk_ahead`), the one loading
-/// nothing unlabelled, as the default; the loads change no value, so the
-/// rows end at the same largest strain after the same iterations. More
-/// than 64 refused as the arguments are read, naming the flag, the value
-/// and the range; refused with `--backend cpu`.
-#[test]
-fn gpu_walk_ahead_rows_run_the_same_steps() {
-    let (stdout, rows) = quick_gpu_rows_for(
-        "gpu-walk-ahead",
-        "hair-nogrid",
-        "16",
-        "6",
-        &[
-            "--gpu-form",
-            "walked-frame,walked-fused,packed",
-            "--gpu-walk-ahead",
-            "0,3",
-        ],
-    );
-    for label in [
-        "gpu:walked-frame ",
-        "gpu:walked-frame:ahead-3 ",
-        "gpu:walked-fused ",
-        "gpu:walked-fused:ahead-3 ",
-    ] {
-        assert!(stdout.contains(label), "{label} not in\n{stdout}");
-    }
-    let ahead: Vec<(&str, Option<u64>)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["gpu_form"].as_str().unwrap(),
-                r["gpu_walk_ahead"].as_u64(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        ahead,
-        [
-            ("walked-frame", None),
-            ("walked-frame", Some(3)),
-            ("walked-fused", None),
-            ("walked-fused", Some(3)),
-            ("packed", None),
-        ]
-    );
-    assert_same_steps(&rows[..4]);
-    assert_bench_refuses_with_cpu_backend("--gpu-walk-ahead", "2");
-    assert_bench_refuses_value("--gpu-walk-ahead", "2,65", "'65'", "0..=64");
-}
-
-/// `--gpu-twist-rows-in-frames`: `strands bench` times one GPU row per
-/// schedule asked for in walked-frame (whose substep has the walk of the
-/// velocities and frames), and one row for the walked stages (which have
-/// not: `frames_rod`), with the first asked for and unlabelled; the row
-/// with the twist's first rows in that walk (off by default on every
-/// device) labelled `:twist-rows-in-frames` in the table and recorded in
-/// the JSON (`gpu_twist_rows_in_frames`), the default unlabelled; the
-/// same rows in the same order either way, so the rows end at the same
-/// largest strain after the same iterations. Anything but on or off
-/// refused as the arguments are read, naming the flag and the value;
-/// refused with `--backend cpu`, and where no form timed has the walk.
-#[test]
-fn gpu_twist_rows_in_frames_rows_run_the_same_steps() {
-    let (stdout, rows) = quick_gpu_rows_for(
-        "gpu-twist-rows-in-frames",
-        "hair-nogrid",
-        "16",
-        "6",
-        &[
-            "--gpu-form",
-            "walked-frame,walked",
-            "--gpu-twist-rows-in-frames",
-            "on,off",
-        ],
-    );
-    for label in [
-        "gpu:walked-frame:twist-rows-in-frames ",
-        "gpu:walked-frame ",
-        "gpu:walked ",
-    ] {
-        assert!(stdout.contains(label), "{label} not in\n{stdout}");
-    }
-    assert!(
-        !stdout.contains("gpu:walked:twist"),
-        "the walked stages labelled:\n{stdout}"
-    );
-    let schedules: Vec<(&str, Option<bool>)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["gpu_form"].as_str().unwrap(),
-                r["gpu_twist_rows_in_frames"].as_bool(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        schedules,
-        [
-            ("walked-frame", Some(true)),
-            ("walked-frame", None),
-            ("walked", None)
-        ]
-    );
-    // The walked stages are other kernels, whose rounding may differ.
-    assert_same_steps(&rows[..2]);
-    assert_bench_refuses_with_cpu_backend("--gpu-twist-rows-in-frames", "on");
-    // Refused where no form timed has the walk it changes, naming them.
-    let none = strands()
-        .args([
-            "bench",
-            "--backend",
-            "gpu",
-            "--gpu-form",
-            "walked,packed",
-            "--gpu-twist-rows-in-frames",
-            "on",
-        ])
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&none.stderr);
-    assert!(!none.status.success());
-    assert!(
-        err.contains("--gpu-twist-rows-in-frames") && err.contains("(walked, packed)"),
-        "{err}"
-    );
-    assert_bench_refuses_value("--gpu-twist-rows-in-frames", "on,yes", "'yes'", "on or off");
-}
-
-/// `--gpu-rows-ahead`: `strands bench` times one GPU row per row schedule
-/// asked for in walked-fused and the walked stages (whose walks build the
-/// next iterations' rows), and one row for the packed form, which walks
-/// only rods longer than a pack, with the first asked for; the rows that
-/// are not the device's default (on for a GPU, off for a CPU adapter)
-/// labelled `:rows-ahead` or `:rows-apart` in the table and recorded in
-/// the JSON (`gpu_rows_ahead`), the default unlabelled; the same rows in
-/// the same order either way, so each form's rows end at the same largest
-/// strain after the same iterations. Refused with `--backend cpu`.
-#[test]
-fn gpu_rows_ahead_rows_run_the_same_steps() {
-    let ctx = strands::gpu::GpuContext::headless()
-        .expect("no GPU adapter: install mesa-vulkan-drivers (lavapipe)");
-    let gpu_default = ctx.info.device_type != wgpu::DeviceType::Cpu;
-    let (stdout, rows) = quick_gpu_rows_for(
-        "gpu-rows-ahead",
-        "hair-nogrid",
-        "16",
-        "6",
-        &[
-            "--gpu-form",
-            "walked-fused,walked,packed",
-            "--gpu-rows-ahead",
-            "off,on",
-        ],
-    );
-    let (label, recorded) = if gpu_default {
-        (":rows-apart ", Some(false))
-    } else {
-        (":rows-ahead ", Some(true))
-    };
-    for form in ["walked-fused", "walked"] {
-        for label in [" ".to_string(), label.to_string()] {
-            let label = format!("gpu:{form}{label}");
-            assert!(stdout.contains(&label), "{label} not in\n{stdout}");
-        }
-    }
-    let schedules: Vec<(&str, Option<bool>)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["gpu_form"].as_str().unwrap(),
-                r["gpu_rows_ahead"].as_bool(),
-            )
-        })
-        .collect();
-    // The rows asked for first (off) are the default on a CPU adapter.
-    let (off, on) = if gpu_default {
-        (recorded, None)
-    } else {
-        (None, recorded)
-    };
-    assert_eq!(
-        schedules,
-        [
-            ("walked-fused", off),
-            ("walked-fused", on),
-            ("walked", off),
-            ("walked", on),
-            ("packed", off),
-        ]
-    );
-    assert_same_steps(&rows[..2]);
-    assert_same_steps(&rows[2..4]);
-    assert_bench_refuses_with_cpu_backend("--gpu-rows-ahead", "off");
 }
 
 /// `--gpu-splat`: `strands bench` times one GPU row per splat asked for

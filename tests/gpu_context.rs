@@ -239,10 +239,7 @@ fn kernels_are_compiled_as_a_form_first_runs_them() {
     use strands::gpu::pipelines::ColliderKinds;
     let ctx = as_asked(GpuContext::headless().expect("a GPU adapter"));
     let (r, s) = build(&rods(4, 8), vec![strands::anchor::Anchor::world()]);
-    let pipelines = ctx.pipelines_for(
-        ColliderKinds::of(&r.colliders),
-        VertexLayout::of(&r, ctx.interleaves()),
-    );
+    let pipelines = ctx.pipelines_for(ColliderKinds::of(&r.colliders), VertexLayout::of(&r));
     let mut sim = GpuSimulator::new(&ctx, r, s, SimParams::default()).expect("simulator");
     sim.set_form(Form::WalkedFused)
         .expect("the full limits allow the walked fused form");

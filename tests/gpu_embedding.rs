@@ -221,15 +221,9 @@ fn pipelines_are_built_once_per_device() {
         &ctx.pipelines_for(kinds, a.vertex_layout()),
         &theirs
     ));
-    // The kinds asked for, with the collider table where the context reads
-    // colliders into one (CPU adapters).
-    let expected = if ctx.collider_tables() {
-        kinds
-    } else {
-        kinds.indexed()
-    };
-    assert_eq!(theirs.kinds, expected);
-    assert!(!std::sync::Arc::ptr_eq(&ctx.pipelines(), &theirs) || expected == ColliderKinds::ALL);
+    // The kinds asked for.
+    assert_eq!(theirs.kinds, kinds);
+    assert!(!std::sync::Arc::ptr_eq(&ctx.pipelines(), &theirs) || kinds == ColliderKinds::ALL);
     assert!(std::sync::Arc::ptr_eq(
         &ctx.pipelines(),
         &ctx.clone().pipelines()
@@ -239,50 +233,6 @@ fn pipelines_are_built_once_per_device() {
         &ctx.pipelines(),
         &other.pipelines()
     ));
-}
-
-/// `GpuContext::with_data_layout` makes all three of a layout's choices
-/// and `data_layout` names them back; choices made one by one that are of
-/// no layout are `None`. The interleaved layout is the GPU's with the
-/// CPU adapter's vertex order alone. The adapter's own layout
-/// (`from_device`) is the CPU adapter's on lavapipe and the interleaved
-/// one elsewhere.
-#[test]
-fn data_layouts_make_their_three_choices() {
-    use strands::gpu::DataLayout;
-    let ctx = gpu();
-    let int64 = ctx.device.features().contains(wgpu::Features::SHADER_INT64);
-    let cpu = ctx.with_data_layout(DataLayout::Cpu);
-    assert!(cpu.interleaves() && cpu.collider_tables());
-    assert_eq!(cpu.wide_positions(), int64);
-    assert_eq!(cpu.data_layout(), Some(DataLayout::Cpu));
-    let g = cpu.with_data_layout(DataLayout::Gpu);
-    assert!(!g.interleaves() && !g.collider_tables() && !g.wide_positions());
-    assert_eq!(g.data_layout(), Some(DataLayout::Gpu));
-    assert_eq!(g.with_collider_tables().data_layout(), None);
-    assert_eq!(cpu.with_consecutive_vertices().data_layout(), None);
-    let interleaved = cpu.with_data_layout(DataLayout::Interleaved);
-    assert!(
-        interleaved.interleaves()
-            && !interleaved.collider_tables()
-            && !interleaved.wide_positions()
-    );
-    assert_eq!(interleaved.data_layout(), Some(DataLayout::Interleaved));
-    assert_eq!(
-        g.with_interleaved_vertices().data_layout(),
-        Some(DataLayout::Interleaved)
-    );
-    // Tables too: the CPU adapter's layout where it has no 64-bit words.
-    assert_eq!(
-        interleaved.with_collider_tables().data_layout(),
-        (!int64).then_some(DataLayout::Cpu)
-    );
-    let own = if ctx.info.device_type == wgpu::DeviceType::Cpu {
-        DataLayout::Cpu
-    } else {
-        DataLayout::Interleaved
-    };
-    assert_eq!(ctx.data_layout(), Some(own));
 }
 
 /// The scene of `simulator` with the head not scripted (the caller drives

@@ -48,7 +48,6 @@ fn every_variant(frame: bool) -> std::borrow::Cow<'static, str> {
     shader_variant(Variant {
         stencil_f64: true,
         grid_i64: true,
-        wide_positions: true,
         approximate_math: true,
         frame,
     })
@@ -221,71 +220,6 @@ fn approximate_math_wraps_every_approximated_call() {
             naga::valid::Capabilities::empty()
         };
         validate_with(&parse(&source), &source, caps);
-    }
-}
-
-/// Positions and the other wide state as 64-bit words
-/// (`Variant::wide_positions`): the block between
-/// shaders/common.wgsl's position-buffer markers replaced by
-/// shaders/positions_wide.wgsl and nothing else; it validates with 64-bit
-/// integers (also with every other variant) and is refused without them;
-/// and `pos`, `pos_unc`, `vel`, `contacts` and `grid_fields` hold as many
-/// bytes per element in both modules (the same buffers: structs or
-/// `vec4<f32>` in the one, 64-bit words in the other).
-#[test]
-fn wide_positions_variant_validates_and_keeps_the_bytes() {
-    use naga::valid::Capabilities as Caps;
-    use strands::gpu::layout::{POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE};
-    let source = shader_variant(Variant {
-        wide_positions: true,
-        ..Variant::default()
-    });
-    assert_only_block_replaced(&source, POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE);
-    let m = parse(&source);
-    validate_with(&m, &source, Caps::SHADER_INT64);
-    assert!(
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), Caps::empty())
-            .validate(&m)
-            .is_err(),
-        "the wide positions validated without 64-bit integers"
-    );
-    let all = every_variant(true);
-    validate_with(
-        &parse(&all),
-        &all,
-        Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_ALL_OPS | Caps::FLOAT64,
-    );
-    // Element stride, scalar width, binding and address space of a buffer
-    // global.
-    let element = |m: &naga::Module, name: &str| {
-        let (_, var) = m
-            .global_variables
-            .iter()
-            .find(|(_, v)| v.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("a global `{name}`"));
-        let naga::TypeInner::Array { base, stride, .. } = m.types[var.ty].inner else {
-            panic!("`{name}` is not an array");
-        };
-        let width = match m.types[base].inner {
-            naga::TypeInner::Vector { scalar, .. } => scalar.width,
-            naga::TypeInner::Struct { .. } => 4,
-            ref other => panic!("`{name}` holds {other:?}"),
-        };
-        (stride, width, var.binding, var.space)
-    };
-    let default = module();
-    for (name, bytes) in [
-        ("pos", 32),
-        ("pos_unc", 32),
-        ("vel", 16),
-        ("contacts", 32),
-        ("grid_fields", 16),
-    ] {
-        let (s32, w32, b32, space32) = element(&default, name);
-        let (s64, w64, b64, space64) = element(&m, name);
-        assert_eq!((s32, w32, s64, w64), (bytes, 4, bytes, 8), "{name}");
-        assert_eq!(b32, b64, "{name}: the same binding");
-        assert_eq!(space32, space64, "{name}: the same access");
     }
 }
 
@@ -759,13 +693,9 @@ fn wgsl_constants_match_rust() {
 }
 
 /// The override constants the host sets per pipeline (`Pipelines::new`:
-/// the interleaved rod length, `INTERLEAVE`, `pipelines::Switches::
-/// constants`: how far the walks load ahead, `WALK_AHEAD`, whether the
-/// walks that finish the vertices build the projection's next rows,
-/// `ROWS_AHEAD`, whether the frames' walk builds the twist's first rows,
-/// `TWIST_ROWS_IN_FRAMES`, and `pipelines::ColliderKinds::constants`) are the ones
-/// the shaders declare, so none is silently ignored or left at its
-/// default.
+/// the interleaved rod length, `INTERLEAVE`, and
+/// `pipelines::ColliderKinds::constants`) are the ones the shaders
+/// declare, so none is silently ignored or left at its default.
 #[test]
 fn collider_kind_overrides_are_declared() {
     let m = module();
@@ -774,14 +704,7 @@ fn collider_kind_overrides_are_declared() {
         .iter()
         .filter_map(|(_, o)| o.name.clone())
         .collect();
-    let switches = strands::gpu::pipelines::Switches {
-        walk_ahead: 0,
-        rows_ahead: true,
-        twist_rows_in_frames: true,
-    };
     let mut set = vec!["INTERLEAVE".to_string()];
-    set.extend(switches.constants().iter().map(|c| c.0.to_string()));
-    assert_eq!(set.len(), 4, "the three switches, each once: {set:?}");
     set.extend(
         strands::gpu::pipelines::ColliderKinds::ALL
             .constants()
@@ -793,16 +716,14 @@ fn collider_kind_overrides_are_declared() {
     assert_eq!(declared, set);
 }
 
-/// Every kernel's SPIR-V, as wgpu's Vulkan backend writes it, with the
-/// walks loading ahead (`GpuContext::with_walk_ahead`, WGSL `WALK_AHEAD`)
-/// and rods interleaved: naga 30's writer panicked ("Expression is not
-/// cached") on the contact walk's first form, which passed a pointer to a
-/// member of a pointee, in every kernel that walks contact; a simulator
-/// met it only when it first compiled such a kernel with loads ahead. In
+/// Every kernel's SPIR-V, as wgpu's Vulkan backend writes it, with rods
+/// interleaved: naga 30's writer panicked ("Expression is not cached") on
+/// a contact walk that passed a pointer to a member of a pointee, in every
+/// kernel that walks contact. In
 /// each module a kernel is built from (the default, the whole frame's), with
 /// the f64 stencil.
 #[test]
-fn every_kernel_writes_spirv_with_its_walks_loading_ahead() {
+fn every_kernel_writes_spirv() {
     use naga::valid::{Capabilities, ValidationFlags, Validator};
     let mut written = 0;
     for k in Kernel::ALL {
@@ -820,7 +741,6 @@ fn every_kernel_writes_spirv_with_its_walks_loading_ahead() {
             constants.insert(n.to_string(), v);
         }
         constants.insert("INTERLEAVE".into(), 32.0);
-        constants.insert("WALK_AHEAD".into(), 2.0);
         let (m, info) = naga::back::pipeline_constants::process_overrides(
             &m,
             &info,

@@ -185,56 +185,6 @@ fn twist_kernel_matches_cpu() {
     assert!(iterations > 0, "the GPU twist solve did not iterate");
 }
 
-/// The walked twist's back substitution sums and eliminates the next
-/// Newton iteration's rows as it goes (`GpuContext::with_rows_ahead`,
-/// shaders/twist.wgsl `newton_back` with `ahead`), where a gradient walk of
-/// their own did: the same rows from the same angles in the same order
-/// (from the end the substitution reached, src/cpu/twist.rs `twist_in`'s
-/// `RowOrder`), so the same angles, bit for bit on a CPU adapter
-/// (elsewhere within `twist_kernel_matches_cpu`'s 1e-5 rad). From the
-/// angles of `twist_kernel_matches_cpu` some solve takes at least three
-/// iterations (asserted), so rows built ahead are used in both orders:
-/// from the tip by the second iteration and from the root by the third.
-/// Broken on purpose (the back substitution's walk eliminating its rows as
-/// if it went the other way), the angles differed by 3.2 rad and the solves
-/// ran their 50 iterations.
-#[test]
-fn walked_twist_rows_built_ahead_give_the_same_angles() {
-    let ctx = gpu();
-    let on_cpu = ctx.info.device_type == wgpu::DeviceType::Cpu;
-    let run = |ahead: bool| {
-        let (specs, anchors, params) = scene();
-        let (rods, state) = build(&specs, anchors);
-        let mut cpu = CpuSimulator::new(rods.clone(), state, params);
-        cpu.step().expect("stable");
-        for (r, _, e) in rods_of(&cpu) {
-            for j in twist::free_twist_range(&cpu.rods, r) {
-                cpu.state.theta[e.start + j] += 0.3 * (j as f64).sin();
-            }
-        }
-        let ctx = ctx.with_rows_ahead(ahead);
-        let mut gpu = GpuSimulator::new(&ctx, rods, cpu.state.clone(), params).expect("gpu sim");
-        gpu.write_state(&cpu.state);
-        let (t, h) = (cpu.state.time, params.h());
-        gpu.run_kernel(Kernel::TwistRod, t, h);
-        (gpu.read_state().theta, gpu.read_stats()[0])
-    };
-    let (apart, apart_iterations) = run(false);
-    let (ahead, iterations) = run(true);
-    let worst = max_abs_diff(&apart, &ahead);
-    eprintln!("rows ahead − apart: {worst:.3e} rad, {iterations} iterations at most");
-    assert_eq!(apart_iterations, iterations);
-    assert!(
-        iterations >= 3,
-        "no solve took three iterations ({iterations})"
-    );
-    if on_cpu {
-        assert_eq!(worst, 0.0);
-    } else {
-        assert!(worst <= 1e-5, "{worst:.3e} rad");
-    }
-}
-
 /// The walked twist when its iterations run out right after a full step
 /// that needs no line search (one iteration, the angles 1e-3 rad off
 /// equilibrium: a step the third-derivative bound certifies): the step is

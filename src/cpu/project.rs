@@ -364,9 +364,9 @@ impl RowOrder {
 /// Newton's method on the edge-length constraints of one rod, moving the
 /// vertices along the constraint gradients of `start` (SHAKE) or, when
 /// `start` is `None`, of the current iterate (fast projection). Each
-/// iteration is two walks over the rod, as its WGSL twin
-/// (shaders/project.wgsl `newton_projection_from`) makes them when it does
-/// not build rows ahead:
+/// iteration is two walks over the rod (its WGSL twin,
+/// shaders/project.wgsl `newton_projection_from`, makes them one after the
+/// first iteration, below):
 /// `eliminate_rows` builds the tridiagonal system and eliminates it as it
 /// goes, then `substitute_and_move` solves it back the other way and moves
 /// the vertices. The first iteration takes the rows tip first, and each

@@ -370,7 +370,7 @@ pub fn twist(
         // The order in which this iteration takes its rows: the walk's
         // first from the root, each after it in the order the back
         // substitution before it walked (kernel `twist_rod` builds them in
-        // that walk, `ROWS_AHEAD`).
+        // that walk, shaders/twist.wgsl `newton_back`).
         let mut order = RowOrder::RootFirst;
         for it in 0..max_iterations {
             twist_gradient(

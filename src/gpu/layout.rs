@@ -566,20 +566,6 @@ pub const GRID_I64_MARKERS: [&str; 2] = [
     "// END grid accumulators\n",
 ];
 
-/// shaders/positions_wide.wgsl: `pos`, `vel`, `pos_unc`, `contacts` and
-/// `grid_fields` as arrays of 64-bit words, for CPU adapters with
-/// `wgpu::Features::SHADER_INT64`.
-pub const POSITIONS_WIDE_SOURCE: &str = include_str!("../../shaders/positions_wide.wgsl");
-
-/// The first and last lines of the block of shaders/common.wgsl (the
-/// position, velocity, contact and field buffers as arrays of structs and
-/// `vec4<f32>`) that `POSITIONS_WIDE_SOURCE`
-/// replaces.
-pub const POSITIONS_WIDE_MARKERS: [&str; 2] = [
-    "// BEGIN position buffers as structs\n",
-    "// END position buffers\n",
-];
-
 /// Which module `shader_variant` writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Variant {
@@ -589,13 +575,6 @@ pub struct Variant {
     /// device with `wgpu::Features::SHADER_INT64` and
     /// `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`).
     pub grid_i64: bool,
-    /// `pos`, `vel`, `pos_unc`, `contacts` and `grid_fields` read and
-    /// written as 64-bit words
-    /// (shaders/positions_wide.wgsl; a device with
-    /// `wgpu::Features::SHADER_INT64`): the same bytes in half the
-    /// elements, for CPU adapters, which move a storage buffer's elements one
-    /// lane at a time.
-    pub wide_positions: bool,
     /// sin, cos, atan2, length and normalize with the errors of a GPU's
     /// fast approximations (`approximate_math`), to check on a correctly
     /// rounding adapter what the tests' tolerances allow.
@@ -623,9 +602,6 @@ pub fn shader_variant(variant: Variant) -> std::borrow::Cow<'static, str> {
     };
     if variant.frame {
         replace(FRAME_MARKERS, FRAME_SOURCE);
-    }
-    if variant.wide_positions {
-        replace(POSITIONS_WIDE_MARKERS, POSITIONS_WIDE_SOURCE);
     }
     if variant.grid_i64 {
         replace(GRID_I64_MARKERS, GRID_I64_SOURCE);

@@ -205,45 +205,6 @@ impl Stencil {
     }
 }
 
-/// How the kernels lay out and read their data (`GpuContext::data_layout`): the
-/// three choices `GpuContext::from_device` makes by device type, taken
-/// together, so that one device can time both (`strands bench
-/// --gpu-layout`). The results are the same bits either way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
-pub enum DataLayout {
-    /// Each rod's vertices one after another, positions, velocities,
-    /// contacts and grid fields as 32-bit elements, each collider's values
-    /// read at its index: a GPU's until the twenty-eighth session, now
-    /// `Interleaved`'s choices but the vertex order.
-    Gpu,
-    /// A CPU adapter's: rods of one length interleaved in blocks of 8, that
-    /// state as 64-bit words (where the device has
-    /// `wgpu::Features::SHADER_INT64`), a scene's few colliders read into a
-    /// table before the collider loops.
-    Cpu,
-    /// A GPU's: `Gpu` with rods of one length interleaved in blocks of 8
-    /// as on a CPU adapter. A warp running a walked kernel walks 32 rods,
-    /// so with each rod's vertices one after another its read at a step
-    /// touches 32 cache lines; interleaved, runs of 8 neighbouring elements
-    /// (a quarter of the lines for 32-byte elements; for 16-byte ones an
-    /// eighth, and half the 32-byte sectors). 19 to 25 % off the walked
-    /// substeps on an H200 (`GpuContext::from_device`; README, "The data
-    /// layouts").
-    Interleaved,
-}
-
-impl DataLayout {
-    /// "gpu", "cpu" or "interleaved".
-    pub fn name(self) -> &'static str {
-        match self {
-            DataLayout::Gpu => "gpu",
-            DataLayout::Cpu => "cpu",
-            DataLayout::Interleaved => "interleaved",
-        }
-    }
-}
-
 /// A wgpu device and queue to simulate on, and the simulator's kernels
 /// compiled for that device (made on first use, shared by its clones).
 #[derive(Clone, Debug)]
@@ -260,32 +221,11 @@ pub struct GpuContext {
     /// Whether the grid's accumulators are 64-bit atomics (see
     /// `with_u32_grid`).
     grid_i64: bool,
-    /// Whether the kernels read and write positions as 64-bit words (see
-    /// `with_struct_positions`).
-    wide_positions: bool,
-    /// Whether rod sets of one length are interleaved in the per-vertex
-    /// buffers (see `with_consecutive_vertices`).
-    interleave: bool,
-    /// Whether the kernels read a scene's few colliders into a table before
-    /// their collider loops (see `with_indexed_colliders`).
-    collider_tables: bool,
     /// Whether the kernels carry the errors of a GPU's fast sin, cos and
     /// square roots (see `with_approximate_math`).
     approximate_math: bool,
-    /// How far ahead the walks load (see `with_walk_ahead`).
-    walk_ahead: u32,
-    /// Whether the walks that finish the vertices build the next
-    /// projection iteration's rows, and the twist's back substitution the
-    /// next Newton iteration's (see `with_rows_ahead`).
-    rows_ahead: bool,
-    /// Whether the walk of the velocities and frames is also the twist's
-    /// first gradient walk (see `with_twist_rows_in_frames`).
-    twist_rows_in_frames: bool,
     pipelines: PipelineCache,
 }
-
-/// The most vertices ahead the walks may load (`GpuContext::with_walk_ahead`).
-pub const MAX_WALK_AHEAD: u32 = 64;
 
 /// The features the grid's 64-bit accumulators need (`GpuContext::from_device`).
 pub const GRID_I64_FEATURES: wgpu::Features =
@@ -325,16 +265,6 @@ impl GpuContext {
     /// integer sums). `GpuContext::open` asks for them where the adapter has
     /// them.
     ///
-    /// On a CPU adapter (lavapipe, `wgpu::DeviceType::Cpu`) with
-    /// `wgpu::Features::SHADER_INT64` the kernels read and write positions,
-    /// velocities, contacts and grid fields as 64-bit words
-    /// (shaders/positions_wide.wgsl), all but the integrating ones
-    /// (`Kernel::wide_positions_pay`): such an adapter moves a storage
-    /// buffer's elements one lane at a time, and the same bytes in half the
-    /// elements took 15 % of the finishing kernel's instructions away
-    /// (docs/BENCHMARKS.md). Not on GPUs, where it has not been measured; the
-    /// results are the same bits either way.
-    ///
     /// On every adapter a set of at least 8 rods of one length is
     /// interleaved in the per-vertex buffers (`packing::VertexLayout`): the 8
     /// rods a CPU adapter's SIMD lanes walk together, and the 32 rods a
@@ -342,37 +272,13 @@ impl GpuContext {
     /// strands that took 8 % off lavapipe's step; on an H200 at 1 M
     /// vertices 19 to 25 % off the walked substeps (hair-nogrid
     /// walked-frame 0.972 → 0.750 ms, grass 0.876 → 0.694 walked-fused,
-    /// the hair 1.434 → 1.165; docs/BENCHMARKS.md, twenty-eighth session).
-    ///
-    /// On a CPU adapter the kernels read the values of a scene's colliders
-    /// (up to `pipelines::TABLE_COLLIDERS`) into a table before their
-    /// collider loops (`pipelines::ColliderKinds`): such an adapter reads a
-    /// uniform inside a loop lane by lane on every pass. That took 16 % off
-    /// lavapipe's finishing kernel on the hair workload (docs/BENCHMARKS.md).
-    /// Not on GPUs, where the table would hold registers. The same results
-    /// to the bit.
-    ///
-    /// On a GPU the walks that finish the vertices build the next
-    /// projection iteration's rows (`with_rows_ahead`: a walk fewer an
-    /// iteration in a chain of walks that sets the walked forms' time).
-    /// Not on a CPU adapter, which has no latency to hide and pays for the
-    /// rows built for nothing after the last iteration: walked-frame on
-    /// lavapipe took 5.19 and 5.17 ms a step with them against 4.73 and
-    /// 4.97 without (hair-nogrid, 256 strands; docs/BENCHMARKS.md,
-    /// thirty-seventh session). The same results to the bit.
-    ///
+    /// the hair 1.434 → 1.165, against each rod's vertices one after
+    /// another; docs/PERFORMANCE.md). The same results to the bit.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
-        let cpu = info.device_type == wgpu::DeviceType::Cpu;
         GpuContext {
-            interleave: true,
-            collider_tables: cpu,
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),
             grid_i64: device.features().contains(GRID_I64_FEATURES),
-            wide_positions: cpu && device.features().contains(wgpu::Features::SHADER_INT64),
             approximate_math: false,
-            walk_ahead: 0,
-            rows_ahead: !cpu,
-            twist_rows_in_frames: false,
             device,
             queue,
             info,
@@ -404,92 +310,6 @@ impl GpuContext {
         }
     }
 
-    /// This device with positions, velocities, contacts and grid fields read
-    /// and written as structs and `vec4<f32>` even where `from_device` chose
-    /// 64-bit words: what GPUs run (tests compare the two). Kernels are
-    /// compiled anew for it.
-    pub fn with_struct_positions(&self) -> Self {
-        GpuContext {
-            wide_positions: false,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// This device with that state as 64-bit words even where
-    /// `from_device` chose structs (a GPU: for comparing the two there), or
-    /// `None` where the device lacks `wgpu::Features::SHADER_INT64`. Kernels
-    /// are compiled anew for it.
-    pub fn with_wide_positions(&self) -> Option<Self> {
-        self.device
-            .features()
-            .contains(wgpu::Features::SHADER_INT64)
-            .then(|| GpuContext {
-                wide_positions: true,
-                pipelines: PipelineCache::default(),
-                ..self.clone()
-            })
-    }
-
-    /// This device with each rod's vertices one after another in the
-    /// per-vertex buffers where `from_device` would interleave rods of
-    /// one length: what GPUs ran before the twenty-eighth session, and what
-    /// the packed forms' lanes read in order (tests compare the two).
-    /// Kernels are compiled anew for it.
-    pub fn with_consecutive_vertices(&self) -> Self {
-        GpuContext {
-            interleave: false,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// This device interleaving rods of one length (as `from_device` does
-    /// on every adapter), after `with_consecutive_vertices`. Kernels are
-    /// compiled anew for it.
-    pub fn with_interleaved_vertices(&self) -> Self {
-        GpuContext {
-            interleave: true,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// Whether rod sets of one length are interleaved in the per-vertex
-    /// buffers (`from_device`, `packing::VertexLayout::of`).
-    pub fn interleaves(&self) -> bool {
-        self.interleave
-    }
-
-    /// This device with each collider's values read at its index in the
-    /// collider loops even where `from_device` would read a few into a
-    /// table first: what GPUs run (tests compare the two). Kernels are
-    /// compiled anew for it.
-    pub fn with_indexed_colliders(&self) -> Self {
-        GpuContext {
-            collider_tables: false,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// This device reading a scene's few colliders into a table even where
-    /// `from_device` would not (a GPU: for comparing the two there).
-    /// Kernels are compiled anew for it.
-    pub fn with_collider_tables(&self) -> Self {
-        GpuContext {
-            collider_tables: true,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// Whether the kernels read a scene's few colliders into a table first
-    /// (`from_device`, `pipelines::ColliderKinds`).
-    pub fn collider_tables(&self) -> bool {
-        self.collider_tables
-    }
-
     /// This device with the kernels' sin, cos, atan2, length and normalize
     /// carrying the errors of a GPU's fast approximations
     /// (`layout::approximate_math`, shaders/approximate.wgsl): for tests, so
@@ -505,141 +325,10 @@ impl GpuContext {
         }
     }
 
-    /// This device with the walked kernels' walks loading, at each vertex,
-    /// a word of each element they will read `vertices` further on
-    /// (shaders/common.wgsl `WALK_AHEAD`), so that a GPU fetches its cache
-    /// lines while the walk computes the vertices between; 0 (the default)
-    /// loads nothing ahead. An experiment for the GPU, where a walk's step
-    /// waits for its loads (docs/BENCHMARKS.md, thirty-fourth session): not
-    /// yet timed on one, so not a default anywhere; a CPU adapter, with no
-    /// latency to hide, only does the extra loads. The walks compute the
-    /// same values: on a CPU adapter the same bits (tests/gpu_frame.rs; a
-    /// GPU's compiler may contract the kernel's arithmetic differently
-    /// around the loads, within the test's one-frame bound). Kernels are
-    /// compiled anew for it. Errors: more than `MAX_WALK_AHEAD` vertices.
-    pub fn with_walk_ahead(&self, vertices: u32) -> Result<Self, String> {
-        if vertices > MAX_WALK_AHEAD {
-            return Err(format!(
-                "loads {vertices} vertices ahead: at most {MAX_WALK_AHEAD}"
-            ));
-        }
-        Ok(GpuContext {
-            walk_ahead: vertices,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        })
-    }
-
-    /// How far ahead the walks load (`with_walk_ahead`; 0: not).
-    pub fn walk_ahead(&self) -> u32 {
-        self.walk_ahead
-    }
-
-    /// This device with the walks that finish the vertices building and
-    /// eliminating the next projection iteration's rows as they go (`on`,
-    /// the default on a GPU, not on a CPU adapter: `from_device`): the walked substep's start sweep the first
-    /// iteration's (fast projection; shaders/substep.wgsl `StartStrain`),
-    /// each moving walk of the projection, fast or SHAKE, the next
-    /// iteration's (shaders/project.wgsl `substitute_and_move`), so that
-    /// every iteration after a projection's first is one walk of its rod,
-    /// not two, and the first too where the sweep built its rows; and the
-    /// twist's back substitution the next Newton iteration's rows
-    /// (shaders/twist.wgsl `newton_back`), so that a solve ending on the
-    /// bound after a certified step is two walks, not three. Off, the
-    /// projection and the twist build each iteration's rows in a walk of
-    /// their own. The same rows from the same positions and angles in the
-    /// same order, so the same values (tests/gpu_frame.rs,
-    /// tests/gpu_parity.rs); off for those tests and for timing the two on
-    /// a GPU. Kernels are compiled anew for it.
-    pub fn with_rows_ahead(&self, on: bool) -> Self {
-        GpuContext {
-            rows_ahead: on,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// Whether the walks that finish the vertices build the next
-    /// projection iteration's rows, and the twist's back substitution the
-    /// next Newton iteration's (`with_rows_ahead`).
-    pub fn rows_ahead(&self) -> bool {
-        self.rows_ahead
-    }
-
-    /// This device with the walked substep's walk of the velocities and
-    /// frames also the twist's first gradient walk (`on`; off by default on
-    /// every device, `from_device`, until a GPU's timing says which is
-    /// faster there): as it transports each edge
-    /// it takes that edge's clamp and the stencil of the vertex behind, so
-    /// the twist's Newton solve starts from the rows it summed and
-    /// eliminated (shaders/substep.wgsl `VelocityFrames`), a walk a substep
-    /// fewer for every rod in walked-frame and walked-fused. Off, the twist
-    /// makes its first gradient walk itself. The same rows from the same
-    /// frames in the same order, so the same values (tests/gpu_frame.rs).
-    /// It holds the walk's and the gradient's state at once: RADV's
-    /// `frame_rod` for RDNA2 spills 48 of its registers with it, and it
-    /// costs lavapipe 3–5 % (docs/BENCHMARKS.md, forty-first session), so
-    /// `strands bench --gpu-twist-rows-in-frames on,off` on a GPU decides
-    /// the default. Kernels are compiled anew for it.
-    pub fn with_twist_rows_in_frames(&self, on: bool) -> Self {
-        GpuContext {
-            twist_rows_in_frames: on,
-            pipelines: PipelineCache::default(),
-            ..self.clone()
-        }
-    }
-
-    /// Whether the walk of the velocities and frames is also the twist's
-    /// first gradient walk (`with_twist_rows_in_frames`).
-    pub fn twist_rows_in_frames(&self) -> bool {
-        self.twist_rows_in_frames
-    }
-
     /// Whether the kernels carry the approximate-math errors
     /// (`with_approximate_math`).
     pub fn approximate_math(&self) -> bool {
         self.approximate_math
-    }
-
-    /// This device with every choice of `layout` (`DataLayout`): the
-    /// vertex order, the state's words and the collider reads. Kernels are
-    /// compiled anew for it.
-    pub fn with_data_layout(&self, layout: DataLayout) -> Self {
-        match layout {
-            DataLayout::Gpu => self
-                .with_consecutive_vertices()
-                .with_struct_positions()
-                .with_indexed_colliders(),
-            DataLayout::Cpu => {
-                let c = self.with_interleaved_vertices().with_collider_tables();
-                c.with_wide_positions().unwrap_or(c)
-            }
-            DataLayout::Interleaved => self
-                .with_interleaved_vertices()
-                .with_struct_positions()
-                .with_indexed_colliders(),
-        }
-    }
-
-    /// The layout the kernels use, or `None` where its choices were made
-    /// one by one and are of neither (`with_consecutive_vertices`, ...).
-    pub fn data_layout(&self) -> Option<DataLayout> {
-        let int64 = self
-            .device
-            .features()
-            .contains(wgpu::Features::SHADER_INT64);
-        match (self.interleave, self.collider_tables, self.wide_positions) {
-            (false, false, false) => Some(DataLayout::Gpu),
-            (true, false, false) => Some(DataLayout::Interleaved),
-            (true, true, wide) if wide == int64 => Some(DataLayout::Cpu),
-            _ => None,
-        }
-    }
-
-    /// Whether the kernels read and write positions, velocities, contacts
-    /// and grid fields as 64-bit words (`from_device`).
-    pub fn wide_positions(&self) -> bool {
-        self.wide_positions
     }
 
     /// Whether the grid's accumulators are 64-bit atomics (`from_device`).
@@ -693,9 +382,7 @@ impl GpuContext {
     }
 
     /// The kernels with contact code for the collider `kinds` only
-    /// (`pipelines::ColliderKinds`; with their table only where this context
-    /// reads colliders into one, `collider_tables`), per-vertex buffers
-    /// in `layout`, made on the first call for those kinds and that
+    /// (`pipelines::ColliderKinds`), per-vertex buffers in `layout`, made on the first call for those kinds and that
     /// interleaved length (each pipeline compiled when first run), then
     /// shared like `pipelines`.
     pub fn pipelines_for(
@@ -703,11 +390,6 @@ impl GpuContext {
         kinds: pipelines::ColliderKinds,
         layout: packing::VertexLayout,
     ) -> std::sync::Arc<pipelines::Pipelines> {
-        let kinds = if self.collider_tables {
-            kinds
-        } else {
-            kinds.indexed()
-        };
         let mut map = self
             .pipelines
             .0
@@ -722,14 +404,8 @@ impl GpuContext {
                     layout::Variant {
                         stencil_f64: self.stencil_f64,
                         grid_i64: self.grid_i64,
-                        wide_positions: self.wide_positions,
                         approximate_math: self.approximate_math,
                         frame: false,
-                    },
-                    pipelines::Switches {
-                        walk_ahead: self.walk_ahead,
-                        rows_ahead: self.rows_ahead,
-                        twist_rows_in_frames: self.twist_rows_in_frames,
                     },
                 ))
             })
@@ -770,9 +446,6 @@ impl GpuContext {
         if adapter.features().contains(GRID_I64_FEATURES) {
             wanted |= GRID_I64_FEATURES;
         }
-        if info.device_type == wgpu::DeviceType::Cpu {
-            wanted |= wgpu::Features::SHADER_INT64;
-        }
         let features = adapter.features() & wanted;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
@@ -790,10 +463,8 @@ impl GpuContext {
     }
 
     /// "name (backend, type, driver; the stencil's precision, the grid's
-    /// atomics and, where the state moves as 64-bit words, the math is
-    /// approximate, the walks load ahead, or rows are built ahead other
-    /// than by the device's default, that)" of the
-    /// adapter in use.
+    /// atomics and, where the math is approximate, that)" of the adapter in
+    /// use.
     pub fn describe(&self) -> String {
         let info = &self.info;
         let driver = [info.driver.as_str(), info.driver_info.as_str()]
@@ -802,17 +473,8 @@ impl GpuContext {
             .copied()
             .collect::<Vec<_>>()
             .join(" ");
-        // A setting that is on by default on a GPU and off on a CPU adapter
-        // (`from_device`), named only where it is not the device's default.
-        let cpu = info.device_type == wgpu::DeviceType::Cpu;
-        let unless_default =
-            |on: bool, on_text: &'static str, off_text: &'static str| match (on, cpu) {
-                (true, true) => on_text,
-                (false, false) => off_text,
-                _ => "",
-            };
         format!(
-            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{}{}{}{}{})",
+            "{} ({:?}, {:?}{}; bending stencil in {}; grid in {}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -827,29 +489,8 @@ impl GpuContext {
             } else {
                 "32-bit atomic pairs"
             },
-            if self.wide_positions {
-                "; state in 64-bit words"
-            } else {
-                ""
-            },
             if self.approximate_math {
                 "; approximate sin, cos and square roots emulated"
-            } else {
-                ""
-            },
-            if self.walk_ahead > 0 {
-                format!("; walks loading {} vertices ahead", self.walk_ahead)
-            } else {
-                String::new()
-            },
-            unless_default(
-                self.rows_ahead,
-                "; the projection's rows built ahead",
-                "; the projection's rows in walks of their own"
-            ),
-            // Off by default on every device.
-            if self.twist_rows_in_frames {
-                "; the twist's first rows in the frames' walk"
             } else {
                 ""
             },

@@ -35,10 +35,8 @@ pub fn rod_origins(rods: &RodSet, state: &State) -> Vec<DVec3> {
 /// Where the per-vertex buffers hold each vertex (shaders/common.wgsl
 /// `vertex_slot`, which the kernels index them through; WGSL override
 /// `INTERLEAVE`). Consecutive: vertex v at element v, each rod's vertices
-/// one after another (rods of different lengths, and a context made with
-/// `GpuContext::with_consecutive_vertices`, which suits the packed forms,
-/// whose lanes take consecutive vertices). Interleaved (the default on
-/// every device, `GpuContext::interleaves`, for a set of at least
+/// one after another (rods of different lengths, or fewer than
+/// `INTERLEAVE_BLOCK`). Interleaved (on every device, for a set of at least
 /// `INTERLEAVE_BLOCK` rods of one length n): the rods in blocks of 8, local
 /// vertex i of rod r at element 8n⌊r/8⌋ + 8i + (r mod 8) (the last block as
 /// wide as the rods it has), so that the rods a CPU adapter's SIMD lanes
@@ -66,18 +64,14 @@ impl VertexLayout {
         rods: 0,
     };
 
-    /// The layout of `rods` on a device that interleaves (`interleave`,
-    /// `GpuContext::interleaves`): interleaved where there are at least
+    /// The layout of `rods`: interleaved where there are at least
     /// `INTERLEAVE_BLOCK` rods, all of one length; else consecutive (rods
     /// of different lengths would need a rod's offset and stride looked up
     /// at every access).
-    pub fn of(rods: &RodSet, interleave: bool) -> VertexLayout {
+    pub fn of(rods: &RodSet) -> VertexLayout {
         let count = rods.rod_count();
         let n = if count > 0 { rods.vertices(0).len() } else { 0 };
-        if interleave
-            && count >= INTERLEAVE_BLOCK
-            && (0..count).all(|r| rods.vertices(r).len() == n)
-        {
+        if count >= INTERLEAVE_BLOCK && (0..count).all(|r| rods.vertices(r).len() == n) {
             VertexLayout {
                 interleave: n as u32,
                 rods: count as u32,
@@ -579,7 +573,7 @@ mod tests {
     #[test]
     fn interleaved_slots_are_a_permutation_by_the_rule() {
         let rods = equal_rods(13, 5);
-        let layout = VertexLayout::of(&rods, true);
+        let layout = VertexLayout::of(&rods);
         assert_eq!(
             layout,
             VertexLayout {
@@ -603,7 +597,7 @@ mod tests {
         assert_eq!(layout.unpack(packed), x);
         // A rod count that fills its blocks: rod 12 (second block), vertex 2
         // of 3: 8·3 + 2·8 + 4.
-        let full = VertexLayout::of(&equal_rods(16, 3), true);
+        let full = VertexLayout::of(&equal_rods(16, 3));
         assert_eq!(full.slot(12 * 3 + 2), 44);
         let mut seen = [false; 48];
         for v in 0..48 {
@@ -613,27 +607,23 @@ mod tests {
         assert_eq!(full.unpack(full.pack(&x)), x);
     }
 
-    /// Consecutive where interleaving is off, where fewer rods than a block
-    /// would share it, and where the rods differ in length.
+    /// Consecutive where fewer rods than a block would share it, and where
+    /// the rods differ in length.
     #[test]
     fn rods_are_interleaved_only_when_they_fill_a_block_and_match() {
         assert_eq!(
-            VertexLayout::of(&equal_rods(13, 5), false),
+            VertexLayout::of(&equal_rods(7, 5)),
             VertexLayout::CONSECUTIVE
         );
         assert_eq!(
-            VertexLayout::of(&equal_rods(7, 5), true),
-            VertexLayout::CONSECUTIVE
-        );
-        assert_eq!(
-            VertexLayout::of(&equal_rods(8, 3), true),
+            VertexLayout::of(&equal_rods(8, 3)),
             VertexLayout {
                 interleave: 3,
                 rods: 8
             }
         );
         let (mixed, _) = rods();
-        assert_eq!(VertexLayout::of(&mixed, true), VertexLayout::CONSECUTIVE);
+        assert_eq!(VertexLayout::of(&mixed), VertexLayout::CONSECUTIVE);
         let c = VertexLayout::CONSECUTIVE;
         assert_eq!(
             (0..11).map(|v| c.slot(v)).collect::<Vec<_>>(),

@@ -8,53 +8,27 @@ use std::sync::{Mutex, OnceLock};
 use super::layout::{BindingKind, GpuStep, Kernel, Variant, binding_kind, shader_variant};
 
 /// The colliders a set of pipelines handles: their kinds, a bit per
-/// `contact::kind` value, and how many are read into a table before the
-/// collider loops (0: none). Contact code for a kind the scene lacks is
+/// `contact::kind` value. Contact code for a kind the scene lacks is
 /// compiled out (WGSL `override HAS_SPHERE` etc., shaders/contact.wgsl): a
 /// software adapter runs every branch of a kernel under a lane mask, and
 /// removing the unused shapes cut a substep of the grass workload (a ground
-/// plane) on lavapipe by a third (docs/BENCHMARKS.md). The table (`override
-/// COLLIDER_TABLE`) spares such an adapter the uniform reads inside the
-/// collider loops, which it makes lane by lane on every pass.
+/// plane) on lavapipe by a third (docs/BENCHMARKS.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ColliderKinds {
     /// Bit k set when a collider of kind k (`contact::kind`) is among them.
     pub kinds: u8,
-    /// The number of colliders, when the kernels read them into a table
-    /// first (at most `TABLE_COLLIDERS`); 0 when they read collider k's
-    /// values at index k, for any number.
-    pub table: u8,
 }
 
-/// The most colliders the kernels read into a table (WGSL
-/// `TABLE_COLLIDERS`, shaders/contact.wgsl).
-pub const TABLE_COLLIDERS: usize = 4;
-
 impl ColliderKinds {
-    /// Every kind, any number, without a table (the pipelines
-    /// `GpuContext::pipelines` returns, which run any scene).
-    pub const ALL: ColliderKinds = ColliderKinds {
-        kinds: 0b1111,
-        table: 0,
-    };
+    /// Every kind (the pipelines `GpuContext::pipelines` returns, which run
+    /// any scene).
+    pub const ALL: ColliderKinds = ColliderKinds { kinds: 0b1111 };
 
-    /// The kinds among `colliders`, read into a table where there are
-    /// `TABLE_COLLIDERS` or fewer (a GPU context leaves the table out:
-    /// `GpuContext::pipelines_for`).
+    /// The kinds among `colliders`.
     pub fn of(colliders: &[crate::contact::Collider]) -> ColliderKinds {
         ColliderKinds {
             kinds: colliders.iter().fold(0, |m, c| m | 1 << c.shape.kind()),
-            table: if colliders.len() <= TABLE_COLLIDERS {
-                colliders.len() as u8
-            } else {
-                0
-            },
         }
-    }
-
-    /// The same kinds, each collider read at its index (no table).
-    pub fn indexed(self) -> ColliderKinds {
-        ColliderKinds { table: 0, ..self }
     }
 
     /// Whether kind `k` (`contact::kind`) is among them.
@@ -63,7 +37,7 @@ impl ColliderKinds {
     }
 
     /// The WGSL override constants that say so.
-    pub fn constants(self) -> [(&'static str, f64); 5] {
+    pub fn constants(self) -> [(&'static str, f64); 4] {
         use crate::contact::kind::*;
         let on = |k| if self.has(k) { 1.0 } else { 0.0 };
         [
@@ -71,7 +45,6 @@ impl ColliderKinds {
             ("HAS_CAPSULE", on(CAPSULE)),
             ("HAS_PLANE", on(PLANE)),
             ("HAS_SDF", on(SDF)),
-            ("COLLIDER_TABLE", self.table as f64),
         ]
     }
 }
@@ -99,9 +72,9 @@ pub struct Pipelines {
     /// substep kernels are missing on a device with WebGPU's default limits,
     /// `Pipelines::has`), with its pipeline once compiled.
     kernels: HashMap<Kernel, LazyKernel>,
-    /// The shader modules compiled so far, by (64-bit words, the
-    /// whole-frame kernel's substep values).
-    modules: Mutex<HashMap<(bool, bool), wgpu::ShaderModule>>,
+    /// The shader modules compiled so far, by whether they are the
+    /// whole-frame kernel's (its substep values from the frame's table).
+    modules: Mutex<HashMap<bool, wgpu::ShaderModule>>,
     device: wgpu::Device,
     /// The WGSL override constants of every pipeline.
     constants: Vec<(&'static str, f64)>,
@@ -110,12 +83,7 @@ pub struct Pipelines {
     pub interleave: u32,
     /// The collider kinds the contact code handles.
     pub kinds: ColliderKinds,
-    /// How far ahead of the vertex they are at the walks load a word of
-    /// each element they will read (`GpuContext::with_walk_ahead`; 0: not).
-    pub walk_ahead: u32,
-    /// The variant asked for (`wide_positions` set holds only for the
-    /// kernels whose `Kernel::wide_positions_pay` is true, the others are
-    /// built without it).
+    /// The variant asked for.
     pub variant: Variant,
 }
 
@@ -190,56 +158,21 @@ fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> 
     unsafe { device.create_shader_module_trusted(desc, checks) }
 }
 
-/// How the walks are built: WGSL override constants that change what a
-/// kernel does, not what it computes (each the same values either way),
-/// set per `GpuContext` (`with_walk_ahead`, `with_rows_ahead`,
-/// `with_twist_rows_in_frames`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Switches {
-    /// How many vertices ahead the walks load (`WALK_AHEAD`; 0: not).
-    pub walk_ahead: u32,
-    /// Whether the walks that finish the vertices (the walked start sweep,
-    /// the projection's moving walks) build the next projection
-    /// iteration's rows, and the twist's back substitution the next Newton
-    /// iteration's (`ROWS_AHEAD`).
-    pub rows_ahead: bool,
-    /// Whether the walk of the velocities and frames is also the twist's
-    /// first gradient walk (`TWIST_ROWS_IN_FRAMES`).
-    pub twist_rows_in_frames: bool,
-}
-
-impl Switches {
-    /// Their override constants, by WGSL name.
-    pub fn constants(self) -> [(&'static str, f64); 3] {
-        let flag = |on: bool| f64::from(u8::from(on));
-        [
-            ("WALK_AHEAD", f64::from(self.walk_ahead)),
-            ("ROWS_AHEAD", flag(self.rows_ahead)),
-            ("TWIST_ROWS_IN_FRAMES", flag(self.twist_rows_in_frames)),
-        ]
-    }
-}
-
 impl Pipelines {
     /// The kernels of shaders/ for `device` (compiled as they are first
     /// used), the contact code for
     /// the collider `kinds` only, from the module `variant` (the device must
-    /// have the features it needs, `layout::Variant`), without 64-bit words
-    /// for the kernels that do not gain by them
-    /// (`Kernel::wide_positions_pay`), for per-vertex buffers with rods of
-    /// `interleave` vertices interleaved (`packing::VertexLayout`; 0:
-    /// consecutive), the walks built as `switches` say.
+    /// have the features it needs, `layout::Variant`), for per-vertex
+    /// buffers with rods of `interleave` vertices interleaved
+    /// (`packing::VertexLayout`; 0: consecutive).
     pub fn new(
         device: &wgpu::Device,
         kinds: ColliderKinds,
         interleave: u32,
         variant: Variant,
-        switches: Switches,
     ) -> Pipelines {
-        let walk_ahead = switches.walk_ahead;
         let mut constants = kinds.constants().to_vec();
         constants.push(("INTERLEAVE", interleave as f64));
-        constants.extend(switches.constants());
         let limits = device.limits();
         let world_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("world"),
@@ -291,38 +224,33 @@ impl Pipelines {
             constants,
             interleave,
             kinds,
-            walk_ahead,
             variant,
         }
     }
 
-    /// The module the kernels are compiled from, with 64-bit words where the variant has them and the kernel gains by
-    /// them (`Kernel::wide_positions_pay`), and for the whole-frame kernel
-    /// with its substep values from the frame's table (`Kernel::is_frame`,
-    /// shaders/frame.wgsl); each compiled once.
+    /// The module the kernels are compiled from, and for the whole-frame
+    /// kernel with its substep values from the frame's table
+    /// (`Kernel::is_frame`, shaders/frame.wgsl); each compiled once.
     fn module(&self, kernel: Kernel) -> wgpu::ShaderModule {
-        let wide = self.variant.wide_positions && kernel.wide_positions_pay();
         let frame = kernel.is_frame();
         let mut modules = self
             .modules
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         modules
-            .entry((wide, frame))
+            .entry(frame)
             .or_insert_with(|| {
                 let v = Variant {
-                    wide_positions: wide,
                     frame,
                     ..self.variant
                 };
                 kernels_module(
                     &self.device,
                     wgpu::ShaderModuleDescriptor {
-                        label: Some(match (wide, frame) {
-                            (false, false) => "strands",
-                            (true, false) => "strands (64-bit words)",
-                            (false, true) => "strands (whole frame)",
-                            (true, true) => "strands (whole frame, 64-bit words)",
+                        label: Some(if frame {
+                            "strands (whole frame)"
+                        } else {
+                            "strands"
                         }),
                         source: wgpu::ShaderSource::Wgsl(shader_variant(v)),
                     },
@@ -398,8 +326,8 @@ mod tests {
             point: DVec3::ZERO,
             normal: DVec3::Y,
         });
-        assert_eq!(ColliderKinds::of(&[]), ColliderKinds { kinds: 0, table: 0 });
-        let k = ColliderKinds::of(&[sphere.clone(), plane.clone(), sphere.clone()]);
+        assert_eq!(ColliderKinds::of(&[]), ColliderKinds { kinds: 0 });
+        let k = ColliderKinds::of(&[sphere.clone(), plane, sphere]);
         assert_eq!(
             k.constants(),
             [
@@ -407,16 +335,8 @@ mod tests {
                 ("HAS_CAPSULE", 0.0),
                 ("HAS_PLANE", 1.0),
                 ("HAS_SDF", 0.0),
-                ("COLLIDER_TABLE", 3.0)
             ]
         );
-        assert_eq!(k.indexed().constants()[4], ("COLLIDER_TABLE", 0.0));
-        assert_eq!(k.indexed().kinds, k.kinds);
-        // Up to the table's size a table; past it each read at its index.
-        let four = vec![sphere.clone(); TABLE_COLLIDERS];
-        assert_eq!(ColliderKinds::of(&four).table, TABLE_COLLIDERS as u8);
-        let five = vec![sphere; TABLE_COLLIDERS + 1];
-        assert_eq!(ColliderKinds::of(&five).table, 0);
         assert_eq!(
             ColliderKinds::ALL.constants(),
             [
@@ -424,7 +344,6 @@ mod tests {
                 ("HAS_CAPSULE", 1.0),
                 ("HAS_PLANE", 1.0),
                 ("HAS_SDF", 1.0),
-                ("COLLIDER_TABLE", 0.0)
             ]
         );
     }

@@ -94,15 +94,6 @@ impl Form {
             form => form,
         }
     }
-
-    /// Whether the form's substep walks each rod's velocities and frames in
-    /// a walked kernel (shaders/substep.wgsl `substep_finish_walk`:
-    /// `WalkedFused` and `WalkedFrame`), the walk that
-    /// `GpuContext::with_twist_rows_in_frames` makes the twist's first
-    /// gradient walk too; the staged walk runs `frames_rod`.
-    pub fn walks_velocities_and_frames(self) -> bool {
-        matches!(self, Form::WalkedFused | Form::WalkedFrame)
-    }
 }
 
 impl std::fmt::Display for Form {

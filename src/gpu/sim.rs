@@ -111,7 +111,7 @@ impl GpuSimulator {
         state: State,
         params: SimParams,
     ) -> Result<Self, GpuError> {
-        let layout = VertexLayout::of(&rods, ctx.interleaves());
+        let layout = VertexLayout::of(&rods);
         let packing = Packing::new(&rods, &rod_origins(&rods, &state), layout);
         check_limits(&ctx.device.limits(), &rods, &packing)?;
         let pipelines =
@@ -335,11 +335,10 @@ impl GpuSimulator {
     /// a remainder, the point `cell · POSITION_QUANTUM + rem` relative to the
     /// vertex's rod origin: see `vertex_origins`), for drawing straight from
     /// the simulation without a copy through the CPU (shaders/render.wgsl
-    /// reads them so). Vertex `v` is element `vertex_layout().slot(v)`: by
-    /// default, on every device, 8 or more rods of one length are
-    /// interleaved (`VertexLayout`, `GpuContext::from_device`; not after
-    /// `GpuContext::with_consecutive_vertices`); `world_position_buffer` is
-    /// in rod order on every device.
+    /// reads them so). Vertex `v` is element `vertex_layout().slot(v)`: on
+    /// every device 8 or more rods of one length are interleaved
+    /// (`VertexLayout`); `world_position_buffer` is in rod order on every
+    /// device.
     pub fn position_buffer(&self) -> &wgpu::Buffer {
         &self.buffers.pos
     }
