@@ -34,11 +34,6 @@ fn collider_at(j: u32) -> ColliderAt {
     return ColliderAt(colliders.items[j], step_collider_start(j), step_collider_end(j), step_collider_now(j));
 }
 
-// Nothing to prepare: each collider is read at its index. (Kept for
-// `contact_pack`'s call, which goes with the packed forms.)
-fn collider_table_fill() {
-}
-
 fn rotate_inverse(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
     return rotate(vec4<f32>(-q.xyz, q.w), v);
 }

@@ -221,80 +221,16 @@ fn assert_bench_refuses_with_cpu_backend(flag: &str, value: &str) {
     assert!(err.contains(flag) && err.contains("--backend cpu"), "{err}");
 }
 
-/// `strands bench --gpu-form`: one GPU row per form asked for, each
-/// labelled with its form in the table and the JSON, all measured (no
-/// error) and taking the same twist iterations; a fused form asked for with
-/// the Jacobi projection labelled with the staged form it runs, one row
-/// where two forms run as one; forms with the CPU backend alone, and an
-/// unknown form, refused.
+/// `strands bench` on the GPU labels each row with the form that ran, the
+/// simulator's own choice (no flag picks one): the hair with its grid in
+/// the walked fused halves on a CPU adapter (walked-frame's halves on a
+/// GPU, `Form::running`), a scene with the Jacobi projection in the staged
+/// walk; each row measured, with its kernels' compile time. A flag that
+/// asked for a form is refused as the arguments are read.
 #[test]
-fn bench_times_each_gpu_form_asked_for() {
+fn bench_labels_each_gpu_row_with_the_form_that_ran() {
     let dir = std::env::temp_dir().join(format!("strands-gpu-forms-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("forms.json");
-    // A bench of one short frame on the GPU, its report in `json`.
-    let quick_bench = |args: &[&str]| {
-        strands()
-            .arg("bench")
-            .args(args)
-            .args(["--backend", "gpu", "--warmup", "0", "--repeats", "1"])
-            .args(["--min-time", "0", "--no-shares"])
-            .arg("--out")
-            .arg(&json)
-            .arg("--plot")
-            .arg(dir.join("forms.svg"))
-            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-            .output()
-            .unwrap()
-    };
-    // Not the packed fused form: llvmpipe takes half a minute more to
-    // compile it on a cold shader cache (docs/BENCHMARKS.md), and this test
-    // is about the rows, which any two forms show.
-    let out = quick_bench(&[
-        "--workload",
-        "hair",
-        "--strands",
-        "16",
-        "--vertices",
-        "8",
-        "--gpu-form",
-        "walked,walked-fused",
-        "--substeps",
-        "2",
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("gpu:walked ") && stdout.contains("gpu:walked-fused "),
-        "{stdout}"
-    );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let rows = report["results"].as_array().unwrap();
-    let forms: Vec<&str> = rows
-        .iter()
-        .map(|r| r["gpu_form"].as_str().unwrap())
-        .collect();
-    assert_eq!(forms, ["walked", "walked-fused"]);
-    for r in rows {
-        assert!(r["error"].is_null(), "{r}");
-        assert_eq!(r["twist_iterations"], rows[0]["twist_iterations"]);
-        // Each row says how long its form's kernels took to compile.
-        let compile = r["gpu_compile_s"].as_f64();
-        assert!(compile.is_some_and(|s| s >= 0.0), "{r}");
-    }
-    assert!(
-        stdout.contains("compile hair gpu:walked 16 strands: "),
-        "{stdout}"
-    );
-    // Forms name GPU rows: with the CPU backend alone they are refused.
-    assert_bench_refuses_with_cpu_backend("--gpu-form", "walked");
-    // A fused form with the Jacobi projection runs its staged twin, and
-    // the row says so.
     let scene = dir.join("jacobi.toml");
     std::fs::write(
         &scene,
@@ -302,31 +238,8 @@ fn bench_times_each_gpu_form_asked_for() {
             + "\n[sim.projection]\nmethod = \"jacobi\"\n",
     )
     .unwrap();
-    let scene = scene.to_str().unwrap();
-    let out = quick_bench(&[
-        "--strands",
-        "1",
-        "--workload",
-        "hair",
-        "--vertices",
-        "4",
-        "--gpu-form",
-        "walked-fused,walked",
-        "--scene",
-        scene,
-        "--substeps",
-        "1",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let forms: Vec<(&str, &str)> = report["results"]
-        .as_array()
-        .unwrap()
+    let (stdout, rows) = quick_gpu_rows("gpu-forms", &["--scene", scene.to_str().unwrap()]);
+    let forms: Vec<(&str, &str)> = rows
         .iter()
         .map(|r| {
             (
@@ -335,27 +248,29 @@ fn bench_times_each_gpu_form_asked_for() {
             )
         })
         .collect();
-    // The hair (fast projection) in both forms; the Jacobi scene runs both
-    // as `walked`: one row.
-    let labels: Vec<&str> = forms.iter().map(|f| f.1).collect();
-    assert_eq!(labels, ["walked-fused", "walked", "walked"], "{forms:?}");
-    assert_eq!(forms[0].0, forms[1].0);
-    assert_ne!(forms[2].0, forms[0].0, "{forms:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(forms.len(), 2, "{forms:?}");
+    assert_eq!(
+        forms[0].1, "walked-fused",
+        "the hair with its grid: {forms:?}"
+    );
+    assert_eq!(forms[1].1, "walked", "the Jacobi scene: {forms:?}");
+    for r in &rows {
+        assert!(r["error"].is_null(), "{r}");
+        // Each row says how long its form's kernels took to compile.
+        let compile = r["gpu_compile_s"].as_f64();
+        assert!(compile.is_some_and(|s| s >= 0.0), "{r}");
+    }
     assert!(
-        stderr.contains("runs as walked, already measured"),
-        "{stderr}"
+        stdout.contains("compile hair gpu:walked-fused 16 strands: "),
+        "{stdout}"
     );
     let bad = strands()
-        .args(["bench", "--backend", "gpu", "--gpu-form", "tiled"])
+        .args(["bench", "--backend", "gpu", "--gpu-form", "walked"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(!bad.status.success());
-    assert!(
-        err.contains("unknown GPU form \"tiled\"") && err.contains("walked-fused"),
-        "{err}"
-    );
+    assert!(err.contains("--gpu-form"), "{err}");
 }
 
 /// `--gpu-splat`: `strands bench` times one GPU row per splat asked for
@@ -416,69 +331,6 @@ fn gpu_splat_rows_run_the_same_steps() {
     }
 }
 
-/// `--gpu-pack-rows`: `strands bench` times each form that runs on packs
-/// once per pack shape asked for, each labelled and recorded in the JSON,
-/// and a walked form, which uses no packs, once and unlabelled; the shapes
-/// give the same bits on lavapipe (tests/gpu_fused.rs), so the packed rows
-/// end at the same largest strain after the same iterations. A count that
-/// is no shape, the flag with `--backend cpu`, and the flag with no form
-/// that runs on packs are refused.
-#[test]
-fn gpu_pack_rows_time_each_packed_form_per_shape() {
-    let (stdout, rows) = quick_gpu_rows(
-        "gpu-pack-rows",
-        &["--gpu-form", "walked,packed", "--gpu-pack-rows", "32,256"],
-    );
-    assert!(
-        stdout.contains("gpu:packed:32-row-packs ") && stdout.contains("gpu:packed:256-row-packs "),
-        "{stdout}"
-    );
-    let got: Vec<(&str, Option<u64>)> = rows
-        .iter()
-        .map(|r| (r["gpu_form"].as_str().unwrap(), r["gpu_pack_rows"].as_u64()))
-        .collect();
-    assert_eq!(
-        got,
-        [
-            ("walked", None),
-            ("packed", Some(32)),
-            ("packed", Some(256))
-        ]
-    );
-    assert_same_steps(&rows[1..]);
-    let bad = strands()
-        .args(["bench", "--backend", "gpu", "--gpu-pack-rows", "48"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&bad.stderr);
-    assert!(!bad.status.success());
-    assert!(
-        err.contains("32, 64, 128 or 256 rows (vertices), not 48"),
-        "{err}"
-    );
-    assert_bench_refuses_with_cpu_backend("--gpu-pack-rows", "32");
-    // Without a form that runs on packs the flag would time nothing new.
-    let walked = strands()
-        .args([
-            "bench",
-            "--backend",
-            "gpu",
-            "--gpu-form",
-            "walked",
-            "--gpu-pack-rows",
-            "32",
-        ])
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&walked.stderr);
-    assert!(!walked.status.success());
-    assert!(
-        err.contains("none of the forms timed (walked) runs on packs: add one with --gpu-form"),
-        "{err}"
-    );
-}
-
 /// `--gpu-stencil`: `strands bench` times one GPU row per precision asked
 /// for, each recorded in the JSON and the f32 one labelled so in the table;
 /// both rows run the same steps (same twist and projection iterations).
@@ -489,12 +341,9 @@ fn gpu_pack_rows_time_each_packed_form_per_shape() {
 fn gpu_stencil_precision_is_chosen_and_reported() {
     let dir = std::env::temp_dir().join(format!("strands-gpu-stencil-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (stdout, rows) = quick_gpu_rows(
-        "gpu-stencil",
-        &["--gpu-form", "walked", "--gpu-stencil", "f64,f32"],
-    );
+    let (stdout, rows) = quick_gpu_rows("gpu-stencil", &["--gpu-stencil", "f64,f32"]);
     assert!(
-        stdout.contains("gpu:walked ") && stdout.contains("gpu:walked:f32 "),
+        stdout.contains("gpu:walked-fused ") && stdout.contains("gpu:walked-fused:f32 "),
         "{stdout}"
     );
     let stencils: Vec<&str> = rows

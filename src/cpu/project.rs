@@ -340,8 +340,9 @@ pub fn project_shake(
 /// rounding. Each solve takes the next iteration's rows in the order the
 /// substitution before it walked (from the end it started at, where the
 /// elimination before it ended), so that on the GPU that walk also builds
-/// them behind its stores (WGSL `ROWS_AHEAD`): one walk an
-/// iteration after the first, not two.
+/// them behind its stores (shaders/project.wgsl `substitute_and_move`,
+/// shaders/twist.wgsl `newton_back`): one walk an iteration after the
+/// first, not two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RowOrder {
     /// From the tip to the root, then substituted from the root.

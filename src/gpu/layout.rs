@@ -1140,24 +1140,6 @@ impl Kernel {
         })
     }
 
-    /// Whether the kernel is built from the module with positions,
-    /// velocities, contacts and grid fields as 64-bit words where the
-    /// context chose them (`Variant::wide_positions`, CPU adapters): every
-    /// kernel but the first half of a substep (`integrate` and the fused
-    /// halves that integrate). That half stores each vertex's position,
-    /// unconstrained position and velocity and reads little else, and
-    /// llvmpipe's 64-bit stores cost more than the 32-bit ones they replace:
-    /// LLVM passes each lane's word through the stack from a 512-bit vector
-    /// (`integrate` 0.64 → 0.86 ms a substep). The whole-substep kernels
-    /// (`substep`, `substep_rod`) integrate too but run the second half's
-    /// stages as well, and are faster with the words (grass, 1000 strands:
-    /// 4.78–4.87 against 4.86–4.95 ms a step); `frames_rod` alone is
-    /// slightly slower (0.335 → 0.37–0.39), unused by the default forms.
-    /// docs/BENCHMARKS.md has the figures; the bytes are the same either way.
-    pub fn wide_positions_pay(self) -> bool {
-        !matches!(self, Kernel::Integrate | Kernel::SubstepStartRod)
-    }
-
     /// The bindings of group 1 the kernel reads or writes (see
     /// `binding_kind`); tests/gpu_layout.rs checks them against what each
     /// entry point uses.
