@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One command for whoever has a real GPU (docs/BENCHMARKS.md, "Measuring on
-# a real GPU"): build release, run the GPU test binaries, record the adapter
+# One command for whoever has a real GPU (docs/PERFORMANCE.md, "Measuring
+# on a GPU"): build release, run the GPU test binaries, record the adapter
 # and driver, and run `strands bench` on the GPU up to 131072 strands of 32
 # vertices (4 M vertices), with a CPU bench at the small sizes beside it.
 # Everything goes under $OUT (default ./gpu-measure-out).
@@ -56,19 +56,11 @@
 #                              not compile the kernels again. Like OUT and
 #                              STRANDS_MEASURE_PACK, a relative path is
 #                              taken from the repository's root
-#   STRANDS_MEASURE_PROFILE_TIMEOUT  seconds each Nsight Compute run of the
-#                              profile step may take (default 90)
 #   STRANDS_MEASURE_STEPS      the steps to run, space separated, from: tests
-#                              kernel-stats kernel-times bench-target
-#                              bench-candidates bench-frame bench-memory
-#                              bench-splat profile
-#                              probe-tridiagonal
-#                              bench-gpu bench-cpu bench-packs bench-forms
-#                              bench-stencil
-#                              (default: all, in that order); a few a
-#                              call split the measurement over several
-#                              calls of a tool with a time limit per
-#                              command
+#                              bench-target bench-gpu bench-cpu bench-splat
+#                              bench-stencil (default: all, in that order); a
+#                              few a call split the measurement over several
+#                              calls of a tool with a time limit per command
 
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -150,7 +142,6 @@ bundle() {
     export CARGO_TARGET_DIR
     CARGO_TARGET_DIR="$(pwd -P)/target"
     cargo build --release --locked || return 1
-    cargo build --release --locked --example kernel_stats || return 1
     local built
     built=$(cargo test --release --locked --no-run --color never "${tests[@]}" 2>&1) || {
         echo "$built" >&2
@@ -159,7 +150,6 @@ bundle() {
     rm -rf .gpu-bundle
     mkdir -p .gpu-bundle/stage/tests
     cp "$CARGO_TARGET_DIR/release/strands" .gpu-bundle/stage/strands || return 1
-    cp "$CARGO_TARGET_DIR/release/examples/kernel_stats" .gpu-bundle/stage/kernel_stats || return 1
     # cargo names each test executable: "Executable tests/NAME.rs (PATH)".
     local n=0
     while read -r name path; do
@@ -170,7 +160,7 @@ bundle() {
         echo "bundle: found $n test executables in cargo's output, expected $((${#tests[@]} / 2))" >&2
         return 1
     fi
-    strip .gpu-bundle/stage/strands .gpu-bundle/stage/kernel_stats .gpu-bundle/stage/tests/* || return 1
+    strip .gpu-bundle/stage/strands .gpu-bundle/stage/tests/* || return 1
     {
         echo "commit $(git rev-parse HEAD) $(git status --short --untracked-files=no | wc -l) changed files"
         echo "sources $(sources_hash)"
@@ -179,7 +169,7 @@ bundle() {
     } >.gpu-bundle/stage/manifest
     tar cJf .gpu-bundle/bundle.tar.xz -C .gpu-bundle/stage . || return 1
     rm -rf .gpu-bundle/stage
-    echo "bundle: .gpu-bundle/bundle.tar.xz $(du -h .gpu-bundle/bundle.tar.xz | cut -f1) ($n test executables, strands and kernel_stats)"
+    echo "bundle: .gpu-bundle/bundle.tar.xz $(du -h .gpu-bundle/bundle.tar.xz | cut -f1) ($n test executables and strands)"
 }
 
 case "${1:-}" in
@@ -284,7 +274,7 @@ step() {
 }
 
 # The steps STRANDS_MEASURE_STEPS may name.
-all_steps="tests kernel-stats kernel-times bench-target bench-candidates bench-frame bench-memory bench-splat profile probe-tridiagonal bench-gpu bench-cpu bench-packs bench-forms bench-stencil"
+all_steps="tests bench-target bench-gpu bench-cpu bench-splat bench-stencil"
 # Whether step $1 is among STRANDS_MEASURE_STEPS (all when unset).
 wanted() {
     # shellcheck disable=SC2206 # split on any whitespace, as the check below
@@ -297,11 +287,6 @@ for s in ${STRANDS_MEASURE_STEPS:-}; do
         exit 2
     fi
 done
-
-if [[ ! ${STRANDS_MEASURE_PROFILE_TIMEOUT:-90} =~ ^[0-9]+$ ]]; then
-    echo "STRANDS_MEASURE_PROFILE_TIMEOUT: '$STRANDS_MEASURE_PROFILE_TIMEOUT' is not a whole number of seconds" >&2
-    exit 2
-fi
 
 quick=${STRANDS_MEASURE_QUICK:-}
 timing_strands=32000
@@ -320,7 +305,7 @@ if compgen -G ".gl/*.deb" >/dev/null; then
     ldconfig
 fi
 if ! grep -q libvulkan < <(ldconfig -p); then
-    say "warning: no libvulkan on this machine; see docs/BENCHMARKS.md for preparing .gl/"
+    say "warning: no libvulkan on this machine; run 'scripts/gpu-measure.sh prepare' where there is internet and carry .gl/"
 fi
 # The NVIDIA driver's ICD where the loader's usual places have none (else
 # the loader finds only lavapipe, or nothing).
@@ -412,14 +397,6 @@ else
     exit 1
 fi
 strands=./target/release/strands
-# examples/kernel_stats (the driver's registers, shared memory and spills a
-# kernel), built or from the bundle.
-if [ "$runner" = cargo ]; then
-    kernel_stats=./target/release/examples/kernel_stats
-else
-    kernel_stats=.gpu-bundle/run/kernel_stats
-fi
-
 # Test binary $1 with the arguments after it, through cargo or the bundle.
 # With STRANDS_MEASURE_TEST_TIMEOUT, stopped after that many seconds (exit
 # 124, a failed step), so that one slow binary leaves time for the rest;
@@ -488,299 +465,31 @@ elif wanted tests; then
     done
 fi
 
-# Each kernel alone, packed against walked, and every dispatch of a substep,
-# at 1 M vertices (32000 hair strands × 32; 1000 when quick): where a
-# substep's time goes.
-export STRANDS_TIMING_STRANDS=$timing_strands
-wanted kernel-times && step kernel-times run_test gpu_pack_timing --ignored --nocapture --test-threads 1
-
-# What the driver compiled each kernel into (examples/kernel_stats.rs,
-# VK_KHR_pipeline_executable_properties): registers, shared memory, spills,
-# as far as the driver says; the substep and per-stage kernels, the
-# per-pack ones on 32- and 256-row packs, for the hair's colliders and
-# its interleaved layout (the tool's defaults: --kinds sphere,capsule,
-# --interleave 32). Whether register pressure caps how
-# many warps the fused kernels run at once (the packed fused kernels on
-# 32-row packs run a strand a warp, 32x the walks' invocations, and were no
-# faster on the H200).
-kernel_stats_step() {
-    if [ "$runner" = cargo ]; then
-        cargo build --release --locked $offline --example kernel_stats || return 1
-    fi
-    "$kernel_stats" --rows 32,256 substep_rod substep_start_rod substep_finish_rod frame_rod \
-        substep substep_start substep_finish frame_pack \
-        frames frames_rod twist twist_rod forces forces_rod project_fast project_fast_rod \
-        contact_packed contact_rod integrate project_velocity grid_splat grid_blend
-}
-wanted kernel-stats && step kernel-stats kernel_stats_step
-
-# Issue 12's target, 1 M vertices (32000 hair strands × 32; 1000 when
-# quick) in the default form: the hair as the bench runs it, and
-# `hair-nogrid`, the target's workload as the issue states it (twist, the
-# projection, head contact), without the hair–hair grid.
-wanted bench-target && step bench-target "$strands" bench --min-time "$min_time" --backend gpu --workload hair,hair-nogrid --strands "$timing_strands" \
+# The target size, 1 M vertices (32000 hair strands of 32 vertices; 1000
+# when quick), in the schedule the simulator chooses: the hair as the
+# bench runs it (the walked fused halves around the grid, the sorted
+# splat) and `hair-nogrid` and grass (the whole frame a dispatch), with the
+# contact and grid shares.
+wanted bench-target && step bench-target "$strands" bench --min-time "$min_time" --backend gpu --workload hair,hair-nogrid,grass --strands "$timing_strands" \
     --out "$OUT/bench-target.json" --plot "$OUT/bench-target.svg"
-
-# The candidates for the GPU defaults together, each measured alone on the
-# H200 before: the whole frame a dispatch (walked-frame), on the target's
-# hair-nogrid and grass; on the hair (with the grid) the sorted splat with
-# runs of 32. 1 M vertices (1000 strands when quick).
-wanted bench-candidates && step bench-candidates "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid,grass --strands "$timing_strands" \
-    --gpu-form walked-fused,walked-frame \
-    --out "$OUT/bench-candidates.json" --plot "$OUT/bench-candidates.svg" &&
-    step bench-candidates-hair "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
-        --gpu-form walked-fused --gpu-splat own,sorted:32 \
-        --out "$OUT/bench-candidates-hair.json" --plot "$OUT/bench-candidates-hair.svg"
-
-# The whole frame in one dispatch where no grid couples the rods
-# (`walked-frame`: each invocation takes its rod through every substep of
-# the frame, so that its state can stay in the caches between substeps)
-# against the default walked-fused, which dispatches each substep: the
-# target's `hair-nogrid` and grass, the bench's 10 substeps a frame, at 1 M
-# vertices (1000 strands when quick). The same bits as walked-fused on
-# lavapipe, and 6-14 % faster there at 4000 strands (twenty-seventh
-# session). (fused-frame,
-# the packed fused substep a frame a dispatch, is timed with the other
-# forms in `bench-forms`.)
-wanted bench-frame && step bench-frame "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid,grass --strands "$timing_strands" \
-    --gpu-form walked-fused,walked-frame \
-    --out "$OUT/bench-frame.json" --plot "$OUT/bench-frame.svg"
-
-# Whether device memory is what holds the target's substep: the default
-# walked-frame and fused-frame on 32-row packs, at 1 M vertices (1000 strands when quick), each in 8 short runs
-# of 40 frames one after another while nvidia-smi samples the memory
-# controller's busy fraction every 200 ms (utilization.memory) and, where
-# DCGM answers, dcgmi its DRAM activity (field 1005, DRAM_ACTIVE: the
-# fraction of cycles the DRAM interface moved data) and SM activity and
-# occupancy (1002, 1003); then both forms at 2000 to 32000 strands, whose
-# time a vertex falls where the state fits the L2 cache if memory is what
-# holds it (thirtieth session: walked-frame's did not; a rod's walk holds
-# it). Short runs, not one long one: past simulated t ~ 0.9 s the hair
-# workload's projection runs its whole iteration budget every substep
-# (docs/BENCHMARKS.md, thirtieth session), which a run of 8 s reached and
-# measured instead; 40 frames of the bench's 10 substeps are t = 0.31 s.
-# Samples in $OUT/memory-FORM-*.csv; the bench rows beside them.
-memory_step() {
-    local form extra smi dcgm p r rc=0
-    for form in walked-frame fused-frame; do
-        extra=()
-        [ "$form" = fused-frame ] && extra=(--gpu-pack-rows 32)
-        smi=
-        dcgm=
-        if command -v nvidia-smi >/dev/null; then
-            nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,clocks.sm,clocks.mem,power.draw \
-                --format=csv -lms 200 >"$OUT/memory-$form-smi.csv" 2>&1 &
-            smi=$!
-        fi
-        if command -v dcgmi >/dev/null; then
-            dcgmi dmon -e 1002,1003,1005 -d 200 >"$OUT/memory-$form-dcgm.csv" 2>&1 &
-            dcgm=$!
-        fi
-        for r in 1 2 3 4 5 6 7 8; do
-            "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$timing_strands" \
-                --gpu-form "$form" "${extra[@]}" --out "$OUT/memory-$form-$r.json" --plot "$OUT/memory-$form-$r.svg" || rc=1
-        done
-        for p in $smi $dcgm; do
-            kill "$p" 2>/dev/null
-            wait "$p" 2>/dev/null
-        done
-        if [ -s "$OUT/memory-$form-smi.csv" ]; then
-            # The median of the memory column over the samples with the GPU
-            # at least 90 % busy (the bench's frames, not its scene build).
-            local busy n
-            busy=$(awk -F', ' 'NR > 1 && $2 + 0 >= 90 { print $3 + 0 }' "$OUT/memory-$form-smi.csv" | sort -n)
-            n=$(printf '%s' "$busy" | grep -c .)
-            if [ "$n" -eq 0 ]; then
-                echo "$form: no sample with the GPU 90 % busy"
-            else
-                echo "$form: memory controller busy $(printf '%s\n' "$busy" | sed -n "$((n / 2 + 1))p") % (median of $n samples with the GPU >= 90 % busy)"
-            fi
-        fi
-        [ -s "$OUT/memory-$form-dcgm.csv" ] && tail -5 "$OUT/memory-$form-dcgm.csv"
-    done
-    local sizes=2000,4000,8000,16000,32000
-    [ -n "$quick" ] && sizes=1000,2000
-    # 40 frames each, as above: at --min-time the fastest rows ran past t
-    # = 0.85 s into the contact regime.
-    "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$sizes" \
-        --gpu-form walked-frame --out "$OUT/memory-sizes-walked-frame.json" --plot "$OUT/memory-sizes-walked-frame.svg" || rc=1
-    "$strands" bench --min-time 0 --warmup 2 --repeats 40 --backend gpu --no-shares --workload hair-nogrid --strands "$sizes" \
-        --gpu-form fused-frame --gpu-pack-rows 32 \
-        --out "$OUT/memory-sizes-fused-frame.json" --plot "$OUT/memory-sizes-fused-frame.svg" || rc=1
-    return "$rc"
-}
-wanted bench-memory && step bench-memory memory_step
-
-# The grid's splat (README, "On the GPU"): the walked fused form's own
-# (the walked window) against the vertices sorted by cell first, each run
-# of 8, 16 (`sorted`) or 32 sorted vertices walked by one invocation
-# (`--gpu-splat sorted:RUN`: 4.3, 2.3 and 1.3 atomic adds a vertex where
-# the walked window makes 11.5, tests/splat_atomics.rs; longer runs are
-# fewer invocations, each a longer chain of reads). The profile times
-# the sorted splat's kernels as dispatches of their own; the walked
-# window is inside `substep_start_rod`, so the rows compare as whole
-# substeps and by that dispatch (the staged walked form, whose profile
-# times `grid_splat` apart, is not re-run). Hair at 1 M vertices (1000
-# strands when quick).
-wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
-    --gpu-form walked-fused --gpu-splat own,sorted:8,sorted,sorted:32 \
-    --out "$OUT/bench-splat.json" --plot "$OUT/bench-splat.svg"
-
-# Nsight Compute (`ncu`, on the lent machines' Firecracker runtime with
-# `--clock-control none`, /work/.library/device/H200.md) on the default
-# form's substep kernels at 1 M vertices (1000 strands when quick): the
-# target's workload without the grid (`substep_rod`), then the hair with it
-# (`substep_start_rod`, `substep_finish_rod`), two substeps each. What no
-# bench row can say: registers a thread and achieved occupancy (the walks
-# run 1,000 warps at 1 M vertices, 12 % of an H200's warp slots), why warps
-# stall (waiting on memory, "long scoreboard", would confirm that a walk is
-# its chain of loads; waiting on arithmetic would not), DRAM and L2
-# throughput against the card's peak, and L1 wavefronts and sectors a
-# request (a warp walking 32 rods laid out one after another touches 32
-# lines a load: if those requests are what a step waits on, the interleaved
-# layout, 4 to 16 lines a load by the element's size, is the remedy). Whether ncu profiles Vulkan
-# compute dispatches, and by what names, is not known here: where it
-# profiles no kernel named substep* in the first workload, a second run
-# takes the 8 dispatches after the bench's copy measurement, of any name,
-# with the launch and occupancy sections only, and the step ends there.
-# Where ncu reports an error (==ERROR==) the step fails and stops; where
-# there is no ncu it says so and passes.
-ncu_path() {
-    local c found
-    found=$(command -v ncu)
-    if [ -z "$found" ]; then
-        # The newest of those installed (the globs expand in sorted order).
-        for c in /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
-            if [ -x "$c" ]; then found=$c; fi
-        done
-    fi
-    echo "$found"
-}
-# Dispatches of the copy-bandwidth measurement, which every `strands bench`
-# makes before its first row (src/gpu/bandwidth.rs: a warm-up pass and 5
-# timed passes of 4 copies each): what the fallback run skips.
-copy_dispatches=24
-# Seconds the next ncu run may take: STRANDS_MEASURE_PROFILE_TIMEOUT, or
-# the time left before the deadline where that is less.
-profile_cap() {
-    local cap=${STRANDS_MEASURE_PROFILE_TIMEOUT:-90} left
-    left=$(time_left)
-    if [ -n "$left" ] && [ "$left" -lt "$cap" ]; then cap=$left; fi
-    echo "$cap"
-}
-# ncu ($ncu) under a cap of $1 seconds, its output to $2 and the log; the
-# rest are ncu's arguments.
-run_ncu() {
-    local cap=$1 out=$2 rc=0
-    shift 2
-    timeout --kill-after=5 "$cap" "$ncu" --clock-control none --target-processes all "$@" >"$out" 2>&1 || rc=$?
-    cat "$out"
-    return "$rc"
-}
-profile_kernels() {
-    local cap w count rc=0
-    ncu=$(ncu_path)
-    if [ -z "$ncu" ]; then
-        echo "no ncu (Nsight Compute) on this machine: nothing profiled"
-        return 0
-    fi
-    "$ncu" --version
-    for w in hair-nogrid hair; do
-        cap=$(profile_cap)
-        if [ "$cap" -le 5 ]; then
-            say "profile: no time left for $w"
-            return 1
-        fi
-        # hair-nogrid: `substep_rod` a substep; hair: `substep_start_rod`
-        # and `substep_finish_rod` a substep (2 substeps).
-        count=2
-        [ "$w" = hair ] && count=4
-        local bench=("$strands" bench --backend gpu --no-shares --workload "$w" --strands "$timing_strands"
-            --warmup 0 --repeats 1 --min-time 0 --substeps 2
-            --out "$OUT/profile-$w.json" --plot "$OUT/profile-$w.svg")
-        echo "== $w: ncu on the first $count substep kernels (at most $cap s)"
-        run_ncu "$cap" "$OUT/profile-$w.txt" --kernel-name regex:substep --launch-count "$count" \
-            --section SpeedOfLight --section Occupancy --section LaunchStats \
-            --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-            --section MemoryWorkloadAnalysis_Tables \
-            "${bench[@]}" || rc=$?
-        if grep -q "==ERROR==" "$OUT/profile-$w.txt"; then
-            say "profile: ncu failed on $w (==ERROR== in $OUT/profile-$w.txt); nothing more profiled"
-            return 1
-        fi
-        if grep -q "No kernels were profiled" "$OUT/profile-$w.txt"; then
-            cap=$(profile_cap)
-            if [ "$cap" -le 5 ]; then
-                say "profile: ncu named no substep kernel of $w, and no time is left for a run over any"
-                return 1
-            fi
-            echo "== $w: no kernel named substep*: the 8 dispatches after the copy measurement's $copy_dispatches, any name, launch and occupancy sections (at most $cap s)"
-            run_ncu "$cap" "$OUT/profile-$w-any.txt" --launch-skip "$copy_dispatches" --launch-count 8 \
-                --section LaunchStats --section Occupancy "${bench[@]}" || rc=$?
-            if grep -q "No kernels were profiled" "$OUT/profile-$w-any.txt"; then
-                say "profile: ncu profiled no dispatch of $w at all"
-            else
-                say "profile: ncu names no kernel substep*; what it names is in $OUT/profile-$w-any.txt"
-            fi
-            # The other workload's kernels are named the same way: once is
-            # enough.
-            return "$rc"
-        fi
-    done
-    return "$rc"
-}
-wanted profile && step profile profile_kernels
-
-# One tridiagonal solve a strand (the core of the projection's and the
-# twist's Newton steps) in the three shapes a form could give it, on the
-# same systems, checked against f64 and timed (tests/gpu_tridiagonal_probe.rs):
-# walked by an invocation a strand (strands one after another, and
-# interleaved by 8), cyclic reduction through workgroup memory with a
-# barrier a level (the packed forms), and by subgroup shuffles, a strand a
-# subgroup (the design not built). 8 and 32 rows, 32000 strands (1000
-# when quick): whether a strand spread over a warp's lanes beats the walk
-# on this GPU before anyone builds a form on it. Then a chain of 20 solves
-# a strand in one dispatch, each reading the one before's solution (a
-# substep's ~40 walks), at 2048, 8000 and 32000 strands (STRANDS_CHAIN_
-# STRANDS): walked, walked with loads two rows ahead, and split over 2 to
-# 32 lanes a strand (the partition method, subgroup shuffles): whether
-# loads ahead, or a rod split among invocations, shorten walked-frame's
-# chain.
-wanted probe-tridiagonal && step probe-tridiagonal run_test gpu_tridiagonal_probe --ignored --nocapture --test-threads 1
-
-# The benchmark: GPU up to 4 M vertices, CPU at the small sizes. The
-# steps other than the target's time each row once (`--no-shares`): timing a
-# row again without its head and without its grid, for the contact and
-# grid columns, triples a hair row's frames and scene builds (~2.5 s each
-# at 1 M vertices on a 2-core VM), and these steps compare whole rows.
-wanted bench-gpu && step bench-gpu "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair,grass --strands "$sizes" \
+# Each row once (--no-shares): the shares, which time each row again
+# without colliders and without the grid, triple a row's frames and scene
+# builds (~2.5 s each at 1 M vertices on a 2-core VM), and these steps
+# compare whole rows. The sizes up to 4 M vertices (the performance
+# page's table and plot), and the CPU reference at the small ones.
+wanted bench-gpu && step bench-gpu "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair,hair-nogrid,grass --strands "$sizes" \
     --out "$OUT/bench.json" --plot "$OUT/bench.svg"
 wanted bench-cpu && step bench-cpu "$strands" bench --min-time "$min_time" --backend cpu --no-shares --workload hair,grass --strands 1000,4000 \
     --out "$OUT/bench-cpu.json" --plot "$OUT/bench-cpu.svg"
-# The packed forms on packs of each shape (`--gpu-pack-rows`, README "On
-# the GPU"): whether smaller packs, which hold less workgroup memory and so
-# fit more workgroups on a multiprocessor (32 rows: a warp a pack), speed
-# the strand-per-workgroup design up; and with the frame a dispatch
-# (`fused-frame`: at 32 rows a strand a warp, its positions in workgroup
-# memory for the whole frame). The target's hair-nogrid (without the grid,
-# which the frame a dispatch needs) at 1 M vertices (1000 strands when
-# quick), against 256 rows in the same run; before the forms, which an
-# H200 has measured, so that a deadline cuts those first.
-wanted bench-packs && step bench-packs "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair-nogrid --strands "$timing_strands" \
-    --gpu-form packed,fused,fused-frame --gpu-pack-rows 32,64,256 \
-    --out "$OUT/bench-packs.json" --plot "$OUT/bench-packs.svg"
-# The seven GPU forms side by side (README, "On the GPU"): which to make the
-# default on this GPU, what resident state gains (fused against
-# fused-buffer), and what a frame a dispatch gains (walked-frame against
-# walked-fused, fused-frame against fused, on grass: with the hair's grid
-# each runs its twin's schedule, a second row of it). At 1 M vertices
-# (32000 hair strands; 1000 when quick).
-wanted bench-forms && step bench-forms "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair,grass --strands "$timing_strands" \
-    --gpu-form walked,walked-fused,walked-frame,packed,fused,fused-buffer,fused-frame \
-    --out "$OUT/bench-forms.json" --plot "$OUT/bench-forms.svg"
+# The two splats onto the hair–hair grid, the same run (`--gpu-splat`;
+# the same grid either way): the walked window against the sorted splat
+# with its default runs and with runs of 32 (the GPU's default).
+wanted bench-splat && step bench-splat "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
+    --gpu-splat own,sorted,sorted:32 \
+    --out "$OUT/bench-splat.json" --plot "$OUT/bench-splat.svg"
 # The bending stencil in f64 (the default where the GPU has f64 in shaders)
-# against f32, same run (README, "Precision"): what resting below 1e-6 m/s
-# costs on this GPU. At 1 M vertices (1000 strands when quick).
+# against f32, same run (docs/GPU.md, "Precision"): what resting below
+# 1e-6 m/s costs on this GPU. At 1 M vertices (1000 strands when quick).
 wanted bench-stencil && step bench-stencil "$strands" bench --min-time "$min_time" --backend gpu --no-shares --workload hair --strands "$timing_strands" \
     --gpu-stencil f64,f32 \
     --out "$OUT/bench-stencil.json" --plot "$OUT/bench-stencil.svg"

@@ -757,8 +757,7 @@ fn curvature_binormal_at(a: Position, b: Position, c: Position) -> vec3<real> {
     let e1 = q1 + r1;
     let turn = cross(q0, q1) + (cross(q0, r1) + cross(r0, q1) + cross(r0, r1));
     // One division, not one a component: in the f64 stencil a GPU's
-    // division is a software sequence (docs/BENCHMARKS.md, thirty-first
-    // session).
+    // division is a software sequence.
     return turn * (2.0 / (length_real(e0) * length_real(e1) + dot(e0, e1)));
 }
 

@@ -5,7 +5,7 @@
 
 fn holonomy_gradient(kb: vec3<real>, len_prev: real, len_next: real) -> VertexTriple {
     // One division a length, not one a component: a GPU's f64 division is
-    // a software sequence (docs/BENCHMARKS.md, thirty-first session).
+    // a software sequence.
     let a = kb * (0.5 / len_prev);
     let c = -kb * (0.5 / len_next);
     return VertexTriple(a, -(a + c), c);

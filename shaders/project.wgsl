@@ -165,7 +165,7 @@ fn unresolved_strain(r: u32, tolerance: f32, ulps: f32) -> f32 {
 // contact) hands the projection after it what its first walk would read
 // back (`newton_projection_from`). A software adapter reads storage lane
 // by lane: the two walks this saves were 3.4 % of the walked finish
-// kernel's instructions on lavapipe (docs/BENCHMARKS.md).
+// kernel's instructions on lavapipe.
 struct StrainWalk {
     x: Position,            // the last vertex finished
     w: f32,                 // its inverse mass (only whether it is 0 matters)

@@ -12,7 +12,7 @@ const TWIST_TOLERANCE_F32: f32 = 1e-6;
 const ENERGY_SLACK_F32: f32 = 1e-6;
 
 // The walk carries the last two positions, so each is read once (a
-// software adapter reads storage lane by lane: docs/BENCHMARKS.md).
+// software adapter reads storage lane by lane).
 fn curvature_binormals(r: u32) {
     let o = rods[r].vertex_offset;
     let n = rods[r].vertex_count;

@@ -1,7 +1,7 @@
 //! `strands bench`: standard workloads (hair on a head, a grass field) at
 //! increasing sizes and any scene file, on both backends; per workload the
 //! cost of an integrator step, throughput, the inextensibility error reached,
-//! iterations used and memory. See README.md, "Benchmark".
+//! iterations used and memory. See docs/PERFORMANCE.md.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -169,8 +169,7 @@ pub struct Spread {
 /// A median this far above the row's fastest frame marks the row unsteady
 /// (`Spread::is_unsteady`). Rows of a quiet machine stay within ~2 %; on a
 /// shared VM a slow spell of a second or more (~40 % slower frames) that
-/// covers part of a row lifts its median 10–50 % (docs/BENCHMARKS.md,
-/// twentieth session).
+/// covers part of a row lifts its median 10–50 %.
 pub const UNSTEADY_MEDIAN: f64 = 1.10;
 
 impl Spread {
@@ -1412,7 +1411,7 @@ mod tests {
     }
 
     /// `hair-nogrid` is the hair workload without hair–hair interaction
-    /// (issue 12's target): the same rods and head motion, no grid; an
+    /// (the GPU's target workload): the same rods and head motion, no grid; an
     /// unknown workload is refused naming the three.
     #[test]
     fn hair_nogrid_is_the_hair_without_its_grid() {

@@ -73,7 +73,7 @@ pub mod demo;
 pub mod gpu;
 pub mod groom;
 pub mod interaction;
-#[doc(hidden)] // the JSON result of `strands run` (README.md, "Result file")
+#[doc(hidden)] // the JSON result of `strands run` (docs/SCENES.md, "Result file")
 pub mod output;
 pub mod params;
 pub mod rods;

@@ -1,4 +1,4 @@
-//! The JSON result of `strands run` (schema in README.md, "Result file").
+//! The JSON result of `strands run` (schema in docs/SCENES.md, "Result file").
 
 use serde::Serialize;
 use std::io::Write;

@@ -40,7 +40,7 @@ fn run_writes_the_documented_result() {
         .unwrap();
     assert!(status.success());
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    // The format's version and units (README.md, "Result file").
+    // The format's version and units (docs/SCENES.md, "Result file").
     assert_eq!(v["schema"], 1);
     for (field, unit) in [
         ("positions", "m"),

@@ -100,7 +100,7 @@ fn strand_drapes_over_a_sphere_without_entering_it_or_gaining_energy() {
         // Energy: contact is inelastic (the velocity update removes outward
         // velocity relative to the surface), friction and drag take energy
         // out. What remains is the position-based step's own discretisation
-        // error, which shrinks with h (see README "Contact"): measured 6.6e-6
+        // error, which shrinks with h (see docs/PHYSICS.md, "Contact and friction"): measured 6.6e-6
         // (CPU) and 1.5e-5 (GPU, f32) of the released energy in the worst
         // step, 3.6e-4 before the inelastic velocity update. Bounded at 1e-4,
         // and the run as a whole must lose what it was released with.

@@ -1,4 +1,4 @@
-//! Linear air drag `−c·L·(v − w)` (README, "Physics"): a free rod falling
+//! Linear air drag `−c·L·(v − w)` (docs/PHYSICS.md): a free rod falling
 //! under gravity reaches the terminal velocity μg/c, and without gravity it is
 //! carried until it moves with the wind.
 

@@ -31,7 +31,7 @@ use strands::scene::Scene;
 /// and a strand clamped at its far end to the head, so that an end clamp
 /// follows the moving anchor too. (No long strand: on lavapipe a
 /// 300-vertex strand's 8 substeps in one invocation pass llvmpipe's loop
-/// limit, README "Limitations".)
+/// limit, docs/GPU.md, "Limits".)
 const SCENE: &str = r#"
 [sim]
 dt = 0.016666666666666666
@@ -251,7 +251,7 @@ start = "clamped"
     Scene::parse(&src, Path::new("cable.toml"), &[]).unwrap()
 }
 
-/// A run on the GPU is right or stops (README "Limitations"): llvmpipe
+/// A run on the GPU is right or stops (docs/GPU.md, "Limits"): llvmpipe
 /// ends every loop of an invocation once its loops together have run
 /// 65,535 iterations, and a frame computed so is refused with
 /// `Cause::LoopLimit`, naming the rod, never returned. Two cases pass the

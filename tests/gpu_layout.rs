@@ -567,7 +567,7 @@ fn wgsl_domain(source: &str, name: &str) -> strands::gpu::Domain {
 /// Every kernel is dispatched over what its entry point indexes: a kernel
 /// that walks rods but is dispatched per vertex runs 32× the workgroups
 /// for hair, all but a few returning at once (the cause of a 1.35×
-/// slowdown on lavapipe, docs/BENCHMARKS.md), and one dispatched per rod
+/// slowdown on lavapipe), and one dispatched per rod
 /// but indexing vertices misses most of them.
 #[test]
 fn kernels_are_dispatched_over_what_they_index() {

@@ -18,7 +18,7 @@ use crate::scene::{Scene, SceneError};
 /// The arguments of `strands run`.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// Scene file (TOML; see README.md, "Scene format").
+    /// Scene file (TOML; see docs/SCENES.md).
     pub scene: PathBuf,
     /// Steps of sim.dt to take (default: sim.steps from the scene).
     #[arg(long)]
@@ -41,7 +41,7 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub backend: Option<BackendKind>,
     /// GPU: the bending stencil's precision (default: f64 where the
-    /// device has f64 in shaders, else f32; README "Precision").
+    /// device has f64 in shaders, else f32; docs/GPU.md, "Precision").
     #[arg(long = "gpu-stencil", value_enum, value_name = "PRECISION")]
     pub gpu_stencil: Option<crate::gpu::Stencil>,
     /// Refuse runs larger than this many vertex-substeps (vertices ×

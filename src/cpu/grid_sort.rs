@@ -8,9 +8,9 @@ use super::grid::{
     quantise_velocity,
 };
 
-/// A splat that sorts the vertices by cell before adding them (the design
-/// docs/BENCHMARKS.md, twenty-fourth session, proposes for the GPU, where
-/// the splat's 64-bit atomics bound the substep): its stages, in the order
+/// A splat that sorts the vertices by cell before adding them (the GPU's
+/// sorted splat, which reaches a cell's nodes once a run of its vertices,
+/// not once a vertex): its stages, in the order
 /// its kernels would run, and what each leaves. `grid_cell_count` gives
 /// each vertex its cell and its rank among the cell's vertices (a 32-bit
 /// counter add per vertex on a GPU, whose return value is the rank, in

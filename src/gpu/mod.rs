@@ -424,8 +424,8 @@ impl GpuContext {
         // The simulator's one indirect dispatch (`grid_velocity_box`) is
         // sized by `grid_extent` within the device's limits
         // (`buffers::check_limits`), so wgpu's check of indirect arguments,
-        // a dispatch of its own before each (0.08 ms a substep on lavapipe,
-        // docs/BENCHMARKS.md), stays off unless WGPU_VALIDATION_INDIRECT_CALL
+        // a dispatch of its own before each (0.08 ms a substep on
+        // lavapipe), stays off unless WGPU_VALIDATION_INDIRECT_CALL
         // asks for it.
         if std::env::var_os("WGPU_VALIDATION_INDIRECT_CALL").is_none() {
             desc.flags

@@ -43,7 +43,7 @@ pub fn rod_origins(rods: &RodSet, state: &State) -> Vec<DVec3> {
 /// or a GPU's warp walk at once read neighbouring elements, not streams n
 /// elements apart. The same elements in another order: the
 /// buffers' sizes are the same, and `pack` and `unpack` move host data
-/// between rod order and the buffers' (docs/BENCHMARKS.md measures it).
+/// between rod order and the buffers'.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct VertexLayout {
     /// Vertices per rod when interleaved; 0: consecutive.

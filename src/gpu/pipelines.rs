@@ -12,7 +12,7 @@ use super::layout::{BindingKind, GpuStep, Kernel, Variant, binding_kind, shader_
 /// compiled out (WGSL `override HAS_SPHERE` etc., shaders/contact.wgsl): a
 /// software adapter runs every branch of a kernel under a lane mask, and
 /// removing the unused shapes cut a substep of the grass workload (a ground
-/// plane) on lavapipe by a third (docs/BENCHMARKS.md).
+/// plane) on lavapipe by a third.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ColliderKinds {
     /// Bit k set when a collider of kind k (`contact::kind`) is among them.
@@ -60,8 +60,7 @@ impl ColliderKinds {
 /// bench that compiled them all took 58 s, 37 s of it CPU time, with a
 /// cold driver cache and other processes compiling beside it; most of it
 /// presumably the driver's compiler (naga's share on lavapipe is under
-/// 1 % by perf), not measured apart: docs/BENCHMARKS.md, twenty-second
-/// session.
+/// 1 % by perf), not measured apart.
 pub struct Pipelines {
     /// Group 0 of every kernel: the step values (dynamic offset), rods, rest
     /// data and anchor poses.
@@ -137,7 +136,7 @@ fn layout_entry(b: u32) -> wgpu::BindGroupLayoutEntry {
 /// The kernels' module, without the counter wgpu would add to every loop
 /// against loops that never end (`force_loop_bounding`): in the walked
 /// kernels, which are loops over a rod's vertices, it cost ~2 % of the step
-/// on lavapipe (docs/BENCHMARKS.md, thirteenth session). Every other check
+/// on lavapipe. Every other check
 /// stays (array indices clamped, buffer accesses bounded, integer division
 /// guarded).
 fn kernels_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> wgpu::ShaderModule {

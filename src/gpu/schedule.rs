@@ -177,7 +177,7 @@ pub fn default_splat(device_type: wgpu::DeviceType, limits: &wgpu::Limits, grid:
 /// The run of the sorted splat GPUs start with where the grid couples the
 /// rods (`GpuSimulator::default_splat`): on an H200 the hair at 1 M
 /// vertices ran 1.342 ms a substep with runs of 32 against 1.350 with 16
-/// and 1.381 with 8 (docs/BENCHMARKS.md, twenty-seventh session).
+/// and 1.381 with 8 (docs/PERFORMANCE.md).
 pub const GPU_SORTED_RUN: u32 = 32;
 
 impl Splat {
@@ -293,7 +293,7 @@ pub fn substep_schedule(
             // `grid_velocity_box` to it (and resets the fastest velocity,
             // `grid_clear`'s work): on a CPU adapter an invocation costs
             // about as much as its node's work, and the bench's hair
-            // reaches a box of 42 % of its grid's nodes (docs/BENCHMARKS.md).
+            // reaches a box of 42 % of its grid's nodes.
             let sorted: &[Kernel] = match splat {
                 Splat::Own => &[],
                 Splat::Sorted { .. } => &Kernel::SORTED_SPLAT,

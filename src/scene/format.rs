@@ -1,5 +1,5 @@
 //! The TOML scene format, as deserialised. Every table rejects unknown keys.
-//! Units are SI; angles in scene files are in degrees. See README.md, "Scene format".
+//! Units are SI; angles in scene files are in degrees. See docs/SCENES.md.
 //!
 //! `[[rods]]` and `[[colliders]]` entries are read by `super::de`: the kind
 //! (or shape) first, then the entry as that kind's struct, so that an error

@@ -2,7 +2,7 @@
 //! sections before any rod is generated, and the work of a run (vertices ×
 //! substeps × steps) before it starts, so that `count = 1e9` is refused
 //! with the figures instead of aborting in an allocation, and
-//! `substeps = 1e9` instead of running for ever (README.md, "Errors").
+//! `substeps = 1e9` instead of running for ever (docs/SCENES.md, "Errors").
 
 use super::Field;
 use super::Scene;

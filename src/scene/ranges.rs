@@ -1,5 +1,5 @@
 //! Range checks at load: every number of a scene must lie in a generous but
-//! finite range (README.md, "Errors"), so that derived quantities (edge
+//! finite range (docs/SCENES.md, "Errors"), so that derived quantities (edge
 //! lengths squared, B = E·π·r⁴/4, masses, their inverses) neither underflow
 //! to 0 nor overflow, and an absurd value is refused naming its field
 //! instead of surfacing later as NaN or a zero limit.
