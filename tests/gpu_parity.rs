@@ -99,21 +99,8 @@ fn frames_kernel_matches_cpu() {
     cpu.state = gpu.read_state();
     gpu.run_kernel(kernel, t, h);
     let g = gpu.read_state();
-    for (r, v, e) in rods_of(&cpu) {
-        let s = &mut cpu.state;
-        frames::frames(
-            &s.pos[v.clone()],
-            &mut s.tangent[e.clone()],
-            &mut s.ref_u[e.clone()],
-        );
-        let mut view = cpu::substep::RodStateMut {
-            pos: &mut s.pos[v.clone()],
-            vel: &mut s.vel[v.clone()],
-            theta: &mut s.theta[e.clone()],
-            tangent: &mut s.tangent[e.clone()],
-            ref_u: &mut s.ref_u[e.clone()],
-        };
-        frames::clamp_twist(&cpu.rods, r, t + h, &mut view);
+    for r in 0..cpu.rods.rod_count() {
+        cpu_frames(&cpu.rods, &mut cpu.state, r, t + h);
     }
     let tol = 2e-5;
     let dt = max_diff(&g.tangent, &cpu.state.tangent);
@@ -762,21 +749,9 @@ fn walked_frames_match_cpu_across_lengths() {
     let mut worst = 0.0f64;
     let mut helix = 0.0f64;
     for r in 0..rods.rod_count() {
-        let (v, e) = (rods.vertices(r), rods.edges(r));
+        let e = rods.edges(r);
         let s = &mut cpu;
-        frames::frames(
-            &s.pos[v.clone()],
-            &mut s.tangent[e.clone()],
-            &mut s.ref_u[e.clone()],
-        );
-        let mut view = cpu::substep::RodStateMut {
-            pos: &mut s.pos[v.clone()],
-            vel: &mut s.vel[v.clone()],
-            theta: &mut s.theta[e.clone()],
-            tangent: &mut s.tangent[e.clone()],
-            ref_u: &mut s.ref_u[e.clone()],
-        };
-        cpu::frames::clamp_twist(&rods, r, t + h, &mut view);
+        cpu_frames(&rods, s, r, t + h);
         for (j, k) in e.clone().enumerate() {
             let dt = (g.tangent[k] - s.tangent[k]).length();
             let tangent_bound = (4.0 + function_ulps(&ctx)) * eps;
@@ -937,4 +912,23 @@ fn walked_twist_matches_cpu_across_lengths() {
     );
     assert!(moved > 0.1, "the angles hardly moved ({moved:.2e} rad)");
     assert!(worst < 1e-5, "{kernel:?}: θ differs by {worst:.2e} rad");
+}
+
+/// The CPU twin of kernel `frames_rod` on rod `r` of `s` at time `t`: the
+/// Bishop frames transported along the rod, then the clamped ends' twist.
+fn cpu_frames(rods: &strands::rods::RodSet, s: &mut strands::rods::State, r: usize, t: f64) {
+    let (v, e) = (rods.vertices(r), rods.edges(r));
+    frames::frames(
+        &s.pos[v.clone()],
+        &mut s.tangent[e.clone()],
+        &mut s.ref_u[e.clone()],
+    );
+    let mut view = cpu::substep::RodStateMut {
+        pos: &mut s.pos[v],
+        vel: &mut s.vel[rods.vertices(r)],
+        theta: &mut s.theta[e.clone()],
+        tangent: &mut s.tangent[e.clone()],
+        ref_u: &mut s.ref_u[e],
+    };
+    frames::clamp_twist(rods, r, t, &mut view);
 }
