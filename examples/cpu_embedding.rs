@@ -3,12 +3,12 @@
 //! text. `cargo run --release --example cpu_embedding`; `cargo test` runs
 //! it too and it checks what it prints.
 
-use strands::anchor::Anchor;
 use strands::build::{EndSpec, RodSpec, try_build};
 use strands::cpu::CpuSimulator;
 use strands::glam::DVec3;
-use strands::params::SimParams;
-use strands::rods::RodMaterial;
+use strands::model::anchor::Anchor;
+use strands::model::params::SimParams;
+use strands::model::rods::RodMaterial;
 use strands::scene::{Scene, generators};
 
 fn main() {

@@ -7,7 +7,7 @@
 
 use strands::cpu::CpuSimulator;
 use strands::glam::{DQuat, DVec3};
-use strands::rods::EndCondition;
+use strands::model::rods::EndCondition;
 use strands::scene::Scene;
 
 const SCENE: &str = r#"

@@ -221,7 +221,7 @@ struct EdgeFrame {
     ref_u: vec4<f32>,       // Bishop vector u, w unused
 }
 
-// A collider (src/contact/mod.rs `Collider`), its points relative to its
+// A collider (src/model/colliders/mod.rs `Collider`), its points relative to its
 // anchor's pivot in the anchor's rest frame.
 struct Collider {
     p0: vec4<f32>,          // sphere centre, capsule end a, plane point, SDF grid origin (m); w unused
@@ -242,7 +242,7 @@ const CAPSULE: u32 = 1u;
 const PLANE: u32 = 2u;
 const SDF: u32 = 3u;
 const MAX_COLLIDERS: u32 = 16u;
-// src/stability.rs: the runtime chatter detector.
+// src/model/stability.rs: the runtime chatter detector.
 const CHATTER_SUBSTEPS: f32 = 16.0;
 const CHATTER_FRACTION: f32 = 1e-3;
 // src/cpu/project.rs: strain a fast projection must get below.
@@ -413,7 +413,7 @@ struct Contact {
     surface_velocity: vec4<f32>, // velocity of the collider surface under the vertex (m/s)
 }
 
-// Hair–hair interaction (shaders/grid.wgsl; src/interaction.rs).
+// Hair–hair interaction (shaders/grid.wgsl; src/model/interaction.rs).
 struct GridVertex {
     group: u32,             // interaction group, or NONE
     mass_q: u32,            // mass in units of the group's mass unit (≤ 4095)

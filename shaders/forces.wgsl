@@ -150,7 +150,7 @@ fn step_forces() -> StepForces {
     return StepForces(params.gravity.xyz, params.wind, params.gust, step_wind_phase());
 }
 
-// Air velocity at x: U + g d̂ sin(2π(f t − d̂·x/λ)) (src/params.rs `Wind::at`).
+// Air velocity at x: U + g d̂ sin(2π(f t − d̂·x/λ)) (src/model/params.rs `Wind::at`).
 fn wind_at(sf: StepForces, x: vec3<f32>) -> vec3<f32> {
     if (sf.wind.w == 0.0) {
         return sf.wind.xyz;

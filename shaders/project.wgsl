@@ -553,7 +553,7 @@ fn chatter_length(v: u32) -> f32 {
     return rest[vertex_slot(v - 1u)].rest_len;
 }
 
-// src/stability.rs `reverses`.
+// src/model/stability.rs `reverses`.
 fn reverses(v: vec3<f32>, u: vec3<f32>, h: f32, threshold: f32) -> bool {
     let t2 = (threshold / h) * (threshold / h);
     return dot(v, u) < 0.0 && dot(v, v) > t2 && dot(u, u) > t2;

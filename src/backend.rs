@@ -3,8 +3,8 @@
 
 use crate::cpu::{CpuSimulator, Diagnostics, Unstable, diagnostics_of};
 use crate::gpu::{GpuContext, GpuError, GpuSimulator};
-use crate::params::SimParams;
-use crate::rods::{RodSet, State};
+use crate::model::params::SimParams;
+use crate::model::rods::{RodSet, State};
 
 /// Which simulator to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

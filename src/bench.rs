@@ -15,8 +15,8 @@ use crate::cpu::{CpuSimulator, check_state, diagnostics_of};
 use crate::gpu::bandwidth::CopyBandwidth;
 use crate::gpu::traffic::{Counts, Granularity, TrafficModel};
 use crate::gpu::{GpuContext, GpuError, GpuSimulator};
-use crate::params::{Projection, SimParams};
-use crate::rods::RodSet;
+use crate::model::params::{Projection, SimParams};
+use crate::model::rods::RodSet;
 use crate::scene::Scene;
 
 /// A scene prepared for timing.
@@ -446,7 +446,7 @@ pub struct Settings {
 /// The scene's parameters with the substep shortened to the stability margin
 /// where the rods need it, and `substeps` substeps per frame.
 pub fn bench_params(rods: &RodSet, params: &SimParams, substeps: u32) -> SimParams {
-    let stable = crate::stability::step_limit(rods).map_or(f64::INFINITY, |l| l.h_max);
+    let stable = crate::model::stability::step_limit(rods).map_or(f64::INFINITY, |l| l.h_max);
     let h = params.h().min(STABILITY_MARGIN * stable);
     SimParams {
         dt: h * substeps as f64,
@@ -543,7 +543,7 @@ fn measure_with(
         .material
         .first()
         .copied()
-        .unwrap_or(crate::rods::RodMaterial {
+        .unwrap_or(crate::model::rods::RodMaterial {
             bending: [0.0; 3],
             twist: 0.0,
             mass_per_length: 0.0,

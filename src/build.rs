@@ -2,10 +2,15 @@
 
 use glam::{DVec2, DVec3};
 
-use crate::anchor::Anchor;
 use crate::cpu::frames::{any_perpendicular, parallel_transport};
+use crate::cpu::grid::{GridNodes, grid_splat};
 use crate::cpu::twist::{curvature_binormals, vertex_curvatures};
-use crate::rods::{Clamp, EndCondition, RodMaterial, RodSet, State};
+use crate::model::anchor::Anchor;
+use crate::model::interaction::{
+    GridVertex, GroupGrid, Interaction, InteractionSpec, MAX_GRID_NODES, ONE, Spacing,
+    quantise_masses,
+};
+use crate::model::rods::{Clamp, EndCondition, RodMaterial, RodSet, State};
 
 /// How one end of a rod is held, before the clamp is resolved against its anchor.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -213,7 +218,7 @@ pub enum BuildError {
         /// Its name.
         name: String,
         /// What is wrong.
-        error: crate::rods::MaterialError,
+        error: crate::model::rods::MaterialError,
     },
     /// An end clamped to an anchor index the anchor list does not have.
     #[error(
@@ -359,4 +364,214 @@ pub fn straightened(points: &[DVec3]) -> Vec<DVec3> {
         out.push(*out.last().unwrap() + t * (w[1] - w[0]).length());
     }
     out
+}
+
+/// The hair–hair interaction of built rods (`RodSet::interaction`) from
+/// a scene's `[interaction]` settings.
+///
+/// Place each group's grid over its rods' initial state. `rod_group[r]`
+/// is rod `r`'s group name. Errors are `(field, message)` for the scene
+/// loader.
+///
+/// A group whose scene gives no rest density gets the densest node of
+/// its initial grid, splatted by the CPU reference
+/// (`cpu::grid::grid_splat`), for both backends.
+pub fn build_interaction(
+    rods: &RodSet,
+    state: &State,
+    spec: &InteractionSpec,
+    rod_group: &[String],
+) -> Result<Interaction, (String, String)> {
+    let mut out = Interaction::default();
+    if spec.groups.is_empty() {
+        return Ok(out);
+    }
+    out.vertex = vec![GridVertex::default(); rods.vertex_count()];
+    for (gi, name) in spec.groups.iter().enumerate() {
+        let field = format!("interaction.groups[{gi}]");
+        if spec.groups[..gi].contains(name) {
+            return Err((field, format!("group `{name}` is listed twice")));
+        }
+        let members: Vec<usize> = (0..rods.rod_count())
+            .filter(|&r| rod_group[r] == *name)
+            .collect();
+        if members.is_empty() {
+            let mut known: Vec<&str> = rod_group.iter().map(String::as_str).collect();
+            known.sort();
+            known.dedup();
+            return Err((
+                field,
+                format!(
+                    "unknown group `{name}`: no rod has it (the rods' groups: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        let group = place_group(rods, state, spec, name, &members)?;
+        // Per-vertex data: quantised masses over the whole group, the
+        // friction factor by arc-length fraction along each rod.
+        let verts: Vec<usize> = members.iter().flat_map(|&r| rods.vertices(r)).collect();
+        let masses: Vec<f64> = verts.iter().map(|&v| rods.mass[v]).collect();
+        let (_, mass_q) = quantise_masses(&masses);
+        for (&v, &m) in verts.iter().zip(&mass_q) {
+            out.vertex[v].group = gi as u32;
+            out.vertex[v].mass_q = m;
+        }
+        for &r in &members {
+            let e = rods.edges(r);
+            let total: f64 = rods.rest_len[e.clone()].iter().sum();
+            let mut s = 0.0;
+            for (i, v) in rods.vertices(r).enumerate() {
+                if i > 0 {
+                    s += rods.rest_len[e.start + i - 1];
+                }
+                let f = s / total;
+                out.vertex[v].friction =
+                    spec.friction_root + (spec.friction_tip - spec.friction_root) * f;
+            }
+        }
+        out.groups.push(group);
+    }
+    // Rest densities left to the initial state: the densest node.
+    for (gi, g) in out.groups.iter_mut().enumerate() {
+        if !g.rest_density_from_state {
+            continue;
+        }
+        let geometry = g.geometry_at(&rods.anchors, state.time);
+        let (pos, vel, mass_q) = group_vertices(&out.vertex, gi, state);
+        let mut nodes = GridNodes::default();
+        nodes.clear(&geometry);
+        grid_splat(&geometry, &mut nodes, &pos, &vel, &mass_q).map_err(|e| {
+            (
+                format!("interaction.groups[{gi}]"),
+                format!("initial grid: {e}"),
+            )
+        })?;
+        let densest = nodes.mass.iter().copied().max().unwrap_or(0);
+        g.rest_density = densest as f64 * g.mass_unit / (ONE as f64 * g.cell.powi(3));
+    }
+    Ok(out)
+}
+
+/// The grid of one group over where its members can reach.
+fn place_group(
+    rods: &RodSet,
+    state: &State,
+    spec: &InteractionSpec,
+    name: &str,
+    members: &[usize],
+) -> Result<GroupGrid, (String, String)> {
+    // Where each rod can reach (see `InteractionSpec::padding`).
+    let mut lo = DVec3::splat(f64::INFINITY);
+    let mut hi = DVec3::splat(f64::NEG_INFINITY);
+    let mut anchor_uses = vec![0usize; rods.anchors.len()];
+    for &r in members {
+        let length: f64 = rods.rest_len[rods.edges(r)].iter().sum();
+        let verts = rods.vertices(r);
+        let clamped: Vec<DVec3> = verts
+            .clone()
+            .filter(|&v| rods.inv_mass[v] == 0.0)
+            .map(|v| state.pos[v])
+            .collect();
+        let mut anchor = None;
+        for end in [rods.start[r], rods.end[r]] {
+            if let EndCondition::Clamped(c) = end {
+                anchor_uses[c.anchor] += 1;
+                anchor = Some(c.anchor);
+            }
+        }
+        let (a, b) = match anchor {
+            None => {
+                let (a, b) = bounds(verts.map(|v| state.pos[v]));
+                (a - DVec3::splat(length), b + DVec3::splat(length))
+            }
+            Some(k) if rods.anchors[k].rotates() => {
+                let pivot = rods.anchors[k].pose(state.time).offset();
+                let reach = clamped
+                    .iter()
+                    .map(|c| (*c - pivot).length())
+                    .fold(0.0, f64::max)
+                    + length;
+                (pivot - DVec3::splat(reach), pivot + DVec3::splat(reach))
+            }
+            Some(_) => {
+                let (a, b) = bounds(clamped.into_iter());
+                (a - DVec3::splat(length), b + DVec3::splat(length))
+            }
+        };
+        lo = lo.min(a);
+        hi = hi.max(b);
+    }
+    let padding = spec.padding.unwrap_or(0.0);
+    lo -= DVec3::splat(padding);
+    hi += DVec3::splat(padding);
+    let extent = hi - lo;
+    let cell = match spec.spacing {
+        Spacing::Resolution(n) => extent.max_element() / n as f64,
+        Spacing::Cell(c) => c,
+    };
+    // A cell exact in f32, so both backends scale by the same number.
+    let cell = cell as f32 as f64;
+    let dims = extent
+        .to_array()
+        .map(|e| (e / cell).ceil().max(1.0) as u64 + 1);
+    let nodes: u64 = dims.iter().product();
+    if nodes > MAX_GRID_NODES as u64 {
+        return Err((
+            "interaction".into(),
+            format!(
+                "group `{name}`: a grid of {}×{}×{} nodes ({nodes}) for cell {cell:.3e} m over {:.3}×{:.3}×{:.3} m is above the limit of {MAX_GRID_NODES} nodes; use a larger cell or a lower resolution",
+                dims[0], dims[1], dims[2], extent.x, extent.y, extent.z
+            ),
+        ));
+    }
+    let anchor = (0..anchor_uses.len())
+        .max_by_key(|&a| (anchor_uses[a], std::cmp::Reverse(a)))
+        .filter(|&a| anchor_uses[a] > 0)
+        .unwrap_or(0);
+    let masses: Vec<f64> = members
+        .iter()
+        .flat_map(|&r| rods.vertices(r))
+        .map(|v| rods.mass[v])
+        .collect();
+    let (mass_unit, _) = quantise_masses(&masses);
+    Ok(GroupGrid {
+        name: name.to_string(),
+        rods: members.to_vec(),
+        anchor,
+        origin: lo - rods.anchors[anchor].pose(state.time).translation,
+        cell,
+        dims: dims.map(|d| d as u32),
+        mass_unit,
+        rest_density: spec.rest_density.unwrap_or(0.0),
+        rest_density_from_state: spec.rest_density.is_none(),
+        volume_stiffness: spec.volume_stiffness,
+    })
+}
+
+/// Lowest and highest corner of points.
+fn bounds(points: impl Iterator<Item = DVec3>) -> (DVec3, DVec3) {
+    points.fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(a, b), p| (a.min(p), b.max(p)),
+    )
+}
+
+/// The f32 positions, zero velocities and quantised masses of group `gi`'s
+/// vertices in `state`.
+fn group_vertices(
+    vertex: &[GridVertex],
+    gi: usize,
+    state: &State,
+) -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u32>) {
+    let mut pos = Vec::new();
+    let mut mass_q = Vec::new();
+    for (v, g) in vertex.iter().enumerate() {
+        if g.group == gi as u32 {
+            pos.push(state.pos[v].as_vec3().to_array());
+            mass_q.push(g.mass_q);
+        }
+    }
+    let vel = vec![[0.0; 3]; pos.len()];
+    (pos, vel, mass_q)
 }

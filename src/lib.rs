@@ -8,6 +8,12 @@
 //! `cli`, `bench` and `demo` (on by default) add the `strands` command line,
 //! its benchmark and its live demo.
 //!
+//! The crate's rooms: [`model`], what is simulated (rods, anchors,
+//! colliders, hair–hair interaction, parameters, the step limit); the
+//! backends [`cpu`] and [`gpu`], which simulate it; [`scene`] and
+//! [`build`], which make it; [`groom`], which reads and writes strands;
+//! and the application: `app`, `backend`, `bench`, `demo`, `output`.
+//!
 //! An engine embeds it like this: build or load a scene, step on its own
 //! clock, move the anchors the strands are clamped to, read positions.
 //!
@@ -56,7 +62,6 @@ pub use glam;
 /// The GPU API the simulator runs on (`GpuContext::from_device` takes its device).
 pub use wgpu;
 
-pub mod anchor;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's commands: the application's, not the library's
 pub mod app;
@@ -65,17 +70,13 @@ pub mod backend;
 #[doc(hidden)] // `strands bench`: the application's, not the library's
 pub mod bench;
 pub mod build;
-pub mod contact;
 pub mod cpu;
 #[cfg(feature = "demo")]
 #[doc(hidden)] // `strands demo`: the application's, not the library's
 pub mod demo;
 pub mod gpu;
 pub mod groom;
-pub mod interaction;
+pub mod model;
 #[doc(hidden)] // the JSON result of `strands run` (docs/SCENES.md, "Result file")
 pub mod output;
-pub mod params;
-pub mod rods;
 pub mod scene;
-pub mod stability;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::backend::Simulator;
 use crate::cpu::{Diagnostics, clamp_torques_of};
-use crate::rods::{RodSet, State};
+use crate::model::rods::{RodSet, State};
 
 /// Version of the result format: raised when a field changes meaning or
 /// is removed (adding a field does not raise it).

@@ -6,9 +6,9 @@ mod common;
 
 use common::*;
 use glam::DVec3;
-use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec};
-use strands::rods::EndCondition;
+use strands::model::anchor::{Anchor, Keyframe};
+use strands::model::rods::EndCondition;
 
 #[test]
 fn roots_follow_a_moving_turning_head() {

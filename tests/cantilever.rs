@@ -15,7 +15,7 @@ mod common;
 use common::*;
 use glam::DVec3;
 use strands::build::{EndSpec, RodSpec};
-use strands::params::{Projection, SimParams};
+use strands::model::params::{Projection, SimParams};
 
 const L: f64 = 0.2; // free length (m)
 const MU: f64 = 3.14e-3; // mass per length (kg/m)

@@ -17,11 +17,11 @@ mod common;
 use common::{rng, unit};
 use glam::DVec3;
 use rand::RngExt;
-use strands::contact::Shape;
 use strands::cpu::contact::{
     bounding_sphere, collider_distance, colliders_after, edge_distance, path_distance,
     segment_may_reach,
 };
+use strands::model::colliders::Shape;
 
 fn shapes(r: &mut rand_pcg::Pcg64) -> Shape {
     let centre = unit(r) * r.random_range(0.0..1.0);

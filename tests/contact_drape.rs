@@ -10,14 +10,18 @@ mod common;
 
 use glam::DVec3;
 use strands::backend::Simulator;
-use strands::contact::{Collider, Shape};
 use strands::gpu::GpuContext;
-use strands::params::SimParams;
+use strands::model::colliders::{Collider, Shape};
+use strands::model::params::SimParams;
 
 const R: f64 = 0.05;
 const RADIUS: f64 = 1e-3;
 
-fn setup() -> (strands::rods::RodSet, strands::rods::State, SimParams) {
+fn setup() -> (
+    strands::model::rods::RodSet,
+    strands::model::rods::State,
+    SimParams,
+) {
     let mut material = common::iso_material(2e-6, 2e-6, 0.01);
     material.radius = RADIUS;
     // Light air drag, so the hanging ends stop swinging.

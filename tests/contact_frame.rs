@@ -11,13 +11,13 @@
 
 use glam::{DQuat, DVec3};
 use std::sync::Arc;
-use strands::anchor::Pose;
+use strands::model::anchor::Pose;
 
-use strands::contact::mesh::{Mesh, bake_sdf};
-use strands::contact::{Collider, Shape};
 use strands::cpu::contact::{
     ColliderPoses, collider_distance, distance_now, edge_distance, path_distance, path_distance_now,
 };
+use strands::model::colliders::mesh::{Mesh, bake_sdf};
+use strands::model::colliders::{Collider, Shape};
 
 fn to_local(p: &Pose, x: DVec3) -> DVec3 {
     p.rotation.inverse() * (x - (p.pivot + p.translation))

@@ -9,14 +9,21 @@ mod common;
 
 use glam::DVec3;
 use strands::backend::Simulator;
-use strands::contact::{Collider, Shape};
 use strands::gpu::GpuContext;
-use strands::params::SimParams;
+use strands::model::colliders::{Collider, Shape};
+use strands::model::params::SimParams;
 
 const G: f64 = 9.81;
 
 /// A rod on the incline of angle `a` (rad), downhill along +x.
-fn incline(a: f64, mu: f64) -> (strands::rods::RodSet, strands::rods::State, SimParams) {
+fn incline(
+    a: f64,
+    mu: f64,
+) -> (
+    strands::model::rods::RodSet,
+    strands::model::rods::State,
+    SimParams,
+) {
     let downhill = DVec3::new(a.cos(), -a.sin(), 0.0);
     let normal = DVec3::new(a.sin(), a.cos(), 0.0);
     let mut material = common::iso_material(1e-4, 1e-4, 0.01);

@@ -8,8 +8,8 @@
 
 use glam::DVec3;
 use rand::{RngExt, SeedableRng};
-use strands::contact::mesh::{Mesh, bake_sdf};
 use strands::cpu::contact::sdf_sample;
+use strands::model::colliders::mesh::{Mesh, bake_sdf};
 
 #[test]
 fn mesh_sdf_matches_the_sphere_it_approximates() {

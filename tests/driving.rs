@@ -1,14 +1,14 @@
 //! Driving from an engine: anchors moved sample by sample on the caller's
 //! clock (`Anchor::set_pose`, `CpuSimulator::set_anchor_pose`), teleports
-//! that take the groom along rigidly (`anchor::teleport`), and the checks
+//! that take the groom along rigidly (`rods::teleport`), and the checks
 //! that make bad input an error rather than a panic.
 
 use glam::{DQuat, DVec3};
-use strands::anchor::{Anchor, AnchorError, Keyframe, nearest_rotation_vector};
 use strands::build::{BuildError, EndSpec, RodSpec, try_build};
 use strands::cpu::CpuSimulator;
-use strands::params::SimParams;
-use strands::rods::{EndCondition, RodMaterial};
+use strands::model::anchor::{Anchor, AnchorError, Keyframe, nearest_rotation_vector};
+use strands::model::params::SimParams;
+use strands::model::rods::{EndCondition, RodMaterial};
 
 fn head(keyframes: Vec<Keyframe>) -> Anchor {
     Anchor {

@@ -23,8 +23,8 @@ use glam::DVec3;
 use strands::build::{EndSpec, RodSpec};
 use strands::cpu::substep::substep;
 use strands::cpu::{CpuSimulator, Diagnostics, stable_step_estimate};
-use strands::params::{Projection, SimParams};
-use strands::rods::RodMaterial;
+use strands::model::params::{Projection, SimParams};
+use strands::model::rods::RodMaterial;
 
 fn energy_band(substeps: u32) -> (f64, f64, f64) {
     let mut rng = rng(3);

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use glam::DVec3;
 use strands::build::{EndSpec, RodSpec};
-use strands::params::Wind;
+use strands::model::params::Wind;
 
 fn falling_rod(c: f64) -> RodSpec {
     let points: Vec<DVec3> = (0..6)

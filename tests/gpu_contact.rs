@@ -12,15 +12,15 @@ use std::sync::Arc;
 
 use common::*;
 use glam::DVec3;
-use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
-use strands::contact::mesh::{Mesh, bake_sdf};
-use strands::contact::{Collider, Shape};
 use strands::cpu::contact::{self, ColliderPoses, Contact};
 use strands::cpu::{self, CpuSimulator, project};
 use strands::gpu::{Form, GpuContext, GpuSimulator, Kernel};
-use strands::params::{Projection, SimParams};
-use strands::rods::RodSet;
+use strands::model::anchor::{Anchor, Keyframe};
+use strands::model::colliders::mesh::{Mesh, bake_sdf};
+use strands::model::colliders::{Collider, Shape};
+use strands::model::params::{Projection, SimParams};
+use strands::model::rods::RodSet;
 
 fn collider(name: &str, shape: Shape, anchor: usize) -> Collider {
     Collider {
@@ -104,7 +104,7 @@ fn scene() -> (Vec<RodSpec>, Vec<Anchor>, Vec<Collider>) {
     (specs, vec![Anchor::world(), body], colliders)
 }
 
-fn rods_and_state() -> (RodSet, strands::rods::State) {
+fn rods_and_state() -> (RodSet, strands::model::rods::State) {
     let (specs, anchors, colliders) = scene();
     let (mut rods, state) = build(&specs, anchors);
     rods.colliders = colliders;
@@ -254,7 +254,7 @@ fn contact_rod_kernel_matches_cpu() {
 
 /// The scene's strands, then a long one (300 vertices, edges of 1.7 mm)
 /// lying through the capsule and the sphere, then the strands again.
-fn scene_with_long_rod() -> (RodSet, strands::rods::State) {
+fn scene_with_long_rod() -> (RodSet, strands::model::rods::State) {
     let (mut specs, anchors, colliders) = scene();
     let n = specs.len();
     let points: Vec<DVec3> = (0..300)

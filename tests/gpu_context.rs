@@ -8,7 +8,7 @@ use common::*;
 use strands::build::{EndSpec, build};
 use strands::gpu::layout::FUSED_STORAGE_BUFFERS;
 use strands::gpu::{Form, GpuContext, GpuError, GpuSimulator, choose_adapter};
-use strands::params::SimParams;
+use strands::model::params::SimParams;
 
 fn caller_device(limits: wgpu::Limits) -> GpuContext {
     caller_device_with(limits, wgpu::Features::empty())
@@ -66,7 +66,7 @@ fn runs_on_a_callers_default_device() {
     let form = GpuSimulator::default_form(&theirs_ctx);
     assert_eq!(form, Form::Walked);
     let run = |ctx: &GpuContext| {
-        let (r, s) = build(&specs, vec![strands::anchor::Anchor::world()]);
+        let (r, s) = build(&specs, vec![strands::model::anchor::Anchor::world()]);
         let mut sim = GpuSimulator::new(ctx, r, s, params).expect("simulator on this device");
         sim.set_form(form).unwrap();
         for _ in 0..10 {
@@ -90,7 +90,7 @@ fn runs_on_a_callers_default_device() {
 fn fused_form_needs_the_limits_it_names() {
     let specs = rods(4, 8);
     let make = |ctx: &GpuContext| {
-        let (r, s) = build(&specs, vec![strands::anchor::Anchor::world()]);
+        let (r, s) = build(&specs, vec![strands::model::anchor::Anchor::world()]);
         GpuSimulator::new(ctx, r, s, SimParams::default()).unwrap()
     };
     let small_ctx = caller_device(wgpu::Limits::default());
@@ -127,7 +127,10 @@ fn too_large_for_a_binding_is_refused_by_name() {
         max_storage_buffer_binding_size: 1 << 16,
         ..wgpu::Limits::default()
     });
-    let (r, s) = build(&rods(100, 20), vec![strands::anchor::Anchor::world()]);
+    let (r, s) = build(
+        &rods(100, 20),
+        vec![strands::model::anchor::Anchor::world()],
+    );
     let err = match GpuSimulator::new(&ctx, r, s, SimParams::default()) {
         Ok(_) => panic!("a 128 KB buffer was accepted under a 64 KiB binding limit"),
         Err(e) => e,
@@ -158,7 +161,7 @@ fn dispatches_beyond_one_dimension_cover_every_rod() {
     let specs = rods(300, 3);
     let form = GpuSimulator::default_form(&small);
     let run = |ctx: &GpuContext| {
-        let (r, s) = build(&specs, vec![strands::anchor::Anchor::world()]);
+        let (r, s) = build(&specs, vec![strands::model::anchor::Anchor::world()]);
         let mut sim = GpuSimulator::new(ctx, r, s, SimParams::default()).expect("simulator");
         sim.set_form(form)
             .expect("every device runs the small one's form");
@@ -172,7 +175,7 @@ fn dispatches_beyond_one_dimension_cover_every_rod() {
     assert_eq!(split.pos, whole.pos);
     assert_eq!(split.theta, whole.theta);
     // Every rod moved (a rod no invocation reached would stay put).
-    let (r, s0) = build(&specs, vec![strands::anchor::Anchor::world()]);
+    let (r, s0) = build(&specs, vec![strands::model::anchor::Anchor::world()]);
     for k in 0..r.rod_count() {
         let v = r.vertices(k);
         assert!(
@@ -180,7 +183,7 @@ fn dispatches_beyond_one_dimension_cover_every_rod() {
             "rod {k} did not move"
         );
     }
-    let (r, s) = build(&rods(400, 3), vec![strands::anchor::Anchor::world()]);
+    let (r, s) = build(&rods(400, 3), vec![strands::model::anchor::Anchor::world()]);
     match GpuSimulator::new(&small, r, s, SimParams::default()) {
         Err(e) => assert!(
             e.to_string()
@@ -238,7 +241,7 @@ fn kernels_are_compiled_as_a_form_first_runs_them() {
     use strands::gpu::packing::VertexLayout;
     use strands::gpu::pipelines::ColliderKinds;
     let ctx = as_asked(GpuContext::headless().expect("a GPU adapter"));
-    let (r, s) = build(&rods(4, 8), vec![strands::anchor::Anchor::world()]);
+    let (r, s) = build(&rods(4, 8), vec![strands::model::anchor::Anchor::world()]);
     let pipelines = ctx.pipelines_for(ColliderKinds::of(&r.colliders), VertexLayout::of(&r));
     let mut sim = GpuSimulator::new(&ctx, r, s, SimParams::default()).expect("simulator");
     sim.set_form(Form::WalkedFused)

@@ -6,11 +6,11 @@ mod common;
 
 use common::*;
 use glam::DVec3;
-use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
 use strands::gpu::{GpuContext, GpuSimulator, TWIST_TOLERANCE_F32};
-use strands::params::{SimParams, Wind};
-use strands::rods::RodMaterial;
+use strands::model::anchor::{Anchor, Keyframe};
+use strands::model::params::{SimParams, Wind};
+use strands::model::rods::RodMaterial;
 
 /// Six random rods 120 m from the world origin (so the f32 world point
 /// rounds at ε·120 m ≈ 1.4e-5 m), clamped to a head that moves and turns.
@@ -255,7 +255,7 @@ fn head_at(k: u32) -> (DVec3, DVec3) {
 
 /// An anchor driven frame by frame from the caller's clock runs exactly as
 /// the same motion scripted by keyframes (the anchor interpolates over the
-/// substeps by the keyframe rule: src/anchor.rs), on the GPU as on the CPU
+/// substeps by the keyframe rule: src/model/anchor.rs), on the GPU as on the CPU
 /// (tests/driving.rs): bit for bit.
 #[test]
 fn a_driven_anchor_runs_as_its_keyframes() {
@@ -363,7 +363,8 @@ fn teleport_moves_the_hair_without_a_bounce() {
         apart < bound,
         "teleported hair {apart:e} m from the kept run (bound {bound:e})"
     );
-    let speed = |s: &strands::rods::State| s.vel.iter().map(|v| v.length()).fold(0.0, f64::max);
+    let speed =
+        |s: &strands::model::rods::State| s.vel.iter().map(|v| v.length()).fold(0.0, f64::max);
     assert!((speed(&b) - speed(&a)).abs() < 1e-3 * speed(&a).max(1.0));
     // The world frame cannot be teleported.
     assert!(moved.teleport_anchor(0, jump, turn).is_err());

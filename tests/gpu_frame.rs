@@ -108,7 +108,7 @@ end_anchor = "head"
 /// Positions (m) and twist angles (rad) after `frames` frames of the scene
 /// with `set`, in `form`, from the scene's start; and how far the roots
 /// and the whole moved.
-fn run(form: Form, set: &[&str], frames: usize) -> (strands::rods::State, f64) {
+fn run(form: Form, set: &[&str], frames: usize) -> (strands::model::rods::State, f64) {
     let ctx = gpu();
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, Path::new("frame.toml"), &set).unwrap();
@@ -281,7 +281,7 @@ fn a_step_whose_loops_the_driver_cut_short_is_refused() {
             g.set_form(form).unwrap();
             g.step_checked().map(|(s, _)| s)
         };
-        let within = |s: &strands::rods::State| max_diff(&s.pos, &cpu.state.pos) < 1e-6;
+        let within = |s: &strands::model::rods::State| max_diff(&s.pos, &cpu.state.pos) < 1e-6;
         let apart = run(Form::Walked).expect("each stage a dispatch stays within the limit");
         assert!(within(&apart), "{segments} segments, walked");
         match run(cut) {

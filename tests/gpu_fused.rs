@@ -98,7 +98,7 @@ fn staged_against_fused(set: &[&str], frames: usize, ulps: f64) -> (f64, f64, f6
     // a zero pivot on the soft long strand at this step:
     // tests/stability.rs), then the scene's own settings on the GPU.
     let mut warm_up = scene.params;
-    warm_up.projection = strands::params::Projection::Fast {
+    warm_up.projection = strands::model::params::Projection::Fast {
         tolerance: 1e-10,
         max_iterations: 50,
     };
@@ -115,7 +115,7 @@ fn staged_against_fused(set: &[&str], frames: usize, ulps: f64) -> (f64, f64, f6
         *v += unit(&mut r) * 0.2;
     }
     let ctx = gpu();
-    let run = |form: Form, state: &strands::rods::State| {
+    let run = |form: Form, state: &strands::model::rods::State| {
         let mut g = GpuSimulator::new(&ctx, rods.clone(), state.clone(), scene.params).unwrap();
         g.set_form(form)
             .expect("the test adapter runs the walked forms");
@@ -231,10 +231,10 @@ fn one_dispatch_substep_matches_the_stages_for_each_projection() {
 fn walked_forms(
     text: &str,
     set: &[&str],
-    edit: impl Fn(&mut strands::rods::State),
+    edit: impl Fn(&mut strands::model::rods::State),
 ) -> (
-    strands::rods::State,
-    [(strands::rods::State, strands::cpu::Diagnostics); 2],
+    strands::model::rods::State,
+    [(strands::model::rods::State, strands::cpu::Diagnostics); 2],
 ) {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(text, Path::new("walked.toml"), &set).unwrap();
@@ -303,7 +303,7 @@ resolution = 8
 ///   that said "unresolved" would take a Newton iteration.
 #[test]
 fn walked_substep_hands_the_projection_the_strain_it_leaves() {
-    let stretch = |s: &mut strands::rods::State| {
+    let stretch = |s: &mut strands::model::rods::State| {
         for x in s.pos.iter_mut() {
             x.x *= 1.01;
         }
@@ -365,7 +365,7 @@ fn start_walk_hands_the_projection_the_strain_at_a_clamp() {
         let clamp = format!("rods.0.{end}=\"clamped\"");
         let set = ["colliders=[]", "interaction.groups=[]", clamp.as_str()];
         let (start, [(staged, staged_d), (fused, fused_d)]) =
-            walked_forms(BESIDE, &set, |s: &mut strands::rods::State| {
+            walked_forms(BESIDE, &set, |s: &mut strands::model::rods::State| {
                 let n = s.pos.len();
                 let free = if sign > 0.0 { 2..n } else { 0..n - 2 };
                 for x in &mut s.pos[free] {

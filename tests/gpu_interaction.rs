@@ -23,7 +23,8 @@ use strands::cpu::grid::{self, Blend, GridNodes};
 use strands::cpu::grid_sort;
 use strands::gpu::layout::{GRID_OUTSIDE, GRID_OVERFLOW, GRID_VMAX};
 use strands::gpu::{GpuContext, GpuSimulator, Kernel, VertexBuffer};
-use strands::rods::{RodSet, State};
+use strands::model::interaction::{FRAC_BITS, GridGeometry};
+use strands::model::rods::{RodSet, State};
 use strands::scene::Scene;
 
 /// 60 strands on the underside of a head, radial at the start so that they
@@ -65,7 +66,7 @@ groups = ["hair"]
 resolution = 16
 "#;
 
-fn scene(set: &[&str]) -> (RodSet, State, strands::params::SimParams) {
+fn scene(set: &[&str]) -> (RodSet, State, strands::model::params::SimParams) {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let s = Scene::parse(SCENE, Path::new("interaction.toml"), &set).unwrap();
     let (rods, state) = s.build();
@@ -110,7 +111,7 @@ fn gpu_i64() -> GpuContext {
 }
 
 /// The CPU's splat of the GPU's own f32 state, at the substep the kernels ran.
-fn cpu_grid(g: &GpuSimulator, t_end: f64) -> (grid::GridGeometry, GridNodes, grid::Splat) {
+fn cpu_grid(g: &GpuSimulator, t_end: f64) -> (GridGeometry, GridNodes, grid::Splat) {
     let inter = &g.rods().interaction;
     let geometry = inter.groups[0].geometry_at(&g.rods().anchors, t_end);
     let pos = g.read_grid_positions();
@@ -276,14 +277,14 @@ impl Moves {
     }
 }
 
-fn moves(g: &GpuSimulator, geometry: &grid::GridGeometry) -> Moves {
+fn moves(g: &GpuSimulator, geometry: &GridGeometry) -> Moves {
     let pos = g.read_grid_positions();
     let mut m = Moves::default();
     for r in 0..g.rods().rod_count() {
         let cells: Vec<Option<[i32; 3]>> = g
             .rods()
             .vertices(r)
-            .map(|v| grid::grid_position(geometry, pos[v]).map(|q| q.map(|c| c >> grid::FRAC_BITS)))
+            .map(|v| grid::grid_position(geometry, pos[v]).map(|q| q.map(|c| c >> FRAC_BITS)))
             .collect();
         for w in cells.windows(2) {
             if let [Some(a), Some(b)] = w {
@@ -658,7 +659,7 @@ fn too_large_grid_is_refused_with_size_and_limit() {
 /// nodes' group (`grid_group_now`, the node search in `grid_velocity`).
 /// The test scene with a second interaction group (a beard under the
 /// hair), every velocity given a random extra part.
-fn two_groups() -> (RodSet, State, strands::params::SimParams) {
+fn two_groups() -> (RodSet, State, strands::model::params::SimParams) {
     let second = SCENE.replace(
         "[interaction]\ngroups = [\"hair\"]",
         "[[rods]]\nkind = \"scalp\"\ngroup = \"beard\"\nmaterial = \"hair\"\ncenter = [0.0, -0.05, 0.05]\nradius = 0.1\ncount = 30\nlength = 0.15\nsegments = 8\ncap_angle = 40.0\nup = [0.0, -1.0, 1.0]\n\n[interaction]\ngroups = [\"hair\", \"beard\"]",
@@ -678,7 +679,7 @@ fn cpu_group_grid(
     g: &GpuSimulator,
     gi: usize,
     t_end: f64,
-) -> (grid::GridGeometry, GridNodes, grid::Splat) {
+) -> (GridGeometry, GridNodes, grid::Splat) {
     let inter = &g.rods().interaction;
     let group = &inter.groups[gi];
     let geometry = group.geometry_at(&g.rods().anchors, t_end);
@@ -769,11 +770,7 @@ fn box_pass_serves_each_of_two_groups() {
 
 /// The nodes (lowest, highest: inclusive) of the cells group `gi`'s
 /// vertices with mass lie in, at the GPU's positions.
-fn box_of_group(
-    g: &GpuSimulator,
-    gi: usize,
-    geometry: &grid::GridGeometry,
-) -> ([u32; 3], [u32; 3]) {
+fn box_of_group(g: &GpuSimulator, gi: usize, geometry: &GridGeometry) -> ([u32; 3], [u32; 3]) {
     let pos = g.read_grid_positions();
     let inter = &g.rods().interaction;
     let mut low = [u32::MAX; 3];
@@ -785,7 +782,7 @@ fn box_of_group(
             }
             if let Some(q) = grid::grid_position(geometry, pos[v]) {
                 for a in 0..3 {
-                    let cell = (q[a] >> grid::FRAC_BITS) as u32;
+                    let cell = (q[a] >> FRAC_BITS) as u32;
                     low[a] = low[a].min(cell);
                     high[a] = high[a].max(cell + 1);
                 }
@@ -925,9 +922,9 @@ fn sorted_stages_match(ctx: &GpuContext) {
     // position again.
     for v in (0..nv).filter(|&v| sort.cell[v] != u32::MAX) {
         let q = grid::grid_position(&geometry, pos[v]).unwrap();
-        let mask = (1 << grid::FRAC_BITS) - 1;
+        let mask = (1 << FRAC_BITS) - 1;
         let f = q.map(|c| (c & mask) as u32);
-        let packed = f[0] | f[1] << grid::FRAC_BITS | f[2] << (2 * grid::FRAC_BITS);
+        let packed = f[0] | f[1] << FRAC_BITS | f[2] << (2 * FRAC_BITS);
         assert_eq!(words[3 * nv + v], packed, "vertex {v}'s place in its cell");
     }
     let mut ranks: Vec<Vec<u32>> = vec![Vec::new(); n];

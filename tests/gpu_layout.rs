@@ -7,6 +7,7 @@ use strands::gpu::Kernel;
 use strands::gpu::layout::{
     REAL_F32, SHADER_SOURCE, Variant, shader_source, shader_variant, shared_structs,
 };
+use strands::model::interaction::{FRAC_BITS, ONE};
 
 fn parse(source: &str) -> naga::Module {
     naga::front::wgsl::parse_str(source)
@@ -624,19 +625,22 @@ fn wgsl_constants_match_rust() {
         ("NONE", strands::gpu::layout::NONE as f64),
         ("WORKGROUP", strands::gpu::WORKGROUP as f64),
         ("F32_EPSILON", f32_of(f32::EPSILON as f64)),
-        ("SPHERE", strands::contact::kind::SPHERE as f64),
-        ("CAPSULE", strands::contact::kind::CAPSULE as f64),
-        ("PLANE", strands::contact::kind::PLANE as f64),
-        ("SDF", strands::contact::kind::SDF as f64),
-        ("MAX_COLLIDERS", strands::contact::MAX_COLLIDERS as f64),
+        ("SPHERE", strands::model::colliders::kind::SPHERE as f64),
+        ("CAPSULE", strands::model::colliders::kind::CAPSULE as f64),
+        ("PLANE", strands::model::colliders::kind::PLANE as f64),
+        ("SDF", strands::model::colliders::kind::SDF as f64),
+        (
+            "MAX_COLLIDERS",
+            strands::model::colliders::MAX_COLLIDERS as f64,
+        ),
         ("REACH_SLACK", f32_of(strands::cpu::contact::REACH_SLACK)),
         (
             "CHATTER_SUBSTEPS",
-            strands::stability::CHATTER_SUBSTEPS as f64,
+            strands::model::stability::CHATTER_SUBSTEPS as f64,
         ),
         (
             "CHATTER_FRACTION",
-            f32_of(strands::stability::CHATTER_FRACTION),
+            f32_of(strands::model::stability::CHATTER_FRACTION),
         ),
         (
             "PROJECTION_FAIL_STRAIN",
@@ -652,15 +656,15 @@ fn wgsl_constants_match_rust() {
             "REGION_WORKGROUP",
             strands::gpu::layout::REGION_WORKGROUP as f64,
         ),
-        ("FRAC_BITS", grid::FRAC_BITS as f64),
-        ("ONE_F", grid::ONE as f64),
+        ("FRAC_BITS", FRAC_BITS as f64),
+        ("ONE_F", ONE as f64),
         ("VELOCITY_SCALE", grid::VELOCITY_SCALE as f64),
         ("VELOCITY_LIMIT", grid::VELOCITY_LIMIT as f64),
         (
             "WORDS_PER_NODE",
             strands::gpu::layout::GRID_WORDS_PER_NODE as f64,
         ),
-        ("FULL", (1u64 << grid::FRAC_BITS) as f64),
+        ("FULL", (1u64 << FRAC_BITS) as f64),
         (
             "FAST_TOLERANCE_F32",
             f32_of(strands::gpu::FAST_TOLERANCE_F32),

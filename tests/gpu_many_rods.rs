@@ -9,11 +9,11 @@ mod common;
 use common::*;
 use glam::DVec3;
 use rand::RngExt;
-use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
 use strands::gpu::{GpuContext, GpuSimulator};
-use strands::params::SimParams;
-use strands::rods::RodMaterial;
+use strands::model::anchor::{Anchor, Keyframe};
+use strands::model::params::SimParams;
+use strands::model::rods::RodMaterial;
 
 fn specs() -> Vec<RodSpec> {
     let mut rng = rng(2024);
@@ -66,7 +66,7 @@ fn params() -> SimParams {
     }
 }
 
-fn run_gpu(ctx: &GpuContext, specs: &[RodSpec], steps: usize) -> strands::rods::State {
+fn run_gpu(ctx: &GpuContext, specs: &[RodSpec], steps: usize) -> strands::model::rods::State {
     let (rods, state) = build(specs, anchors());
     let mut sim = GpuSimulator::new(ctx, rods, state, params()).expect("GPU simulator");
     for _ in 0..steps {

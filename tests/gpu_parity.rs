@@ -11,13 +11,13 @@ mod common;
 use common::*;
 use glam::DVec3;
 use rand::RngExt;
-use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec, build};
 use strands::cpu::contact::Contact;
 use strands::cpu::{self, CpuSimulator, frames, project, twist};
 use strands::gpu::{Form, GpuSimulator, JacobiPass, Kernel, VertexBuffer};
-use strands::params::{Projection, SimParams, Wind};
-use strands::rods::State;
+use strands::model::anchor::{Anchor, Keyframe};
+use strands::model::params::{Projection, SimParams, Wind};
+use strands::model::rods::State;
 
 /// Random curved anisotropic rods with every end condition, roots on a
 /// moving, turning anchor, drag and gusty wind.
@@ -660,7 +660,7 @@ fn walked_projections_match_cpu_across_lengths() {
 /// a 256-vertex helix (5 cm radius, 0.2 rad a turn per edge), then rods of
 /// 257 and 300 vertices among shorter ones. Twist off equilibrium so every
 /// holonomy coefficient Cⱼ is non-zero.
-fn varied_scene() -> (Vec<RodSpec>, State, strands::rods::RodSet, SimParams) {
+fn varied_scene() -> (Vec<RodSpec>, State, strands::model::rods::RodSet, SimParams) {
     let mut rng = rng(17);
     let mut lengths = vec![256, 40, 40, 40, 40, 40, 40, 3, 300];
     lengths.extend(std::iter::repeat_n(3, 60));
@@ -835,7 +835,7 @@ fn walked_forces_match_cpu_across_lengths() {
             None,
         );
         // Cⱼ = ∂E_bend/∂θʲ; −∂E_twist/∂θⁿ at a clamped last edge.
-        let clamped = matches!(rods.end[r], strands::rods::EndCondition::Clamped(_));
+        let clamped = matches!(rods.end[r], strands::model::rods::EndCondition::Clamped(_));
         let last = if clamped { gt[n - 2] } else { gb[n - 2] };
         let sum_c: f64 = gb[..n - 2].iter().map(|c| c.abs()).sum::<f64>() + last.abs();
         let grad_psi = (1..n - 1)
@@ -916,7 +916,12 @@ fn walked_twist_matches_cpu_across_lengths() {
 
 /// The CPU twin of kernel `frames_rod` on rod `r` of `s` at time `t`: the
 /// Bishop frames transported along the rod, then the clamped ends' twist.
-fn cpu_frames(rods: &strands::rods::RodSet, s: &mut strands::rods::State, r: usize, t: f64) {
+fn cpu_frames(
+    rods: &strands::model::rods::RodSet,
+    s: &mut strands::model::rods::State,
+    r: usize,
+    t: f64,
+) {
     let (v, e) = (rods.vertices(r), rods.edges(r));
     frames::frames(
         &s.pos[v.clone()],

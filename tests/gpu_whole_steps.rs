@@ -282,7 +282,7 @@ fn moving_head_hair_follows_the_same(form: Option<Form>) {
 fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
     use strands::build::{EndSpec, RodSpec, build};
     use strands::gpu::GpuSimulator;
-    use strands::params::{Projection, SimParams};
+    use strands::model::params::{Projection, SimParams};
     let mut rng = rng(11);
     let points = random_polyline(&mut rng, 16, 0.05, 0.3);
     let spec = RodSpec {
@@ -294,7 +294,7 @@ fn free_rod_keeps_its_energy_with_shake_on_the_gpu() {
         end: EndSpec::Free,
         frame_angle: 0.0,
     };
-    let (rods, state) = build(&[spec], vec![strands::anchor::Anchor::world()]);
+    let (rods, state) = build(&[spec], vec![strands::model::anchor::Anchor::world()]);
     let h = 0.5 * strands::cpu::stable_step_estimate(&rods, 0);
     let ctx = gpu();
     let means = |projection| {

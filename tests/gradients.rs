@@ -13,7 +13,7 @@ use strands::cpu::project::RowOrder;
 use strands::cpu::substep::{RodStateMut, update_material_frame};
 use strands::cpu::twist::{curvature_binormals, elastic_energy, twist_gradient};
 use strands::cpu::{CpuSimulator, rod_rest};
-use strands::rods::State;
+use strands::model::rods::State;
 
 /// Central-difference step (m) for positions; rods have 0.1 m edges.
 const EPS_X: f64 = 1e-6;
@@ -124,7 +124,7 @@ fn total_force_with_quasistatic_twist_matches_finite_differences() {
             // Twist the clamped ends by turning their material frames: the
             // anchors are fixed, so write the twist into the anchor frames.
             for c in [&mut sim.rods.start[0], &mut sim.rods.end[0]] {
-                if let strands::rods::EndCondition::Clamped(cl) = c {
+                if let strands::model::rods::EndCondition::Clamped(cl) = c {
                     let axis = (cl.local_pos[1] - cl.local_pos[0]).normalize();
                     cl.local_m1 =
                         glam::DQuat::from_axis_angle(axis, 1.3 + seed as f64) * cl.local_m1;

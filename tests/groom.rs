@@ -370,7 +370,7 @@ fn bad_groom_files_name_the_file_and_the_problem() {
 
 /// The shipped groom scene loads, and its strands stay finite with their
 /// roots on the head anchor (the clamp places them there: the anchor's pose
-/// applied to the root's rest position, `src/anchor.rs`).
+/// applied to the root's rest position, `src/model/anchor.rs`).
 #[test]
 fn groom_scene_loads_and_runs() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/groom.toml");

@@ -11,7 +11,7 @@ use glam::DVec3;
 use strands::build::EndSpec;
 use strands::cpu::contact::Contact;
 use strands::cpu::project::{max_strain, project_fast, project_jacobi, project_shake};
-use strands::params::Projection;
+use strands::model::params::Projection;
 
 /// A rod with clamped root whose free vertices were kicked off the constraint manifold.
 fn stretched(seed: u64) -> (Vec<DVec3>, Vec<f64>, Vec<f64>) {

@@ -4,7 +4,7 @@
 use glam::DVec3;
 use std::path::Path;
 use strands::cpu::CpuSimulator;
-use strands::rods::{RodSet, State};
+use strands::model::rods::{RodSet, State};
 use strands::scene::Scene;
 
 const V: [f64; 3] = [0.3, -0.2, 0.5];

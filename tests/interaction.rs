@@ -7,7 +7,8 @@ use std::path::Path;
 
 use glam::DVec3;
 use strands::cpu::CpuSimulator;
-use strands::cpu::grid::{GridNodes, ONE, grid_splat};
+use strands::cpu::grid::{GridNodes, grid_splat};
+use strands::model::interaction::ONE;
 use strands::scene::Scene;
 
 /// 300 soft strands of 30 cm (a tenth of hair's Young's modulus, so that

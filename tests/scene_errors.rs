@@ -540,7 +540,7 @@ fn shake_projection_is_read_and_checked() {
     .unwrap();
     assert_eq!(
         s.params.projection,
-        strands::params::Projection::Shake {
+        strands::model::params::Projection::Shake {
             tolerance: 1e-8,
             max_iterations: 7
         }
@@ -579,7 +579,8 @@ fn a_scene_from_a_string() {
         segments = 20
     "#;
     let scene: Scene = text.parse().unwrap();
-    let want = strands::rods::RodMaterial::from_young(4e9, 0.35, 1300.0, 5e-5, 2e-4).unwrap();
+    let want =
+        strands::model::rods::RodMaterial::from_young(4e9, 0.35, 1300.0, 5e-5, 2e-4).unwrap();
     assert_eq!(scene.rods[0].material, want);
     let pts = strands::scene::generators::helix_points(
         glam::DVec3::ZERO,

@@ -16,12 +16,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use strands::bench::{Workload, bench_params};
 use strands::cpu::CpuSimulator;
-use strands::cpu::grid::{
-    GridGeometry, GridNodes, corners, grid_position, grid_splat, quantise_velocity,
-};
+use strands::cpu::grid::{GridNodes, corners, grid_position, grid_splat, quantise_velocity};
 use strands::cpu::grid_sort::{
     CellSort, grid_cell_count, grid_cell_scan, grid_cell_scatter, grid_splat_sorted,
 };
+use strands::model::interaction::GridGeometry;
 
 /// One vertex's grid input: its 8 corners' node and weighted mass and
 /// momentum.

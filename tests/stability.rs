@@ -14,8 +14,8 @@ use std::path::Path;
 use common::gpu;
 use strands::backend::Simulator;
 use strands::cpu::{Cause, CpuSimulator, Unstable};
+use strands::model::stability::{self, SAFETY};
 use strands::scene::Scene;
-use strands::stability::{self, SAFETY};
 
 /// A 20-segment rubber-like cantilever, 0.2 m, clamped at the root,
 /// bending under gravity: E = 1e7 Pa, r = 1 mm, ρ = 1100 kg/m³.

@@ -68,7 +68,7 @@ fn integrate_moves_these_sectors_by_hand() {
     let read = (32 + 16 + 32 + 48) * v + 64 * cl + 32 * r + 32 * 2 * a + 64;
     let written = (32 + 32 + 16) * v;
     let model = TrafficModel::from_shaders();
-    let params = strands::params::SimParams::default();
+    let params = strands::model::params::SimParams::default();
     let got = model.kernel_traffic_under(
         Kernel::Integrate,
         &c,
@@ -332,7 +332,7 @@ fn bandwidth_probe_validates() {
 fn only_shake_is_charged_for_the_start_positions() {
     use strands::gpu::Form;
     use strands::gpu::traffic::substep_kernels_in;
-    use strands::params::Projection;
+    use strands::model::params::Projection;
     let w = Workload::standard("hair", 20, 16).unwrap();
     let (rods, _) = w.scene.build();
     let fast = strands::bench::bench_params(&rods, &w.scene.params, 2);
@@ -343,7 +343,7 @@ fn only_shake_is_charged_for_the_start_positions() {
     else {
         panic!("the hair workload projects with the fast projection");
     };
-    let shake = strands::params::SimParams {
+    let shake = strands::model::params::SimParams {
         projection: Projection::Shake {
             tolerance,
             max_iterations,
@@ -377,11 +377,11 @@ fn only_shake_is_charged_for_the_start_positions() {
 #[test]
 fn traffic_by_buffer_adds_up_to_the_substep() {
     use strands::gpu::Form;
-    use strands::params::Projection;
+    use strands::model::params::Projection;
     let w = Workload::standard("hair", 20, 16).unwrap();
     let (rods, _) = w.scene.build();
     let fast = strands::bench::bench_params(&rods, &w.scene.params, 2);
-    let shake = strands::params::SimParams {
+    let shake = strands::model::params::SimParams {
         projection: Projection::Shake {
             tolerance: 1e-6,
             max_iterations: 20,

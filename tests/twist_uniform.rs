@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use glam::DVec3;
-use strands::anchor::{Anchor, Keyframe};
 use strands::build::{EndSpec, RodSpec};
+use strands::model::anchor::{Anchor, Keyframe};
 
 #[test]
 fn clamped_rod_turned_by_phi_twists_uniformly() {

@@ -276,7 +276,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     // Why the run stopped early; the CPU state before the step that failed
     // (the GPU's host copy is only replaced by a good step).
     let mut stopped: Option<anyhow::Error> = None;
-    let mut before: Option<crate::rods::State> = None;
+    let mut before: Option<crate::model::rods::State> = None;
     let mut step_failed = false;
     let keep_before = sim.kind() == BackendKind::Cpu;
     for _ in 0..steps {
@@ -395,8 +395,8 @@ pub fn run(args: RunArgs) -> Result<()> {
 }
 
 /// What the substeps are and why: the step limit, and what `"auto"` chose.
-fn substeps_line(rods: &crate::rods::RodSet, p: &crate::params::SimParams) -> String {
-    use crate::stability::{SAFETY, step_limit};
+fn substeps_line(rods: &crate::model::rods::RodSet, p: &crate::model::params::SimParams) -> String {
+    use crate::model::stability::{SAFETY, step_limit};
     let h = p.h();
     let Some(l) = step_limit(rods).filter(|l| l.h_max.is_finite()) else {
         return format!(

@@ -32,8 +32,8 @@
 
 use glam::{DQuat, DVec3};
 
-use crate::anchor::Pose;
-use crate::contact::{Collider, SdfGrid, Shape};
+use crate::model::anchor::Pose;
+use crate::model::colliders::{Collider, SdfGrid, Shape};
 
 /// A vertex's contact in the current substep: unit normal (world), the
 /// depth it was pushed out by (m; 0 means no contact), whether static

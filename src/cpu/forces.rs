@@ -20,8 +20,8 @@ use super::curvature::{apply_bending, curvature_binormal_gradient_t, rot_j};
 use super::frames::material_frame;
 use super::rod_rest;
 use super::twist::{RodRest, curvature_binormals, vertex_curvatures};
-use crate::params::{SimParams, Wind};
-use crate::rods::{EndCondition, RodSet};
+use crate::model::params::{SimParams, Wind};
+use crate::model::rods::{EndCondition, RodSet};
 
 /// External-force inputs of one rod.
 #[derive(Clone, Copy)]

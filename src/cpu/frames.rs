@@ -9,7 +9,7 @@
 use glam::DVec3;
 
 use super::substep::RodStateMut;
-use crate::rods::{EndCondition, RodSet};
+use crate::model::rods::{EndCondition, RodSet};
 
 /// Parallel transport of `u` from unit tangent `t1` to unit tangent `t2`:
 /// the rotation about `t1 × t2` that takes `t1` to `t2` (§4.2.2).

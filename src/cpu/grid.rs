@@ -25,18 +25,16 @@
 //!   `Σ_nodes mass = ONE·Σ m_q`, `Σ_nodes momentum = ONE·Σ m_q v_q`.
 //! * overflow of a node's accumulator is an error (`GridError::Overflow`),
 //!   never a wrap.
+//!
+//! The units (`FRAC_BITS`, `ONE`, `GridGeometry`, the mass
+//! quantisation) are the model's, `model::interaction`; the kernels are here.
 
 use glam::DVec3;
 
-/// Sub-cell resolution of a vertex's grid position: cell / 2^FRAC_BITS.
-pub const FRAC_BITS: u32 = 5;
-/// Sum of a vertex's 8 corner weights.
-pub const ONE: i64 = 1 << (3 * FRAC_BITS);
+use crate::model::interaction::{FRAC_BITS, GridGeometry, ONE};
+
 /// Velocity fixed point: units of 2⁻¹⁶ m/s (15 µm/s; |v| < 32768 m/s in i32).
 pub const VELOCITY_SCALE: f32 = 65536.0;
-/// Largest quantised vertex mass: masses are stored to 1 part in 2^12 of
-/// the group's heaviest vertex.
-pub const MASS_LEVELS: u32 = 1 << 12;
 
 /// Why a grid cannot be built.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -74,37 +72,6 @@ pub fn could_overflow(mass: i64, vmax: u32) -> bool {
     }
     let hi = (mass as u64 >> 32) as u32;
     vmax >= VELOCITY_LIMIT || hi.saturating_add(1) > (1u32 << 31) / vmax
-}
-
-/// A group's grid for one substep: f32 origin (m), cell size (m) and
-/// nodes per axis.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GridGeometry {
-    /// Lowest corner node (m).
-    pub origin: [f32; 3],
-    /// Cell size (m).
-    pub cell: f32,
-    /// Nodes along x, y, z.
-    pub dims: [u32; 3],
-}
-
-impl GridGeometry {
-    /// Nodes of the grid.
-    pub fn node_count(&self) -> usize {
-        self.dims.iter().map(|&d| d as usize).product()
-    }
-
-    /// `2^FRAC_BITS / cell` in f32, the one factor both backends multiply by.
-    pub fn scale(&self) -> f32 {
-        (1u32 << FRAC_BITS) as f32 / self.cell
-    }
-
-    /// Flat index of node `n` (x fastest).
-    #[inline]
-    pub fn node_index(&self, n: [u32; 3]) -> usize {
-        n[0] as usize
-            + self.dims[0] as usize * (n[1] as usize + self.dims[1] as usize * n[2] as usize)
-    }
 }
 
 /// Fixed-point grid position of `x` (f32, world), or `None` when the
@@ -160,27 +127,6 @@ pub const VELOCITY_LIMIT: u32 = 1 << 30;
 pub fn quantise_velocity(v: [f32; 3]) -> [i64; 3] {
     let l = VELOCITY_LIMIT as f32;
     v.map(|c| (c * VELOCITY_SCALE).floor().clamp(-l, l) as i32 as i64)
-}
-
-/// Vertex masses in units of `mass_unit = max mass / (MASS_LEVELS − 1)`:
-/// `(unit, quantised masses)`; every positive mass gets at least 1.
-pub fn quantise_masses(mass: &[f64]) -> (f64, Vec<u32>) {
-    let max = mass.iter().copied().fold(0.0, f64::max);
-    if max <= 0.0 {
-        return (1.0, vec![0; mass.len()]);
-    }
-    let unit = max / (MASS_LEVELS - 1) as f64;
-    let q = mass
-        .iter()
-        .map(|&m| {
-            if m > 0.0 {
-                ((m / unit).round() as u32).max(1)
-            } else {
-                0
-            }
-        })
-        .collect();
-    (unit, q)
 }
 
 /// Per-node accumulators of one group's grid.
@@ -395,6 +341,7 @@ pub fn grid_blend(
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::model::interaction::quantise_masses;
 
     pub(in crate::cpu) fn rng(seed: u64) -> impl FnMut() -> f32 {
         let mut s = seed;

@@ -4,9 +4,9 @@
 //! `cpu::grid::grid_splat` bit for bit.
 
 use super::grid::{
-    FRAC_BITS, GridError, GridGeometry, GridNodes, Splat, add_share, corners, grid_position,
-    quantise_velocity,
+    GridError, GridNodes, Splat, add_share, corners, grid_position, quantise_velocity,
 };
+use crate::model::interaction::{FRAC_BITS, GridGeometry};
 
 /// A splat that sorts the vertices by cell before adding them (the GPU's
 /// sorted splat, which reaches a cell's nodes once a run of its vertices,
@@ -150,8 +150,9 @@ pub fn grid_splat_sorted(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::grid::grid_splat;
     use crate::cpu::grid::tests::{grid, rng};
-    use crate::cpu::grid::{grid_splat, quantise_masses};
+    use crate::model::interaction::quantise_masses;
 
     /// The sorted splat's stages (`CellSort`): every splatted vertex in one
     /// slot, cells in order, each cell's slots as many as its count; and

@@ -5,7 +5,7 @@
 
 use glam::DVec3;
 
-use crate::rods::{EndCondition, RodSet};
+use crate::model::rods::{EndCondition, RodSet};
 
 /// Place the vertices of clamped ends where their anchors are at time `t`.
 /// Returns the vertices set (local indices) and their positions.

@@ -26,10 +26,10 @@ pub mod twist;
 
 use glam::DVec3;
 
-use crate::anchor::AnchorError;
-use crate::params::{Projection, SimParams};
-use crate::rods::{EndCondition, RodMaterial, RodSet, State};
-use crate::stability;
+use crate::model::anchor::AnchorError;
+use crate::model::params::{Projection, SimParams};
+use crate::model::rods::{EndCondition, RodMaterial, RodSet, State};
+use crate::model::stability;
 use project::RowOrder;
 use substep::{Workspace, for_each_rod, substep, update_material_frame};
 use twist::{RodRest, curvature_binormals, twist_gradient};
@@ -791,14 +791,14 @@ impl CpuSimulator {
 
     /// Move anchor `anchor` at once to `translation` and rotation vector
     /// `rotation`, with every rod clamped to it, rigidly and without a bounce
-    /// (`anchor::teleport`).
+    /// (`rods::teleport`).
     pub fn teleport_anchor(
         &mut self,
         anchor: usize,
         translation: DVec3,
         rotation: DVec3,
     ) -> Result<(), AnchorError> {
-        crate::anchor::teleport(
+        crate::model::rods::teleport(
             &mut self.rods,
             &mut self.state,
             anchor,
@@ -807,7 +807,10 @@ impl CpuSimulator {
         )
     }
 
-    fn anchor_mut(&mut self, anchor: usize) -> Result<&mut crate::anchor::Anchor, AnchorError> {
+    fn anchor_mut(
+        &mut self,
+        anchor: usize,
+    ) -> Result<&mut crate::model::anchor::Anchor, AnchorError> {
         let count = self.rods.anchors.len();
         if anchor == 0 {
             return Err(AnchorError::World);
@@ -827,7 +830,7 @@ impl CpuSimulator {
     }
 
     /// Set the wind from the next step on.
-    pub fn set_wind(&mut self, wind: crate::params::Wind) {
+    pub fn set_wind(&mut self, wind: crate::model::params::Wind) {
         self.params.wind = wind;
     }
 
@@ -844,7 +847,7 @@ impl CpuSimulator {
         &mut self,
         rod: usize,
         material: RodMaterial,
-    ) -> Result<(), crate::rods::MaterialError> {
+    ) -> Result<(), crate::model::rods::MaterialError> {
         self.rods.set_material(rod, material)?;
         let t = self.state.time;
         let (rods, params) = (&self.rods, &self.params);
@@ -858,7 +861,7 @@ impl CpuSimulator {
 }
 
 /// Pose of every collider's anchor at time `t`.
-fn collider_poses_at(rods: &RodSet, t: f64) -> Vec<crate::anchor::Pose> {
+fn collider_poses_at(rods: &RodSet, t: f64) -> Vec<crate::model::anchor::Pose> {
     rods.colliders
         .iter()
         .map(|c| rods.anchors[c.anchor].pose(t))
@@ -866,7 +869,12 @@ fn collider_poses_at(rods: &RodSet, t: f64) -> Vec<crate::anchor::Pose> {
 }
 
 /// Largest penetration of rod `r` into any collider (`contact::max_penetration`).
-fn rod_penetration(rods: &RodSet, poses: &[crate::anchor::Pose], r: usize, state: &State) -> f64 {
+fn rod_penetration(
+    rods: &RodSet,
+    poses: &[crate::model::anchor::Pose],
+    r: usize,
+    state: &State,
+) -> f64 {
     let v = rods.vertices(r);
     contact::max_penetration(
         &rods.colliders,

@@ -13,7 +13,7 @@
 use glam::DVec3;
 
 use super::contact::Contact;
-use crate::stability::{CHATTER_FRACTION, CHATTER_SUBSTEPS, reverses};
+use crate::model::stability::{CHATTER_FRACTION, CHATTER_SUBSTEPS, reverses};
 
 /// Largest strain `||eʲ|/|ēʲ| − 1|` over the edges `edges` of one rod.
 fn max_strain_of(pos: &[DVec3], rest_len: &[f64], edges: &[usize]) -> f64 {

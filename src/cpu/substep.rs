@@ -15,8 +15,8 @@ use super::frames::{self, clamp_twist};
 use super::integrate::integrate;
 use super::twist::{self, curvature_binormals, free_twist_range};
 use super::{Bad, check_rod, grid, project, rod_rest};
-use crate::params::{Projection, SimParams};
-use crate::rods::{RodSet, State, split_mut};
+use crate::model::params::{Projection, SimParams};
+use crate::model::rods::{RodSet, State, split_mut};
 
 /// Mutable state of one rod.
 pub struct RodStateMut<'a> {

@@ -10,7 +10,7 @@ use glam::{DVec2, DVec3};
 use super::curvature::{apply_bending, curvature_binormal, material_curvature, rot_j};
 use super::frames::material_frame;
 use super::project::RowOrder;
-use crate::rods::{EndCondition, RodMaterial, RodSet};
+use crate::model::rods::{EndCondition, RodMaterial, RodSet};
 
 /// The rest data of one rod, sliced out of the flat arrays of `RodSet`.
 #[derive(Clone, Copy)]

@@ -11,11 +11,11 @@ pub mod window;
 use anyhow::{Context, Result};
 use glam::{DMat4, DQuat, DVec3, Mat4, Vec3};
 
-use crate::anchor::{Anchor, Keyframe};
 use crate::build::EndSpec;
-use crate::contact::Shape;
 use crate::gpu::{GpuContext, GpuSimulator};
-use crate::params::Wind;
+use crate::model::anchor::{Anchor, Keyframe};
+use crate::model::colliders::Shape;
+use crate::model::params::Wind;
 use crate::scene::Scene;
 use render::{Look, MeshPose, OrbitCamera};
 

@@ -6,9 +6,9 @@ use bytemuck::{Pod, Zeroable};
 use glam::{DQuat, DVec3, Mat4, Vec3, Vec4};
 use wgpu::util::DeviceExt;
 
-use crate::contact::{Collider, Shape};
 use crate::gpu::GpuSimulator;
-use crate::rods::RodSet;
+use crate::model::colliders::{Collider, Shape};
+use crate::model::rods::RodSet;
 
 /// MSAA samples (WebGPU guarantees 4 for every renderable colour format).
 pub const SAMPLES: u32 = 4;

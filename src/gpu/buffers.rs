@@ -16,9 +16,9 @@ use super::layout::{
 use super::packing::{Packing, SdfAtlas};
 use super::pipelines::Pipelines;
 use super::{GpuError, WORKGROUP};
-use crate::contact::Shape;
-use crate::interaction::GroupGrid;
-use crate::rods::RodSet;
+use crate::model::colliders::Shape;
+use crate::model::interaction::GroupGrid;
+use crate::model::rods::RodSet;
 
 /// Storage buffers one kernel binds at most (`Kernel::storage_buffers`),
 /// within WebGPU's default limit so a caller's default device will do.

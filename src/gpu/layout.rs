@@ -5,6 +5,9 @@
 
 use bytemuck::{Pod, Zeroable};
 
+/// Invocations per workgroup of every kernel (`WORKGROUP` in shaders/common.wgsl).
+pub const WORKGROUP: u32 = 64;
+
 /// Marks "no clamp" in `GpuRod::start_clamp`, `GpuVertexRest::clamp`.
 pub const NONE: u32 = u32::MAX;
 
@@ -65,13 +68,14 @@ pub struct GpuStep {
     pub substeps: u32,
     /// Pose of collider k's anchor at `time` (uniform: read by every
     /// vertex, see shaders/common.wgsl).
-    pub collider_start: [GpuPose; crate::contact::MAX_COLLIDERS],
+    pub collider_start: [GpuPose; crate::model::colliders::MAX_COLLIDERS],
     /// Pose of collider k's anchor at `time + h`.
-    pub collider_end: [GpuPose; crate::contact::MAX_COLLIDERS],
+    pub collider_end: [GpuPose; crate::model::colliders::MAX_COLLIDERS],
     /// Collider k's shape and motion in the world frame (`GpuColliderNow`).
-    pub collider_now: [GpuColliderNow; crate::contact::MAX_COLLIDERS],
+    pub collider_now: [GpuColliderNow; crate::model::colliders::MAX_COLLIDERS],
 }
-const _: () = assert!(size_of::<GpuStep>() == 128 + (2 * 32 + 48) * crate::contact::MAX_COLLIDERS);
+const _: () =
+    assert!(size_of::<GpuStep>() == 128 + (2 * 32 + 48) * crate::model::colliders::MAX_COLLIDERS);
 
 /// WGSL `ColliderNow`: a collider over one substep in the world frame
 /// (`crate::cpu::contact::ColliderPoses`), so that contact measures
@@ -273,7 +277,7 @@ pub struct GpuEdgeFrame {
 }
 const _: () = assert!(size_of::<GpuEdgeFrame>() == 32);
 
-/// WGSL `Collider` (see `crate::contact::Collider`): points relative to the
+/// WGSL `Collider` (see `crate::model::colliders::Collider`): points relative to the
 /// anchor pivot in the anchor's rest frame.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
@@ -316,7 +320,7 @@ pub struct GpuColliders {
     /// Padding to the WGSL layout.
     pub _pad2: u32,
     /// The colliders; entries past `count` are unused.
-    pub items: [GpuCollider; crate::contact::MAX_COLLIDERS],
+    pub items: [GpuCollider; crate::model::colliders::MAX_COLLIDERS],
 }
 const _: () = assert!(size_of::<GpuColliders>() == 16 + 80 * 16);
 
@@ -355,7 +359,7 @@ pub struct GpuScratch {
 }
 const _: () = assert!(size_of::<GpuScratch>() == 64);
 
-/// WGSL `GridVertex` (`crate::interaction::GridVertex`).
+/// WGSL `GridVertex` (`crate::model::interaction::GridVertex`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GpuGridVertex {
@@ -914,7 +918,7 @@ pub const GRID_BOX: usize = 4;
 pub const CELL_RUN: u32 = 4;
 
 /// Cells of a block of `grid_cell_scan`, a workgroup's.
-pub const CELL_BLOCK: u32 = CELL_RUN * super::WORKGROUP;
+pub const CELL_BLOCK: u32 = CELL_RUN * WORKGROUP;
 
 /// Words of the `grid_cells` buffer for `nodes` grid nodes (all groups):
 /// each cell's count (from 0), its first slot within its block of

@@ -58,9 +58,9 @@ mod sim;
 pub mod traffic;
 
 pub use buffers::{JacobiPass, VertexBuffer, check_grid_size};
-pub use layout::{Domain, Kernel};
+pub use layout::{Domain, Kernel, WORKGROUP};
 pub use schedule::Form;
-pub use sim::{GpuSimulator, PositionReadback, Positions, WORKGROUP};
+pub use sim::{GpuSimulator, PositionReadback, Positions};
 
 /// Smallest twist tolerance (rad) the GPU honours (`TWIST_TOLERANCE_F32`
 /// in shaders/twist.wgsl).
@@ -71,7 +71,7 @@ pub const FAST_TOLERANCE_F32: f64 = 1e-6;
 
 /// What the GPU will not honour of `params` because of f32, as a line for
 /// the user; `None` when the scene asks for nothing tighter than f32 resolves.
-pub fn precision_note(params: &crate::params::SimParams) -> Option<String> {
+pub fn precision_note(params: &crate::model::params::SimParams) -> Option<String> {
     let mut parts = Vec::new();
     if params.twist_tolerance < TWIST_TOLERANCE_F32 {
         parts.push(format!(
@@ -79,8 +79,8 @@ pub fn precision_note(params: &crate::params::SimParams) -> Option<String> {
             params.twist_tolerance
         ));
     }
-    if let crate::params::Projection::Fast { tolerance, .. }
-    | crate::params::Projection::Shake { tolerance, .. } = params.projection
+    if let crate::model::params::Projection::Fast { tolerance, .. }
+    | crate::model::params::Projection::Shake { tolerance, .. } = params.projection
         && tolerance < FAST_TOLERANCE_F32
     {
         parts.push(format!(

@@ -11,8 +11,8 @@ use glam::{DVec3, Vec3};
 use super::layout::{
     GpuClamp, GpuColliders, GpuEdgeFrame, GpuGridVertex, GpuPosition, GpuRod, GpuVertexRest, NONE,
 };
-use crate::contact::Shape;
-use crate::rods::{EndCondition, RodSet, State};
+use crate::model::colliders::Shape;
+use crate::model::rods::{EndCondition, RodSet, State};
 
 /// `v` as an f32 `vec4` with `w`.
 pub fn vec4(v: DVec3, w: f32) -> [f32; 4] {
@@ -413,9 +413,9 @@ fn colliders_of(rods: &RodSet) -> (GpuColliders, SdfAtlas) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::anchor::Anchor;
     use crate::build::{EndSpec, RodSpec, build};
-    use crate::rods::RodMaterial;
+    use crate::model::anchor::Anchor;
+    use crate::model::rods::RodMaterial;
 
     /// Three rods (4, 2 and 5 vertices): clamped at the start, free, and
     /// clamped at both ends, far from the world origin.

@@ -8,14 +8,14 @@ use std::sync::{Mutex, OnceLock};
 use super::layout::{BindingKind, GpuStep, Kernel, Variant, binding_kind, shader_variant};
 
 /// The colliders a set of pipelines handles: their kinds, a bit per
-/// `contact::kind` value. Contact code for a kind the scene lacks is
+/// `colliders::kind` value. Contact code for a kind the scene lacks is
 /// compiled out (WGSL `override HAS_SPHERE` etc., shaders/contact.wgsl): a
 /// software adapter runs every branch of a kernel under a lane mask, and
 /// removing the unused shapes cut a substep of the grass workload (a ground
 /// plane) on lavapipe by a third.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ColliderKinds {
-    /// Bit k set when a collider of kind k (`contact::kind`) is among them.
+    /// Bit k set when a collider of kind k (`colliders::kind`) is among them.
     pub kinds: u8,
 }
 
@@ -25,20 +25,20 @@ impl ColliderKinds {
     pub const ALL: ColliderKinds = ColliderKinds { kinds: 0b1111 };
 
     /// The kinds among `colliders`.
-    pub fn of(colliders: &[crate::contact::Collider]) -> ColliderKinds {
+    pub fn of(colliders: &[crate::model::colliders::Collider]) -> ColliderKinds {
         ColliderKinds {
             kinds: colliders.iter().fold(0, |m, c| m | 1 << c.shape.kind()),
         }
     }
 
-    /// Whether kind `k` (`contact::kind`) is among them.
+    /// Whether kind `k` (`colliders::kind`) is among them.
     pub fn has(self, k: u32) -> bool {
         self.kinds & (1 << k) != 0
     }
 
     /// The WGSL override constants that say so.
     pub fn constants(self) -> [(&'static str, f64); 4] {
-        use crate::contact::kind::*;
+        use crate::model::colliders::kind::*;
         let on = |k| if self.has(k) { 1.0 } else { 0.0 };
         [
             ("HAS_SPHERE", on(SPHERE)),
@@ -302,7 +302,7 @@ impl Pipelines {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contact::{Collider, Shape};
+    use crate::model::colliders::{Collider, Shape};
     use glam::DVec3;
 
     /// The kinds of a scene's colliders, and the override constants that

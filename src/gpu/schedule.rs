@@ -5,8 +5,8 @@
 
 use super::buffers::{JacobiPass, VertexBuffer};
 use super::layout::Kernel;
-use crate::params::{Projection, SimParams};
-use crate::rods::RodSet;
+use crate::model::params::{Projection, SimParams};
+use crate::model::rods::RodSet;
 
 /// One dispatch of a substep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -619,9 +619,9 @@ mod tests {
                 (TwistRod, 0)
             ]
         );
-        rods.colliders.push(crate::contact::Collider {
+        rods.colliders.push(crate::model::colliders::Collider {
             name: "floor".into(),
-            shape: crate::contact::Shape::Plane {
+            shape: crate::model::colliders::Shape::Plane {
                 point: glam::DVec3::ZERO,
                 normal: glam::DVec3::Y,
             },

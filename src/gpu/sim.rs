@@ -13,21 +13,18 @@ use super::layout::{
     Domain, FUSED_STORAGE_BUFFERS, GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_VMAX,
     GRID_WORDS_PER_NODE, GpuCollider, GpuColliderNow, GpuContact, GpuEdgeFrame, GpuGridGroup,
     GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST, PROJECTION_JACOBI,
-    PROJECTION_NONE, PROJECTION_SHAKE, SPLAT_OWN, SPLAT_SORTED,
+    PROJECTION_NONE, PROJECTION_SHAKE, SPLAT_OWN, SPLAT_SORTED, WORKGROUP,
 };
 use super::packing::{Packing, VertexLayout, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
 use super::schedule::{Dispatch, Form, Splat, frame_in_one_dispatch, substep_schedule};
 use super::{GpuContext, GpuError};
-use crate::contact::MAX_COLLIDERS;
 use crate::cpu::contact::Contact;
 use crate::cpu::grid::GridNodes;
 use crate::cpu::{Diagnostics, Unstable, check_state, diagnostics_of};
-use crate::params::{Projection, SimParams};
-use crate::rods::{RodSet, State};
-
-/// Invocations per workgroup of every kernel (`WORKGROUP` in shaders/common.wgsl).
-pub const WORKGROUP: u32 = 64;
+use crate::model::colliders::MAX_COLLIDERS;
+use crate::model::params::{Projection, SimParams};
+use crate::model::rods::{RodSet, State};
 
 /// The simulator on the GPU. Rest data and state live in GPU buffers; `step`
 /// records a whole frame into one submission and reads nothing back.
@@ -58,7 +55,7 @@ pub struct GpuSimulator {
     /// (`world_position_buffer` was asked for).
     world_positions: bool,
     /// What the substeps were last resolved for (`stability::Checked`).
-    checked: crate::stability::Checked,
+    checked: crate::model::stability::Checked,
     /// Whether `grid_region`'s last boxes cover every node that carries a
     /// field: true from creation and after `grid_extent`, false after a pass
     /// of `grid_velocity` over every node (`track_grid_region`).
@@ -187,7 +184,7 @@ impl GpuSimulator {
     }
 
     /// The wind from the next frame on.
-    pub fn set_wind(&mut self, wind: crate::params::Wind) {
+    pub fn set_wind(&mut self, wind: crate::model::params::Wind) {
         self.params.wind = wind;
     }
 
@@ -199,8 +196,8 @@ impl GpuSimulator {
     pub fn set_material(
         &mut self,
         rod: usize,
-        material: crate::rods::RodMaterial,
-    ) -> Result<(), crate::rods::MaterialError> {
+        material: crate::model::rods::RodMaterial,
+    ) -> Result<(), crate::model::rods::MaterialError> {
         self.rods.set_material(rod, material)?;
         self.upload_rest(&self.rod_origins());
         // The quasistatic twist depends on the stiffness (as `new`).
@@ -214,18 +211,16 @@ impl GpuSimulator {
     pub fn set_anchor_keyframes(
         &mut self,
         anchor: usize,
-        keyframes: Vec<crate::anchor::Keyframe>,
-    ) -> Result<(), crate::anchor::AnchorError> {
+        keyframes: Vec<crate::model::anchor::Keyframe>,
+    ) -> Result<(), crate::model::anchor::AnchorError> {
         let count = self.rods.anchors.len();
-        let a =
-            self.rods
-                .anchors
-                .get_mut(anchor)
-                .ok_or(crate::anchor::AnchorError::NoSuchAnchor {
-                    index: anchor,
-                    count,
-                })?;
-        crate::anchor::check_keyframes(&keyframes)?;
+        let a = self.rods.anchors.get_mut(anchor).ok_or(
+            crate::model::anchor::AnchorError::NoSuchAnchor {
+                index: anchor,
+                count,
+            },
+        )?;
+        crate::model::anchor::check_keyframes(&keyframes)?;
         a.keyframes = keyframes;
         Ok(())
     }
@@ -261,7 +256,7 @@ impl GpuSimulator {
         t_target: f64,
         translation: DVec3,
         rotation: DVec3,
-    ) -> Result<(), crate::anchor::AnchorError> {
+    ) -> Result<(), crate::model::anchor::AnchorError> {
         let now = self.time;
         self.anchor_mut(anchor)?
             .set_pose(now, t_target, translation, rotation)
@@ -275,7 +270,7 @@ impl GpuSimulator {
         t_target: f64,
         translation: DVec3,
         rotation: glam::DQuat,
-    ) -> Result<(), crate::anchor::AnchorError> {
+    ) -> Result<(), crate::model::anchor::AnchorError> {
         let now = self.time;
         self.anchor_mut(anchor)?
             .set_pose_quat(now, t_target, translation, rotation)
@@ -283,7 +278,7 @@ impl GpuSimulator {
 
     /// Move anchor `anchor` at once to `translation` and rotation vector
     /// `rotation`, with every rod clamped to it, rigidly and without a
-    /// bounce (`anchor::teleport`, on the state read back from the GPU and
+    /// bounce (`rods::teleport`, on the state read back from the GPU and
     /// written again). The moved rods' origins move with them, so their
     /// positions keep full precision wherever they land. Waits for the GPU.
     pub fn teleport_anchor(
@@ -291,15 +286,15 @@ impl GpuSimulator {
         anchor: usize,
         translation: DVec3,
         rotation: DVec3,
-    ) -> Result<(), crate::anchor::AnchorError> {
+    ) -> Result<(), crate::model::anchor::AnchorError> {
         let mut state = self.read_state();
-        crate::anchor::teleport(&mut self.rods, &mut state, anchor, translation, rotation)?;
+        crate::model::rods::teleport(&mut self.rods, &mut state, anchor, translation, rotation)?;
         let mut origin = self.rod_origins();
         let moved = rod_origins(&self.rods, &state);
         for r in 0..self.rods.rod_count() {
-            let clamped_here = [self.rods.start[r], self.rods.end[r]]
-                .iter()
-                .any(|e| matches!(e, crate::rods::EndCondition::Clamped(c) if c.anchor == anchor));
+            let clamped_here = [self.rods.start[r], self.rods.end[r]].iter().any(
+                |e| matches!(e, crate::model::rods::EndCondition::Clamped(c) if c.anchor == anchor),
+            );
             if clamped_here {
                 origin[r] = moved[r];
             }
@@ -312,15 +307,15 @@ impl GpuSimulator {
     fn anchor_mut(
         &mut self,
         anchor: usize,
-    ) -> Result<&mut crate::anchor::Anchor, crate::anchor::AnchorError> {
+    ) -> Result<&mut crate::model::anchor::Anchor, crate::model::anchor::AnchorError> {
         let count = self.rods.anchors.len();
         if anchor == 0 {
-            return Err(crate::anchor::AnchorError::World);
+            return Err(crate::model::anchor::AnchorError::World);
         }
         self.rods
             .anchors
             .get_mut(anchor)
-            .ok_or(crate::anchor::AnchorError::NoSuchAnchor {
+            .ok_or(crate::model::anchor::AnchorError::NoSuchAnchor {
                 index: anchor,
                 count,
             })
@@ -1492,7 +1487,7 @@ impl GpuSimulator {
     pub fn read_state_and_chatter(&self) -> (State, Option<usize>) {
         let pos: Vec<GpuPosition> = self.read_vertices_of(&self.buffers.pos);
         let vel: Vec<[f32; 4]> = self.read_vertices_of(&self.buffers.vel);
-        let limit = crate::stability::CHATTER_SUBSTEPS as f32;
+        let limit = crate::model::stability::CHATTER_SUBSTEPS as f32;
         let chatter = vel.iter().position(|v| v[3] >= limit);
         let frame: Vec<GpuEdgeFrame> = self.read_vertices_of(&self.buffers.frame);
         (self.packing.state(self.time, &pos, &vel, &frame), chatter)

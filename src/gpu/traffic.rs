@@ -31,8 +31,8 @@ use naga::{Expression, Function, Handle, Module, Statement, TypeInner};
 
 use super::layout::{Domain, GRID_COUNTERS, GRID_WORDS_PER_NODE, Kernel, SHADER_SOURCE, binding};
 use super::schedule::{Form, Splat};
-use crate::params::{Projection, SimParams};
-use crate::rods::{EndCondition, RodSet};
+use crate::model::params::{Projection, SimParams};
+use crate::model::rods::{EndCondition, RodSet};
 
 /// The sizes that decide how many elements each buffer holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

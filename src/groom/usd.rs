@@ -299,7 +299,7 @@ impl UsdWriter {
     }
 
     /// A writer for every rod of `rods`, widths 2 × the material radius.
-    pub fn for_rods(rods: &crate::rods::RodSet, info: StageInfo) -> UsdWriter {
+    pub fn for_rods(rods: &crate::model::rods::RodSet, info: StageInfo) -> UsdWriter {
         let counts = (0..rods.rod_count())
             .map(|r| rods.vertices(r).len())
             .collect::<Vec<_>>();

@@ -35,7 +35,7 @@ pub struct SceneFile {
 }
 
 /// `[interaction]`: hair–hair friction and volume through a grid per group
-/// (defaults in `crate::interaction`).
+/// (defaults in `crate::model::interaction`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InteractionSection {
@@ -48,7 +48,7 @@ pub struct InteractionSection {
     /// Grown around the group's initial bounds (m).
     pub padding: Option<f64>,
     /// Fraction of the difference to the grid velocity taken per substep at
-    /// the roots, in [0, 1] (`crate::interaction`).
+    /// the roots, in [0, 1] (`crate::model::interaction`).
     pub friction_root: Option<f64>,
     /// The same at the tips, linear in between.
     pub friction_tip: Option<f64>,
@@ -64,7 +64,7 @@ pub struct InteractionSection {
 pub struct SimSection {
     /// Step (frame) length (s).
     pub dt: f64,
-    /// `"auto"` (default: from the step limit, `crate::stability`) or a count.
+    /// `"auto"` (default: from the step limit, `crate::model::stability`) or a count.
     pub substeps: Substeps,
     /// Run a fixed `substeps` above the step limit anyway.
     pub allow_unstable: bool,
@@ -88,7 +88,7 @@ pub struct SimSection {
 
 impl Default for SimSection {
     fn default() -> Self {
-        let p = crate::params::SimParams::default();
+        let p = crate::model::params::SimParams::default();
         SimSection {
             dt: p.dt,
             substeps: Substeps::Auto,
@@ -108,7 +108,7 @@ impl Default for SimSection {
 /// `sim.substeps`: `"auto"` or a number of substeps per step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Substeps {
-    /// From the step limit (`crate::stability`).
+    /// From the step limit (`crate::model::stability`).
     Auto,
     /// This many substeps per step.
     Fixed(u64),
@@ -186,7 +186,7 @@ impl Default for ProjectionSection {
     }
 }
 
-/// `[sim.wind]`: a uniform wind plus travelling gusts (`crate::params::Wind`).
+/// `[sim.wind]`: a uniform wind plus travelling gusts (`crate::model::params::Wind`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WindSection {
@@ -202,7 +202,7 @@ pub struct WindSection {
 
 impl Default for WindSection {
     fn default() -> Self {
-        let w = crate::params::Wind::default();
+        let w = crate::model::params::Wind::default();
         WindSection {
             velocity: w.velocity.to_array(),
             gust_amplitude: w.gust_amplitude,

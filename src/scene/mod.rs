@@ -12,17 +12,16 @@ use glam::DVec3;
 use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
-use crate::anchor::{Anchor, Keyframe};
 use crate::build::{
-    EndSpec, InitialMotion, RodSpec, build, check_rod, set_initial_motion, straightened,
-    vertex_masses,
+    EndSpec, InitialMotion, RodSpec, build, build_interaction, check_rod, set_initial_motion,
+    straightened, vertex_masses,
 };
-use crate::contact::mesh::{bake_sdf, load_mesh};
-use crate::contact::{Collider, DEFAULT_MARGIN, MAX_COLLIDERS, Shape};
-use crate::interaction::{Interaction, InteractionSpec, Spacing};
-use crate::params::{Projection, SimParams, Wind};
-use crate::rods::RodMaterial;
-use crate::rods::{RodSet, State};
+use crate::model::anchor::{Anchor, Keyframe};
+use crate::model::colliders::mesh::{bake_sdf, load_mesh};
+use crate::model::colliders::{Collider, DEFAULT_MARGIN, MAX_COLLIDERS, Shape};
+use crate::model::interaction::{Interaction, InteractionSpec, Spacing};
+use crate::model::params::{Projection, SimParams, Wind};
+use crate::model::rods::{RodMaterial, RodSet, State};
 use format::*;
 
 /// A scene error: which file, which field, where it was written, what is wrong.
@@ -200,7 +199,7 @@ impl Scene {
         let file = de::scene_file(&doc.to_string()).map_err(locate)?;
         let mut scene = convert(file, dir).map_err(locate)?;
         let (rods, _) = scene.build();
-        scene.params.substeps = crate::stability::resolve_substeps(&rods, &scene.params)
+        scene.params.substeps = crate::model::stability::resolve_substeps(&rods, &scene.params)
             .map_err(|e| locate(("sim.substeps".into(), e.to_string())))?;
         Ok(scene)
     }
@@ -934,7 +933,7 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
         Some(section) => {
             let spec = convert_interaction(section)?;
             let (built, state) = build(&rods, anchors.clone());
-            Interaction::new(&built, &state, &spec, &rod_groups)?
+            build_interaction(&built, &state, &spec, &rod_groups)?
         }
     };
     Ok(Scene {
@@ -986,7 +985,7 @@ fn read_groom(i: usize, g: &GroomRods, dir: &Path) -> Result<Vec<(usize, Vec<DVe
 }
 
 /// `[interaction]`, checked; group names are checked against the rods by
-/// `Interaction::new`.
+/// `build::build_interaction`.
 fn convert_interaction(s: &InteractionSection) -> Result<InteractionSpec, Field> {
     let d = InteractionSpec::default();
     let spacing = match (s.resolution, s.cell) {

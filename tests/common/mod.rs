@@ -4,11 +4,11 @@
 use glam::DVec3;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
-use strands::anchor::Anchor;
 use strands::build::{EndSpec, RodSpec, build, check_rod};
 use strands::cpu::CpuSimulator;
-use strands::params::SimParams;
-use strands::rods::RodMaterial;
+use strands::model::anchor::Anchor;
+use strands::model::params::SimParams;
+use strands::model::rods::RodMaterial;
 
 pub fn rng(seed: u64) -> Pcg64 {
     Pcg64::seed_from_u64(seed)
@@ -92,8 +92,8 @@ pub fn free_rod_on(
     name: &str,
     points: Vec<DVec3>,
     material: RodMaterial,
-    collider: strands::contact::Collider,
-) -> (strands::rods::RodSet, strands::rods::State) {
+    collider: strands::model::colliders::Collider,
+) -> (strands::model::rods::RodSet, strands::model::rods::State) {
     let spec = RodSpec {
         name: name.into(),
         rest: points.clone(),

@@ -6,12 +6,12 @@
 //! `vertex_offset[r] − r .. vertex_offset[r + 1] − r − 1` (one edge fewer than
 //! vertices per rod).
 
-use glam::{DVec2, DVec3};
+use glam::{DQuat, DVec2, DVec3};
 use std::ops::Range;
 
-use crate::anchor::Anchor;
-use crate::contact::Collider;
-use crate::interaction::Interaction;
+use crate::model::anchor::{Anchor, AnchorError, Pose};
+use crate::model::colliders::Collider;
+use crate::model::interaction::Interaction;
 
 /// Elastic and inertial constants of one rod, in SI units.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -327,4 +327,84 @@ pub fn split_mut<'a, T>(mut data: &'a mut [T], offsets: &[usize]) -> Vec<&'a mut
         data = tail;
     }
     out
+}
+
+/// Teleport anchor `anchor` to `translation` (m) and rotation vector
+/// `rotation` (rad) at the state's time, taking along every rod clamped to
+/// it: the rigid motion `M = P₁ ∘ P₀⁻¹` from the anchor's present pose `P₀`
+/// to the new `P₁` is applied to those rods' positions, and its rotation
+/// to their velocities, edge tangents and reference frames (twist angles,
+/// measured against the reference frame, are unchanged). Velocities are
+/// rotated, not zeroed: a groom swinging before the cut swings the same way
+/// relative to the head after it, and a groom at rest stays at rest, with
+/// no speed from the jump. The anchor's history is reset to the new pose
+/// ([`Anchor::reset`]), so the next substep sees no motion of the anchor.
+/// Colliders riding on the anchor move with it.
+///
+/// Errors: no such anchor, anchor 0 (the world), a non-finite pose, or a
+/// rod clamped to this anchor and to another one.
+pub fn teleport(
+    rods: &mut RodSet,
+    state: &mut State,
+    anchor: usize,
+    translation: DVec3,
+    rotation: DVec3,
+) -> Result<(), AnchorError> {
+    let count = rods.anchors.len();
+    if anchor >= count {
+        return Err(AnchorError::NoSuchAnchor {
+            index: anchor,
+            count,
+        });
+    }
+    if anchor == 0 {
+        return Err(AnchorError::World);
+    }
+    let a = &rods.anchors[anchor];
+    if !(translation.is_finite() && rotation.is_finite()) {
+        return Err(AnchorError::NotFinite {
+            anchor: a.name.clone(),
+            what: format!("pose: translation {translation}, rotation {rotation}"),
+        });
+    }
+    let clamped_to = |c: EndCondition| match c {
+        EndCondition::Clamped(c) => Some(c.anchor),
+        EndCondition::Free => None,
+    };
+    let mut moved = Vec::new();
+    for r in 0..rods.rod_count() {
+        let ends = [clamped_to(rods.start[r]), clamped_to(rods.end[r])];
+        if !ends.contains(&Some(anchor)) {
+            continue;
+        }
+        if let Some(other) = ends.into_iter().flatten().find(|&o| o != anchor) {
+            return Err(AnchorError::SharedRod {
+                rod: r,
+                name: rods.names[r].clone(),
+                anchor: a.name.clone(),
+                other: rods.anchors[other].name.clone(),
+            });
+        }
+        moved.push(r);
+    }
+    let now = state.time;
+    let old = a.pose(now);
+    let new = Pose {
+        pivot: a.pivot,
+        translation,
+        rotation: DQuat::from_scaled_axis(rotation),
+    };
+    let turn = new.rotation * old.rotation.inverse();
+    for r in moved {
+        for i in rods.vertices(r) {
+            state.pos[i] = new.point(old.inverse_point(state.pos[i]));
+            state.vel[i] = turn * state.vel[i];
+        }
+        for j in rods.edges(r) {
+            state.tangent[j] = turn * state.tangent[j];
+            state.ref_u[j] = turn * state.ref_u[j];
+        }
+    }
+    rods.anchors[anchor].reset(now, translation, rotation);
+    Ok(())
 }

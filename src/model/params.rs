@@ -83,7 +83,7 @@ pub struct SimParams {
     pub dt: f64,
     /// Substeps per frame; the integrator step is `h = dt / substeps`. Default 20.
     /// With `auto_substeps` the simulators replace it by the fewest substeps
-    /// within the explicit step limit (`crate::stability`).
+    /// within the explicit step limit (`crate::model::stability`).
     pub substeps: u32,
     /// Choose `substeps` from the step limit (`stability::resolve_substeps`),
     /// again whenever `dt` or a material changes. Default false here (the

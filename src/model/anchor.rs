@@ -24,10 +24,10 @@
 //! A jump (a cut in the game, a respawn) is [`teleport`]: every rod clamped
 //! to the anchor moves rigidly with it, so the next substep sees no jump
 //! and the strands get no spurious velocity.
+//!
+//! [`teleport`]: crate::model::rods::teleport
 
 use glam::{DQuat, DVec3};
-
-use crate::rods::{EndCondition, RodSet, State};
 
 /// One pose of an anchor's script.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -211,6 +211,8 @@ impl Anchor {
     /// Hold `translation` and rotation vector `rotation` from now on, with
     /// no interpolation from the pose before (a cut). Used by [`teleport`],
     /// which also moves the rods; alone it makes clamped ends jump.
+    ///
+    /// [`teleport`]: crate::model::rods::teleport
     pub fn reset(&mut self, now: f64, translation: DVec3, rotation: DVec3) {
         self.keyframes = vec![Keyframe::new(now, translation, rotation)];
     }
@@ -293,86 +295,6 @@ pub enum AnchorError {
         /// What is wrong with it.
         what: String,
     },
-}
-
-/// Teleport anchor `anchor` to `translation` (m) and rotation vector
-/// `rotation` (rad) at the state's time, taking along every rod clamped to
-/// it: the rigid motion `M = P₁ ∘ P₀⁻¹` from the anchor's present pose `P₀`
-/// to the new `P₁` is applied to those rods' positions, and its rotation
-/// to their velocities, edge tangents and reference frames (twist angles,
-/// measured against the reference frame, are unchanged). Velocities are
-/// rotated, not zeroed: a groom swinging before the cut swings the same way
-/// relative to the head after it, and a groom at rest stays at rest, with
-/// no speed from the jump. The anchor's history is reset to the new pose
-/// ([`Anchor::reset`]), so the next substep sees no motion of the anchor.
-/// Colliders riding on the anchor move with it.
-///
-/// Errors: no such anchor, anchor 0 (the world), a non-finite pose, or a
-/// rod clamped to this anchor and to another one.
-pub fn teleport(
-    rods: &mut RodSet,
-    state: &mut State,
-    anchor: usize,
-    translation: DVec3,
-    rotation: DVec3,
-) -> Result<(), AnchorError> {
-    let count = rods.anchors.len();
-    if anchor >= count {
-        return Err(AnchorError::NoSuchAnchor {
-            index: anchor,
-            count,
-        });
-    }
-    if anchor == 0 {
-        return Err(AnchorError::World);
-    }
-    let a = &rods.anchors[anchor];
-    if !(translation.is_finite() && rotation.is_finite()) {
-        return Err(AnchorError::NotFinite {
-            anchor: a.name.clone(),
-            what: format!("pose: translation {translation}, rotation {rotation}"),
-        });
-    }
-    let clamped_to = |c: EndCondition| match c {
-        EndCondition::Clamped(c) => Some(c.anchor),
-        EndCondition::Free => None,
-    };
-    let mut moved = Vec::new();
-    for r in 0..rods.rod_count() {
-        let ends = [clamped_to(rods.start[r]), clamped_to(rods.end[r])];
-        if !ends.contains(&Some(anchor)) {
-            continue;
-        }
-        if let Some(other) = ends.into_iter().flatten().find(|&o| o != anchor) {
-            return Err(AnchorError::SharedRod {
-                rod: r,
-                name: rods.names[r].clone(),
-                anchor: a.name.clone(),
-                other: rods.anchors[other].name.clone(),
-            });
-        }
-        moved.push(r);
-    }
-    let now = state.time;
-    let old = a.pose(now);
-    let new = Pose {
-        pivot: a.pivot,
-        translation,
-        rotation: DQuat::from_scaled_axis(rotation),
-    };
-    let turn = new.rotation * old.rotation.inverse();
-    for r in moved {
-        for i in rods.vertices(r) {
-            state.pos[i] = new.point(old.inverse_point(state.pos[i]));
-            state.vel[i] = turn * state.vel[i];
-        }
-        for j in rods.edges(r) {
-            state.tangent[j] = turn * state.tangent[j];
-            state.ref_u[j] = turn * state.ref_u[j];
-        }
-    }
-    rods.anchors[anchor].reset(now, translation, rotation);
-    Ok(())
 }
 
 /// Check keyframes as `Anchor` needs them: finite, strictly increasing times.

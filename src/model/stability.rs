@@ -22,8 +22,8 @@
 //! `h ≤ SAFETY · h_max` over every rod; a fixed count above the limit is
 //! refused unless `sim.allow_unstable = true`.
 
-use crate::params::SimParams;
-use crate::rods::RodSet;
+use crate::model::params::SimParams;
+use crate::model::rods::RodSet;
 
 /// `"auto"` substeps keep `h` at most this fraction of the limit. The limit
 /// is an estimate (uniform-chain modes); 0.8 leaves room for its error and
@@ -247,7 +247,7 @@ pub struct Checked {
     substeps: u32,
     auto: bool,
     allow: bool,
-    materials: Vec<crate::rods::RodMaterial>,
+    materials: Vec<crate::model::rods::RodMaterial>,
 }
 
 impl Checked {
