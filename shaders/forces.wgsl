@@ -1,5 +1,5 @@
-// Kernel `forces_rod` (src/cpu/forces.rs and `rod_forces` in
-// src/cpu/mod.rs): elastic forces −dE/dx with the holonomy terms (eq. 9–11),
+// Kernel `forces_rod` (src/cpu/forces.rs, `rod_forces` and
+// `elastic_forces`): elastic forces −dE/dx with the holonomy terms (eq. 9–11),
 // plus gravity and drag in the wind. One invocation per rod, one sweep from
 // the tip (`elastic_forces`).
 

@@ -1,4 +1,4 @@
-// The walked substep (src/cpu/mod.rs `substep`, same stage names and
+// The walked substep (src/cpu/substep.rs `substep`, same stage names and
 // order): one invocation takes its rod through every stage of a half
 // substep. `substep_start_rod` runs forces, save_start (SHAKE) and
 // integrate; `substep_finish_rod` the projection, contact, the filtered
@@ -6,7 +6,7 @@
 // `substep_rod` both halves in one dispatch. With hair–hair interaction a
 // substep is `substep_start_rod`, the grid (which needs every rod's splat),
 // then `substep_finish_rod`, whose first stage blends the rod's own
-// vertices towards the grid (src/cpu/mod.rs `interact`, between the
+// vertices towards the grid (src/cpu/substep.rs `interact`, between the
 // halves). Each stage is the walk its own staged kernel runs
 // (`forces_walk`, `newton_projection`, ...), so the fused and staged
 // schedules compute the same thing in the same order. The Jacobi
