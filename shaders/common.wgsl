@@ -358,13 +358,27 @@ fn field_store(k: u32, f: vec4<f32>) {
 @group(1) @binding(3) var<storage, read_write> frame: array<EdgeFrame>;
 @group(1) @binding(4) var<storage, read> clamps: array<Clamp>;
 @group(1) @binding(5) var<storage, read_write> scratch: array<Scratch>;
-// [0] most twist iterations, [1] most projection iterations, [2] tunnelling
-// vertices, [3] largest (vertex · MAX_COLLIDERS + collider + 1) that tunnelled,
-// [4] f32 bits of the largest relative motion that tunnelled (m), [6] largest
-// (rod + 1)·2 + singular whose fast projection did not converge, [7] f32 bits
-// of the largest strain such a projection left, [5] largest rod + 1 whose
-// invocation's loops the driver cut short (`loops_ran_out`).
-@group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 8>;
+// The diagnostic counters of a submission, by name (src/gpu/layout.rs
+// `stat`, which the host reads them by).
+// Most twist Newton iterations a rod took in a substep.
+const STAT_TWIST_ITERATIONS: u32 = 0u;
+// Most projection Newton iterations a rod took in a substep.
+const STAT_PROJECTION_ITERATIONS: u32 = 1u;
+// Vertices that tunnelled through a collider.
+const STAT_TUNNELLED: u32 = 2u;
+// Largest (vertex · MAX_COLLIDERS + collider + 1) that tunnelled.
+const STAT_TUNNEL_SITE: u32 = 3u;
+// f32 bits of the largest relative motion that tunnelled (m).
+const STAT_TUNNEL_MOTION: u32 = 4u;
+// Largest rod + 1 whose invocation's loops the driver cut short
+// (`loops_ran_out`).
+const STAT_LOOPS_CUT_SHORT: u32 = 5u;
+// Largest (rod + 1)·2 + singular whose fast projection did not converge.
+const STAT_PROJECTION_FAILED: u32 = 6u;
+// f32 bits of the largest strain such a projection left.
+const STAT_PROJECTION_FAILED_STRAIN: u32 = 7u;
+const STAT_COUNT: u32 = 8u;
+@group(1) @binding(6) var<storage, read_write> stats: array<atomic<u32>, STAT_COUNT>;
 
 // Raise statistic i to x. Every rod would race for the one word: one that
 // cannot raise it leaves it alone (the same maximum, with a load where
@@ -388,19 +402,19 @@ fn stat_max(i: u32, x: u32) {
 // projection, twist or contact): a loop of a length the compiler cannot
 // know completes only if
 // the limit was not reached; where it did not, rod r (its first, for a
-// workgroup) goes to stats[5] and `GpuSimulator::step_checked` stops the
+// workgroup) goes to stats[STAT_LOOPS_CUT_SHORT] and `GpuSimulator::step_checked` stops the
 // run. On other adapters the loop completes.
 fn loops_ran_out(r: u32) {
     let expected = max(params.substeps, 2u);
     var done = 0u;
     for (var i = 0u; i < expected; i++) {
-        // 1, through a load no compiler can predict (stats[5] holds a rod
+        // 1, through a load no compiler can predict (the statistic holds a rod
         // index + 1, never 2³² − 1), so that no pass can work out `done`
         // without running the loop.
-        done += min(1u, atomicLoad(&stats[5]) + 1u);
+        done += min(1u, atomicLoad(&stats[STAT_LOOPS_CUT_SHORT]) + 1u);
     }
     if (done < expected) {
-        stat_max(5u, r + 1u);
+        stat_max(STAT_LOOPS_CUT_SHORT, r + 1u);
     }
 }
 
@@ -500,6 +514,18 @@ fn pos_get(v: u32) -> Position {
 
 fn pos_set(v: u32, p: Position) {
     pos_store(v, p);
+}
+
+// A vertex's element of `vel`: its velocity (m/s) and, in w, its chatter
+// count (`project_velocity`, src/model/stability.rs), which every kernel that
+// writes the velocity carries through.
+fn velocity_and_chatter(u: vec3<f32>, chatter: f32) -> vec4<f32> {
+    return vec4<f32>(u, chatter);
+}
+
+// The chatter count of a vertex's element of `vel`.
+fn chatter_of(u: vec4<f32>) -> f32 {
+    return u.w;
 }
 
 fn vel_get(v: u32) -> vec4<f32> {

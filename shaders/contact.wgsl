@@ -403,9 +403,9 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
 // the step's statistics: one set of atomics for all of it.
 fn record_tunnels(t: vec3<u32>) {
     if (t.x > 0u) {
-        atomicAdd(&stats[2], t.x);
-        atomicMax(&stats[3], t.y);
-        atomicMax(&stats[4], t.z);
+        atomicAdd(&stats[STAT_TUNNELLED], t.x);
+        atomicMax(&stats[STAT_TUNNEL_SITE], t.y);
+        atomicMax(&stats[STAT_TUNNEL_MOTION], t.z);
     }
 }
 

@@ -34,7 +34,7 @@ fn integrate_free_vertex(v: u32) {
 fn integrate_free_vertex_from(v: u32, old: Position, u_old: vec4<f32>, force: vec3<f32>, h: f32) -> Position {
     let u = u_old.xyz + force * (h * rest[vertex_slot(v)].inv_mass);
     let x = moved(old, u * h);
-    vel_set(v, vec4<f32>(u, u_old.w));
+    vel_set(v, velocity_and_chatter(u, chatter_of(u_old)));
     pos_set(v, x);
     pos_unc_set(v, x);
     return x;
@@ -50,7 +50,7 @@ fn integrate_anchored_vertex(v: u32, c: u32, slot: u32) {
         local = clamps[c].local_pos1.xyz;
     }
     let x = position_at(pose_point(anchor_pose(clamps[c].anchor, step_slot_end()), local, rods[rest[vertex_slot(v)].rod].origin.xyz));
-    vel_set(v, vec4<f32>(displacement(old, x) / params.h, vel_get(v).w));
+    vel_set(v, velocity_and_chatter(displacement(old, x) / params.h, chatter_of(vel_get(v))));
     pos_set(v, x);
     pos_unc_set(v, x);
 }

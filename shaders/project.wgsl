@@ -290,15 +290,15 @@ fn newton_projection_from(r: u32, shake: bool, unresolved_now: f32, handed: u32)
         from_tip = !from_tip;
         iterations++;
     }
-    stat_max(1u, iterations);
+    stat_max(STAT_PROJECTION_ITERATIONS, iterations);
     if (stage_phase == 0u && unresolved > 0.0) {
         // Failed (src/cpu/project.rs `FastProjection::failed`); only the
         // plain projection can fail the run (src/cpu/substep.rs `substep_finish`).
         let fail = max(tolerance, PROJECTION_FAIL_STRAIN);
         let over = unresolved_strain(r, fail, 4.0);
         if (over > 0.0) {
-            atomicMax(&stats[6], (r + 1u) * 2u + singular);
-            atomicMax(&stats[7], bitcast<u32>(over + fail));
+            atomicMax(&stats[STAT_PROJECTION_FAILED], (r + 1u) * 2u + singular);
+            atomicMax(&stats[STAT_PROJECTION_FAILED_STRAIN], bitcast<u32>(over + fail));
         }
     }
     return iterations;
@@ -602,8 +602,8 @@ fn save_start(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 }
 
 
-// Also counts in `vel.w` the consecutive substeps in which the forces
-// reversed a free vertex's velocity (v − F h/m before the substep against the
+// Also counts, in the velocity's chatter count (`chatter_of`), the
+// consecutive substeps in which the forces reversed a free vertex's velocity (v − F h/m before the substep against the
 // result and against the unconstrained v: src/cpu/project.rs);
 // a count that reaches CHATTER_SUBSTEPS stays, and the host finds it when it
 // reads the state back (`GpuSimulator::step_checked`).
@@ -636,7 +636,7 @@ fn project_velocity_at(v: u32, p: Position) {
             u -= n * out;
         }
     }
-    var count = u_unc.w;
+    var count = chatter_of(u_unc);
     if (count < CHATTER_SUBSTEPS) {
         let free = rest[vertex_slot(v)].inv_mass > 0.0;
         let forced = dot(before, u_unc.xyz) < 0.0;
@@ -646,5 +646,5 @@ fn project_velocity_at(v: u32, p: Position) {
             count = max(count - 2.0, 0.0);
         }
     }
-    vel_set(v, vec4<f32>(u, count));
+    vel_set(v, velocity_and_chatter(u, count));
 }

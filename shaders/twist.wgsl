@@ -555,7 +555,7 @@ fn twist_solve(r: u32) {
             break;
         }
     }
-    stat_max(0u, iterations);
+    stat_max(STAT_TWIST_ITERATIONS, iterations);
 }
 
 @compute @workgroup_size(64)

@@ -612,7 +612,22 @@ fn wgsl_constants_match_rust() {
     use strands::cpu::grid;
     let f32_of = |x: f64| x as f32 as f64;
     use strands::gpu::layout as gl;
-    let twins: [(&str, f64); 36] = [
+    let twins: [(&str, f64); 45] = [
+        ("STAT_TWIST_ITERATIONS", gl::stat::TWIST_ITERATIONS as f64),
+        (
+            "STAT_PROJECTION_ITERATIONS",
+            gl::stat::PROJECTION_ITERATIONS as f64,
+        ),
+        ("STAT_TUNNELLED", gl::stat::TUNNELLED as f64),
+        ("STAT_TUNNEL_SITE", gl::stat::TUNNEL_SITE as f64),
+        ("STAT_TUNNEL_MOTION", gl::stat::TUNNEL_MOTION as f64),
+        ("STAT_LOOPS_CUT_SHORT", gl::stat::LOOPS_CUT_SHORT as f64),
+        ("STAT_PROJECTION_FAILED", gl::stat::PROJECTION_FAILED as f64),
+        (
+            "STAT_PROJECTION_FAILED_STRAIN",
+            gl::stat::PROJECTION_FAILED_STRAIN as f64,
+        ),
+        ("STAT_COUNT", gl::stat::COUNT as f64),
         ("PROJECTION_NONE", gl::PROJECTION_NONE as f64),
         ("PROJECTION_FAST", gl::PROJECTION_FAST as f64),
         ("PROJECTION_SHAKE", gl::PROJECTION_SHAKE as f64),

@@ -154,7 +154,7 @@ pub fn chatter_length(rest_len: &[f64], i: usize) -> f64 {
 /// projection holding the vertex against a steady force, nor a push of
 /// contact or interaction). That is the signature of the explicit mode's
 /// chatter. A count that reaches `stability::CHATTER_SUBSTEPS`
-/// stays (the GPU keeps it in `vel.w` for the host to find); returns the
+/// stays (the GPU keeps it in its velocity buffer, `chatter_of`, for the host to find); returns the
 /// first such vertex. Without projection, contact or interaction nothing
 /// moves here and only the count runs.
 pub fn project_velocity(

@@ -357,7 +357,7 @@ impl Buffers {
             pos_start: zeroed(device, "pos_start", positions),
             frame: zeroed(device, "frame", (nv * size_of::<GpuEdgeFrame>()) as u64),
             scratch: zeroed(device, "scratch", (nv * size_of::<GpuScratch>()) as u64),
-            stats: zeroed(device, "stats", 32),
+            stats: zeroed(device, "stats", 4 * super::layout::stat::COUNT as u64),
             contacts: zeroed(device, "contacts", 2 * v16),
             grid_vertex: init(
                 "grid_vertex",

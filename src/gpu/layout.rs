@@ -848,6 +848,34 @@ pub enum Kernel {
     FrameRod,
 }
 
+/// The diagnostic counters of the `stats` buffer, by name (WGSL
+/// `STAT_*`, shaders/common.wgsl), each an atomic maximum or count over a
+/// submission, zeroed before it.
+pub mod stat {
+    /// Most twist Newton iterations a rod took in a substep.
+    pub const TWIST_ITERATIONS: usize = 0;
+    /// Most projection Newton iterations a rod took in a substep.
+    pub const PROJECTION_ITERATIONS: usize = 1;
+    /// Vertices that tunnelled through a collider.
+    pub const TUNNELLED: usize = 2;
+    /// Largest (vertex · `MAX_COLLIDERS` + collider + 1) that tunnelled.
+    pub const TUNNEL_SITE: usize = 3;
+    /// f32 bits of the largest relative motion that tunnelled (m).
+    pub const TUNNEL_MOTION: usize = 4;
+    /// Largest rod + 1 whose invocation's loops the driver cut short.
+    pub const LOOPS_CUT_SHORT: usize = 5;
+    /// Largest (rod + 1)·2 + singular whose fast projection did not converge.
+    pub const PROJECTION_FAILED: usize = 6;
+    /// f32 bits of the largest strain such a projection left.
+    pub const PROJECTION_FAILED_STRAIN: usize = 7;
+    /// Counters in all.
+    pub const COUNT: usize = 8;
+}
+
+/// The component of a vertex's element of the velocity buffer that holds
+/// its chatter count (WGSL `chatter_of`; x, y, z are the velocity, m/s).
+pub const VEL_CHATTER: usize = 3;
+
 /// Group-1 bindings, as numbered in `shaders/common.wgsl`.
 pub mod binding {
     /// Positions (`GpuPosition`).

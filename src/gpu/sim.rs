@@ -13,7 +13,7 @@ use super::layout::{
     Domain, FUSED_STORAGE_BUFFERS, GRID_COUNTERS, GRID_OUTSIDE, GRID_OVERFLOW, GRID_VMAX,
     GRID_WORDS_PER_NODE, GpuCollider, GpuColliderNow, GpuContact, GpuEdgeFrame, GpuGridGroup,
     GpuPose, GpuPosition, GpuScratch, GpuStep, Kernel, PROJECTION_FAST, PROJECTION_JACOBI,
-    PROJECTION_NONE, PROJECTION_SHAKE, SPLAT_OWN, SPLAT_SORTED, WORKGROUP,
+    PROJECTION_NONE, PROJECTION_SHAKE, SPLAT_OWN, SPLAT_SORTED, VEL_CHATTER, WORKGROUP, stat,
 };
 use super::packing::{Packing, VertexLayout, dvec3, rod_origins, vec4};
 use super::pipelines::Pipelines;
@@ -1016,7 +1016,7 @@ impl GpuSimulator {
             .recheck(&self.rods, &self.params)
             .map_err(|e| Unstable::step_limit(&self.rods, e, step, time))?;
         self.step();
-        let stats: Vec<u32> = self.read(&self.buffers.stats, 8);
+        let stats: Vec<u32> = self.read(&self.buffers.stats, stat::COUNT);
         // Loops the driver cut short explain whatever else is wrong.
         if let Some(e) = self.loop_limit_in(&stats) {
             return Err(e);
@@ -1044,12 +1044,12 @@ impl GpuSimulator {
         {
             return Err(stop(*rod, b.clone()));
         }
-        if stats[6] > 0 {
-            let rod = (stats[6] / 2 - 1) as usize;
+        if stats[stat::PROJECTION_FAILED] > 0 {
+            let rod = (stats[stat::PROJECTION_FAILED] / 2 - 1) as usize;
             let failed = crate::cpu::project::FastProjection {
-                iterations: stats[1],
-                max_strain: f32::from_bits(stats[7]) as f64,
-                singular: stats[6] % 2 == 1,
+                iterations: stats[stat::PROJECTION_ITERATIONS],
+                max_strain: f32::from_bits(stats[stat::PROJECTION_FAILED_STRAIN]) as f64,
+                singular: stats[stat::PROJECTION_FAILED] % 2 == 1,
                 converged: false,
             };
             let e = Unstable::projection(
@@ -1090,8 +1090,8 @@ impl GpuSimulator {
                 self.time,
             ));
         }
-        if stats[2] > 0 {
-            let code = stats[3] - 1;
+        if stats[stat::TUNNELLED] > 0 {
+            let code = stats[stat::TUNNEL_SITE] - 1;
             let v = (code / MAX_COLLIDERS as u32) as usize;
             let rod = self.rods.vertex_offset.partition_point(|&o| o <= v) - 1;
             let collider = (code % MAX_COLLIDERS as u32) as usize;
@@ -1103,14 +1103,17 @@ impl GpuSimulator {
                 crate::cpu::contact::Tunnel {
                     vertex: v - self.rods.vertex_offset[rod],
                     collider,
-                    distance: f32::from_bits(stats[4]) as f64,
+                    distance: f32::from_bits(stats[stat::TUNNEL_MOTION]) as f64,
                     limit: self.rods.colliders[collider].shape.thickness(),
                 },
             ));
         }
         let mut d = diagnostics_of(&self.rods, &state, &self.params);
         d.grid_outside = counters[GRID_OUTSIDE] as u64;
-        let [twist, projection] = [stats[0], stats[1]];
+        let [twist, projection] = [
+            stats[stat::TWIST_ITERATIONS],
+            stats[stat::PROJECTION_ITERATIONS],
+        ];
         d.twist_iterations = twist;
         d.projection_iterations = match self.params.projection {
             Projection::Jacobi { iterations, .. } => {
@@ -1420,8 +1423,8 @@ impl GpuSimulator {
     /// Most twist Newton iterations and fast-projection iterations any rod
     /// used in the last submission.
     pub fn read_stats(&self) -> [u32; 2] {
-        let s: Vec<u32> = self.read(&self.buffers.stats, 8);
-        [s[0], s[1]]
+        let s: Vec<u32> = self.read(&self.buffers.stats, stat::COUNT);
+        [s[stat::TWIST_ITERATIONS], s[stat::PROJECTION_ITERATIONS]]
     }
 
     /// Whether a kernel ran into the driver's limit on the loop iterations
@@ -1430,15 +1433,15 @@ impl GpuSimulator {
     /// the frames' other statistics, `clear_stats`): the error naming the
     /// rod, whose state cannot be trusted; `None` where every loop finished.
     pub fn loops_cut_short(&self) -> Option<Unstable> {
-        self.loop_limit_in(&self.read(&self.buffers.stats, 8))
+        self.loop_limit_in(&self.read(&self.buffers.stats, stat::COUNT))
     }
 
     /// `loops_cut_short` from statistics already read back.
     fn loop_limit_in(&self, stats: &[u32]) -> Option<Unstable> {
-        (stats[5] > 0).then(|| {
+        (stats[stat::LOOPS_CUT_SHORT] > 0).then(|| {
             Unstable::loop_limit(
                 &self.rods,
-                stats[5] as usize - 1,
+                stats[stat::LOOPS_CUT_SHORT] as usize - 1,
                 self.step_count,
                 self.time,
                 self.running_form().name(),
@@ -1446,10 +1449,10 @@ impl GpuSimulator {
         })
     }
 
-    /// Vertices the last `contact` kernels found tunnelling (`stats[2]`).
+    /// Vertices the last `contact` kernels found tunnelling (`stat::TUNNELLED`).
     pub fn read_tunnel_count(&self) -> u32 {
-        let s: Vec<u32> = self.read(&self.buffers.stats, 8);
-        s[2]
+        let s: Vec<u32> = self.read(&self.buffers.stats, stat::COUNT);
+        s[stat::TUNNELLED]
     }
 
     /// Per-vertex contacts recorded by the last phase-0 `contact` kernel.
@@ -1482,13 +1485,13 @@ impl GpuSimulator {
         self.read_state_and_chatter().0
     }
 
-    /// `read_state`, and the first vertex whose chatter count (`vel.w`,
-    /// kernel `integrate`) reached `stability::CHATTER_SUBSTEPS`.
+    /// `read_state`, and the first vertex whose chatter count
+    /// (`VEL_CHATTER`, kernel `project_velocity`) reached `stability::CHATTER_SUBSTEPS`.
     pub fn read_state_and_chatter(&self) -> (State, Option<usize>) {
         let pos: Vec<GpuPosition> = self.read_vertices_of(&self.buffers.pos);
         let vel: Vec<[f32; 4]> = self.read_vertices_of(&self.buffers.vel);
         let limit = crate::model::stability::CHATTER_SUBSTEPS as f32;
-        let chatter = vel.iter().position(|v| v[3] >= limit);
+        let chatter = vel.iter().position(|v| v[VEL_CHATTER] >= limit);
         let frame: Vec<GpuEdgeFrame> = self.read_vertices_of(&self.buffers.frame);
         (self.packing.state(self.time, &pos, &vel, &frame), chatter)
     }
