@@ -102,20 +102,6 @@ impl std::fmt::Display for Form {
     }
 }
 
-impl std::str::FromStr for Form {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Form, String> {
-        Form::ALL
-            .into_iter()
-            .find(|f| f.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Form::ALL.iter().map(|f| f.name()).collect();
-                format!("unknown GPU form {s:?}: use one of {}", names.join(", "))
-            })
-    }
-}
-
 /// How a substep splats the vertices onto the hair–hair grid
 /// (`GpuSimulator::set_splat`). Either way the grid is the CPU's bit for
 /// bit (integer sums); what differs is the atomics it takes.
