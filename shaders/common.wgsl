@@ -38,7 +38,7 @@ const F32_EPSILON: f32 = 1.1920929e-7; // 2⁻²³
 // `vel`, `pos_unc`, `pos_start`, `src`, `dst`, `contacts`, `frame`,
 // `scratch`, `grid_vertex`; not `world_pos`, which is in rod order for
 // renderers). With INTERLEAVE = 0 (rod sets whose rods differ in length,
-// and contexts made consecutive for the packed forms) vertex v is element
+// or with fewer than 8 rods of one length) vertex v is element
 // v: each rod's vertices one after another. With INTERLEAVE = n (the
 // default on every device for rods of n vertices each, src/gpu/packing.rs
 // `VertexLayout`) the rods are interleaved in blocks of 8: local vertex i

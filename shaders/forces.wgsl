@@ -16,7 +16,7 @@ fn edge_between(a: Position, b: Position) -> vec3<real> {
     return vec3<real>(quanta_between(a, b)) + (vec3<real>(b.rem.xyz) - vec3<real>(a.rem.xyz));
 }
 
-// Interior vertex v's bending stencil (src/cpu/forces.rs `vertex_stencil`).
+// Interior vertex v's bending stencil (src/cpu/forces.rs `bending_stencil`).
 struct Stencil {
     // (∇κb)ᵀ ∂E/∂(κb) on v − 1, v, v + 1.
     grad: VertexTriple,

@@ -1,5 +1,5 @@
 // Kernel `twist_rod`, one invocation walking each rod (src/cpu/twist.rs
-// `twist_in`). The quasistatic
+// `twist`). The quasistatic
 // material frame, ∂E/∂θʲ = 0 for the angles no clamp prescribes (§5), by
 // Newton's method on the tridiagonal Hessian with a backtracking line search,
 // warm-started from the previous angles.
@@ -343,7 +343,7 @@ struct BackWalk {
 // (`twist_gradient` in the order it goes, `gradient_vertex`): each vertex
 // once both its edges' angles are final, so the next iteration needs no
 // walk of its own where the step is taken in full, and ends the solve on
-// the next elimination's bound (src/cpu/twist.rs `twist_in` takes the rows
+// the next elimination's bound (src/cpu/twist.rs `twist` takes the rows
 // in the same alternate orders).
 fn newton_back(r: u32, free: vec2<u32>, last: Elimination, from_tip: bool, ahead: bool) -> BackWalk {
     let o = rods[r].vertex_offset;
@@ -442,7 +442,7 @@ fn twist_solve(r: u32) {
     var iterations = 0u;
     // The order this iteration takes its rows in: the first from the root,
     // each after it in the order the back substitution before it walked
-    // (src/cpu/twist.rs `twist_in`); and whether that walk summed them
+    // (src/cpu/twist.rs `twist`); and whether that walk summed them
     // already (`newton_back`'s `ahead`), in `sweep`.
     var from_tip = false;
     var handed = false;

@@ -56,7 +56,7 @@ impl Workload {
             "sim.substeps=\"auto\"".into(),
         ];
         if kind == "hair-nogrid" {
-            // Issue 12's target workload: the hair with twist, the
+            // The GPU's target workload: the hair with twist, the
             // projection and head contact, without the hair–hair grid.
             set.push("interaction.groups=[]".into());
         }
@@ -241,7 +241,7 @@ pub struct Measurement {
     pub gpu_splat: Option<String>,
     /// Whether `strands bench --gpu-splat` asked for the splat (else it is
     /// the simulator's default, `GpuSimulator::default_splat`, and the
-    /// row's label leaves it out as it leaves out the default pack shape);
+    /// row's label leaves it out as it leaves out other defaults);
     /// true in reports older than this field, which labelled
     /// every splat but the own.
     #[serde(default = "splat_asked_in_old_reports")]

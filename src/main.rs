@@ -36,10 +36,13 @@ enum Command {
 /// not set in the environment.` for each probe where the process has no
 /// runtime directory: on a headless machine, two such lines before a run
 /// that succeeds. Without a runtime directory and a Wayland display there
-/// is no display for the layer to choose by, so it is switched off
+/// is no Wayland display for the layer to choose by, so it is switched off
 /// (`NODEVICE_SELECT=1`, its own switch) there, unless the user set it or
-/// asked the layer for a device (`MESA_VK_DEVICE_SELECT`). Nothing that
-/// the simulator or the driver reports is hidden.
+/// asked the layer for a device (`MESA_VK_DEVICE_SELECT`,
+/// `MESA_VK_DEVICE_SELECT_FORCE_DEFAULT_DEVICE`, `DRI_PRIME`). Its order of
+/// the devices is then the loader's; the simulator picks its adapter by
+/// type and power preference either way (`GpuContext::headless`). Nothing
+/// that the simulator or the driver reports is hidden.
 fn quiet_device_select_probe() {
     let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
@@ -48,6 +51,8 @@ fn quiet_device_select_probe() {
         && !set("WAYLAND_DISPLAY")
         && !set("NODEVICE_SELECT")
         && !set("MESA_VK_DEVICE_SELECT")
+        && !set("MESA_VK_DEVICE_SELECT_FORCE_DEFAULT_DEVICE")
+        && !set("DRI_PRIME")
     {
         // SAFETY: the first statement of `main`, before any thread starts.
         unsafe { std::env::set_var("NODEVICE_SELECT", "1") };

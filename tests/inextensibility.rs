@@ -217,7 +217,7 @@ fn bench_hair_strain(
     worst
 }
 
-/// Issue 12's goal, "no visible stretch at the default settings": on the
+/// No visible stretch at the default settings: on the
 /// benchmark's hair workload the maximum edge strain stays below 1e-3 on
 /// both backends at the default settings (the fast projection: exact per
 /// strand). The test can fail: the workload's former setting, 4 Jacobi

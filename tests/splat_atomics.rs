@@ -168,14 +168,14 @@ fn splat_atomics_by_grouping() {
     let reference_splat = grid_splat(&g, &mut reference, &pos, &vel, &mass_q).expect("no overflow");
 
     let mut results: Vec<(&str, Sums)> = Vec::new();
-    // A: each vertex's 8 nodes at once (the packed `grid_splat`).
+    // A: each vertex's 8 nodes at once (the staged per-vertex `grid_splat`).
     let mut a = Sums::default();
     for i in inputs.iter().flatten() {
         for (k, m, p) in i.adds {
             a.add(k, m, p);
         }
     }
-    results.push(("per vertex (packed grid_splat)", a));
+    results.push(("per vertex (staged grid_splat)", a));
     // B: the walked splat's window: a rod's consecutive vertices in one
     // cell summed, each node added when the walk leaves it (nodes shared
     // with the next cell kept): grouped per run of a node along the rod.

@@ -45,8 +45,9 @@ pub struct BenchArgs {
     )]
     pub gpu_stencils: Vec<crate::gpu::Stencil>,
     /// GPU splats onto the hair–hair grid to time, each a row with each
-    /// precision: own (the walked window in the walked first half, one
-    /// atomic add per node and run of a rod's vertices in a cell), sorted
+    /// precision: own (the schedule's own: in the walked first half with
+    /// 64-bit atomics the walked window, one atomic add per node and run of
+    /// a rod's vertices in a cell; else an add per vertex and node), sorted
     /// (the vertices sorted by cell first, then each run of 16 sorted
     /// vertices walked by one invocation, so that a cell's sums reach its
     /// nodes once a run; docs/GPU.md), or sorted:RUN (runs of RUN slots, 1

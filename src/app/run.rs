@@ -72,7 +72,19 @@ pub(crate) fn gpu_hint(e: crate::gpu::GpuError) -> anyhow::Error {
     }
 }
 
+/// Ready this run for Ctrl-C: no interruption yet, no partial file; the
+/// handler is installed once a process (a second `run` in the same process
+/// reuses it).
 fn catch_ctrl_c() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INTERRUPTED.store(false, Ordering::SeqCst);
+    if let Ok(mut p) = PARTIAL.lock() {
+        p.clear();
+    }
+    INSTALL.call_once(install_ctrl_c);
+}
+
+fn install_ctrl_c() {
     let installed = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
             for p in PARTIAL.lock().map(|p| p.clone()).unwrap_or_default() {

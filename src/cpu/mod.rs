@@ -412,9 +412,9 @@ impl Unstable {
             hint: if form == "walked" {
                 "Use fewer vertices per strand, or the CPU backend (--backend cpu, which `strands run` takes on a software adapter unless told otherwise)".into()
             } else if form.ends_with("-frame") {
-                "Run a form that dispatches each substep (walked-fused, the default on a software adapter; `GpuSimulator::set_form`, `strands bench --gpu-form`): a frame in one dispatch runs all of its substeps' loops in one invocation. Or the CPU backend (--backend cpu)".into()
+                "Run a form that dispatches each substep (walked-fused, the default on a software adapter; `GpuSimulator::set_form`): a frame in one dispatch runs all of its substeps' loops in one invocation. Or use fewer vertices per strand, or the CPU backend (--backend cpu)".into()
             } else {
-                "Run the walked stages each as a dispatch of its own (walked; `GpuSimulator::set_form`, `strands bench --gpu-form`), fewer vertices per strand, or the CPU backend (--backend cpu, which `strands run` takes on a software adapter unless told otherwise)".into()
+                "Use fewer vertices per strand, or the CPU backend (--backend cpu, which `strands run` takes on a software adapter unless told otherwise); a program embedding the library can also run the walked stages each as a dispatch of its own (`GpuSimulator::set_form(Form::Walked)`)".into()
             },
             ..Self::new(rods, r, step, time, Cause::LoopLimit)
         }

@@ -1,5 +1,5 @@
-//! Kernels `substep_start`, `substep_finish` and `substep`
-//! (shaders/substep.wgsl): the stages of a substep in the order the GPU runs
+//! Kernels `substep_start_rod`, `substep_finish_rod` and `substep_rod`
+//! (shaders/substep.wgsl; here `substep_start`, `substep_finish`, `substep`): the stages of a substep in the order the GPU runs
 //! them, each rod's `substep_start` in parallel, then `interact` (the
 //! hair–hair grid stages of `cpu::grid`, shaders/grid.wgsl, over all rods),
 //! then each rod's `substep_finish`; the stages' own pieces (`project_rod`,
@@ -177,8 +177,7 @@ pub struct ProjectionOutcome {
 /// Whether any vertex of a rod holds a contact (after contact's phase 0:
 /// whether it moved any; a vertex or edge it pushes records a nonzero
 /// depth). The GPU's twins: in the walked form `contact_walk`'s return
-/// value (shaders/contact.wgsl), in the packed form `pack_needs_contact_again`
-/// (shaders/substep.wgsl).
+/// value (shaders/contact.wgsl).
 fn rod_in_contact(contact: &[Contact]) -> bool {
     contact.iter().any(|c| c.depth != 0.0)
 }
@@ -290,8 +289,8 @@ pub fn jacobi_iterations_per_substep(rods: &RodSet, iterations: u32) -> u32 {
 /// fused halves also take in the grid's per-vertex stages, each on its own
 /// vertices: `grid_splat` ends `substep_start` and `grid_blend` begins
 /// `substep_finish` (integer sums, the same in any order; a blend reads
-/// only its own vertex and the fields), with `grid_clear` before the start
-/// and `grid_velocity` between the halves.
+/// only its own vertex and the fields), with `grid_extent` (in
+/// `grid_clear`'s place) and `grid_velocity_box` between the halves.
 pub fn substep(
     rods: &RodSet,
     params: &SimParams,
@@ -372,7 +371,7 @@ pub fn substep_finish(
     let (radius, inv_mass) = (rods.material[r].radius, &rods.inv_mass[rods.vertices(r)]);
     // The two phases: in each the projection (phase 1 filtered by the
     // contacts), then with colliders contact's pass of that phase; the
-    // packed kernel's loop (shaders/substep.wgsl `substep_finish_pack`).
+    // walked kernel's loop (shaders/substep.wgsl `substep_finish_walk`).
     for phase in 0..2 {
         // project
         let p = project_rod(rods, params, r, w, phase);

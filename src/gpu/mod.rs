@@ -273,7 +273,8 @@ impl GpuContext {
     /// vertices 19 to 25 % off the walked substeps (hair-nogrid
     /// walked-frame 0.972 → 0.750 ms, grass 0.876 → 0.694 walked-fused,
     /// the hair 1.434 → 1.165, against each rod's vertices one after
-    /// another; docs/PERFORMANCE.md). The same results to the bit.
+    /// another; docs/measurements/2026-11-27-h200-defaults/bench-candidates*.log).
+    /// The same results to the bit.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
         GpuContext {
             stencil_f64: device.features().contains(wgpu::Features::SHADER_F64),

@@ -163,7 +163,7 @@ pub fn default_splat(device_type: wgpu::DeviceType, limits: &wgpu::Limits, grid:
 /// The run of the sorted splat GPUs start with where the grid couples the
 /// rods (`GpuSimulator::default_splat`): on an H200 the hair at 1 M
 /// vertices ran 1.342 ms a substep with runs of 32 against 1.350 with 16
-/// and 1.381 with 8 (docs/PERFORMANCE.md).
+/// and 1.381 with 8 (docs/measurements/2026-11-27-h200-frame/bench-splat.log).
 pub const GPU_SORTED_RUN: u32 = 32;
 
 impl Splat {

@@ -642,7 +642,8 @@ impl GpuSimulator {
     ///   walked-fused's schedule, `Form::running`): on an H200 at 1 M
     ///   vertices, interleaved, grass 0.670 ms a substep against 0.694
     ///   walked-fused, hair-nogrid 0.750 against 0.752 at best
-    ///   (docs/PERFORMANCE.md): as fast or a little
+    ///   (docs/measurements/2026-11-27-h200-defaults/bench-candidates.log):
+    ///   as fast or a little
     ///   faster. As a frame is one dispatch, a display GPU's watchdog (~2 s
     ///   on some systems) bounds a frame's work: at the H200's 0.75 ms a
     ///   substep for 1 M vertices, ~2,600 substeps of 1 M vertices;
@@ -659,7 +660,9 @@ impl GpuSimulator {
     /// `schedule::GPU_SORTED_RUN` slots where the device's limits allow it
     /// (`layout::sorted_splat_supported`): on an H200 the hair at 1 M
     /// vertices ran 1.077 ms a substep with it against 1.165 with the
-    /// walked window, interleaved (docs/PERFORMANCE.md). Else the form's own (`Splat::Own`): on lavapipe the sorted
+    /// walked window, interleaved
+    /// (docs/measurements/2026-11-27-h200-defaults/bench-candidates-hair.log).
+    /// Else the form's own (`Splat::Own`): on lavapipe the sorted
     /// splat was slower (13.5 against 10.4 ms at 1000 strands), and without
     /// the grid there is nothing to splat (and no sort buffers to hold).
     /// `new` falls back to the own splat where the sorted one's buffers
