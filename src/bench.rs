@@ -220,8 +220,8 @@ pub struct Measurement {
     /// "standard" or the scene file's path.
     pub source: String,
     pub backend: String,
-    /// The GPU simulator's form (`strands::gpu::Form::name`); absent on the
-    /// CPU and in reports older than the fused forms.
+    /// The GPU simulator's form that ran (`strands::gpu::Form::name`);
+    /// absent on the CPU and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_form: Option<String>,
     /// The GPU's bending stencil precision ("f64" or "f32"); absent on the

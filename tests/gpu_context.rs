@@ -230,7 +230,7 @@ fn interaction_grid_beyond_the_dispatch_limit_is_refused() {
 /// Kernels are compiled as a simulator first runs them, not all at once:
 /// compiling every kernel up front held a one-strand bench's start 26.9 s
 /// on lavapipe with a cold cache and, on an H200 with a cold cache, 58 s
-/// (docs/PERFORMANCE.md), so a simulator in the walked fused form compiles
+/// (`pipelines::Pipelines`), so a simulator in the walked fused form compiles
 /// none of the staged walk's kernels, and switching to the staged walk
 /// (`Form::Walked`) and asking for its kernels (`compile_kernels`) compiles
 /// them, and still not the whole frame's (`Form::WalkedFrame`). On a device
