@@ -1,11 +1,14 @@
+#import real_f32
+
 // Shared by every kernel: the buffer layout (mirrored field by field by the
 // #[repr(C)] structs of src/gpu/layout.rs and checked against them in
 // tests/gpu_layout.rs) and the DER helpers of src/cpu/, in f32.
 //
-// Every kernel is one entry point of a single module, common.wgsl followed by
-// frames, twist, forces, integrate and project.wgsl. Per-edge data sits at the
-// index of the edge's first vertex: edge j of a rod starting at vertex o is
-// element o + j, and the rod's last vertex slot holds no edge.
+// Every file under shaders/ names the files it uses in `#import` lines, and
+// src/gpu/compose.rs writes the module the kernels are entry points of from
+// them. Per-edge data sits at the index of the edge's first vertex: edge j
+// of a rod starting at vertex o is element o + j, and the rod's last vertex
+// slot holds no edge.
 //
 // Positions are stored relative to their rod's origin (`Rod.origin`, its
 // first vertex at the start), absolute x = origin + pos, and each as a
@@ -13,22 +16,6 @@
 // remainder, so a vertex is resolved to ε × the quantum (1e-13 m) wherever
 // it is within ±2048 m of its origin, and increments far below f32's
 // ε|x| accumulate instead of being rounded away (see `Position`).
-
-// The bending stencil's arithmetic (shaders/forces.wgsl `bending_stencil`
-// and the force sums): f64 where the device has it (src/gpu/layout.rs
-// `shader_source` rewrites this line), else f32. Its terms are ~100× the net
-// force they sum to, and their f32 rounding, anew as the vertices move by
-// less than a quantum, kept a settled rod trembling at ~3e-6 m/s.
-alias real = f32;
-
-// The length of a stencil vector in its precision. Its own function so that
-// the approximate-math variant (src/gpu/layout.rs `approximate_math`) can
-// leave it exact where `real` is f64, as GPUs' f64 square roots are.
-// BEGIN real arithmetic
-fn length_real(v: vec3<real>) -> real {
-    return length(v);
-}
-// END real arithmetic
 
 const NONE: u32 = 0xffffffffu;
 const WORKGROUP: u32 = 64u;
@@ -269,35 +256,6 @@ struct Scratch {
 @group(0) @binding(2) var<storage, read> rest: array<VertexRest>;
 @group(0) @binding(4) var<storage, read> poses: array<Pose>;
 
-// BEGIN substep values from the uniform
-// What changes from one substep of a frame to the next, read where a kernel
-// runs one substep: from `params`, bound at that substep's entry. The
-// module of the whole-frame kernel replaces this block with
-// shaders/frame.wgsl, which reads them from the frame's table of steps.
-fn step_wind_phase() -> f32 {
-    return params.wind_phase;
-}
-
-fn step_slot_start() -> u32 {
-    return params.slot_start;
-}
-
-fn step_slot_end() -> u32 {
-    return params.slot_end;
-}
-
-fn step_collider_start(j: u32) -> Pose {
-    return params.collider_start[j];
-}
-
-fn step_collider_end(j: u32) -> Pose {
-    return params.collider_end[j];
-}
-
-fn step_collider_now(j: u32) -> ColliderNow {
-    return params.collider_now[j];
-}
-// END substep values
 
 // State. Each kernel's pipeline layout holds only the bindings it uses, so
 // no staged kernel binds more than 8 storage buffers (WebGPU's default limit);

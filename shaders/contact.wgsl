@@ -1,3 +1,7 @@
+#import common
+#import project
+#import step_uniform
+
 // Kernels `contact`, `contact_edges_even` and `contact_edges_odd`
 // (src/cpu/contact.rs, same names): one invocation per vertex, then per
 // edge of one parity and of the other (red–black); `contact_rod` walks the three

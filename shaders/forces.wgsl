@@ -1,3 +1,8 @@
+#import common
+#import real_f32
+#import step_uniform
+#import twist
+
 // Kernel `forces_rod` (src/cpu/forces.rs, `rod_forces` and
 // `elastic_forces`): elastic forces −dE/dx with the holonomy terms (eq. 9–11),
 // plus gravity and drag in the wind. One invocation per rod, one sweep from

@@ -1,3 +1,6 @@
+#import common
+#import step_uniform
+
 // Kernel `frames_rod` (src/cpu/frames.rs: `frames`, then
 // `clamp_twist`): carry the first edge's Bishop vector u⁰ in time to the new
 // tangent, transport it along the rod, and set the twist angle of each

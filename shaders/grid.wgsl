@@ -1,3 +1,9 @@
+#import common
+#import grid_fixed
+#import grid_u32
+#import project
+#import step_uniform
+
 // Hair–hair interaction through a grid (src/cpu/grid.rs, the CPU reference
 // of every function here; docs/INTERACTION.md for the design). Per
 // substep, after `integrate`: grid_clear (one invocation), grid_splat (per
@@ -10,197 +16,10 @@
 //
 // Fixed point, as on the CPU: grid position q = ⌊(x − origin)·scale⌋ in
 // f32, integer trilinear weights summing to 2^15, quantised masses and
-// velocities, and 64-bit node accumulators kept as (low, high) u32 pairs
-// added with atomics and an explicit carry. Integer sums do not depend on
-// the order threads arrive in, so the grid is the CPU's bit for bit.
-
-const FRAC_BITS: u32 = 5u;
-const FRAC_MASK: i32 = 31;
-const FULL: u32 = 32u;           // 2^FRAC_BITS
-const ONE_F: f32 = 32768.0;      // 2^(3·FRAC_BITS), the weights' sum
-const VELOCITY_SCALE: f32 = 65536.0;
-const WORDS_PER_NODE: u32 = 8u;  // mass, px, py, pz: (low, high) each
-
-// `grid_position`: the vertex's fixed-point grid position, w = 1 when its
-// cell lies inside the grid, 0 when not.
-fn grid_position(g: GridGroup, x: vec3<f32>) -> vec4<i32> {
-    let u = floor((x - g.origin.xyz) * g.origin.w);
-    let top = vec3<f32>((g.dims.xyz - vec3<u32>(1u)) << vec3<u32>(FRAC_BITS));
-    if (!(all(u >= vec3<f32>(0.0)) && all(u < top))) {
-        return vec4<i32>(0);
-    }
-    return vec4<i32>(vec3<i32>(u), 1);
-}
-
-// Node index (within the whole grid buffer) and integer weight of corner c
-// of the cell at q (`corners`): bit a of c takes the upper node along axis a.
-fn corner(g: GridGroup, q: vec3<i32>, c: u32) -> vec2<u32> {
-    let node = vec3<u32>(q >> vec3<u32>(FRAC_BITS));
-    let frac = vec3<u32>(q & vec3<i32>(FRAC_MASK));
-    var n = node;
-    var w = 1u;
-    for (var a = 0u; a < 3u; a++) {
-        if (((c >> a) & 1u) == 1u) {
-            n[a] += 1u;
-            w *= frac[a];
-        } else {
-            w *= FULL - frac[a];
-        }
-    }
-    return vec2<u32>(node_index(g, vec3<i32>(n)), w);
-}
-
-const VELOCITY_LIMIT: f32 = 1073741824.0; // 2^30
-
-// A node's mass (`grid_node_mass`).
-struct NodeMass {
-    value: f32,             // as f32
-    high: u32,              // ⌊mass/2³²⌋
-    fielded: bool,          // `NODE_FIELDED`: its field was written non-zero at the last grid_velocity
-}
-
-// Bit 62 of a node's 64-bit mass word (bit 30 of its high word): set by
-// `grid_velocity` on a node it wrote a field for (a node that held mass),
-// cleared once it has written that node's field back to zero. A mass sum
-// never reaches it (at most 2¹² · 2¹⁵ per vertex and node). So a node that
-// neither holds mass nor carries the flag has a zero field already, and
-// `grid_velocity` leaves it alone: the CPU's clear likewise zeroes the
-// fields of the nodes the last splat touched, and only those
-// (src/cpu/substep.rs `interact`, before `grid_splat`).
-const NODE_FIELDED_HIGH: u32 = 0x40000000u;
-
-// `quantise_velocity`: ⌊v·2^16⌋ clamped to ±2^30 before the conversion.
-fn quantise_velocity(v: vec3<f32>) -> vec3<i32> {
-    return vec3<i32>(clamp(floor(v * VELOCITY_SCALE), vec3<f32>(-VELOCITY_LIMIT), vec3<f32>(VELOCITY_LIMIT)));
-}
-
-// a·b as a 64-bit (low, high) pair.
-fn mul_wide(a: u32, b: u32) -> vec2<u32> {
-    let a0 = a & 0xffffu;
-    let a1 = a >> 16u;
-    let b0 = b & 0xffffu;
-    let b1 = b >> 16u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
-    return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
-}
-
-// −d in 64-bit two's complement.
-fn negate_wide(d: vec2<u32>) -> vec2<u32> {
-    let lo = ~d.x + 1u;
-    return vec2<u32>(lo, ~d.y + select(0u, 1u, lo == 0u));
-}
-
-// BEGIN grid accumulators as u32 pairs
-// The node accumulators and counters of `grid` (shaders/common.wgsl has the
-// layout): this block reads and adds them as pairs of 32-bit atomics; on a
-// device with 64-bit atomics shaders/grid_i64.wgsl replaces it
-// (`layout::shader_variant`), one atomic per value.
-@group(1) @binding(14) var<storage, read_write> grid: array<atomic<u32>>;
-
-// Add the 64-bit d to the accumulator at word i: the low word first, then
-// the high word with the carry out of this very addition. A word that would
-// gain zero is not touched (the same sum with fewer atomics: a mass or a
-// positive momentum below 2³² has no high word, a zero velocity component
-// nothing at all).
-fn atomic_add_wide(i: u32, d: vec2<u32>) {
-    var carry = 0u;
-    if (d.x != 0u) {
-        let old = atomicAdd(&grid[i], d.x);
-        carry = select(0u, 1u, old + d.x < old);
-    }
-    let high = d.y + carry;
-    if (high != 0u) {
-        atomicAdd(&grid[i + 1u], high);
-    }
-}
-
-// The signed 64-bit (low, high) value d as f32.
-fn wide_f32(d_in: vec2<u32>) -> f32 {
-    var d = d_in;
-    var sign = 1.0;
-    if ((d.y & 0x80000000u) != 0u) {
-        d = negate_wide(d);
-        sign = -1.0;
-    }
-    return sign * (f32(d.y) * 4294967296.0 + f32(d.x));
-}
-
-// Counter c (GRID_VMAX, ...: its low word; the high one stays zero).
-fn grid_counter(c: u32) -> u32 {
-    return atomicLoad(&grid[params.node_count * WORDS_PER_NODE + c]);
-}
-
-fn grid_counter_max(c: u32, x: u32) {
-    atomicMax(&grid[params.node_count * WORDS_PER_NODE + c], x);
-}
-
-fn grid_counter_add(c: u32, x: u32) {
-    atomicAdd(&grid[params.node_count * WORDS_PER_NODE + c], x);
-}
-
-fn grid_counter_zero(c: u32) {
-    atomicStore(&grid[params.node_count * WORDS_PER_NODE + c], 0u);
-}
-
-// Add mass wm and momentum wm·v_q to node k.
-fn grid_node_add(k: u32, wm: u32, vq: vec3<i32>) {
-    let base = k * WORDS_PER_NODE;
-    atomic_add_wide(base, vec2<u32>(wm, 0u));
-    let speed = vec3<u32>(abs(vq));
-    for (var a = 0u; a < 3u; a++) {
-        var d = mul_wide(wm, speed[a]);
-        if (vq[a] < 0) {
-            d = negate_wide(d);
-        }
-        atomic_add_wide(base + 2u + 2u * a, d);
-    }
-}
-
-// Node k's mass as f32, ⌊mass/2³²⌋ (`could_overflow`) and its
-// `NODE_FIELDED` flag, read once.
-fn grid_node_mass(k: u32) -> NodeMass {
-    let i = k * WORDS_PER_NODE;
-    let high = atomicLoad(&grid[i + 1u]);
-    let d = vec2<u32>(atomicLoad(&grid[i]), high & ~NODE_FIELDED_HIGH);
-    return NodeMass(wide_f32(d), d.y, (high & NODE_FIELDED_HIGH) != 0u);
-}
-
-// Node k's momentum as f32, left zero for the next splat: each momentum
-// word read and zeroed in one exchange (the mass word: `grid_node_set_flag`).
-fn grid_node_take_momentum(k: u32) -> vec3<f32> {
-    let base = k * WORDS_PER_NODE;
-    var p = vec3<f32>(0.0);
-    for (var a = 0u; a < 3u; a++) {
-        let i = base + 2u + 2u * a;
-        p[a] = wide_f32(vec2<u32>(atomicExchange(&grid[i], 0u), atomicExchange(&grid[i + 1u], 0u)));
-    }
-    return p;
-}
-// Node k's mass word zero, carrying `NODE_FIELDED` if `fielded`.
-fn grid_node_set_flag(k: u32, fielded: bool) {
-    atomicStore(&grid[k * WORDS_PER_NODE], 0u);
-    atomicStore(&grid[k * WORDS_PER_NODE + 1u], select(0u, NODE_FIELDED_HIGH, fielded));
-}
-
-// The walked splat's window (`grid_splat_rod`) without 64-bit integers:
-// each vertex added to its 8 nodes at once.
-struct SplatWindow {
-    unused: u32,
-}
-
-fn splat_window() -> SplatWindow {
-    return SplatWindow(0u);
-}
-
-fn splat_window_add(w: ptr<function, SplatWindow>, g: GridGroup, q: vec3<i32>, mass_q: u32, vq: vec3<i32>) {
-    splat_corners(g, q, mass_q, vq);
-}
-
-fn splat_window_flush(w: ptr<function, SplatWindow>, g: GridGroup) {}
-// END grid accumulators
+// velocities (shaders/grid_fixed.wgsl), and 64-bit node accumulators added
+// with atomics (shaders/grid_u32.wgsl, or shaders/grid_i64.wgsl where the
+// device has 64-bit atomics). Integer sums do not depend on the order
+// threads arrive in, so the grid is the CPU's bit for bit.
 
 // Index in `grid_groups` of a group's grid at this substep.
 fn grid_group_slot(group: u32) -> u32 {
@@ -322,15 +141,10 @@ fn grid_splat_at(g: GridGroup, origin: vec3<f32>, v: u32, mass_q: u32) {
         grid_counter_add(GRID_OUTSIDE, 1u);
         return;
     }
-    splat_corners(g, q.xyz, mass_q, splat_velocity(v));
-}
-
-// Mass mass_q and velocity vq at grid position q added to the 8 nodes of its cell.
-fn splat_corners(g: GridGroup, q: vec3<i32>, mass_q: u32, vq: vec3<i32>) {
-    for (var c = 0u; c < 8u; c++) {
-        let kw = corner(g, q, c);
-        grid_node_add(kw.x, kw.y * mass_q, vq);
-    }
+    // A window of one vertex: the same node sums as `grid_splat_rod`'s.
+    var window = splat_window();
+    splat_window_add(&window, g, q.xyz, mass_q, splat_velocity(v));
+    splat_window_flush(&window, g);
 }
 
 // Vertex v's quantised velocity, the substep's fastest |v_q| raised to it.
@@ -353,12 +167,6 @@ fn raise_vmax(speed: u32) {
     if (speed > grid_counter(GRID_VMAX)) {
         grid_counter_max(GRID_VMAX, speed);
     }
-}
-
-// Node index (within the whole grid buffer) of node n of grid g.
-fn node_index(g: GridGroup, n: vec3<i32>) -> u32 {
-    let u = vec3<u32>(n);
-    return g.dims.w + u.x + g.dims.x * (u.y + g.dims.y * u.z);
 }
 
 // `could_overflow`: (⌊mass/2^32⌋ + 1)·vmax > 2^31, or a clamped velocity.

@@ -1,16 +1,17 @@
-// BEGIN grid accumulators as i64
-// The block of shaders/grid.wgsl that reads and adds the grid's node
-// accumulators and counters, for devices with 64-bit atomics
-// (`wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`; `layout::shader_variant`):
-// the same memory, each 64-bit value (low word first) one atomic, so a
+#import common
+#import grid_fixed
+
+// The grid's node accumulators and counters as 64-bit atomics, for devices
+// with `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`: the alternative of
+// shaders/grid_u32.wgsl (src/gpu/compose.rs), the same names and the same
+// memory, each 64-bit value (low word first) one atomic, so a
 // node's mass and momentum take 4 atomics rather than 7 to 8 as u32 pairs
 // with a carry. Integer sums either way: the same bits in any order.
 @group(1) @binding(14) var<storage, read_write> grid: array<atomic<i64>>;
 // (naga 30 translates `i64(x)` of a u32 x to SPIR-V's SConvert, which
 // sign-extends: x ≥ 2³¹ would turn negative. Every u32 converted below is
 // under 2³¹: counters, node indices + 1, speeds ≤ 2³⁰, weighted masses
-// < 2²⁷. A sorted-splat draft that converted the low words of 64-bit
-// sums failed its parity test on it.)
+// < 2²⁷; the low word of a 64-bit sum would not be.)
 
 // Counter c (GRID_VMAX, ...: an even word offset, so a 64-bit slot of its own).
 fn grid_counter(c: u32) -> u32 {
@@ -190,4 +191,3 @@ fn splat_window_add(w: ptr<function, SplatWindow>, g: GridGroup, q: vec3<i32>, m
 fn splat_window_flush(w: ptr<function, SplatWindow>, g: GridGroup) {
     splat_window_move(w, g, (*w).cell + vec3<i32>(4));
 }
-// END grid accumulators

@@ -1,3 +1,8 @@
+#import common
+#import grid
+#import grid_fixed
+#import grid_u32
+
 // The sorted splat (src/cpu/grid_sort.rs `CellSort`, the CPU twin of each
 // kernel here; docs/INTERACTION.md for the design): the grid_splat of
 // shaders/grid.wgsl in four stages, so that the vertices that share a cell

@@ -1,3 +1,6 @@
+#import common
+#import step_uniform
+
 // Kernel `integrate` (the symplectic Euler loop and anchored vertices of
 // `integrate` in src/cpu/integrate.rs, `anchored_positions`): one invocation per
 // vertex. Velocity first, then position (§7.2); a vertex driven by an

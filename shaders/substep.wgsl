@@ -1,3 +1,13 @@
+#import common
+#import contact
+#import forces
+#import frames
+#import grid
+#import grid_sort
+#import integrate
+#import project
+#import twist
+
 // The walked substep (src/cpu/substep.rs `substep`, same stage names and
 // order): one invocation takes its rod through every stage of a half
 // substep. `substep_start_rod` runs forces, save_start (SHAKE) and
@@ -271,41 +281,6 @@ fn velocity_frames_walk(r: u32) {
         velocity_frames_next(&s, v, pos_get(v));
     }
     velocity_frames_end(o, n);
-}
-
-// What `velocity_frames_next` keeps from one vertex to the next.
-struct VelocityFrames {
-    before: Position,       // vertex v − 2
-    x: Position,            // vertex v − 1
-    carried: Transported,   // what the transport carries into edge v − 1
-    first: u32,             // the rod's first vertex
-}
-
-fn velocity_frames_start(o: u32) -> VelocityFrames {
-    let zero = Position(vec4<i32>(0), vec4<f32>(0.0));
-    return VelocityFrames(zero, zero, transport_start(o), o);
-}
-
-// Vertex v of the rod, the one after the last handed on, final at x: its
-// velocity, and once it has one before it, the edge (v − 1, v)'s transport
-// and vertex v − 1's curvature binormal (zero at the rod's first vertex:
-// there `before` is no vertex, and `select` discards what the formula
-// gives).
-fn velocity_frames_next(s: ptr<function, VelocityFrames>, v: u32, x: Position) {
-    project_velocity_at(v, x);
-    if (v > (*s).first) {
-        let e = v - 1u;
-        let kb = select(vec3<f32>(curvature_binormal_at((*s).before, (*s).x, x)), vec3<f32>(0.0), e == (*s).first);
-        scratch_set_kb(e, vec4<f32>(kb, 0.0));
-        (*s).carried = transport_edge(e, (*s).x, x, (*s).carried);
-    }
-    (*s).before = (*s).x;
-    (*s).x = x;
-}
-
-// The rod's last vertex's binormal (zero: an end has no turn).
-fn velocity_frames_end(o: u32, n: u32) {
-    scratch_set_kb(o + n - 1u, vec4<f32>(0.0));
 }
 
 // With hair–hair interaction the walked substep is `substep_start_rod`,

@@ -1,3 +1,5 @@
+#import common
+
 // Kernel `twist_rod`, one invocation walking each rod (src/cpu/twist.rs
 // `twist`). The quasistatic
 // material frame, ∂E/∂θʲ = 0 for the angles no clamp prescribes (§5), by

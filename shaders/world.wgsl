@@ -1,3 +1,5 @@
+#import common
+
 // Kernel `world_positions` (the host's `Packing::world_positions`, in
 // src/gpu/packing.rs): one invocation per vertex, run after the last
 // substep of a frame when a renderer asked for world positions

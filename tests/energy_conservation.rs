@@ -259,8 +259,9 @@ fn rattle_velocity(inv_mass: &[f64], pos: &[DVec3], vel: &mut [DVec3]) {
         .collect();
     let mut mu: Vec<f64> = (0..ne).map(|j| e[j].dot(vel[j + 1] - vel[j])).collect();
     let mut scratch = vec![0.0; ne];
-    assert!(strands::cpu::twist::solve_tridiagonal(
+    assert!(strands::cpu::tridiagonal::solve_tridiagonal(
         &diag,
+        &off,
         &off,
         &mut mu,
         &mut scratch

@@ -4,9 +4,8 @@
 
 use strands::demo::render::SHADER_SOURCE as RENDER_SOURCE;
 use strands::gpu::Kernel;
-use strands::gpu::layout::{
-    REAL_F32, SHADER_SOURCE, Variant, shader_source, shader_variant, shared_structs,
-};
+use strands::gpu::compose::{ALTERNATIVES, FILES};
+use strands::gpu::layout::{Variant, shader_source, shader_variant, shared_structs};
 use strands::model::interaction::{FRAC_BITS, ONE};
 
 fn parse(source: &str) -> naga::Module {
@@ -15,11 +14,11 @@ fn parse(source: &str) -> naga::Module {
 }
 
 fn module() -> naga::Module {
-    parse(SHADER_SOURCE)
+    parse(&shader_source())
 }
 
 /// The module each kernel is built from on a device without optional
-/// features (`Kernel::source`): `SHADER_SOURCE`'s, or the whole-frame
+/// features (`Kernel::source`): `shader_source()`, or the whole-frame
 /// kernel's variant, which alone holds `frame_rod`.
 struct Modules {
     default: naga::Module,
@@ -43,9 +42,9 @@ impl Modules {
     }
 }
 
-/// The module with every block a variant can replace replaced, the
-/// frame's substep values too where `frame`.
-fn every_variant(frame: bool) -> std::borrow::Cow<'static, str> {
+/// The module with every alternative file a variant can take, the frame's
+/// table of substep values too where `frame`, and approximate math.
+fn every_variant(frame: bool) -> String {
     shader_variant(Variant {
         stencil_f64: true,
         grid_i64: true,
@@ -90,14 +89,105 @@ fn check_layouts(m: &naga::Module, structs: Vec<strands::gpu::layout::StructLayo
     }
 }
 
-/// The variant with the bending stencil in f64 (`shader_source(true)`)
-/// validates on a device with f64 and is refused by one without it (so
-/// `real` really became f64), and the f32 variant is `SHADER_SOURCE` itself.
+/// Each shader file's imports are complete and run one way: every file of
+/// `compose::FILES`, composed from itself alone (with the alternatives it
+/// needs), parses and validates with naga; every kernel file under
+/// shaders/ is one of `FILES` (the renderer's, the bandwidth probe's and
+/// the approximate-math model are modules of their own).
+#[test]
+fn every_shader_file_composes_from_its_own_imports() {
+    let own = ["render.wgsl", "bandwidth.wgsl", "approximate.wgsl"];
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".wgsl") && !own.contains(&n.as_str()))
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = FILES.iter().map(|(s, _)| format!("{s}.wgsl")).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed, "shaders/ against compose::FILES");
+    for (stem, _) in FILES {
+        // A file that is an alternative comes in by its swap; the frame
+        // kernel reads the frame's table.
+        let mut swaps: Vec<(&str, &str)> = ALTERNATIVES
+            .into_iter()
+            .filter(|(_, b)| *b == stem)
+            .collect();
+        if stem == "frame" {
+            swaps.push(("step_uniform", "step_table"));
+        }
+        let source = strands::gpu::compose::compose(&[stem], &swaps)
+            .unwrap_or_else(|e| panic!("{stem}: {e}"));
+        let m = parse(&source);
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        )
+        .validate(&m)
+        .unwrap_or_else(|e| panic!("shaders/{stem}.wgsl alone:\n{}", e.emit_to_string(&source)));
+    }
+}
+
+/// The signatures of a WGSL file's functions (their `fn` lines up to the
+/// body), sorted.
+fn signatures(text: &str) -> Vec<&str> {
+    let mut s: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("fn "))
+        .map(|l| l.split('{').next().unwrap().trim_end())
+        .collect();
+    s.sort();
+    s
+}
+
+/// Each pair of `compose::ALTERNATIVES` is one interface: every function
+/// of either that a file outside the pair calls is in both, with the same
+/// signature.
+#[test]
+fn alternative_files_offer_the_same_functions() {
+    let text = |stem: &str| strands::gpu::compose::file(stem).unwrap();
+    for (a, b) in ALTERNATIVES {
+        let others: String = FILES
+            .iter()
+            .filter(|(s, _)| *s != a && *s != b)
+            .map(|(_, t)| *t)
+            .collect();
+        let called = |sig: &&str| {
+            let name = sig["fn ".len()..sig.find('(').unwrap()].to_string();
+            others.contains(&format!("{name}("))
+        };
+        let of_a: Vec<&str> = signatures(text(a)).into_iter().filter(called).collect();
+        let of_b: Vec<&str> = signatures(text(b)).into_iter().filter(called).collect();
+        assert!(!of_a.is_empty(), "{a}: no function called from outside");
+        assert_eq!(of_a, of_b, "{a} against {b}");
+    }
+}
+
+/// A variant's files are the default module's with one file swapped for
+/// its alternative, in the same place, and nothing else.
+fn assert_only_file_swapped(variant: Variant, from: &str, to: &str) {
+    let default: Vec<&str> = Variant::default().files().iter().map(|(s, _)| *s).collect();
+    let ours: Vec<&str> = variant.files().iter().map(|(s, _)| *s).collect();
+    let expected: Vec<&str> = default
+        .iter()
+        .map(|s| if *s == from { to } else { s })
+        .collect();
+    assert!(default.contains(&from), "{from} not in the default module");
+    assert_eq!(ours, expected);
+}
+
+/// The variant with the bending stencil in f64 is the default with
+/// shaders/real_f64.wgsl for real_f32.wgsl; it validates on a device with
+/// f64 and is refused by one without it (so `real` really became f64).
 #[test]
 fn f64_stencil_variant_validates_where_f64_is() {
-    assert_eq!(SHADER_SOURCE.matches(REAL_F32).count(), 1);
-    assert_eq!(shader_source(false), SHADER_SOURCE);
-    let source = shader_source(true);
+    let variant = Variant {
+        stencil_f64: true,
+        ..Variant::default()
+    };
+    assert_only_file_swapped(variant, "real_f32", "real_f64");
+    let source = shader_variant(variant);
     let m = parse(&source);
     validate_with(&m, &source, naga::valid::Capabilities::FLOAT64);
     assert!(
@@ -111,34 +201,21 @@ fn f64_stencil_variant_validates_where_f64_is() {
     );
 }
 
-/// `source` is `SHADER_SOURCE` with the block between `markers` (each found
-/// once) replaced by `replacement`, and nothing else changed.
-fn assert_only_block_replaced(source: &str, markers: [&str; 2], replacement: &str) {
-    for marker in markers {
-        assert_eq!(SHADER_SOURCE.matches(marker).count(), 1, "{marker}");
-    }
-    let start = SHADER_SOURCE.find(markers[0]).unwrap();
-    let end = SHADER_SOURCE.find(markers[1]).unwrap() + markers[1].len();
-    assert_eq!(&source[..start], &SHADER_SOURCE[..start]);
-    assert_eq!(&source[start..start + replacement.len()], replacement);
-    assert_eq!(&source[start + replacement.len()..], &SHADER_SOURCE[end..]);
-}
-
-/// The grid's 64-bit accumulators (`Variant::grid_i64`): the block between
-/// shaders/grid.wgsl's markers replaced by shaders/grid_i64.wgsl and nothing
-/// else; it validates with the 64-bit integer and atomic capabilities (also
-/// with every other variant) and is refused without them
-/// (so the atomics really are 64-bit), and `grid` is an array of 64-bit
-/// atomics in it and of 32-bit ones in the default module.
+/// The grid's 64-bit accumulators (`Variant::grid_i64`): the default with
+/// shaders/grid_i64.wgsl for grid_u32.wgsl and nothing else; it validates
+/// with the 64-bit integer and atomic capabilities (also with every other
+/// variant) and is refused without them (so the atomics really are
+/// 64-bit), and `grid` is an array of 64-bit atomics in it and of 32-bit
+/// ones in the default module.
 #[test]
 fn grid_i64_variant_validates_where_64_bit_atomics_are() {
     use naga::valid::Capabilities as Caps;
-    use strands::gpu::layout::{GRID_I64_MARKERS, GRID_I64_SOURCE};
-    let source = shader_variant(Variant {
+    let variant = Variant {
         grid_i64: true,
         ..Variant::default()
-    });
-    assert_only_block_replaced(&source, GRID_I64_MARKERS, GRID_I64_SOURCE);
+    };
+    assert_only_file_swapped(variant, "grid_u32", "grid_i64");
+    let source = shader_variant(variant);
     let m = parse(&source);
     let caps = Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_ALL_OPS;
     validate_with(&m, &source, caps);
@@ -195,7 +272,7 @@ fn approximate_math_wraps_every_approximated_call() {
     assert!(APPROXIMATE_SOURCE.contains(&format!("const APPROX_ULPS: f32 = {APPROX_ULPS:?};")));
     let sites: usize = APPROXIMATED_CALLS
         .iter()
-        .map(|(name, _)| calls_of(SHADER_SOURCE, name))
+        .map(|(name, _)| calls_of(&shader_source(), name))
         .sum();
     assert!(sites >= 24, "only {sites} calls found");
     for f64 in [false, true] {
@@ -227,7 +304,7 @@ fn approximate_math_wraps_every_approximated_call() {
 #[test]
 fn shaders_validate_with_naga() {
     let modules = Modules::new();
-    validate(&modules.default, SHADER_SOURCE);
+    validate(&modules.default, &shader_source());
     validate(&modules.frame, &Kernel::FrameRod.source());
     // Every kernel the simulator dispatches is a compute entry point of
     // the module it is built from.
@@ -428,58 +505,51 @@ fn workgroup_memory_fits_the_default_limit() {
 }
 
 /// The whole-frame kernel's module (`shader_variant` with `frame`) is the
-/// default with the block of a substep's changing values replaced by
-/// shaders/frame.wgsl and nothing else; it validates (with the f64 stencil
-/// too); it defines every accessor of that block with the same signature,
-/// so that every stage reads the substep's values through the frame's
-/// table, and no stage reads them from `params` directly (where the whole
-/// frame's dispatch would see its first substep's); and only it holds
-/// `frame_rod`, which no other module's build can therefore run.
+/// default with shaders/step_table.wgsl for step_uniform.wgsl, and
+/// shaders/frame.wgsl last; it validates (with the f64 stencil too); only
+/// it holds `frame_rod`, which no other module's build can therefore run;
+/// and no stage reads a substep's changing values from `params` directly
+/// (where the whole frame's dispatch would see its first substep's) but
+/// through the accessors of those two files.
 #[test]
 fn frame_variant_reads_each_substeps_values_from_the_frames_table() {
-    use strands::gpu::layout::{FRAME_MARKERS, FRAME_SOURCE};
+    let variant = Variant {
+        frame: true,
+        ..Variant::default()
+    };
+    let mut files: Vec<&str> = variant.files().iter().map(|(s, _)| *s).collect();
+    assert_eq!(files.pop(), Some("frame"));
+    let expected: Vec<&str> = Variant::default()
+        .files()
+        .iter()
+        .map(|(s, _)| {
+            if *s == "step_uniform" {
+                "step_table"
+            } else {
+                s
+            }
+        })
+        .collect();
+    assert_eq!(files, expected);
     let source = Kernel::FrameRod.source();
-    assert_only_block_replaced(&source, FRAME_MARKERS, FRAME_SOURCE);
     let m = parse(&source);
     validate(&m, &source);
     let f64 = shader_variant(Variant {
         stencil_f64: true,
-        frame: true,
-        ..Variant::default()
+        ..variant
     });
     validate_with(&parse(&f64), &f64, naga::valid::Capabilities::FLOAT64);
     let default = module();
     let has = |m: &naga::Module, name: &str| m.entry_points.iter().any(|e| e.name == name);
     assert!(has(&m, "frame_rod") && !has(&default, "frame_rod"));
-    // The accessors' signatures, in each block.
-    let signatures = |block: &str| -> Vec<String> {
-        let mut s: Vec<String> = block
-            .lines()
-            .filter(|l| l.starts_with("fn step_"))
-            .map(|l| l.to_string())
-            .collect();
-        s.sort();
-        s
-    };
-    let start = SHADER_SOURCE.find(FRAME_MARKERS[0]).unwrap();
-    let end = SHADER_SOURCE.find(FRAME_MARKERS[1]).unwrap();
-    let ours = signatures(&SHADER_SOURCE[start..end]);
-    assert_eq!(ours.len(), 6, "{ours:?}");
-    assert_eq!(signatures(FRAME_SOURCE), ours);
-    // Outside the block, `params`' changing members (those
+    // Outside the accessors, `params`' changing members (those
     // `GpuSimulator::step_values` sets from the substep's time and slots)
-    // are read through the accessors alone: in the default module and in
-    // every block a variant puts in (the module with all of them).
-    let all = every_variant(false);
-    let start_all = all.find(FRAME_MARKERS[0]).unwrap();
-    let end_all = all.find(FRAME_MARKERS[1]).unwrap();
-    let outside = format!(
-        "{}{}{}{}",
-        &SHADER_SOURCE[..start],
-        &SHADER_SOURCE[end..],
-        &all[..start_all],
-        &all[end_all..]
-    );
+    // are read nowhere, in any file of any variant.
+    let outside: String = FILES
+        .iter()
+        .filter(|(s, _)| !["step_uniform", "step_table"].contains(s))
+        .map(|(_, t)| *t)
+        .collect();
     for member in [
         "wind_phase",
         "slot_start",
@@ -691,7 +761,7 @@ fn wgsl_constants_match_rust() {
     ];
     let mut wrong = Vec::new();
     for (name, rust) in twins {
-        let wgsl = f32_of(wgsl_const(SHADER_SOURCE, name));
+        let wgsl = f32_of(wgsl_const(&shader_source(), name));
         if wgsl != f32_of(rust) {
             wrong.push(format!("{name}: WGSL {wgsl:e}, Rust {rust:e}"));
         }

@@ -824,7 +824,7 @@ fn walked_forces_match_cpu_across_lengths() {
         let mut gb = vec![0.0; n - 1];
         let mut gt = vec![0.0; n - 1];
         twist::twist_gradient(
-            strands::cpu::project::RowOrder::RootFirst,
+            strands::cpu::tridiagonal::RowOrder::RootFirst,
             cpu::rod_rest(&rods, r),
             &kb,
             &s.tangent[e.clone()],

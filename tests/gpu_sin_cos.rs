@@ -31,7 +31,7 @@ fn probe_sin_cos(@builtin(global_invocation_id) id: vec3<u32>) {
 fn gpu_sin_cos(angles: &[f32]) -> Vec<(f32, f32)> {
     let ctx = common::gpu();
     let device = &ctx.device;
-    let source = format!("{}{PROBE}", strands::gpu::layout::SHADER_SOURCE);
+    let source = format!("{}{PROBE}", strands::gpu::layout::shader_source());
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("sin_cos probe"),
         source: wgpu::ShaderSource::Wgsl(source.into()),

@@ -6,7 +6,7 @@
 
 use strands::bench::Workload;
 use strands::gpu::Kernel;
-use strands::gpu::layout::SHADER_SOURCE;
+use strands::gpu::layout::shader_source;
 use strands::gpu::schedule::Splat;
 use strands::gpu::traffic::{Bytes, Counts, TrafficModel, substep_kernels};
 
@@ -166,7 +166,7 @@ fn traced_accesses_agree_with_naga() {
         .unwrap();
         (m, info)
     };
-    let default = validated(SHADER_SOURCE);
+    let default = validated(&shader_source());
     // The whole-frame kernel's entry point is in its own module only.
     let frame = validated(&Kernel::FrameRod.source());
     let model = TrafficModel::from_shaders();

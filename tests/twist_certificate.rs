@@ -10,8 +10,8 @@ use common::*;
 use glam::DVec3;
 use rand::RngExt;
 use strands::build::EndSpec;
-use strands::cpu::project::RowOrder;
 use strands::cpu::rod_rest;
+use strands::cpu::tridiagonal::RowOrder;
 use strands::cpu::twist::{
     NewtonStep, armijo_certified, cubic_bound, curvature_binormals, elastic_energy,
     free_twist_range, newton_step, twist_gradient,

@@ -10,10 +10,8 @@ use glam::DVec3;
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use strands::build::EndSpec;
-use strands::cpu::project::RowOrder;
-use strands::cpu::twist::{
-    NewtonStep, curvature_binormals, free_twist_range, newton_step, solve_tridiagonal, twist,
-};
+use strands::cpu::tridiagonal::{RowOrder, solve_tridiagonal};
+use strands::cpu::twist::{NewtonStep, curvature_binormals, free_twist_range, newton_step, twist};
 use strands::cpu::{CpuSimulator, rod_rest};
 
 /// A random tridiagonal system of n rows as `newton_step` reads it: the
@@ -78,7 +76,9 @@ fn newton_step_is_the_thomas_solve_with_its_slope() {
             let shifted: Vec<f64> = reorder(&diag).iter().map(|d| d + mu).collect();
             let mut thomas: Vec<f64> = reorder(&g).iter().map(|g| -g).collect();
             let mut scratch = vec![0.0; n];
-            let definite = solve_tridiagonal(&shifted, &reorder(&off), &mut thomas, &mut scratch);
+            let couplings = reorder(&off);
+            let definite =
+                solve_tridiagonal(&shifted, &couplings, &couplings, &mut thomas, &mut scratch);
             let thomas = reorder(&thomas);
             let mut x = vec![f64::NAN; n];
             let mut factor = vec![0.0; n];

@@ -22,6 +22,7 @@ pub mod grid_sort;
 pub mod integrate;
 pub mod project;
 pub mod substep;
+pub mod tridiagonal;
 pub mod twist;
 
 use glam::DVec3;
@@ -30,8 +31,8 @@ use crate::model::anchor::AnchorError;
 use crate::model::params::{Projection, SimParams};
 use crate::model::rods::{EndCondition, RodMaterial, RodSet, State};
 use crate::model::stability;
-use project::RowOrder;
 use substep::{Workspace, for_each_rod, substep, update_material_frame};
+use tridiagonal::RowOrder;
 use twist::{RodRest, curvature_binormals, twist_gradient};
 
 /// Per-step figures of the whole scene.

@@ -13,6 +13,7 @@
 use glam::DVec3;
 
 use super::contact::Contact;
+use super::tridiagonal::RowOrder;
 use crate::model::stability::{CHATTER_FRACTION, CHATTER_SUBSTEPS, reverses};
 
 /// Largest strain `||eʲ|/|ēʲ| − 1|` over the edges `edges` of one rod.
@@ -333,35 +334,6 @@ pub fn project_shake(
     )
 }
 
-/// The order in which a Newton iteration of a walked solve takes its
-/// tridiagonal rows (the projection's `eliminate_rows`, the twist's
-/// `twist_gradient` and `newton_step`); its back substitution then goes the
-/// other way. Either order solves the same system, each with its own
-/// rounding. Each solve takes the next iteration's rows in the order the
-/// substitution before it walked (from the end it started at, where the
-/// elimination before it ended), so that on the GPU that walk also builds
-/// them behind its stores (shaders/project.wgsl `substitute_and_move`,
-/// shaders/twist.wgsl `newton_back`): one walk an iteration after the
-/// first, not two.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RowOrder {
-    /// From the tip to the root, then substituted from the root.
-    TipFirst,
-    /// From the root to the tip, then substituted from the tip.
-    RootFirst,
-}
-
-impl RowOrder {
-    /// The next iteration's: its rows are taken in the order the
-    /// substitution before it walks (on the GPU, in that walk).
-    pub fn flipped(self) -> RowOrder {
-        match self {
-            RowOrder::TipFirst => RowOrder::RootFirst,
-            RowOrder::RootFirst => RowOrder::TipFirst,
-        }
-    }
-}
-
 /// Newton's method on the edge-length constraints of one rod, moving the
 /// vertices along the constraint gradients of `start` (SHAKE) or, when
 /// `start` is `None`, of the current iterate (fast projection). Each
@@ -494,7 +466,7 @@ impl ProjectionSystem<'_> {
     /// `Aⱼ,ⱼ₊₁ = −4 eʲ·Wⱼ₊₁ dʲ⁺¹` and `Aⱼ₊₁,ⱼ = −4 eʲ⁺¹·Wⱼ₊₁ dʲ` (equal for fast
     /// projection with per-vertex weights: W is then symmetric), and
     /// eliminated as soon as it is built: the forward sweep of
-    /// `solve_tridiagonal_lu` on the rows taken in `order`, operation for
+    /// `tridiagonal::solve_tridiagonal` on the rows taken in `order`, operation for
     /// operation. Tip first for a projection's first iteration, because the
     /// walked GPU form builds and eliminates them inside its start sweep,
     /// which finishes the vertices tip to root (shaders/substep.wgsl
@@ -582,7 +554,7 @@ impl ProjectionSystem<'_> {
     }
 
     /// The eliminated system solved back from the other end (the back
-    /// substitution of `solve_tridiagonal_lu` on the rows taken in
+    /// substitution of `tridiagonal::solve_tridiagonal` on the rows taken in
     /// `order`) and each vertex moved by `∓Wᵢ 2 dʲ δλⱼ` of its two edges as
     /// soon as both are known, in the same order either way: vertex i by
     /// edge i − 1, of which it is the far end, then by edge i.
@@ -620,41 +592,10 @@ impl ProjectionSystem<'_> {
     }
 }
 
-/// Solve the tridiagonal system with diagonal `diag`, `upper[i] = A[i][i+1]`
-/// and `lower[i] = A[i+1][i]` in place (Thomas algorithm, no pivoting: the
-/// projection's matrices are diagonally dominant up to the step's change of
-/// the edges). Returns false when a pivot is not positive. With
-/// `lower = upper` it is `twist::solve_tridiagonal`, operation for operation.
-pub fn solve_tridiagonal_lu(
-    diag: &[f64],
-    upper: &[f64],
-    lower: &[f64],
-    rhs: &mut [f64],
-    scratch: &mut [f64],
-) -> bool {
-    let n = diag.len();
-    let mut pivot = diag[0];
-    if pivot.is_nan() || pivot <= 0.0 {
-        return false;
-    }
-    rhs[0] /= pivot;
-    for i in 1..n {
-        scratch[i - 1] = upper[i - 1] / pivot;
-        pivot = diag[i] - lower[i - 1] * scratch[i - 1];
-        if pivot.is_nan() || pivot <= 0.0 {
-            return false;
-        }
-        rhs[i] = (rhs[i] - lower[i - 1] * rhs[i - 1]) / pivot;
-    }
-    for i in (0..n - 1).rev() {
-        rhs[i] -= scratch[i] * rhs[i + 1];
-    }
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::tridiagonal::solve_tridiagonal;
 
     /// Inelastic contact: a vertex in contact with a surface moving at `u`
     /// leaves with no outward velocity relative to it; its tangential
@@ -691,51 +632,6 @@ mod tests {
         assert!((vel[0] - u).dot(n).abs() < 1e-12);
         assert!((vel[1] - wanted[1]).length() < 1e-12);
         assert!((vel[2] - wanted[2]).length() < 1e-12);
-    }
-
-    /// `solve_tridiagonal_lu` solves a non-symmetric system: the residual
-    /// `A x − b` of the solution is at rounding level; with `lower = upper`
-    /// it returns what the symmetric solver of the twist returns, bit for bit.
-    #[test]
-    fn lu_solves_a_non_symmetric_tridiagonal_system() {
-        let diag = [4.0, 5.0, 3.5, 6.0];
-        let upper = [1.0, -2.0, 0.5, 0.0];
-        let lower = [-0.5, 1.5, 2.0, 0.0];
-        let b = [1.0, -2.0, 3.0, 0.25];
-        let mut x = b;
-        let mut scratch = [0.0; 4];
-        assert!(solve_tridiagonal_lu(
-            &diag,
-            &upper,
-            &lower,
-            &mut x,
-            &mut scratch
-        ));
-        for i in 0..4 {
-            let mut ax = diag[i] * x[i];
-            if i > 0 {
-                ax += lower[i - 1] * x[i - 1];
-            }
-            if i < 3 {
-                ax += upper[i] * x[i + 1];
-            }
-            assert!((ax - b[i]).abs() < 1e-14, "row {i}: {ax} vs {}", b[i]);
-        }
-        let (mut s1, mut s2) = (b, b);
-        assert!(solve_tridiagonal_lu(
-            &diag,
-            &upper,
-            &upper,
-            &mut s1,
-            &mut scratch
-        ));
-        assert!(crate::cpu::twist::solve_tridiagonal(
-            &diag,
-            &upper[..3],
-            &mut s2,
-            &mut scratch
-        ));
-        assert_eq!(s1, s2);
     }
 
     /// SHAKE's Newton step on a single free edge whose start direction is
@@ -777,7 +673,7 @@ mod tests {
 
     /// One Newton iteration's two walks (`eliminate_rows`,
     /// `substitute_and_move`) are the assembled system, its rows taken tip
-    /// first (or root first), solved by `solve_tridiagonal_lu` and applied
+    /// first (or root first), solved by `tridiagonal::solve_tridiagonal` and applied
     /// edge by edge from the root, operation for operation: the same
     /// positions to the bit, in either order. The rod has
     /// an anchored edge in the middle (both ends w = 0, a row δλ = 0 that
@@ -873,7 +769,7 @@ mod tests {
             let mut scratch = vec![0.0; n - 1];
             let rhs = if order == RowOrder::RootFirst {
                 let mut rhs = rhs;
-                assert!(solve_tridiagonal_lu(
+                assert!(solve_tridiagonal(
                     &diag,
                     &upper,
                     &lower,
@@ -888,7 +784,7 @@ mod tests {
                 let (diag_r, mut rhs_r) = (flip(&diag), flip(&rhs));
                 let upper_r: Vec<f64> = (0..n - 2).map(|i| lower[n - 3 - i]).collect();
                 let lower_r: Vec<f64> = (0..n - 2).map(|i| upper[n - 3 - i]).collect();
-                assert!(solve_tridiagonal_lu(
+                assert!(solve_tridiagonal(
                     &diag_r,
                     &upper_r,
                     &lower_r,

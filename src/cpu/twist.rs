@@ -9,7 +9,7 @@ use glam::{DVec2, DVec3};
 
 use super::curvature::{apply_bending, curvature_binormal, material_curvature, rot_j};
 use super::frames::material_frame;
-use super::project::RowOrder;
+use super::tridiagonal::RowOrder;
 use crate::model::rods::{EndCondition, RodMaterial, RodSet};
 
 /// The rest data of one rod, sliced out of the flat arrays of `RodSet`.
@@ -202,18 +202,11 @@ pub fn armijo_certified(slope: f64, cubic: f64, cubes: f64) -> bool {
     slope < 0.0 && cubic * cubes <= -1.5 * slope
 }
 
-/// Solve the symmetric tridiagonal system `(diag, off) x = rhs` in place
-/// (Thomas algorithm). Returns false when a pivot is not positive, i.e. the
-/// matrix is not positive definite.
-pub fn solve_tridiagonal(diag: &[f64], off: &[f64], rhs: &mut [f64], scratch: &mut [f64]) -> bool {
-    super::project::solve_tridiagonal_lu(diag, off, off, rhs, scratch)
-}
-
 /// The walk's Newton step (kernel `twist_rod`'s `newton_step`, operation
 /// for operation; the kernel's unshifted step, mu = 0, does the same
 /// elimination row by row inside its gradient walk, `eliminate_row`, in
 /// either order): solve `(diag + mu, off) x = −(grad_bend + grad_twist)` by
-/// the Thomas algorithm ([`solve_tridiagonal`]'s arithmetic, the right side
+/// the Thomas algorithm ([`super::tridiagonal::solve_tridiagonal`]'s arithmetic, the right side
 /// formed as each row is eliminated), the rows taken in the order `order`
 /// (from the tip for [`RowOrder::TipFirst`]), then in the back substitution,
 /// the other way, sum the slope `Σ xⱼ ∂E/∂θʲ` from the row eliminated last

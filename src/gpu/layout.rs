@@ -519,101 +519,94 @@ pub fn shared_structs() -> Vec<StructLayout> {
     ]
 }
 
-/// The WGSL module every kernel is an entry point of: common definitions
-/// first, then one file per kernel family (WGSL has no includes).
-pub const SHADER_SOURCE: &str = concat!(
-    include_str!("../../shaders/common.wgsl"),
-    include_str!("../../shaders/frames.wgsl"),
-    include_str!("../../shaders/twist.wgsl"),
-    include_str!("../../shaders/forces.wgsl"),
-    include_str!("../../shaders/integrate.wgsl"),
-    include_str!("../../shaders/project.wgsl"),
-    include_str!("../../shaders/contact.wgsl"),
-    include_str!("../../shaders/substep.wgsl"),
-    include_str!("../../shaders/grid.wgsl"),
-    include_str!("../../shaders/grid_sort.wgsl"),
-    include_str!("../../shaders/world.wgsl"),
-);
-
-/// The line of `SHADER_SOURCE` that sets the bending stencil's precision.
-pub const REAL_F32: &str = "alias real = f32;";
-
-/// `SHADER_SOURCE` with the bending stencil (`real`, shaders/common.wgsl) in
-/// f64 when `f64` is set (a device with `wgpu::Features::SHADER_F64`).
-pub fn shader_source(f64: bool) -> std::borrow::Cow<'static, str> {
-    shader_variant(Variant {
-        stencil_f64: f64,
-        ..Variant::default()
-    })
-}
-
-/// shaders/frame.wgsl: the whole-frame kernel `frame_rod` and the
-/// accessors of a substep's changing values that read them from the
-/// frame's table of steps, for its module (`Variant::frame`).
-pub const FRAME_SOURCE: &str = include_str!("../../shaders/frame.wgsl");
-
-/// The first and last lines of the block of shaders/common.wgsl that
-/// `FRAME_SOURCE` replaces (the accessors reading `params`).
-pub const FRAME_MARKERS: [&str; 2] = [
-    "// BEGIN substep values from the uniform\n",
-    "// END substep values\n",
-];
-
-/// shaders/grid_i64.wgsl: the grid's accumulators as 64-bit atomics, for
-/// devices with `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`.
-pub const GRID_I64_SOURCE: &str = include_str!("../../shaders/grid_i64.wgsl");
-
-/// The first and last lines of the block of shaders/grid.wgsl (the grid's
-/// accumulators as u32 pairs) that `GRID_I64_SOURCE` replaces.
-pub const GRID_I64_MARKERS: [&str; 2] = [
-    "// BEGIN grid accumulators as u32 pairs\n",
-    "// END grid accumulators\n",
+/// The files whose kernels the simulator dispatches: the roots of every
+/// module it builds (src/gpu/compose.rs writes the rest from their
+/// `#import`s). The whole-frame kernel's module also has shaders/frame.wgsl.
+pub const KERNEL_FILES: [&str; 10] = [
+    "frames",
+    "twist",
+    "forces",
+    "integrate",
+    "project",
+    "contact",
+    "substep",
+    "grid",
+    "grid_sort",
+    "world",
 ];
 
 /// Which module `shader_variant` writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Variant {
-    /// The bending stencil in f64 (a device with `wgpu::Features::SHADER_F64`).
+    /// The bending stencil in f64 (shaders/real_f64.wgsl for
+    /// shaders/real_f32.wgsl; a device with `wgpu::Features::SHADER_F64`).
     pub stencil_f64: bool,
-    /// The grid's accumulators as 64-bit atomics (shaders/grid_i64.wgsl; a
-    /// device with `wgpu::Features::SHADER_INT64` and
-    /// `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`).
+    /// The grid's accumulators as 64-bit atomics (shaders/grid_i64.wgsl for
+    /// shaders/grid_u32.wgsl; a device with `wgpu::Features::SHADER_INT64`
+    /// and `wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS`).
     pub grid_i64: bool,
     /// sin, cos, atan2, length and normalize with the errors of a GPU's
     /// fast approximations (`approximate_math`), to check on a correctly
     /// rounding adapter what the tests' tolerances allow.
     pub approximate_math: bool,
-    /// A substep's changing values from the frame's table of steps
-    /// (shaders/frame.wgsl, with the whole-frame kernel `frame_rod`) in
-    /// place of `params` (the module of `Kernel::FrameRod`).
+    /// The whole-frame kernel's module: shaders/frame.wgsl (`frame_rod`)
+    /// among the roots, and a substep's changing values from the frame's
+    /// table of steps (shaders/step_table.wgsl for
+    /// shaders/step_uniform.wgsl) in place of `params` (the module of
+    /// `Kernel::FrameRod`).
     pub frame: bool,
 }
 
-/// The module source: `SHADER_SOURCE` with the blocks `variant` asks for
-/// replaced (`SHADER_SOURCE` itself for the default variant).
-pub fn shader_variant(variant: Variant) -> std::borrow::Cow<'static, str> {
-    if variant == Variant::default() {
-        return SHADER_SOURCE.into();
+impl Variant {
+    /// The module's roots and swaps (`compose::order`).
+    pub fn roots_and_swaps(self) -> (Vec<&'static str>, Vec<(&'static str, &'static str)>) {
+        use super::compose::ALTERNATIVES;
+        let mut roots = KERNEL_FILES.to_vec();
+        if self.frame {
+            roots.push("frame");
+        }
+        let chosen = [self.stencil_f64, self.frame, self.grid_i64];
+        let swaps = ALTERNATIVES
+            .into_iter()
+            .zip(chosen)
+            .filter_map(|(pair, on)| on.then_some(pair))
+            .collect();
+        (roots, swaps)
     }
-    let mut source = String::from(SHADER_SOURCE);
-    if variant.stencil_f64 {
-        source = source.replacen(REAL_F32, "alias real = f64;", 1);
+
+    /// The files of the module, each after those it imports, as (stem, text).
+    pub fn files(self) -> Vec<(&'static str, &'static str)> {
+        let (roots, swaps) = self.roots_and_swaps();
+        super::compose::files_of(&roots, &swaps)
+            .unwrap_or_else(|e| panic!("the shaders under shaders/ compose: {e}"))
     }
-    let mut replace = |markers: [&str; 2], by: &str| {
-        let start = source.find(markers[0]).expect("BEGIN marker");
-        let end = source.find(markers[1]).expect("END marker") + markers[1].len();
-        source.replace_range(start..end, by);
-    };
-    if variant.frame {
-        replace(FRAME_MARKERS, FRAME_SOURCE);
-    }
-    if variant.grid_i64 {
-        replace(GRID_I64_MARKERS, GRID_I64_SOURCE);
+}
+
+/// The module of `variant`: its files (`Variant::files`) one after the
+/// other, each after those it imports; with `approximate_math`, every call
+/// of the built-ins in `APPROXIMATED_CALLS` wrapped in its error (but in
+/// shaders/real_f64.wgsl) and shaders/approximate.wgsl appended.
+pub fn shader_variant(variant: Variant) -> String {
+    use super::compose::part;
+    let mut site = 0u32;
+    let mut out = String::new();
+    for (stem, text) in variant.files() {
+        let text = part(stem, text);
+        if variant.approximate_math && stem != "real_f64" {
+            out.push_str(&approximate_math(&text, &mut site));
+        } else {
+            out.push_str(&text);
+        }
     }
     if variant.approximate_math {
-        source = approximate_math(&source, variant.stencil_f64) + APPROXIMATE_SOURCE;
+        out.push_str(APPROXIMATE_SOURCE);
     }
-    source.into()
+    out
+}
+
+/// The default module (no optional feature, one substep a dispatch).
+pub fn shader_source() -> String {
+    shader_variant(Variant::default())
 }
 
 /// shaders/approximate.wgsl: the error model of `approximate_math`.
@@ -625,11 +618,6 @@ pub const APPROXIMATE_SOURCE: &str = include_str!("../../shaders/approximate.wgs
 /// conforming normalize may be off by 2.5 more, from its division). Tests
 /// derive their GPU tolerances with it.
 pub const APPROX_ULPS: f64 = 4.0;
-
-/// The first and last lines of the block of shaders/common.wgsl
-/// (`length_real`) that `approximate_math` leaves exact where the stencil's
-/// `real` is f64.
-pub const REAL_MARKERS: [&str; 2] = ["// BEGIN real arithmetic\n", "// END real arithmetic\n"];
 
 /// The built-in calls `approximate_math` wraps: each name and what its
 /// wrapper adds to or multiplies the call `{c}` by (`{a}`: its arguments,
@@ -645,38 +633,18 @@ pub const APPROXIMATED_CALLS: [(&str, &str); 5] = [
     ),
 ];
 
-/// `source` with every call of a built-in in `APPROXIMATED_CALLS` (outside
-/// comments, and outside the `REAL_MARKERS` block when `exact_real`)
-/// wrapped in its error (shaders/approximate.wgsl, which the caller appends):
-/// the module as a GPU whose sin, cos and square roots are fast
-/// approximations would compute it, deterministically, on an adapter that
-/// rounds correctly. Each site gets its own number, so its errors are
-/// unrelated to the other sites'. Nested calls are wrapped inside out, and
-/// a wrapper repeats its call's text, so a nested site's number would
-/// appear more than once (tests/gpu_layout.rs, which finds each once, would
-/// say so; the shaders have none). Calls are found as `name(` outside `//`
-/// comments (the shaders have no `/* */` ones).
-pub fn approximate_math(source: &str, exact_real: bool) -> String {
-    let mut site = 0u32;
-    let (head, exact, tail) = match (exact_real, source.find(REAL_MARKERS[0])) {
-        (true, Some(start)) => {
-            let end = source[start..]
-                .find(REAL_MARKERS[1])
-                .expect("END real arithmetic")
-                + start
-                + REAL_MARKERS[1].len();
-            (&source[..start], &source[start..end], &source[end..])
-        }
-        _ => (source, "", ""),
-    };
-    let mut out = wrap_calls(head, &mut site);
-    out.push_str(exact);
-    out.push_str(&wrap_calls(tail, &mut site));
-    out
-}
-
-/// `approximate_math` on a stretch of source.
-fn wrap_calls(text: &str, site: &mut u32) -> String {
+/// `text` with every call of a built-in in `APPROXIMATED_CALLS` (outside
+/// comments) wrapped in its error (shaders/approximate.wgsl, which the
+/// module appends), the sites numbered from `site` on: the module as a GPU
+/// whose sin, cos and square roots are fast approximations would compute
+/// it, deterministically, on an adapter that rounds correctly. Each site
+/// gets its own number, so its errors are unrelated to the other sites'.
+/// Nested calls are wrapped inside out, and a wrapper repeats its call's
+/// text, so a nested site's number would appear more than once
+/// (tests/gpu_layout.rs, which finds each once, would say so; the shaders
+/// have none). Calls are found as `name(` outside `//` comments (the
+/// shaders have no `/* */` ones).
+pub fn approximate_math(text: &str, site: &mut u32) -> String {
     let bytes = text.as_bytes();
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut out = String::with_capacity(text.len() * 2);
@@ -694,7 +662,7 @@ fn wrap_calls(text: &str, site: &mut u32) -> String {
             let call = APPROXIMATED_CALLS.iter().find(|(n, _)| *n == name);
             if let (Some((_, wrapper)), Some(b'(')) = (call, bytes.get(end)) {
                 let close = matching_paren(text, end);
-                let args = wrap_calls(&text[end + 1..close], site);
+                let args = approximate_math(&text[end + 1..close], site);
                 let call = format!("{name}({args})");
                 out.push_str(
                     &wrapper
@@ -1163,9 +1131,9 @@ impl Kernel {
     }
 
     /// The WGSL of the module the kernel is built from on a device without
-    /// the optional features: `SHADER_SOURCE`, or for the whole-frame
+    /// the optional features: `shader_source()`, or for the whole-frame
     /// kernel its variant (`is_frame`).
-    pub fn source(self) -> std::borrow::Cow<'static, str> {
+    pub fn source(self) -> String {
         shader_variant(Variant {
             frame: self.is_frame(),
             ..Variant::default()

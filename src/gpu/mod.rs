@@ -48,6 +48,7 @@
 #[doc(hidden)] // the benchmark's measurement
 pub mod bandwidth;
 pub mod buffers;
+pub mod compose;
 pub mod layout;
 pub mod packing;
 pub mod pipelines;

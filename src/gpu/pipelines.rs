@@ -251,7 +251,7 @@ impl Pipelines {
                         } else {
                             "strands"
                         }),
-                        source: wgpu::ShaderSource::Wgsl(shader_variant(v)),
+                        source: wgpu::ShaderSource::Wgsl(shader_variant(v).into()),
                     },
                 )
             })

@@ -477,10 +477,15 @@ mod tests {
     /// fused halves with it; with Jacobi both are the staged walk.
     #[test]
     fn fused_forms_are_one_dispatch_or_two_around_the_grid() {
-        // The bench's hair: fast projection, colliders, interaction.
-        let w = crate::bench::Workload::standard("hair", 2, 5).unwrap();
-        let (mut rods, _) = w.scene.build();
-        let mut params = w.scene.params;
+        // The shipped hair: fast projection, colliders, interaction.
+        let scene = crate::scene::Scene::parse(
+            include_str!("../../scenes/hair.toml"),
+            std::path::Path::new("scenes/hair.toml"),
+            &["rods.0.count=2".into(), "rods.0.segments=4".into()],
+        )
+        .unwrap();
+        let (mut rods, _) = scene.build();
+        let mut params = scene.params;
         let kernels = |rods: &RodSet, params: &SimParams, form| -> Vec<Kernel> {
             substep_schedule(rods, params, form, Splat::Own)
                 .iter()

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use naga::{Expression, Function, Handle, Module, Statement, TypeInner};
 
-use super::layout::{Domain, GRID_COUNTERS, GRID_WORDS_PER_NODE, Kernel, SHADER_SOURCE, binding};
+use super::layout::{Domain, GRID_COUNTERS, GRID_WORDS_PER_NODE, Kernel, binding, shader_source};
 use super::schedule::{Form, Splat};
 use crate::model::params::{Projection, SimParams};
 use crate::model::rods::{EndCondition, RodSet};
@@ -211,14 +211,14 @@ enum Part {
 type Access = BTreeMap<Handle<naga::GlobalVariable>, (Vec<Part>, Vec<Part>)>;
 
 impl TrafficModel {
-    /// The model of the simulator's shaders (`layout::SHADER_SOURCE`, and
+    /// The model of the simulator's shaders (`layout::shader_source`, and
     /// the whole-frame kernel's own module: `Kernel::source`).
     pub fn from_shaders() -> TrafficModel {
         let parse = |source: &str| {
             naga::front::wgsl::parse_str(source)
                 .expect("the simulator's shaders parse (tests/gpu_layout.rs)")
         };
-        let module = parse(SHADER_SOURCE);
+        let module = parse(&shader_source());
         let frame = parse(&Kernel::FrameRod.source());
         Self::of_modules(&module, &frame)
     }
