@@ -549,6 +549,7 @@ fn measure_with(
             mass_per_length: 0.0,
             drag: 0.0,
             radius: 0.0,
+            stretching: 0.0,
         });
     reset_peak_rss();
     let mut m = Measurement {

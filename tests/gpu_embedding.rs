@@ -138,6 +138,7 @@ fn run_time_changes_reach_the_gpu() {
         mass_per_length: 0.05,
         drag: 0.3,
         radius: 2e-4,
+        stretching: 0.0,
     };
     let gravity = DVec3::new(1.0, -4.0, 0.5);
     let wind = Wind {

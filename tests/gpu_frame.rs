@@ -192,7 +192,7 @@ fn frame_table_grows_and_profiled_frames_advance_alike() {
         let profile = g.step_profiled();
         let mut params = *g.params();
         params.substeps = 12;
-        g.set_params(params);
+        g.set_params(params).unwrap();
         g.step();
         let timed = g.step_timed();
         (g.read_state(), profile, timed)

@@ -38,6 +38,7 @@ fn specs() -> Vec<RodSpec> {
                 mass_per_length: rng.random_range(0.01..0.05),
                 drag: rng.random_range(0.0..2e-3),
                 radius: 0.0,
+                stretching: 0.0,
             };
             spec.name = format!("rod{k}");
             spec

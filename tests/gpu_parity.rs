@@ -241,7 +241,7 @@ fn walked_twist_one_iteration(mut offset: impl FnMut(usize) -> f64) -> OneIterat
     let (t, h) = (cpu.state.time, cpu.params.h());
     let mut params = *gpu.params();
     params.twist_max_iterations = 1;
-    gpu.set_params(params);
+    gpu.set_params(params).unwrap();
     for (r, _, e) in rods_of(&cpu) {
         for j in twist::free_twist_range(&cpu.rods, r) {
             cpu.state.theta[e.start + j] += offset(j);
@@ -357,7 +357,8 @@ fn each_jacobi_iteration_matches_cpu() {
             relaxation,
         },
         ..*gpu.params()
-    });
+    })
+    .unwrap();
     // Stretch every edge by a few percent, then take it as unconstrained.
     let mut rng = rng(11);
     for p in cpu.state.pos.iter_mut() {

@@ -9,7 +9,7 @@ use crate::model::rods::{EndCondition, RodSet};
 
 /// Place the vertices of clamped ends where their anchors are at time `t`.
 /// Returns the vertices set (local indices) and their positions.
-fn anchored_positions(rods: &RodSet, r: usize, t: f64, n: usize) -> Vec<(usize, DVec3)> {
+pub fn anchored_positions(rods: &RodSet, r: usize, t: f64, n: usize) -> Vec<(usize, DVec3)> {
     let mut out = Vec::new();
     for (cond, first) in [(rods.start[r], 0), (rods.end[r], n - 2)] {
         if let EndCondition::Clamped(c) = cond {

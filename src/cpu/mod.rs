@@ -13,12 +13,15 @@
 //! `CpuSimulator` and its step loop, the diagnostics, the checks and
 //! `Unstable`.
 
+pub mod banded;
 pub mod contact;
 pub mod curvature;
+pub mod dual;
 pub mod forces;
 pub mod frames;
 pub mod grid;
 pub mod grid_sort;
+pub mod implicit;
 pub mod integrate;
 pub mod project;
 pub mod substep;
@@ -65,6 +68,12 @@ pub struct Diagnostics {
     /// (so did not interact), summed over the step's substeps; 0 when every
     /// vertex interacted or the scene has no interaction.
     pub grid_outside: u64,
+    /// Most Newton iterations a rod's implicit step used in this step (0
+    /// for the symplectic integrator).
+    pub newton_iterations: u32,
+    /// Largest net force a rod's Newton solve left on a free vertex in this
+    /// step (N; 0 for the symplectic integrator): statics' residual.
+    pub newton_residual: f64,
 }
 
 /// Why a run stopped.
@@ -92,6 +101,8 @@ pub enum Cause {
     /// the loop iterations of an invocation): the step was computed
     /// wrongly.
     LoopLimit,
+    /// An implicit integrator's Newton solve did not converge.
+    Newton,
 }
 
 /// A simulated time for a message: 6 decimals (1 µs), or 4 significant
@@ -326,6 +337,33 @@ impl Unstable {
                 )
             },
             ..Self::new(rods, r, step, time, Cause::Chatter)
+        }
+    }
+
+    /// The implicit step of rod `r` did not converge.
+    pub fn newton(
+        rods: &RodSet,
+        params: &SimParams,
+        r: usize,
+        n: implicit::NewtonReport,
+        step: u64,
+        time: f64,
+    ) -> Self {
+        Unstable {
+            what: format!(
+                "the {} step's Newton solve did not converge: after {} iterations the largest net force on a free vertex is {:.3e} N (tolerance {:.3e} N) and on a free twist angle {:.3e} N·m (tolerance {:.3e} N·m)",
+                params.integrator.name(),
+                n.iterations,
+                n.force_residual,
+                n.force_tolerance,
+                n.torque_residual,
+                n.torque_tolerance
+            ),
+            hint: format!(
+                "Raise sim.substeps (now {}) so that each solve starts nearer its answer, or sim.newton.max_iterations (now {}); a rod that buckles or snaps through within a step needs the smaller step",
+                params.substeps, params.newton.max_iterations
+            ),
+            ..Self::new(rods, r, step, time, Cause::Newton)
         }
     }
 
@@ -654,6 +692,7 @@ impl CpuSimulator {
         d.twist_iterations = twist_iterations;
         d.projection_iterations = projection_iterations;
         d.grid_outside = self.work.last_grid_outside;
+        (d.newton_iterations, d.newton_residual) = self.work.last_newton;
         Ok(d)
     }
 
@@ -670,6 +709,7 @@ impl CpuSimulator {
         let mut twist_iterations = 0;
         let mut projection_iterations = 0;
         let mut grid_outside = 0;
+        let (mut newton_iterations, mut newton_residual) = (0, 0.0f64);
         for _ in 0..self.params.substeps {
             let t = self.state.time;
             let report = substep(
@@ -708,6 +748,14 @@ impl CpuSimulator {
                     let e = Unstable::blow_up(&self.rods, &self.params, r, step, time, b);
                     return Err(e);
                 }
+                if let Some(n) = rep.newton {
+                    if !n.converged {
+                        let e = Unstable::newton(&self.rods, &self.params, r, n, step, time);
+                        return Err(e);
+                    }
+                    newton_iterations = newton_iterations.max(n.iterations);
+                    newton_residual = newton_residual.max(n.force_residual);
+                }
                 if let Some(p) = rep.unconverged {
                     let e = Unstable::projection(&self.rods, &self.params, r, p, step, time);
                     return Err(e);
@@ -741,6 +789,7 @@ impl CpuSimulator {
         }
         self.step_count += 1;
         self.work.last_grid_outside = grid_outside;
+        self.work.last_newton = (newton_iterations, newton_residual);
         Ok([twist_iterations, projection_iterations])
     }
 

@@ -12,10 +12,11 @@ use rayon::prelude::*;
 use super::contact::{self, ColliderPoses, Contact};
 use super::forces::rod_forces;
 use super::frames::{self, clamp_twist};
-use super::integrate::integrate;
+use super::implicit;
+use super::integrate::{anchored_positions, integrate};
 use super::twist::{self, curvature_binormals, free_twist_range};
 use super::{Bad, check_rod, grid, project, rod_rest};
-use crate::model::params::{Projection, SimParams};
+use crate::model::params::{Integrator, Projection, SimParams};
 use crate::model::rods::{RodSet, State, split_mut};
 
 /// Mutable state of one rod.
@@ -77,6 +78,9 @@ pub struct Workspace {
     pub grids: Vec<GridWork>,
     /// Vertex-substeps outside their grid in the last whole step.
     pub last_grid_outside: u64,
+    /// The last whole step's most Newton iterations and largest force
+    /// residual (N) of a rod's implicit step.
+    pub last_newton: (u32, f64),
 }
 
 /// One group's grid of the current substep.
@@ -148,6 +152,9 @@ pub struct RodReport {
     pub chatter: Option<usize>,
     /// A fast projection that did not converge.
     pub unconverged: Option<project::FastProjection>,
+    /// How the implicit integrators' Newton solve ended (none for the
+    /// symplectic one).
+    pub newton: Option<implicit::NewtonReport>,
 }
 
 /// Poses of every collider's anchor at `t` and `t + h`.
@@ -299,7 +306,7 @@ pub fn substep(
     state: &mut State,
     work: &mut Workspace,
 ) -> SubstepReport {
-    for_each_rod(rods, state, work, |r, w| {
+    let newton = for_each_rod(rods, state, work, |r, w| {
         substep_start(rods, params, r, t, h, w)
     });
     let mut grid_outside = 0;
@@ -316,9 +323,17 @@ pub fn substep(
         }
     }
     let poses = collider_poses(rods, t, h);
-    let reports = for_each_rod(rods, state, work, |r, w| {
+    let mut reports = for_each_rod(rods, state, work, |r, w| {
         substep_finish(rods, params, &poses, r, t, h, w)
     });
+    for (report, newton) in reports.iter_mut().zip(newton) {
+        report.newton = newton;
+    }
+    if params.integrator == Integrator::Static {
+        // An equilibrium is at rest (the projection and contact moved it
+        // by their corrections, not in time).
+        state.vel.fill(DVec3::ZERO);
+    }
     SubstepReport {
         rods: reports,
         grid_outside,
@@ -329,7 +344,23 @@ pub fn substep(
 /// The first half of rod `r`'s substep (the GPU's `substep_start`):
 /// forces, save_start (SHAKE projects along the constraint gradients of x₀),
 /// integrate, and the unconstrained positions kept for project_velocity.
-pub fn substep_start(rods: &RodSet, params: &SimParams, r: usize, t: f64, h: f64, w: &mut RodWork) {
+///
+/// With an implicit integrator (`params.integrator`) Newton takes the
+/// place of forces and integrate (`implicit_step`), and its report comes
+/// back.
+pub fn substep_start(
+    rods: &RodSet,
+    params: &SimParams,
+    r: usize,
+    t: f64,
+    h: f64,
+    w: &mut RodWork,
+) -> Option<implicit::NewtonReport> {
+    if params.integrator.is_implicit() {
+        let report = implicit_step(rods, params, r, t, h, w);
+        w.pos_unc.copy_from_slice(w.s.pos);
+        return Some(report);
+    }
     // forces
     rod_forces(
         rods,
@@ -350,6 +381,78 @@ pub fn substep_start(rods: &RodSet, params: &SimParams, r: usize, t: f64, h: f64
     // integrate
     integrate(rods, r, t + h, h, w.force, w.s.pos, w.s.vel);
     w.pos_unc.copy_from_slice(w.s.pos);
+    None
+}
+
+/// Rod `r`'s implicit step (`cpu::implicit`) from t to t + h: Newton on its
+/// positions and twist angles, then its positions and velocities at t + h
+/// (statics: the equilibrium, at rest), clamped vertices where their
+/// anchors are then, and in `w.force` the net force on each vertex that the
+/// step's velocity change stands for (`m (x − x̂)/h²`; zero for statics).
+pub fn implicit_step(
+    rods: &RodSet,
+    params: &SimParams,
+    r: usize,
+    t: f64,
+    h: f64,
+    w: &mut RodWork,
+) -> implicit::NewtonReport {
+    let integrator = params.integrator;
+    let (h_solve, t_solve) = match integrator {
+        Integrator::ImplicitMidpoint => (0.5 * h, t + 0.5 * h),
+        _ => (h, t + h),
+    };
+    let rest = rod_rest(rods, r);
+    let frames = implicit::StartFrames {
+        tangent: w.s.tangent,
+        ref_u: w.s.ref_u,
+    };
+    let inertia = implicit::inertia_of(
+        rods,
+        rest,
+        r,
+        integrator,
+        params.gravity,
+        &params.wind,
+        t_solve,
+        h_solve,
+        w.s.pos,
+        w.s.vel,
+    );
+    let mut q = implicit::pack(&inertia.predicted, w.s.theta);
+    let mut fixed = vec![false; q.len()];
+    implicit::held_unknowns(rods, r, t_solve, frames, &mut q, &mut fixed);
+    let problem = implicit::Problem {
+        rest,
+        frames,
+        inertia: &inertia,
+        fixed: &fixed,
+    };
+    let report = implicit::solve(&problem, &mut q, params.newton);
+    let start: Vec<DVec3> = w.s.pos.to_vec();
+    for i in 0..w.s.pos.len() {
+        let (x0, v0) = (start[i], w.s.vel[i]);
+        let y = implicit::vertex(&q, i);
+        w.force[i] = (y - inertia.predicted[i]) * inertia.inertia[i];
+        let (x, v) = match integrator {
+            Integrator::ImplicitMidpoint => {
+                let x = 2.0 * y - x0;
+                (x, 2.0 * (x - x0) / h - v0)
+            }
+            Integrator::Static => (y, DVec3::ZERO),
+            _ => (y, (y - x0) / h),
+        };
+        w.s.pos[i] = x;
+        w.s.vel[i] = v;
+    }
+    if integrator == Integrator::ImplicitMidpoint {
+        // The anchors' poses at t + h, not the midpoint's extrapolated.
+        for (i, x) in anchored_positions(rods, r, t + h, w.s.pos.len()) {
+            w.s.vel[i] = (x - start[i]) / h;
+            w.s.pos[i] = x;
+        }
+    }
+    report
 }
 
 /// The second half of rod `r`'s substep (the GPU's `substep_finish`):
@@ -442,6 +545,11 @@ pub fn substep_finish(
         },
     );
     // frames, twist
+    if params.integrator.is_implicit() {
+        // Velocities that reverse from one substep to the next are the
+        // explicit integrator's chatter; an implicit step has no such mode.
+        report.chatter = None;
+    }
     report.twist_iterations = update_material_frame(rods, params, r, t + h, &mut w.s);
     report.bad = check_rod(rods, params, r, w.s.pos, w.s.vel, w.s.theta);
     report

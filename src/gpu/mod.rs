@@ -115,6 +115,14 @@ pub enum GpuError {
         /// The adapters there are.
         available: String,
     },
+    #[error(
+        "sim.integrator = \"{integrator}\" runs on the CPU reference only (`--backend cpu`, `CpuSimulator`): the GPU kernels step the symplectic integrator"
+    )]
+    /// The parameters ask for an integrator the kernels do not run.
+    Integrator {
+        /// Its scene name.
+        integrator: &'static str,
+    },
     #[error("cannot open a device on {adapter}: {message}")]
     /// The adapter refused a device.
     RequestDevice {

@@ -108,6 +108,7 @@ impl GpuSimulator {
         state: State,
         params: SimParams,
     ) -> Result<Self, GpuError> {
+        Self::check_integrator(&params)?;
         let layout = VertexLayout::of(&rods);
         let packing = Packing::new(&rods, &rod_origins(&rods, &state), layout);
         check_limits(&ctx.device.limits(), &rods, &packing)?;
@@ -174,8 +175,20 @@ impl GpuSimulator {
     /// with every frame's step values (nothing of them is cached in GPU
     /// buffers); a changed `dt` or substep rule is checked against the
     /// stability limit by the next `step_checked`.
-    pub fn set_params(&mut self, params: SimParams) {
+    pub fn set_params(&mut self, params: SimParams) -> Result<(), GpuError> {
+        Self::check_integrator(&params)?;
         self.params = params;
+        Ok(())
+    }
+
+    /// Refuse the integrators the kernels do not run.
+    fn check_integrator(params: &SimParams) -> Result<(), GpuError> {
+        if params.integrator.is_implicit() {
+            return Err(GpuError::Integrator {
+                integrator: params.integrator.name(),
+            });
+        }
+        Ok(())
     }
 
     /// Gravitational acceleration (m/s²) from the next frame on.

@@ -76,6 +76,67 @@ impl Wind {
     }
 }
 
+/// How a substep advances the rods (`sim.integrator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Integrator {
+    /// Symplectic Euler on the forces at the substep's start (§7.2), then
+    /// the projection: explicit, so within the step limit
+    /// (`crate::model::stability`). Written `symplectic`.
+    #[default]
+    Symplectic,
+    /// Backward Euler: Newton on each rod's positions and twist angles
+    /// (`crate::cpu::implicit`), then the projection. Written `backward-euler`.
+    BackwardEuler,
+    /// Implicit midpoint: backward Euler over half the substep to its
+    /// midpoint, extrapolated to its end. Written `implicit-midpoint`.
+    ImplicitMidpoint,
+    /// Statics: each substep the equilibrium under gravity at its anchors'
+    /// poses, from the last one; velocities zero. Written `static`.
+    Static,
+}
+
+impl Integrator {
+    /// Every integrator, by its scene name.
+    pub const ALL: [(Integrator, &'static str); 4] = [
+        (Integrator::Symplectic, "symplectic"),
+        (Integrator::BackwardEuler, "backward-euler"),
+        (Integrator::ImplicitMidpoint, "implicit-midpoint"),
+        (Integrator::Static, "static"),
+    ];
+
+    /// The scene name.
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(i, _)| *i == self).unwrap().1
+    }
+
+    /// True for the integrators solved by Newton (`crate::cpu::implicit`),
+    /// which no step limit bounds.
+    pub fn is_implicit(self) -> bool {
+        self != Integrator::Symplectic
+    }
+}
+
+/// The stopping rule of the implicit integrators' Newton solve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Newton {
+    /// Newton stops once every free vertex's net force is below this
+    /// fraction of the rod's force scale, and every free twist angle's net
+    /// torque below this fraction of its torque scale
+    /// (`crate::cpu::implicit::Scales`). Default 1e-8.
+    pub tolerance: f64,
+    /// At most this many iterations a rod and substep. Default 100.
+    pub max_iterations: u32,
+}
+
+impl Default for Newton {
+    fn default() -> Self {
+        Newton {
+            tolerance: 1e-8,
+            max_iterations: 100,
+        }
+    }
+}
+
 /// Simulation parameters. Units are SI throughout.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SimParams {
@@ -106,6 +167,10 @@ pub struct SimParams {
     pub twist_max_iterations: u32,
     /// A vertex faster than this (m/s) is taken as a blow-up. Default 100.
     pub max_speed: f64,
+    /// How a substep advances the rods. Default symplectic.
+    pub integrator: Integrator,
+    /// The implicit integrators' Newton stopping rule.
+    pub newton: Newton,
 }
 
 impl Default for SimParams {
@@ -124,6 +189,8 @@ impl Default for SimParams {
             twist_tolerance: 1e-10,
             twist_max_iterations: 25,
             max_speed: 100.0,
+            integrator: Integrator::Symplectic,
+            newton: Newton::default(),
         }
     }
 }

@@ -206,6 +206,15 @@ fn substeps_for(dt: f64, h_max: f64, fraction: f64) -> u64 {
 /// `h ≤ SAFETY · h_max`; otherwise `params.substeps`, checked against the
 /// limit unless `allow_unstable`.
 pub fn resolve_substeps(rods: &RodSet, params: &SimParams) -> Result<u32, StepError> {
+    if params.integrator.is_implicit() {
+        // No step limit bounds an implicit step: one substep a frame
+        // unless the scene asks for more (for accuracy).
+        return Ok(if params.auto_substeps {
+            1
+        } else {
+            params.substeps
+        });
+    }
     let Some(limit) = step_limit(rods) else {
         return Ok(params.substeps);
     };
@@ -243,6 +252,7 @@ pub fn resolve_substeps(rods: &RodSet, params: &SimParams) -> Result<u32, StepEr
 /// material changes, the substeps are resolved again.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Checked {
+    integrator: crate::model::params::Integrator,
     dt: f64,
     substeps: u32,
     auto: bool,
@@ -254,7 +264,8 @@ impl Checked {
     /// Resolve the substeps again if anything they depend on changed since
     /// the last call; returns the substeps to run.
     pub fn recheck(&mut self, rods: &RodSet, params: &SimParams) -> Result<u32, StepError> {
-        let same = self.dt == params.dt
+        let same = self.integrator == params.integrator
+            && self.dt == params.dt
             && self.substeps == params.substeps
             && self.auto == params.auto_substeps
             && self.allow == params.allow_unstable
@@ -262,6 +273,7 @@ impl Checked {
         if !same {
             let substeps = resolve_substeps(rods, params)?;
             *self = Checked {
+                integrator: params.integrator,
                 dt: params.dt,
                 substeps,
                 auto: params.auto_substeps,

@@ -84,6 +84,46 @@ pub struct SimSection {
     pub projection: ProjectionSection,
     /// `[sim.wind]`: wind and gusts.
     pub wind: WindSection,
+    /// How a substep advances the rods (`crate::model::params::Integrator`).
+    pub integrator: IntegratorName,
+    /// `[sim.newton]`: the implicit integrators' stopping rule.
+    pub newton: NewtonSection,
+}
+
+/// `sim.integrator`.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum IntegratorName {
+    /// `Integrator::Symplectic` (default).
+    #[default]
+    Symplectic,
+    /// `Integrator::BackwardEuler`.
+    BackwardEuler,
+    /// `Integrator::ImplicitMidpoint`.
+    ImplicitMidpoint,
+    /// `Integrator::Static`.
+    Static,
+}
+
+/// `[sim.newton]` (`crate::model::params::Newton`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NewtonSection {
+    /// Net force (torque) at which Newton stops, as a fraction of the
+    /// rod's force (torque) scale.
+    pub tolerance: f64,
+    /// Iteration cap a rod and substep.
+    pub max_iterations: u32,
+}
+
+impl Default for NewtonSection {
+    fn default() -> Self {
+        let n = crate::model::params::Newton::default();
+        NewtonSection {
+            tolerance: n.tolerance,
+            max_iterations: n.max_iterations,
+        }
+    }
 }
 
 impl Default for SimSection {
@@ -101,6 +141,8 @@ impl Default for SimSection {
             twist_max_iterations: p.twist_max_iterations,
             projection: ProjectionSection::default(),
             wind: WindSection::default(),
+            integrator: IntegratorName::default(),
+            newton: NewtonSection::default(),
         }
     }
 }
@@ -232,6 +274,10 @@ pub struct MaterialSection {
     pub bending_stiffness: Option<Stiffness>,
     /// N·m²
     pub twist_stiffness: Option<f64>,
+    /// N (E·A): with stiffnesses given directly, the stretching energy of
+    /// the implicit integrators; default none (statics then refuses the
+    /// rod). From physical constants it is E·πab.
+    pub stretching_stiffness: Option<f64>,
     /// kg/m
     pub mass_per_length: Option<f64>,
     /// N·s/m² (default: sim.drag)

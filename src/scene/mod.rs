@@ -20,7 +20,7 @@ use crate::model::anchor::{Anchor, Keyframe};
 use crate::model::colliders::mesh::{bake_sdf, load_mesh};
 use crate::model::colliders::{Collider, DEFAULT_MARGIN, MAX_COLLIDERS, Shape};
 use crate::model::interaction::{Interaction, InteractionSpec, Spacing};
-use crate::model::params::{Projection, SimParams, Wind};
+use crate::model::params::{Integrator, Newton, Projection, SimParams, Wind};
 use crate::model::rods::{RodMaterial, RodSet, State};
 use format::*;
 
@@ -517,6 +517,16 @@ fn convert_sim(s: &SimSection) -> Result<SimParams, Field> {
         twist_tolerance: s.twist_tolerance,
         twist_max_iterations: at_least_one("sim.twist_max_iterations", s.twist_max_iterations)?,
         max_speed: s.max_speed,
+        integrator: match s.integrator {
+            IntegratorName::Symplectic => Integrator::Symplectic,
+            IntegratorName::BackwardEuler => Integrator::BackwardEuler,
+            IntegratorName::ImplicitMidpoint => Integrator::ImplicitMidpoint,
+            IntegratorName::Static => Integrator::Static,
+        },
+        newton: Newton {
+            tolerance: positive("sim.newton.tolerance", s.newton.tolerance)?,
+            max_iterations: at_least_one("sim.newton.max_iterations", s.newton.max_iterations)?,
+        },
     })
 }
 
@@ -535,6 +545,12 @@ pub fn convert_material(
     let need = |v: Option<f64>, k: &str| -> Result<f64, Field> {
         positive(&f(k), v.ok_or_else(|| (f(k), "is missing".to_string()))?)
     };
+    if physical && m.stretching_stiffness.is_some() {
+        return Err((
+            f("stretching_stiffness"),
+            "goes with bending_stiffness/twist_stiffness/mass_per_length; from density/radius/youngs_modulus it is E·πab".into(),
+        ));
+    }
     if physical && direct {
         return Err((
             f("(kind)"),
@@ -573,6 +589,10 @@ pub fn convert_material(
             drag,
             radius: match m.radius {
                 Some(r) => positive(&f("radius"), r)?,
+                None => 0.0,
+            },
+            stretching: match m.stretching_stiffness {
+                Some(k) => positive(&f("stretching_stiffness"), k)?,
                 None => 0.0,
             },
         });

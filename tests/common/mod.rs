@@ -49,6 +49,7 @@ pub fn aniso_material() -> RodMaterial {
         mass_per_length: 0.02,
         drag: 0.0,
         radius: 0.0,
+        stretching: 0.0,
     }
 }
 
@@ -59,6 +60,7 @@ pub fn iso_material(bending: f64, twist: f64, mass_per_length: f64) -> RodMateri
         mass_per_length,
         drag: 0.0,
         radius: 0.0,
+        stretching: 0.0,
     }
 }
 

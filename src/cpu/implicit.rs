@@ -1,0 +1,534 @@
+//! The implicit integrators (`Integrator::BackwardEuler`,
+//! `ImplicitMidpoint`, `Static`): Newton on one rod's positions and twist
+//! angles (seed 004, Jawed et al.'s implicit DER), in the substep's place
+//! of `forces` and `integrate`; the projection, contact, the grid, the
+//! frames and the quasistatic twist then run as after an explicit step.
+//!
+//! **Unknowns.** `q = [x₀, θ⁰, x₁, θ¹, …, x_{n−1}]`: vertex i's
+//! coordinates at `4i..4i+3`, edge j's angle at `4j + 3` (`x_dof`,
+//! `theta_dof`). θʲ is measured from edge j's reference vector carried in
+//! time from the step's start (the Bishop vector `uʲ` then) to the edge's
+//! new tangent, `aʲ = P(tʲ₀ → tʲ) uʲ` (`transport`), so each edge's frame
+//! depends on its own two vertices alone. Every energy term then couples
+//! unknowns at most `HALF_BANDWIDTH` = 10 apart: the Hessian is banded.
+//!
+//! **Energy.** The solve minimises, over the free unknowns,
+//! `Φ(q) = Σᵢ mᵢ/(2h²)|xᵢ − x̂ᵢ|² + Σᵢ cLᵢ/(2h)|xᵢ − xᵢ₀ − h wᵢ|² − Σᵢ mᵢ g·xᵢ
+//!        + E_bend + E_twist + E_stretch`
+//! with `x̂ = x₀ + h v₀` the inertial prediction, `c` the drag per length
+//! and `wᵢ` the wind at the vertex, over the step `h`: its stationary point
+//! is backward Euler, `m(x − x̂)/h² = −∇E + m g − cL(v − w)` with
+//! `v = (x − x₀)/h`. Implicit midpoint is backward Euler over h/2 to the
+//! midpoint y, then `x = 2y − x₀`. Statics drops inertia and drag.
+//! * `E_bend = Σₖ 1/(2l̄ₖ) Σ_{j∈{k−1,k}} (ωₖʲ − ω̄ₖʲ)ᵀ B (ωₖʲ − ω̄ₖʲ)`
+//!   (eq. 3), `ωₖʲ = ((κb)ₖ·m₂ʲ, −(κb)ₖ·m₁ʲ)` with the material frame
+//!   `m₁ʲ = cos θʲ aʲ + sin θʲ (tʲ × aʲ)`, `m₂ʲ = tʲ × m₁ʲ`.
+//! * `E_twist = Σₖ β (θᵏ − θᵏ⁻¹ + m_ref,k)² / l̄ₖ`, with `m_ref,k` the
+//!   reference twist: the angle about tᵏ from `P(tᵏ⁻¹ → tᵏ) aᵏ⁻¹` to `aᵏ`.
+//!   At the step's start the reference vectors are the Bishop frame, so
+//!   `m_ref = 0` and this is the explicit integrator's twist energy.
+//! * `E_stretch = ½ EA Σⱼ |ēʲ| (|eʲ|/|ēʲ| − 1)²` (seed 004), where the
+//!   material has a stretching stiffness; the projection that follows
+//!   makes the lengths exact.
+//!
+//! The twist angles carry no inertia: they are solved to equilibrium with
+//! the positions, the quasistatic material frame of §5 inside the step.
+//!
+//! **Derivatives.** Each interior vertex's bending and twist is one
+//! stencil of 11 unknowns (`x_{k−1}, x_k, x_{k+1}, θᵏ⁻¹, θᵏ`), each edge's
+//! stretch one of 6; their energies are written once (`vertex_energy`,
+//! `edge_energy`) over `dual::Real`, evaluated in f64 for values and in
+//! `Dual` numbers for the exact gradient and Hessian. Tests check both
+//! against finite differences, and the gradient with the twist at
+//! equilibrium against the explicit integrator's forces.
+//!
+//! **Solve.** Newton with the banded Cholesky factorisation
+//! (`cpu::banded`), a Levenberg shift where the Hessian is not positive
+//! definite (a compressed or buckling rod), and a backtracking line
+//! search on Φ. It stops when every free vertex's net force is below
+//! `tolerance × force scale` and every free angle's net torque below
+//! `tolerance × torque scale` (`Scales`); after `max_iterations` without
+//! that the run stops, naming the rod, the step and the residual.
+
+use glam::DVec3;
+
+use super::banded::Banded;
+use super::dual::{Dual, Real, Vec3};
+use super::frames::signed_angle;
+use super::twist::RodRest;
+use crate::model::params::{Integrator, Newton};
+use crate::model::rods::{EndCondition, RodSet};
+
+/// The Hessian's half-bandwidth with positions and angles interleaved: a
+/// vertex stencil spans `4(k−1) ..= 4(k+1) + 2`.
+pub const HALF_BANDWIDTH: usize = 10;
+
+/// Index of vertex `i`'s coordinate `c` in `q`.
+#[inline]
+pub fn x_dof(i: usize, c: usize) -> usize {
+    4 * i + c
+}
+
+/// Index of edge `j`'s twist angle in `q`.
+#[inline]
+pub fn theta_dof(j: usize) -> usize {
+    4 * j + 3
+}
+
+/// The number of unknowns of a rod of `n` vertices.
+#[inline]
+pub fn dof_count(n: usize) -> usize {
+    4 * n - 1
+}
+
+/// `u` carried by the rotation that takes unit `ta` to unit `tb` about
+/// `ta × tb` (`frames::parallel_transport`, in any `Real`).
+pub fn transport<T: Real>(u: Vec3<T>, ta: Vec3<T>, tb: Vec3<T>) -> Vec3<T> {
+    let b = ta.cross(&tb);
+    let c = ta.dot(&tb);
+    u.scale(c) + b.cross(&u) + b.scale(b.dot(&u) / (c + 1.0))
+}
+
+/// The start-of-step frames the reference vectors are carried from:
+/// each edge's unit tangent and Bishop vector then.
+#[derive(Clone, Copy)]
+pub struct StartFrames<'a> {
+    /// Per edge.
+    pub tangent: &'a [DVec3],
+    /// Per edge.
+    pub ref_u: &'a [DVec3],
+}
+
+/// Bending and twist energy of interior vertex `k` (eq. 3 and the twist
+/// with its reference twist, above) from its three vertices and its two
+/// edges' angles.
+pub fn vertex_energy<T: Real>(
+    rest: RodRest,
+    frames: StartFrames,
+    k: usize,
+    x: [Vec3<T>; 3],
+    theta: [T; 2],
+) -> T {
+    let e = [x[1] - x[0], x[2] - x[1]];
+    let len = [e[0].length(), e[1].length()];
+    let t = [
+        e[0].scale(T::of(1.0) / len[0]),
+        e[1].scale(T::of(1.0) / len[1]),
+    ];
+    let a: [Vec3<T>; 2] = std::array::from_fn(|j| {
+        transport(
+            Vec3::of(frames.ref_u[k - 1 + j]),
+            Vec3::of(frames.tangent[k - 1 + j]),
+            t[j],
+        )
+    });
+    let kb = e[0]
+        .cross(&e[1])
+        .scale(T::of(2.0) / (len[0] * len[1] + e[0].dot(&e[1])));
+    let b = rest.material.bending;
+    let l = rest.voronoi[k];
+    let mut energy = T::of(0.0);
+    for j in 0..2 {
+        let v = t[j].cross(&a[j]);
+        let (c, s) = (theta[j].cos(), theta[j].sin());
+        let m1 = a[j].scale(c) + v.scale(s);
+        let m2 = v.scale(c) - a[j].scale(s);
+        let wbar = rest.rest_kappa[k][j];
+        let d1 = kb.dot(&m2) - wbar.x;
+        let d2 = -kb.dot(&m1) - wbar.y;
+        energy = energy + (d1 * d1 * b[0] + d1 * d2 * (2.0 * b[1]) + d2 * d2 * b[2]) / (2.0 * l);
+    }
+    let p = transport(a[0], t[0], t[1]);
+    let m_ref = p.cross(&a[1]).dot(&t[1]).atan2(p.dot(&a[1]));
+    let m = theta[1] - theta[0] + m_ref;
+    energy + m * m * (rest.material.twist / l)
+}
+
+/// Stretching energy `½ EA |ē| (|e|/|ē| − 1)²` of edge `j` from its two vertices.
+pub fn edge_energy<T: Real>(rest: RodRest, j: usize, x: [Vec3<T>; 2]) -> T {
+    let l = rest.rest_len[j];
+    let strain = (x[1] - x[0]).length() / l - 1.0;
+    strain * strain * (0.5 * rest.material.stretching * l)
+}
+
+/// What the solve's energy is made of besides the elastic terms, per vertex.
+#[derive(Clone, Debug)]
+pub struct Inertia {
+    /// `mᵢ/h²` (0 for statics), N/m.
+    pub inertia: Vec<f64>,
+    /// `x̂ᵢ`, the inertial prediction (m).
+    pub predicted: Vec<DVec3>,
+    /// `cLᵢ/h` (0 for statics or without drag), N/m.
+    pub drag: Vec<f64>,
+    /// `xᵢ₀ + h wᵢ`, where drag pulls the vertex (m).
+    pub drag_target: Vec<DVec3>,
+    /// `mᵢ g` (N).
+    pub weight: Vec<DVec3>,
+}
+
+/// One rod's problem: its rest state, start frames, the non-elastic
+/// terms, and which unknowns are held.
+pub struct Problem<'a> {
+    /// The rod's rest state and material.
+    pub rest: RodRest<'a>,
+    /// The frames at the step's start.
+    pub frames: StartFrames<'a>,
+    /// Inertia, drag and weight.
+    pub inertia: &'a Inertia,
+    /// Per unknown, true where it is held (clamped vertices and angles).
+    pub fixed: &'a [bool],
+}
+
+impl Problem<'_> {
+    fn n(&self) -> usize {
+        self.inertia.inertia.len()
+    }
+
+    /// Φ(q) (J).
+    pub fn energy(&self, q: &[f64]) -> f64 {
+        let n = self.n();
+        let x = |i: usize| DVec3::new(q[x_dof(i, 0)], q[x_dof(i, 1)], q[x_dof(i, 2)]);
+        let mut e = 0.0;
+        let ine = self.inertia;
+        for i in 0..n {
+            let xi = x(i);
+            e += 0.5 * ine.inertia[i] * (xi - ine.predicted[i]).length_squared()
+                + 0.5 * ine.drag[i] * (xi - ine.drag_target[i]).length_squared()
+                - ine.weight[i].dot(xi);
+        }
+        for k in 1..n - 1 {
+            let xs = [x(k - 1), x(k), x(k + 1)].map(Vec3::<f64>::of);
+            e += vertex_energy(
+                self.rest,
+                self.frames,
+                k,
+                xs,
+                [q[theta_dof(k - 1)], q[theta_dof(k)]],
+            );
+        }
+        if self.rest.material.stretching > 0.0 {
+            for j in 0..n - 1 {
+                e += edge_energy(self.rest, j, [x(j), x(j + 1)].map(Vec3::<f64>::of));
+            }
+        }
+        e
+    }
+
+    /// Φ's gradient and Hessian at q, every unknown free.
+    pub fn derivatives(&self, q: &[f64]) -> (Vec<f64>, Banded) {
+        let n = self.n();
+        let mut g = vec![0.0; q.len()];
+        let mut h = Banded::zeros(q.len(), HALF_BANDWIDTH);
+        let x = |i: usize| DVec3::new(q[x_dof(i, 0)], q[x_dof(i, 1)], q[x_dof(i, 2)]);
+        let ine = self.inertia;
+        for i in 0..n {
+            let gi = (x(i) - ine.predicted[i]) * ine.inertia[i]
+                + (x(i) - ine.drag_target[i]) * ine.drag[i]
+                - ine.weight[i];
+            for c in 0..3 {
+                g[x_dof(i, c)] += gi[c];
+                h.add(x_dof(i, c), x_dof(i, c), ine.inertia[i] + ine.drag[i]);
+            }
+        }
+        let mut scatter = |d_g: &[f64], d_h: &dyn Fn(usize, usize) -> f64, dofs: &[usize]| {
+            for (a, &ia) in dofs.iter().enumerate() {
+                g[ia] += d_g[a];
+                for (b, &ib) in dofs.iter().enumerate().take(a + 1) {
+                    h.add(ia, ib, d_h(a, b));
+                }
+            }
+        };
+        for k in 1..n - 1 {
+            let xs = [
+                Vec3::input(x(k - 1), 0),
+                Vec3::input(x(k), 3),
+                Vec3::input(x(k + 1), 6),
+            ];
+            let th = [
+                Dual::<11>::input(q[theta_dof(k - 1)], 9),
+                Dual::<11>::input(q[theta_dof(k)], 10),
+            ];
+            let d = vertex_energy(self.rest, self.frames, k, xs, th);
+            let mut dofs = [0; 11];
+            for c in 0..3 {
+                dofs[c] = x_dof(k - 1, c);
+                dofs[3 + c] = x_dof(k, c);
+                dofs[6 + c] = x_dof(k + 1, c);
+            }
+            dofs[9] = theta_dof(k - 1);
+            dofs[10] = theta_dof(k);
+            scatter(&d.g, &|a, b| d.h[a][b], &dofs);
+        }
+        if self.rest.material.stretching > 0.0 {
+            for j in 0..n - 1 {
+                let xs = [Vec3::input(x(j), 0), Vec3::input(x(j + 1), 3)];
+                let d: Dual<6> = edge_energy(self.rest, j, xs);
+                let mut dofs = [0; 6];
+                for c in 0..3 {
+                    dofs[c] = x_dof(j, c);
+                    dofs[3 + c] = x_dof(j + 1, c);
+                }
+                scatter(&d.g, &|a, b| d.h[a][b], &dofs);
+            }
+        }
+        (g, h)
+    }
+}
+
+/// The residual scales of a rod: a force (N) and a torque (N·m) that its
+/// weight and stiffness make. `force = maxᵢ mᵢ|g| + max(b₁₁, b₂₂, β)/(l̄_min L)`
+/// (the weight of the heaviest vertex, plus the force that bends the rod
+/// to a curvature 1/L across its shortest Voronoi length), `torque = force ×`
+/// the shortest edge.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scales {
+    /// N.
+    pub force: f64,
+    /// N·m.
+    pub torque: f64,
+}
+
+impl Scales {
+    /// The scales of a rod.
+    pub fn of(rest: RodRest, weight: &[DVec3]) -> Scales {
+        let length: f64 = rest.rest_len.iter().sum();
+        let b = rest.material.bending;
+        let stiff = b[0].max(b[2]).max(rest.material.twist);
+        let l_min = rest.voronoi[1..rest.voronoi.len() - 1]
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        let l_min = if l_min.is_finite() { l_min } else { length };
+        let heaviest = weight.iter().map(|w| w.length()).fold(0.0, f64::max);
+        let force = heaviest + stiff / (l_min * length);
+        let edge = rest.rest_len.iter().copied().fold(f64::INFINITY, f64::min);
+        Scales {
+            force,
+            torque: force * edge,
+        }
+    }
+}
+
+/// How a rod's Newton solve ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NewtonReport {
+    /// Iterations taken.
+    pub iterations: u32,
+    /// Largest net force on a free vertex at the end (N).
+    pub force_residual: f64,
+    /// Largest net torque on a free twist angle at the end (N·m).
+    pub torque_residual: f64,
+    /// The force and torque the residuals had to get below.
+    pub force_tolerance: f64,
+    /// See `force_tolerance` (N·m).
+    pub torque_tolerance: f64,
+    /// Whether both got below their tolerances.
+    pub converged: bool,
+}
+
+impl NewtonReport {
+    /// The worse of the two residuals as a fraction of its tolerance.
+    pub fn ratio(&self) -> f64 {
+        (self.force_residual / self.force_tolerance)
+            .max(self.torque_residual / self.torque_tolerance)
+    }
+}
+
+/// The residuals of gradient `g` over the free unknowns: (force, torque).
+fn residuals(g: &[f64], fixed: &[bool]) -> (f64, f64) {
+    let (mut f, mut t) = (0.0f64, 0.0f64);
+    for (i, (&gi, &held)) in g.iter().zip(fixed).enumerate() {
+        if held {
+            continue;
+        }
+        if i % 4 == 3 {
+            t = t.max(gi.abs());
+        } else {
+            f = f.max(gi.abs());
+        }
+    }
+    (f, t)
+}
+
+/// Newton on `problem` from `q` (the held unknowns already at their
+/// values), in place: returns how it ended. A step that does not lower Φ
+/// even shortened 2⁻³⁰ times ends the solve unconverged.
+pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
+    let scales = Scales::of(problem.rest, &problem.inertia.weight);
+    let mut report = NewtonReport {
+        force_tolerance: settings.tolerance * scales.force,
+        torque_tolerance: settings.tolerance * scales.torque,
+        ..Default::default()
+    };
+    let mut phi = problem.energy(q);
+    let mut trial = q.to_vec();
+    loop {
+        let (mut g, mut h) = problem.derivatives(q);
+        for (i, &held) in problem.fixed.iter().enumerate() {
+            if held {
+                g[i] = 0.0;
+                h.fix(i, 1.0);
+            }
+        }
+        (report.force_residual, report.torque_residual) = residuals(&g, problem.fixed);
+        report.converged = report.force_residual <= report.force_tolerance
+            && report.torque_residual <= report.torque_tolerance;
+        if report.converged || report.iterations >= settings.max_iterations {
+            return report;
+        }
+        report.iterations += 1;
+        let Some(d) = newton_direction(&h, &g, problem.fixed) else {
+            return report;
+        };
+        // Backtracking (Armijo, 10⁻⁴ of the slope).
+        let slope: f64 = g.iter().zip(&d).map(|(a, b)| a * b).sum();
+        let mut alpha = 1.0;
+        let mut accepted = false;
+        for _ in 0..30 {
+            for i in 0..q.len() {
+                trial[i] = q[i] + alpha * d[i];
+            }
+            let phi_trial = problem.energy(&trial);
+            if phi_trial <= phi + 1e-4 * alpha * slope {
+                q.copy_from_slice(&trial);
+                phi = phi_trial;
+                accepted = true;
+                break;
+            }
+            alpha *= 0.5;
+        }
+        if !accepted {
+            return report;
+        }
+    }
+}
+
+/// The Newton direction `−(H + μD)⁻¹ g`: μ = 0 where H is positive
+/// definite, else the smallest of 10⁻⁸, 10⁻⁷, … times H's diagonal D (at
+/// least 10⁻¹² of its largest entry) that makes it so. None if none up
+/// to 10⁴ does.
+fn newton_direction(h: &Banded, g: &[f64], fixed: &[bool]) -> Option<Vec<f64>> {
+    let n = g.len();
+    let diag: Vec<f64> = (0..n).map(|i| h.get(i, i)).collect();
+    let top = diag.iter().map(|d| d.abs()).fold(0.0, f64::max);
+    let mut mu = 0.0;
+    for _ in 0..14 {
+        let mut shifted = h.clone();
+        if mu > 0.0 {
+            for i in 0..n {
+                if !fixed[i] {
+                    shifted.add(i, i, mu * diag[i].abs().max(1e-12 * top));
+                }
+            }
+        }
+        if let Some(c) = shifted.cholesky() {
+            let mut d: Vec<f64> = g.iter().map(|x| -x).collect();
+            c.solve(&mut d);
+            return Some(d);
+        }
+        mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
+    }
+    None
+}
+
+/// The non-elastic terms of rod `r` for `integrator` over the step `h`
+/// from positions `pos` and velocities `vel` (wind and gravity at `t_end`).
+#[allow(clippy::too_many_arguments)]
+pub fn inertia_of(
+    rods: &RodSet,
+    rest: RodRest,
+    r: usize,
+    integrator: Integrator,
+    gravity: DVec3,
+    wind: &crate::model::params::Wind,
+    t_end: f64,
+    h: f64,
+    pos: &[DVec3],
+    vel: &[DVec3],
+) -> Inertia {
+    let n = pos.len();
+    let mass = &rods.mass[rods.vertices(r)];
+    let c = rest.material.drag;
+    let moving = integrator != Integrator::Static;
+    let mut ine = Inertia {
+        inertia: vec![0.0; n],
+        predicted: pos.to_vec(),
+        drag: vec![0.0; n],
+        drag_target: pos.to_vec(),
+        weight: (0..n).map(|i| gravity * mass[i]).collect(),
+    };
+    if moving {
+        for i in 0..n {
+            let len = 0.5
+                * (if i > 0 { rest.rest_len[i - 1] } else { 0.0 }
+                    + if i + 1 < n { rest.rest_len[i] } else { 0.0 });
+            ine.inertia[i] = mass[i] / (h * h);
+            ine.predicted[i] = pos[i] + vel[i] * h;
+            ine.drag[i] = c * len / h;
+            ine.drag_target[i] = pos[i] + wind.at(pos[i], t_end) * h;
+        }
+    }
+    ine
+}
+
+/// The held unknowns of rod `r` (clamped ends' vertices and angles) and
+/// their values at `t`: positions where the anchors put them, angles from
+/// the anchors' material vectors, measured from the reference vectors
+/// carried to the clamped edges' tangents (`transport`).
+pub fn held_unknowns(
+    rods: &RodSet,
+    r: usize,
+    t: f64,
+    frames: StartFrames,
+    q: &mut [f64],
+    fixed: &mut [bool],
+) {
+    let n = rods.vertices(r).len();
+    let ne = n - 1;
+    for (cond, edge) in [(rods.start[r], 0), (rods.end[r], ne - 1)] {
+        let EndCondition::Clamped(c) = cond else {
+            continue;
+        };
+        let pose = rods.anchors[c.anchor].pose(t);
+        let xa = pose.point(c.local_pos[0]);
+        let xb = pose.point(c.local_pos[1]);
+        for (i, x) in [(edge, xa), (edge + 1, xb)] {
+            for k in 0..3 {
+                q[x_dof(i, k)] = x[k];
+                fixed[x_dof(i, k)] = true;
+            }
+        }
+        let tangent = (xb - xa).normalize();
+        let a = transport(
+            Vec3::<f64>::of(frames.ref_u[edge]),
+            Vec3::of(frames.tangent[edge]),
+            Vec3::of(tangent),
+        )
+        .value();
+        let m1 = pose.vector(c.local_m1);
+        let angle = signed_angle(a, m1, tangent);
+        // The turn nearest the angle it had.
+        q[theta_dof(edge)] = super::frames::unwrap_angle(angle, q[theta_dof(edge)]);
+        fixed[theta_dof(edge)] = true;
+    }
+}
+
+/// `q` of positions `pos` and angles `theta`.
+pub fn pack(pos: &[DVec3], theta: &[f64]) -> Vec<f64> {
+    let mut q = vec![0.0; dof_count(pos.len())];
+    for (i, x) in pos.iter().enumerate() {
+        for c in 0..3 {
+            q[x_dof(i, c)] = x[c];
+        }
+    }
+    for (j, &t) in theta.iter().enumerate() {
+        q[theta_dof(j)] = t;
+    }
+    q
+}
+
+/// Vertex `i` of `q`.
+#[inline]
+pub fn vertex(q: &[f64], i: usize) -> DVec3 {
+    DVec3::new(q[x_dof(i, 0)], q[x_dof(i, 1)], q[x_dof(i, 2)])
+}

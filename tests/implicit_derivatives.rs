@@ -1,0 +1,322 @@
+//! The implicit step's energy derivatives (`cpu::implicit`): each
+//! stencil's gradient against central finite differences of its energy,
+//! its Hessian against central differences of that gradient, the whole
+//! rod's assembly the same way, and the elastic gradient with the twist at
+//! its quasistatic equilibrium against the explicit integrator's forces
+//! (the envelope theorem: d/dx min_θ E = ∂E/∂x at the minimiser). On
+//! random naturally curved, anisotropic rods whose step-start frames
+//! belong to another shape, so that every reference vector is carried and
+//! every reference twist is nonzero.
+
+mod common;
+
+use common::*;
+use glam::DVec3;
+use strands::build::EndSpec;
+use strands::cpu::dual::{Dual, Vec3};
+use strands::cpu::forces::elastic_forces;
+use strands::cpu::frames::frames;
+use strands::cpu::implicit::{
+    Inertia, Problem, StartFrames, dof_count, edge_energy, pack, theta_dof, vertex_energy, x_dof,
+};
+use strands::cpu::twist::curvature_binormals;
+use strands::cpu::{CpuSimulator, rod_rest};
+
+/// A simulator of one random rod with a stretching stiffness, and the
+/// frames of its state moved by `shift` per vertex (so the state's
+/// positions differ from those the frames were made for).
+fn rod(seed: u64, start: EndSpec, end: EndSpec) -> (CpuSimulator, Vec<DVec3>, Vec<DVec3>) {
+    let mut rng = rng(seed);
+    let mut spec = random_rod(&mut rng, 7, start, end);
+    spec.material.stretching = 3.0;
+    let sim = simulator(&[spec], elastic_params());
+    // Frames of a nearby shape: the start of a step that moved the rod.
+    let moved: Vec<DVec3> = sim
+        .state
+        .pos
+        .iter()
+        .map(|x| *x + unit(&mut rng) * 0.01)
+        .collect();
+    let mut tangent = sim.state.tangent.clone();
+    let mut ref_u = sim.state.ref_u.clone();
+    frames(&moved, &mut tangent, &mut ref_u);
+    (sim, tangent, ref_u)
+}
+
+/// Largest |a − b| against the largest |b|.
+fn relative_error(a: &[f64], b: &[f64]) -> f64 {
+    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(scale > 0.0, "nothing to compare");
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+        / scale
+}
+
+/// Vertex stencils: Dual's gradient against central differences (step
+/// 1e-6: truncation ~1e-12 of the scale) of the f64 energy, and its
+/// Hessian against central differences of the Dual gradient. A sign or
+/// index error shows at 1e-2 and above.
+#[test]
+fn vertex_stencil_gradient_and_hessian_match_finite_differences() {
+    for seed in 0..4 {
+        let (sim, tangent, ref_u) = rod(seed, EndSpec::Free, EndSpec::Free);
+        let rest = rod_rest(&sim.rods, 0);
+        let frames = StartFrames {
+            tangent: &tangent,
+            ref_u: &ref_u,
+        };
+        let theta: Vec<f64> = (0..6).map(|j| 0.3 * j as f64 - 0.7).collect();
+        for k in 1..6 {
+            let mut u = [0.0; 11];
+            for c in 0..3 {
+                u[c] = sim.state.pos[k - 1][c];
+                u[3 + c] = sim.state.pos[k][c];
+                u[6 + c] = sim.state.pos[k + 1][c];
+            }
+            u[9] = theta[k - 1];
+            u[10] = theta[k];
+            let xs = |u: &[f64; 11]| [0, 3, 6].map(|o| DVec3::new(u[o], u[o + 1], u[o + 2]));
+            let value = |u: &[f64; 11]| {
+                vertex_energy(rest, frames, k, xs(u).map(Vec3::<f64>::of), [u[9], u[10]])
+            };
+            let dual = |u: &[f64; 11]| {
+                let x = xs(u);
+                vertex_energy(
+                    rest,
+                    frames,
+                    k,
+                    [
+                        Vec3::input(x[0], 0),
+                        Vec3::input(x[1], 3),
+                        Vec3::input(x[2], 6),
+                    ],
+                    [Dual::<11>::input(u[9], 9), Dual::<11>::input(u[10], 10)],
+                )
+            };
+            let d = dual(&u);
+            assert!((d.v - value(&u)).abs() <= 1e-15 * d.v.abs().max(1e-30));
+            let eps = 1e-6;
+            let fd: Vec<f64> = (0..11)
+                .map(|i| {
+                    let (mut a, mut b) = (u, u);
+                    a[i] += eps;
+                    b[i] -= eps;
+                    (value(&a) - value(&b)) / (2.0 * eps)
+                })
+                .collect();
+            let e = relative_error(&d.g, &fd);
+            assert!(e < 1e-6, "seed {seed} vertex {k}: gradient off by {e:.2e}");
+            let fd_h: Vec<f64> = (0..11)
+                .flat_map(|i| {
+                    let (mut a, mut b) = (u, u);
+                    a[i] += eps;
+                    b[i] -= eps;
+                    let (ga, gb) = (dual(&a).g, dual(&b).g);
+                    (0..11).map(move |j| (ga[j] - gb[j]) / (2.0 * eps))
+                })
+                .collect();
+            let h: Vec<f64> = d.h.iter().flatten().copied().collect();
+            let e = relative_error(&h, &fd_h);
+            assert!(e < 1e-6, "seed {seed} vertex {k}: Hessian off by {e:.2e}");
+        }
+    }
+}
+
+/// Edge stencils (stretching) the same way.
+#[test]
+fn edge_stencil_gradient_and_hessian_match_finite_differences() {
+    let (sim, _, _) = rod(5, EndSpec::Free, EndSpec::Free);
+    let rest = rod_rest(&sim.rods, 0);
+    // Stretched by 3 % and turned, so every term is nonzero.
+    let x0 = sim.state.pos[2];
+    let x1 = x0 + (sim.state.pos[3] - x0) * 1.03 + DVec3::new(0.0, 0.001, 0.0);
+    let mut u = [0.0; 6];
+    for c in 0..3 {
+        u[c] = x0[c];
+        u[3 + c] = x1[c];
+    }
+    let pair = |u: &[f64; 6]| [DVec3::new(u[0], u[1], u[2]), DVec3::new(u[3], u[4], u[5])];
+    let value = |u: &[f64; 6]| edge_energy(rest, 2, pair(u).map(Vec3::<f64>::of));
+    let dual = |u: &[f64; 6]| {
+        let p = pair(u);
+        let d: Dual<6> = edge_energy(rest, 2, [Vec3::input(p[0], 0), Vec3::input(p[1], 3)]);
+        d
+    };
+    let d = dual(&u);
+    let eps = 1e-7;
+    let fd: Vec<f64> = (0..6)
+        .map(|i| {
+            let (mut a, mut b) = (u, u);
+            a[i] += eps;
+            b[i] -= eps;
+            (value(&a) - value(&b)) / (2.0 * eps)
+        })
+        .collect();
+    assert!(relative_error(&d.g, &fd) < 1e-6);
+    let fd_h: Vec<f64> = (0..6)
+        .flat_map(|i| {
+            let (mut a, mut b) = (u, u);
+            a[i] += eps;
+            b[i] -= eps;
+            let (ga, gb) = (dual(&a).g, dual(&b).g);
+            (0..6).map(move |j| (ga[j] - gb[j]) / (2.0 * eps))
+        })
+        .collect();
+    let h: Vec<f64> = d.h.iter().flatten().copied().collect();
+    assert!(relative_error(&h, &fd_h) < 1e-6);
+}
+
+/// The whole rod's Φ (inertia, drag, weight, bending, twist, stretch): the
+/// assembled gradient against central differences of `Problem::energy` in
+/// every unknown, and the banded Hessian against differences of the
+/// gradient, so every stencil lands on its unknowns.
+#[test]
+fn assembled_gradient_and_hessian_match_finite_differences() {
+    let (sim, tangent, ref_u) = rod(9, EndSpec::Free, EndSpec::Free);
+    let n = sim.state.pos.len();
+    let rest = rod_rest(&sim.rods, 0);
+    let mut rng = rng(3);
+    let inertia = Inertia {
+        inertia: (0..n).map(|i| 50.0 + i as f64).collect(),
+        predicted: sim
+            .state
+            .pos
+            .iter()
+            .map(|x| *x + unit(&mut rng) * 0.02)
+            .collect(),
+        drag: (0..n).map(|i| 2.0 + 0.5 * i as f64).collect(),
+        drag_target: sim
+            .state
+            .pos
+            .iter()
+            .map(|x| *x + unit(&mut rng) * 0.01)
+            .collect(),
+        weight: (0..n).map(|_| unit(&mut rng) * 0.1).collect(),
+    };
+    let fixed = vec![false; dof_count(n)];
+    let problem = Problem {
+        rest,
+        frames: StartFrames {
+            tangent: &tangent,
+            ref_u: &ref_u,
+        },
+        inertia: &inertia,
+        fixed: &fixed,
+    };
+    let theta: Vec<f64> = (0..n - 1).map(|j| 0.2 * j as f64).collect();
+    let q = pack(&sim.state.pos, &theta);
+    let (g, h) = problem.derivatives(&q);
+    let eps = 1e-6;
+    let fd: Vec<f64> = (0..q.len())
+        .map(|i| {
+            let (mut a, mut b) = (q.clone(), q.clone());
+            a[i] += eps;
+            b[i] -= eps;
+            (problem.energy(&a) - problem.energy(&b)) / (2.0 * eps)
+        })
+        .collect();
+    let e = relative_error(&g, &fd);
+    assert!(e < 1e-6, "gradient off by {e:.2e}");
+    let mut worst = 0.0f64;
+    let mut scale = 0.0f64;
+    for i in 0..q.len() {
+        let (mut a, mut b) = (q.clone(), q.clone());
+        a[i] += eps;
+        b[i] -= eps;
+        let (ga, gb) = (problem.derivatives(&a).0, problem.derivatives(&b).0);
+        for j in 0..q.len() {
+            let fd = (ga[j] - gb[j]) / (2.0 * eps);
+            worst = worst.max((h.get(i, j) - fd).abs());
+            scale = scale.max(fd.abs());
+        }
+    }
+    assert!(worst < 1e-6 * scale, "Hessian off by {:.2e}", worst / scale);
+    // The layout the band rests on: x and θ interleaved.
+    assert_eq!(
+        (x_dof(2, 1), theta_dof(2), dof_count(n)),
+        (9, 11, 4 * n - 1)
+    );
+}
+
+/// With the twist at its quasistatic equilibrium (as `CpuSimulator::new`
+/// leaves it) and the step-start frames those of the present shape, the
+/// implicit energy's gradient in the positions is minus the explicit
+/// integrator's elastic force (`forces::elastic_forces`, eq. 11 with the
+/// holonomy terms): two formulations of one reduced energy's derivative.
+/// For a free rod and for one clamped at both ends (where the clamped
+/// angles are held).
+#[test]
+fn gradient_at_twist_equilibrium_is_minus_the_explicit_force() {
+    for (start, end) in [
+        (EndSpec::Free, EndSpec::Free),
+        (EndSpec::Clamped(0), EndSpec::Clamped(0)),
+    ] {
+        let mut rng = rng(21);
+        let mut spec = random_rod(&mut rng, 9, start, end);
+        spec.material.stretching = 0.0;
+        let sim = simulator(&[spec], elastic_params());
+        let n = sim.state.pos.len();
+        let rest = rod_rest(&sim.rods, 0);
+        let inertia = Inertia {
+            inertia: vec![0.0; n],
+            predicted: sim.state.pos.clone(),
+            drag: vec![0.0; n],
+            drag_target: sim.state.pos.clone(),
+            weight: vec![DVec3::ZERO; n],
+        };
+        let fixed = vec![false; dof_count(n)];
+        let problem = Problem {
+            rest,
+            frames: StartFrames {
+                tangent: &sim.state.tangent,
+                ref_u: &sim.state.ref_u,
+            },
+            inertia: &inertia,
+            fixed: &fixed,
+        };
+        let q = pack(&sim.state.pos, &sim.state.theta);
+        let (g, _) = problem.derivatives(&q);
+        let mut kb = vec![DVec3::ZERO; n];
+        curvature_binormals(&sim.state.pos, &mut kb);
+        let mut force = vec![DVec3::ZERO; n];
+        let end_clamped = matches!(end, EndSpec::Clamped(_));
+        elastic_forces(
+            rest,
+            &sim.state.pos,
+            &kb,
+            &sim.state.tangent,
+            &sim.state.ref_u,
+            &sim.state.theta,
+            end_clamped,
+            &mut force,
+        );
+        let ours: Vec<f64> = (0..n)
+            .flat_map(|i| (0..3).map(move |c| (i, c)))
+            .map(|(i, c)| -g[x_dof(i, c)])
+            .collect();
+        let theirs: Vec<f64> = force.iter().flat_map(|f| f.to_array()).collect();
+        // Free vertices only: a clamped end's vertices take the anchor's
+        // reaction in either form.
+        let free = |i: usize| match (start, end) {
+            (EndSpec::Free, EndSpec::Free) => true,
+            _ => i >= 6 && i < 3 * (n - 2),
+        };
+        let pick = |v: &[f64]| -> Vec<f64> {
+            v.iter()
+                .enumerate()
+                .filter(|(i, _)| free(*i))
+                .map(|(_, x)| *x)
+                .collect()
+        };
+        let e = relative_error(&pick(&ours), &pick(&theirs));
+        assert!(e < 1e-6, "{start:?}–{end:?}: off by {e:.2e}");
+        // The free angles are at equilibrium: their gradient is ~0.
+        let torque = (0..n - 1)
+            .filter(|&j| !(end_clamped && (j == 0 || j == n - 2)))
+            .map(|j| g[theta_dof(j)].abs())
+            .fold(0.0, f64::max);
+        let scale = theirs.iter().fold(0.0f64, |m, x| m.max(x.abs())) * 0.1;
+        assert!(torque < 1e-8 * scale, "free-angle torque {torque:.2e}");
+    }
+}
