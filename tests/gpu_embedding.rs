@@ -370,3 +370,34 @@ fn teleport_moves_the_hair_without_a_bounce() {
     // The world frame cannot be teleported.
     assert!(moved.teleport_anchor(0, jump, turn).is_err());
 }
+
+/// The kernels step the symplectic integrator only: a simulator asked for
+/// an implicit one, at creation or later, is refused by name with the way
+/// to run it, and keeps its parameters.
+#[test]
+fn implicit_integrators_are_refused_by_name() {
+    use strands::model::params::Integrator;
+    let ctx = gpu();
+    let (specs, anchors) = scene();
+    let (rods, state) = build(&specs, anchors);
+    let implicit = SimParams {
+        integrator: Integrator::Static,
+        ..SimParams::default()
+    };
+    let Err(e) = GpuSimulator::new(&ctx, rods, state, implicit) else {
+        panic!("a GPU simulator with the static integrator");
+    };
+    assert_eq!(
+        e.to_string(),
+        "sim.integrator = \"static\" runs on the CPU reference only (`CpuSimulator`): the GPU kernels step the symplectic integrator"
+    );
+    let mut sim = simulator(&ctx, None);
+    let e = sim
+        .set_params(SimParams {
+            integrator: Integrator::BackwardEuler,
+            ..SimParams::default()
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("\"backward-euler\""), "{e}");
+    assert_eq!(sim.params().integrator, Integrator::Symplectic);
+}

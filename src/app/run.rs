@@ -200,9 +200,20 @@ pub fn run(args: RunArgs) -> Result<()> {
             eprintln!("{n}");
         }
     };
-    let choice = crate::backend::choose(backend)
-        .map_err(gpu_hint)
-        .with_context(|| path.display().to_string())?;
+    let choice = if backend.is_none() && params.integrator.is_implicit() {
+        crate::backend::Choice {
+            kind: BackendKind::Cpu,
+            gpu: None,
+            reason: format!(
+                "because sim.integrator = \"{}\" runs on the CPU reference only",
+                params.integrator.name()
+            ),
+        }
+    } else {
+        crate::backend::choose(backend)
+            .map_err(gpu_hint)
+            .with_context(|| path.display().to_string())?
+    };
     let (mut sim, adapter) = match (choice.kind, choice.gpu) {
         (BackendKind::Gpu, Some(ctx)) => {
             let ctx = match gpu_stencil {
@@ -410,6 +421,18 @@ pub fn run(args: RunArgs) -> Result<()> {
 fn substeps_line(rods: &crate::model::rods::RodSet, p: &crate::model::params::SimParams) -> String {
     use crate::model::stability::{SAFETY, step_limit};
     let h = p.h();
+    if p.integrator.is_implicit() {
+        let chosen = if p.auto_substeps {
+            "\"auto\" chose "
+        } else {
+            ""
+        };
+        return format!(
+            "substeps: {chosen}{} per step (h = {h:.3e} s); sim.integrator = \"{}\" has no step limit",
+            p.substeps,
+            p.integrator.name()
+        );
+    }
     let Some(l) = step_limit(rods).filter(|l| l.h_max.is_finite()) else {
         return format!(
             "substeps: {} (h = {h:.3e} s; no rod has an explicit step limit)",

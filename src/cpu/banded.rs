@@ -124,17 +124,13 @@ impl Cholesky {
         let l = &self.0;
         let (n, b) = (l.n, l.band);
         for i in 0..n {
-            let mut s = rhs[i];
-            for k in i.saturating_sub(b)..i {
-                s -= l.lower[l.at(i, k)] * rhs[k];
-            }
+            let lo = i.saturating_sub(b);
+            let s = (lo..i).fold(rhs[i], |s, k| s - l.lower[l.at(i, k)] * rhs[k]);
             rhs[i] = s / l.lower[l.at(i, i)];
         }
         for i in (0..n).rev() {
-            let mut s = rhs[i];
-            for k in i + 1..=(i + b).min(n - 1) {
-                s -= l.lower[l.at(k, i)] * rhs[k];
-            }
+            let hi = (i + b).min(n - 1);
+            let s = (i + 1..=hi).fold(rhs[i], |s, k| s - l.lower[l.at(k, i)] * rhs[k]);
             rhs[i] = s / l.lower[l.at(i, i)];
         }
     }

@@ -186,32 +186,46 @@ impl Problem<'_> {
 
     /// Φ(q) (J).
     pub fn energy(&self, q: &[f64]) -> f64 {
+        self.energy_and_size(q).0
+    }
+
+    /// Φ(q) and the sum of its terms' magnitudes (J), the scale its
+    /// rounding is relative to.
+    pub fn energy_and_size(&self, q: &[f64]) -> (f64, f64) {
         let n = self.n();
         let x = |i: usize| DVec3::new(q[x_dof(i, 0)], q[x_dof(i, 1)], q[x_dof(i, 2)]);
-        let mut e = 0.0;
+        let (mut e, mut size) = (0.0, 0.0);
+        let mut add = |term: f64| {
+            e += term;
+            size += term.abs();
+        };
         let ine = self.inertia;
         for i in 0..n {
             let xi = x(i);
-            e += 0.5 * ine.inertia[i] * (xi - ine.predicted[i]).length_squared()
-                + 0.5 * ine.drag[i] * (xi - ine.drag_target[i]).length_squared()
-                - ine.weight[i].dot(xi);
+            add(0.5 * ine.inertia[i] * (xi - ine.predicted[i]).length_squared());
+            add(0.5 * ine.drag[i] * (xi - ine.drag_target[i]).length_squared());
+            add(-ine.weight[i].dot(xi));
         }
         for k in 1..n - 1 {
             let xs = [x(k - 1), x(k), x(k + 1)].map(Vec3::<f64>::of);
-            e += vertex_energy(
+            add(vertex_energy(
                 self.rest,
                 self.frames,
                 k,
                 xs,
                 [q[theta_dof(k - 1)], q[theta_dof(k)]],
-            );
+            ));
         }
         if self.rest.material.stretching > 0.0 {
             for j in 0..n - 1 {
-                e += edge_energy(self.rest, j, [x(j), x(j + 1)].map(Vec3::<f64>::of));
+                add(edge_energy(
+                    self.rest,
+                    j,
+                    [x(j), x(j + 1)].map(Vec3::<f64>::of),
+                ));
             }
         }
-        e
+        (e, size)
     }
 
     /// Φ's gradient and Hessian at q, every unknown free.
@@ -309,6 +323,10 @@ impl Scales {
     }
 }
 
+/// The fraction of Φ's terms' sizes below which a change of Φ is taken as
+/// rounding (2⁻⁴⁰ ≈ 9e-13: some 4,000 ulps of f64, for the sums of many terms).
+const ROUNDING: f64 = 9.094947017729282e-13;
+
 /// How a rod's Newton solve ended.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct NewtonReport {
@@ -360,7 +378,7 @@ pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport
         torque_tolerance: settings.tolerance * scales.torque,
         ..Default::default()
     };
-    let mut phi = problem.energy(q);
+    let (mut phi, mut size) = problem.energy_and_size(q);
     let mut trial = q.to_vec();
     loop {
         let (mut g, mut h) = problem.derivatives(q);
@@ -380,7 +398,10 @@ pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport
         let Some(d) = newton_direction(&h, &g, problem.fixed) else {
             return report;
         };
-        // Backtracking (Armijo, 10⁻⁴ of the slope).
+        // Backtracking (Armijo, 10⁻⁴ of the slope). Where the full step
+        // would change Φ by less than its rounding (2⁻⁴⁰ of its terms'
+        // sizes: the last iterations of a converging solve), Φ cannot tell
+        // better from worse, and the full step is taken.
         let slope: f64 = g.iter().zip(&d).map(|(a, b)| a * b).sum();
         let mut alpha = 1.0;
         let mut accepted = false;
@@ -388,10 +409,11 @@ pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport
             for i in 0..q.len() {
                 trial[i] = q[i] + alpha * d[i];
             }
-            let phi_trial = problem.energy(&trial);
-            if phi_trial <= phi + 1e-4 * alpha * slope {
+            let (phi_trial, size_trial) = problem.energy_and_size(&trial);
+            let below_rounding = alpha == 1.0 && -slope <= size * ROUNDING;
+            if phi_trial <= phi + 1e-4 * alpha * slope || below_rounding {
                 q.copy_from_slice(&trial);
-                phi = phi_trial;
+                (phi, size) = (phi_trial, size_trial);
                 accepted = true;
                 break;
             }

@@ -31,7 +31,7 @@ pub mod twist;
 use glam::DVec3;
 
 use crate::model::anchor::AnchorError;
-use crate::model::params::{Projection, SimParams};
+use crate::model::params::{Integrator, Projection, SimParams};
 use crate::model::rods::{EndCondition, RodMaterial, RodSet, State};
 use crate::model::stability;
 use substep::{Workspace, for_each_rod, substep, update_material_frame};
@@ -359,10 +359,14 @@ impl Unstable {
                 n.torque_residual,
                 n.torque_tolerance
             ),
-            hint: format!(
-                "Raise sim.substeps (now {}) so that each solve starts nearer its answer, or sim.newton.max_iterations (now {}); a rod that buckles or snaps through within a step needs the smaller step",
-                params.substeps, params.newton.max_iterations
-            ),
+            hint: if params.integrator == Integrator::Static && rods.material[r].stretching == 0.0 {
+                "Cause: the rod's material has no stretching stiffness (`RodMaterial::stretching`), so nothing balances its edges' tension at rest: give it one".to_string()
+            } else {
+                format!(
+                    "Raise sim.substeps (now {}) so that each solve starts nearer its answer, or sim.newton.max_iterations (now {}); a rod that buckles or snaps through within a step needs the smaller step",
+                    params.substeps, params.newton.max_iterations
+                )
+            },
             ..Self::new(rods, r, step, time, Cause::Newton)
         }
     }

@@ -430,8 +430,8 @@ pub fn implicit_step(
     };
     let report = implicit::solve(&problem, &mut q, params.newton);
     let start: Vec<DVec3> = w.s.pos.to_vec();
-    for i in 0..w.s.pos.len() {
-        let (x0, v0) = (start[i], w.s.vel[i]);
+    for (i, &x0) in start.iter().enumerate() {
+        let v0 = w.s.vel[i];
         let y = implicit::vertex(&q, i);
         w.force[i] = (y - inertia.predicted[i]) * inertia.inertia[i];
         let (x, v) = match integrator {

@@ -116,7 +116,7 @@ pub enum GpuError {
         available: String,
     },
     #[error(
-        "sim.integrator = \"{integrator}\" runs on the CPU reference only (`--backend cpu`, `CpuSimulator`): the GPU kernels step the symplectic integrator"
+        "sim.integrator = \"{integrator}\" runs on the CPU reference only (`CpuSimulator`): the GPU kernels step the symplectic integrator"
     )]
     /// The parameters ask for an integrator the kernels do not run.
     Integrator {

@@ -780,7 +780,14 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
     }
     let mut materials = std::collections::BTreeMap::new();
     for (name, m) in &file.materials {
-        materials.insert(name.clone(), convert_material(name, m, file.sim.drag)?);
+        let material = convert_material(name, m, file.sim.drag)?;
+        if params.integrator == Integrator::Static && material.stretching == 0.0 {
+            return Err((
+                format!("materials.{name}.stretching_stiffness"),
+                "is missing: sim.integrator = \"static\" balances each edge's tension by its stretching stiffness E·A (N); give it, or the material as density/radius/youngs_modulus".into(),
+            ));
+        }
+        materials.insert(name.clone(), material);
     }
     if file.rods.is_empty() {
         return Err((

@@ -1,0 +1,245 @@
+//! The implicit integrators on the CPU reference (`cpu::implicit`):
+//! statics against Euler–Bernoulli and against the rest state of the
+//! dynamics, the orders of convergence of backward Euler (1) and the
+//! implicit midpoint rule (2) on seed 004's naturally curved rod, backward
+//! Euler's dissipation, one substep a frame far above the explicit limit,
+//! and a Newton solve that cannot converge stopping the run by name.
+
+mod common;
+
+use common::*;
+use glam::DVec3;
+use strands::build::{EndSpec, RodSpec};
+use strands::cpu::{Cause, CpuSimulator};
+use strands::model::params::{Integrator, Newton, Projection, SimParams};
+use strands::model::rods::RodMaterial;
+
+/// Seed 004's rod: 20 cm naturally curved with radius 2 cm (here in the
+/// xy plane, its first edge clamped), r = 1 mm, ρ = 1000 kg/m³,
+/// E = 10 MPa, G = E/3, gravity along −z; `n` vertices.
+fn seed_rod(n: usize) -> RodSpec {
+    let (length, radius) = (0.2, 0.02);
+    let points: Vec<DVec3> = (0..n)
+        .map(|i| {
+            let a = length * i as f64 / (n - 1) as f64 / radius;
+            DVec3::new(radius * a.sin(), radius * (1.0 - a.cos()), 0.0)
+        })
+        .collect();
+    let e = 10e6;
+    let material = RodMaterial::from_young_shear(e, e / 3.0, 1000.0, 1e-3, 0.0).unwrap();
+    RodSpec {
+        name: "seed".into(),
+        points: points.clone(),
+        rest: points,
+        material,
+        start: EndSpec::Clamped(0),
+        end: EndSpec::Free,
+        frame_angle: 0.0,
+    }
+}
+
+/// Seed 004's time step and gravity, with `integrator` and `substeps` a
+/// step (0: "auto").
+fn seed_params(integrator: Integrator, substeps: u32) -> SimParams {
+    SimParams {
+        dt: 1e-2,
+        gravity: DVec3::new(0.0, 0.0, -9.81),
+        integrator,
+        substeps: substeps.max(1),
+        auto_substeps: substeps == 0,
+        ..SimParams::default()
+    }
+}
+
+/// The tip's z after each of `steps` steps.
+fn tip_heights(sim: &mut CpuSimulator, steps: usize) -> Vec<f64> {
+    (0..steps)
+        .map(|_| {
+            sim.step().unwrap();
+            sim.state.pos.last().unwrap().z
+        })
+        .collect()
+}
+
+/// Statics (`Integrator::Static`, one solve) on the small-deflection
+/// cantilever of tests/cantilever.rs: the tip deflection is Euler–
+/// Bernoulli's qL⁴/(8EI), L the free length plus half the clamped edge
+/// (where DER's clamp acts), within 0.5 % at 40 segments (the explicit
+/// integrator's settled answer is as close: tests/cantilever.rs), and the
+/// step reports its residual, below 1e-5 of a vertex's weight.
+#[test]
+fn statics_gives_the_euler_bernoulli_cantilever_in_one_solve() {
+    const L: f64 = 0.2;
+    const MU: f64 = 3.14e-3;
+    const G: f64 = 9.81;
+    const EI: f64 = MU * G * L * L * L / (8.0 * 0.005);
+    let segments = 40;
+    let h = L / segments as f64;
+    let points: Vec<DVec3> = (0..segments + 2)
+        .map(|i| DVec3::new((i as f64 - 1.0) * h, 0.0, 0.0))
+        .collect();
+    let mut material = iso_material(EI, EI, MU);
+    material.stretching = 1e4;
+    let spec = RodSpec {
+        name: "cantilever".into(),
+        points: points.clone(),
+        rest: points,
+        material,
+        start: EndSpec::Clamped(0),
+        end: EndSpec::Free,
+        frame_angle: 0.0,
+    };
+    let params = SimParams {
+        dt: 0.01,
+        substeps: 1,
+        gravity: DVec3::new(0.0, -G, 0.0),
+        integrator: Integrator::Static,
+        projection: Projection::Fast {
+            tolerance: 1e-12,
+            max_iterations: 50,
+        },
+        ..SimParams::default()
+    };
+    let mut sim = simulator(&[spec], params);
+    let d = sim.step().unwrap();
+    let tip = -sim.state.pos.last().unwrap().y;
+    let expected = MU * G * (L + h / 2.0).powi(4) / (8.0 * EI);
+    let error = (tip - expected).abs() / expected;
+    assert!(
+        error < 5e-3,
+        "tip {tip:.6e} m vs {expected:.6e} m: {error:.2e}"
+    );
+    assert!(d.newton_iterations >= 1 && d.newton_residual > 0.0);
+    let weight = MU * h * G;
+    assert!(
+        d.newton_residual < 1e-5 * weight,
+        "residual {:.2e} N against a vertex weight of {weight:.2e} N",
+        d.newton_residual
+    );
+    assert_eq!(d.max_speed, 0.0, "an equilibrium is at rest");
+}
+
+/// The equilibrium statics finds in one solve is the rest state the
+/// dynamics reach: backward Euler with drag, one substep a step, settles
+/// the seed rod onto the static shape within 1e-6 m at every vertex.
+#[test]
+fn statics_is_where_backward_euler_comes_to_rest() {
+    let mut rod = seed_rod(30);
+    rod.material.drag = 0.05;
+    let mut statics = simulator(&[rod.clone()], seed_params(Integrator::Static, 1));
+    statics.step().unwrap();
+    let mut dynamics = simulator(&[rod], seed_params(Integrator::BackwardEuler, 1));
+    tip_heights(&mut dynamics, 600);
+    assert!(dynamics.diagnostics().max_speed < 1e-7, "not at rest");
+    let diff = max_diff(&statics.state.pos, &dynamics.state.pos);
+    assert!(diff < 1e-6, "rest shapes differ by {diff:.2e} m");
+    // Not trivially: the rod sagged by centimetres.
+    let sag = -statics.state.pos.last().unwrap().z;
+    assert!(sag > 0.01, "sag {sag} m");
+}
+
+/// Seed 004's rod at seed 004's Δt = 1e-2 s, one substep a step (the
+/// symplectic integrator takes ~80 within its step limit), against the
+/// symplectic reference at t = 0.5 s: the implicit midpoint rule within
+/// 5 % of the tip's travel; errors shrink ≤ 1/2 (backward Euler, first
+/// order) and ≤ 0.15 (implicit midpoint, second order) at 4 substeps.
+#[test]
+fn implicit_integrators_converge_at_their_orders_on_the_seed_rod() {
+    let steps = 50;
+    let mut reference = simulator(&[seed_rod(50)], seed_params(Integrator::Symplectic, 0));
+    let z_ref = *tip_heights(&mut reference, steps).last().unwrap();
+    assert!(reference.params.substeps > 50, "the explicit limit");
+    let error = |integrator, substeps| {
+        let mut sim = simulator(&[seed_rod(50)], seed_params(integrator, substeps));
+        let z = *tip_heights(&mut sim, steps).last().unwrap();
+        (z - z_ref).abs() / z_ref.abs()
+    };
+    let (be1, be4) = (
+        error(Integrator::BackwardEuler, 1),
+        error(Integrator::BackwardEuler, 4),
+    );
+    let (mid1, mid4) = (
+        error(Integrator::ImplicitMidpoint, 1),
+        error(Integrator::ImplicitMidpoint, 4),
+    );
+    assert!(mid1 < 0.05, "implicit midpoint at one substep: {mid1:.3}");
+    assert!(be4 < 0.5 * be1, "backward Euler: {be1:.4} → {be4:.4}");
+    assert!(
+        mid4 < 0.15 * mid1,
+        "implicit midpoint: {mid1:.4} → {mid4:.4}"
+    );
+    assert!(mid1 < be1, "midpoint {mid1:.4} vs backward Euler {be1:.4}");
+}
+
+/// Backward Euler dissipates (its amplification factor is below 1 for
+/// every mode), the implicit midpoint rule far less: over 2 s without
+/// drag the seed rod's total energy falls under both, and by at least
+/// twice as much under backward Euler.
+#[test]
+fn backward_euler_dissipates_and_the_midpoint_rule_far_less() {
+    let lost = |integrator| {
+        let mut sim = simulator(&[seed_rod(30)], seed_params(integrator, 1));
+        let total = |s: &CpuSimulator| {
+            let d = s.diagnostics();
+            d.bending + d.twisting + d.gravitational + d.kinetic
+        };
+        let e0 = total(&sim);
+        tip_heights(&mut sim, 200);
+        e0 - total(&sim)
+    };
+    let (be, mid) = (
+        lost(Integrator::BackwardEuler),
+        lost(Integrator::ImplicitMidpoint),
+    );
+    assert!(be > 0.0 && mid > 0.0, "lost {be:.3e} J, {mid:.3e} J");
+    assert!(
+        mid < 0.5 * be,
+        "midpoint lost {mid:.3e} J, backward Euler {be:.3e} J"
+    );
+}
+
+/// No step limit bounds the implicit integrators: "auto" takes one
+/// substep a step, a count far above the explicit limit is kept without
+/// `allow_unstable`, and the chatter detector does not fire.
+#[test]
+fn implicit_steps_ignore_the_explicit_limit() {
+    let mut auto = simulator(&[seed_rod(50)], seed_params(Integrator::BackwardEuler, 0));
+    let h_max = strands::cpu::stable_step_estimate(&auto.rods, 0);
+    tip_heights(&mut auto, 20);
+    assert_eq!(auto.params.substeps, 1);
+    assert!(auto.params.h() > 50.0 * h_max);
+    let mut fixed = simulator(&[seed_rod(50)], seed_params(Integrator::Static, 2));
+    tip_heights(&mut fixed, 3);
+    assert_eq!(fixed.params.substeps, 2);
+}
+
+/// A Newton solve that cannot converge stops the run at that step,
+/// naming the integrator, the residual against its tolerance and what to
+/// change, rather than stepping on from a wrong answer.
+#[test]
+fn an_unconverged_newton_solve_stops_the_run_by_name() {
+    let mut params = seed_params(Integrator::BackwardEuler, 1);
+    params.newton = Newton {
+        max_iterations: 1,
+        ..Newton::default()
+    };
+    let mut sim = simulator(&[seed_rod(30)], params);
+    let before = sim.state.pos.clone();
+    let e = sim.step().unwrap_err();
+    assert_eq!(e.cause, Cause::Newton);
+    assert_eq!((e.rod, e.step), (0, 1));
+    let text = e.to_string();
+    for part in [
+        "backward-euler step's Newton solve did not converge",
+        "after 1 iterations",
+        "N (tolerance",
+        "sim.newton.max_iterations (now 1)",
+    ] {
+        assert!(text.contains(part), "{text}");
+    }
+    // It needs more than one iteration, and gets there with them.
+    let mut sim = simulator(&[seed_rod(30)], seed_params(Integrator::BackwardEuler, 1));
+    let d = sim.step().unwrap();
+    assert!(d.newton_iterations > 1);
+    assert!(max_diff(&before, &sim.state.pos) > 1e-4);
+}
