@@ -60,10 +60,41 @@ fn relative_error(a: &[f64], b: &[f64]) -> f64 {
         / scale
 }
 
-/// Vertex stencils: Dual's gradient against central differences (step
-/// 1e-6: truncation ~1e-12 of the scale) of the f64 energy, and its
-/// Hessian against central differences of the Dual gradient. A sign or
-/// index error shows at 1e-2 and above.
+/// A stencil's Dual gradient against central differences (step `eps`)
+/// of its f64 energy, and its Hessian against central differences of the
+/// Dual gradient; returns the two relative errors.
+fn stencil_errors<const N: usize>(
+    value: impl Fn(&[f64; N]) -> f64,
+    dual: impl Fn(&[f64; N]) -> Dual<N>,
+    u: [f64; N],
+    eps: f64,
+) -> (f64, f64) {
+    let d = dual(&u);
+    assert!((d.v - value(&u)).abs() <= 1e-14 * d.v.abs().max(1e-300));
+    let shifted = |i: usize, s: f64| {
+        let mut a = u;
+        a[i] += s;
+        a
+    };
+    let fd: Vec<f64> = (0..N)
+        .map(|i| (value(&shifted(i, eps)) - value(&shifted(i, -eps))) / (2.0 * eps))
+        .collect();
+    let fd_h: Vec<f64> = (0..N)
+        .flat_map(|i| {
+            let (ga, gb) = (dual(&shifted(i, eps)).g, dual(&shifted(i, -eps)).g);
+            (0..N).map(move |j| (ga[j] - gb[j]) / (2.0 * eps))
+        })
+        .collect();
+    (
+        relative_error(&d.g, &fd),
+        relative_error(&full(&d.h), &fd_h),
+    )
+}
+
+/// Vertex stencils, in their two edges and two angles: the gradient
+/// against central differences (step 1e-6: truncation ~1e-12 of the
+/// scale) of the energy, the Hessian against differences of the gradient.
+/// A sign or index error shows at 1e-2 and above.
 #[test]
 fn vertex_stencil_gradient_and_hessian_match_finite_differences() {
     for seed in 0..4 {
@@ -73,105 +104,49 @@ fn vertex_stencil_gradient_and_hessian_match_finite_differences() {
             tangent: &tangent,
             ref_u: &ref_u,
         };
-        let theta: Vec<f64> = (0..6).map(|j| 0.3 * j as f64 - 0.7).collect();
+        let p = &sim.state.pos;
         for k in 1..6 {
-            let mut u = [0.0; 11];
+            let (e0, e1) = (p[k] - p[k - 1], p[k + 1] - p[k]);
+            let mut u = [0.0; 8];
             for c in 0..3 {
-                u[c] = sim.state.pos[k - 1][c];
-                u[3 + c] = sim.state.pos[k][c];
-                u[6 + c] = sim.state.pos[k + 1][c];
+                u[c] = e0[c];
+                u[3 + c] = e1[c];
             }
-            u[9] = theta[k - 1];
-            u[10] = theta[k];
-            let xs = |u: &[f64; 11]| [0, 3, 6].map(|o| DVec3::new(u[o], u[o + 1], u[o + 2]));
-            let value = |u: &[f64; 11]| {
-                vertex_energy(rest, frames, k, xs(u).map(Vec3::<f64>::of), [u[9], u[10]])
+            u[6] = 0.3 * k as f64 - 1.0;
+            u[7] = 0.3 * k as f64 - 0.6;
+            let es = |u: &[f64; 8]| [0, 3].map(|o| DVec3::new(u[o], u[o + 1], u[o + 2]));
+            let value = |u: &[f64; 8]| {
+                vertex_energy(rest, frames, k, es(u).map(Vec3::<f64>::of), [u[6], u[7]])
             };
-            let dual = |u: &[f64; 11]| {
-                let x = xs(u);
+            let dual = |u: &[f64; 8]| {
+                let e = es(u);
                 vertex_energy(
                     rest,
                     frames,
                     k,
-                    [
-                        Vec3::input(x[0], 0),
-                        Vec3::input(x[1], 3),
-                        Vec3::input(x[2], 6),
-                    ],
-                    [Dual::<11>::input(u[9], 9), Dual::<11>::input(u[10], 10)],
+                    [Vec3::input(e[0], 0), Vec3::input(e[1], 3)],
+                    [Dual::<8>::input(u[6], 6), Dual::<8>::input(u[7], 7)],
                 )
             };
-            let d = dual(&u);
-            assert!((d.v - value(&u)).abs() <= 1e-15 * d.v.abs().max(1e-30));
-            let eps = 1e-6;
-            let fd: Vec<f64> = (0..11)
-                .map(|i| {
-                    let (mut a, mut b) = (u, u);
-                    a[i] += eps;
-                    b[i] -= eps;
-                    (value(&a) - value(&b)) / (2.0 * eps)
-                })
-                .collect();
-            let e = relative_error(&d.g, &fd);
-            assert!(e < 1e-6, "seed {seed} vertex {k}: gradient off by {e:.2e}");
-            let fd_h: Vec<f64> = (0..11)
-                .flat_map(|i| {
-                    let (mut a, mut b) = (u, u);
-                    a[i] += eps;
-                    b[i] -= eps;
-                    let (ga, gb) = (dual(&a).g, dual(&b).g);
-                    (0..11).map(move |j| (ga[j] - gb[j]) / (2.0 * eps))
-                })
-                .collect();
-            let h = full(&d.h);
-            let e = relative_error(&h, &fd_h);
-            assert!(e < 1e-6, "seed {seed} vertex {k}: Hessian off by {e:.2e}");
+            let (g, h) = stencil_errors(value, dual, u, 1e-6);
+            assert!(g < 1e-6, "seed {seed} vertex {k}: gradient off by {g:.2e}");
+            assert!(h < 1e-6, "seed {seed} vertex {k}: Hessian off by {h:.2e}");
         }
     }
 }
 
-/// Edge stencils (stretching) the same way.
+/// Edge stencils (stretching), in their edge, the same way.
 #[test]
 fn edge_stencil_gradient_and_hessian_match_finite_differences() {
     let (sim, _, _) = rod(5, EndSpec::Free, EndSpec::Free);
     let rest = rod_rest(&sim.rods, 0);
     // Stretched by 3 % and turned, so every term is nonzero.
-    let x0 = sim.state.pos[2];
-    let x1 = x0 + (sim.state.pos[3] - x0) * 1.03 + DVec3::new(0.0, 0.001, 0.0);
-    let mut u = [0.0; 6];
-    for c in 0..3 {
-        u[c] = x0[c];
-        u[3 + c] = x1[c];
-    }
-    let pair = |u: &[f64; 6]| [DVec3::new(u[0], u[1], u[2]), DVec3::new(u[3], u[4], u[5])];
-    let value = |u: &[f64; 6]| edge_energy(rest, 2, pair(u).map(Vec3::<f64>::of));
-    let dual = |u: &[f64; 6]| {
-        let p = pair(u);
-        let d: Dual<6> = edge_energy(rest, 2, [Vec3::input(p[0], 0), Vec3::input(p[1], 3)]);
-        d
-    };
-    let d = dual(&u);
-    let eps = 1e-7;
-    let fd: Vec<f64> = (0..6)
-        .map(|i| {
-            let (mut a, mut b) = (u, u);
-            a[i] += eps;
-            b[i] -= eps;
-            (value(&a) - value(&b)) / (2.0 * eps)
-        })
-        .collect();
-    assert!(relative_error(&d.g, &fd) < 1e-6);
-    let fd_h: Vec<f64> = (0..6)
-        .flat_map(|i| {
-            let (mut a, mut b) = (u, u);
-            a[i] += eps;
-            b[i] -= eps;
-            let (ga, gb) = (dual(&a).g, dual(&b).g);
-            (0..6).map(move |j| (ga[j] - gb[j]) / (2.0 * eps))
-        })
-        .collect();
-    let h = full(&d.h);
-    assert!(relative_error(&h, &fd_h) < 1e-6);
+    let e = (sim.state.pos[3] - sim.state.pos[2]) * 1.03 + DVec3::new(0.0, 0.001, 0.0);
+    let value = |u: &[f64; 3]| edge_energy(rest, 2, Vec3::<f64>::of(DVec3::from_array(*u)));
+    let dual =
+        |u: &[f64; 3]| -> Dual<3> { edge_energy(rest, 2, Vec3::input(DVec3::from_array(*u), 0)) };
+    let (g, h) = stencil_errors(value, dual, e.to_array(), 1e-7);
+    assert!(g < 1e-6 && h < 1e-6, "gradient {g:.2e}, Hessian {h:.2e}");
 }
 
 /// The whole rod's Φ (inertia, drag, weight, bending, twist, stretch): the

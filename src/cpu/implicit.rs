@@ -36,9 +36,12 @@
 //!
 //! **Derivatives.** Each interior vertex's bending and twist is one
 //! stencil of 11 unknowns (`x_{k−1}, x_k, x_{k+1}, θᵏ⁻¹, θᵏ`), each edge's
-//! stretch one of 6; their energies are written once (`vertex_energy`,
-//! `edge_energy`) over `dual::Real`, evaluated in f64 for values and in
-//! `Dual` numbers for the exact gradient and Hessian. Tests check both
+//! stretch one of 6. Their energies depend on the vertices only through
+//! the edges, so each is written once in its edges and angles
+//! (`vertex_energy`: 8 inputs, `edge_energy`: 3) over `dual::Real`,
+//! evaluated in f64 for values and in `Dual` numbers for the exact
+//! gradient and Hessian, which the assembly carries to the vertices
+//! (an edge is its head minus its tail). Tests check both
 //! against finite differences, and the gradient with the twist at
 //! equilibrium against the explicit integrator's forces.
 //!
@@ -100,16 +103,16 @@ pub struct StartFrames<'a> {
 }
 
 /// Bending and twist energy of interior vertex `k` (eq. 3 and the twist
-/// with its reference twist, above) from its three vertices and its two
-/// edges' angles.
+/// with its reference twist, above) from its two edges
+/// `e = [x_k − x_{k−1}, x_{k+1} − x_k]` (it depends on the vertices only
+/// through them) and their angles.
 pub fn vertex_energy<T: Real>(
     rest: RodRest,
     frames: StartFrames,
     k: usize,
-    x: [Vec3<T>; 3],
+    e: [Vec3<T>; 2],
     theta: [T; 2],
 ) -> T {
-    let e = [x[1] - x[0], x[2] - x[1]];
     let len = [e[0].length(), e[1].length()];
     let t = [
         e[0].scale(T::of(1.0) / len[0]),
@@ -144,10 +147,11 @@ pub fn vertex_energy<T: Real>(
     energy + m * m * (rest.material.twist / l)
 }
 
-/// Stretching energy `½ EA |ē| (|e|/|ē| − 1)²` of edge `j` from its two vertices.
-pub fn edge_energy<T: Real>(rest: RodRest, j: usize, x: [Vec3<T>; 2]) -> T {
+/// Stretching energy `½ EA |ē| (|e|/|ē| − 1)²` of edge `j` from the edge
+/// `e = x_{j+1} − x_j`.
+pub fn edge_energy<T: Real>(rest: RodRest, j: usize, e: Vec3<T>) -> T {
     let l = rest.rest_len[j];
-    let strain = (x[1] - x[0]).length() / l - 1.0;
+    let strain = e.length() / l - 1.0;
     strain * strain * (0.5 * rest.material.stretching * l)
 }
 
@@ -207,22 +211,18 @@ impl Problem<'_> {
             add(-ine.weight[i].dot(xi));
         }
         for k in 1..n - 1 {
-            let xs = [x(k - 1), x(k), x(k + 1)].map(Vec3::<f64>::of);
+            let e = [x(k) - x(k - 1), x(k + 1) - x(k)].map(Vec3::<f64>::of);
             add(vertex_energy(
                 self.rest,
                 self.frames,
                 k,
-                xs,
+                e,
                 [q[theta_dof(k - 1)], q[theta_dof(k)]],
             ));
         }
         if self.rest.material.stretching > 0.0 {
             for j in 0..n - 1 {
-                add(edge_energy(
-                    self.rest,
-                    j,
-                    [x(j), x(j + 1)].map(Vec3::<f64>::of),
-                ));
+                add(edge_energy(self.rest, j, Vec3::of(x(j + 1) - x(j))));
             }
         }
         (e, size)
@@ -244,45 +244,63 @@ impl Problem<'_> {
                 h.add(x_dof(i, c), x_dof(i, c), ine.inertia[i] + ine.drag[i]);
             }
         }
-        let mut scatter = |d_g: &[f64], d_h: &dyn Fn(usize, usize) -> f64, dofs: &[usize]| {
-            for (a, &ia) in dofs.iter().enumerate() {
-                g[ia] += d_g[a];
-                for (b, &ib) in dofs.iter().enumerate().take(a + 1) {
-                    h.add(ia, ib, d_h(a, b));
+        // A stencil's derivatives in its edges (and angles) carried to its
+        // vertices: `map[a]` lists the (unknown, sign) input a is made of
+        // (an edge is its head minus its tail), so the gradient is Aᵀ∇ and
+        // the Hessian Aᵀ∇²A.
+        let mut scatter =
+            |d_g: &[f64], d_h: &dyn Fn(usize, usize) -> f64, map: &[&[(usize, f64)]]| {
+                for (a, ma) in map.iter().enumerate() {
+                    for &(i, s) in ma.iter() {
+                        g[i] += s * d_g[a];
+                    }
+                    for (b, mb) in map.iter().enumerate().take(a + 1) {
+                        let hab = d_h(a, b);
+                        for &(i, si) in ma.iter() {
+                            for &(j, sj) in mb.iter() {
+                                // Entry (a, b) lands on (i, j) and, off the
+                                // diagonal, (b, a) on (j, i); the symmetric
+                                // matrix keeps each pair (i, j), (j, i) once.
+                                // So off the diagonal an (a, b) that lands on
+                                // (i, i) counts twice, and on it (a = b) each
+                                // pair of unknowns is met twice: taken once.
+                                let v = si * sj * hab;
+                                if a != b {
+                                    h.add(i, j, if i == j { 2.0 * v } else { v });
+                                } else if i >= j {
+                                    h.add(i, j, v);
+                                }
+                            }
+                        }
+                    }
                 }
-            }
-        };
+            };
         for k in 1..n - 1 {
-            let xs = [
-                Vec3::input(x(k - 1), 0),
-                Vec3::input(x(k), 3),
-                Vec3::input(x(k + 1), 6),
+            let e = [
+                Vec3::input(x(k) - x(k - 1), 0),
+                Vec3::input(x(k + 1) - x(k), 3),
             ];
             let th = [
-                Dual::<11>::input(q[theta_dof(k - 1)], 9),
-                Dual::<11>::input(q[theta_dof(k)], 10),
+                Dual::<8>::input(q[theta_dof(k - 1)], 6),
+                Dual::<8>::input(q[theta_dof(k)], 7),
             ];
-            let d = vertex_energy(self.rest, self.frames, k, xs, th);
-            let mut dofs = [0; 11];
-            for c in 0..3 {
-                dofs[c] = x_dof(k - 1, c);
-                dofs[3 + c] = x_dof(k, c);
-                dofs[6 + c] = x_dof(k + 1, c);
-            }
-            dofs[9] = theta_dof(k - 1);
-            dofs[10] = theta_dof(k);
-            scatter(&d.g, &|a, b| d.h[a][b], &dofs);
+            let d = vertex_energy(self.rest, self.frames, k, e, th);
+            let edge = |c: usize, tail: usize| [(x_dof(tail + 1, c), 1.0), (x_dof(tail, c), -1.0)];
+            let e0: [[(usize, f64); 2]; 3] = std::array::from_fn(|c| edge(c, k - 1));
+            let e1: [[(usize, f64); 2]; 3] = std::array::from_fn(|c| edge(c, k));
+            let t0 = [(theta_dof(k - 1), 1.0)];
+            let t1 = [(theta_dof(k), 1.0)];
+            let map: [&[(usize, f64)]; 8] =
+                [&e0[0], &e0[1], &e0[2], &e1[0], &e1[1], &e1[2], &t0, &t1];
+            scatter(&d.g, &|a, b| d.h[a][b], &map);
         }
         if self.rest.material.stretching > 0.0 {
             for j in 0..n - 1 {
-                let xs = [Vec3::input(x(j), 0), Vec3::input(x(j + 1), 3)];
-                let d: Dual<6> = edge_energy(self.rest, j, xs);
-                let mut dofs = [0; 6];
-                for c in 0..3 {
-                    dofs[c] = x_dof(j, c);
-                    dofs[3 + c] = x_dof(j + 1, c);
-                }
-                scatter(&d.g, &|a, b| d.h[a][b], &dofs);
+                let d: Dual<3> = edge_energy(self.rest, j, Vec3::input(x(j + 1) - x(j), 0));
+                let e: [[(usize, f64); 2]; 3] =
+                    std::array::from_fn(|c| [(x_dof(j + 1, c), 1.0), (x_dof(j, c), -1.0)]);
+                let map: [&[(usize, f64)]; 3] = [&e[0], &e[1], &e[2]];
+                scatter(&d.g, &|a, b| d.h[a][b], &map);
             }
         }
         (g, h)
