@@ -50,8 +50,9 @@
 //! definite (a compressed or buckling rod), and a backtracking line
 //! search on Φ. It stops when every free vertex's net force is below
 //! `tolerance × force scale` and every free angle's net torque below
-//! `tolerance × torque scale` (`Scales`); after `max_iterations` without
-//! that the run stops, naming the rod, the step and the residual.
+//! `tolerance × torque scale`, or below the rounding floor of f64
+//! positions where that is larger (`Scales`); after `max_iterations`
+//! without that the run stops, naming the rod, the step and the residual.
 
 use glam::DVec3;
 
@@ -311,18 +312,26 @@ impl Problem<'_> {
 /// weight and stiffness make. `force = maxᵢ mᵢ|g| + max(b₁₁, b₂₂, β)/(l̄_min L)`
 /// (the weight of the heaviest vertex, plus the force that bends the rod
 /// to a curvature 1/L across its shortest Voronoi length), `torque = force ×`
-/// the shortest edge.
+/// the shortest edge. And the floor below which no residual can be
+/// resolved: positions are f64 to ε|x|, so a gradient is known to about
+/// `ε X K` with X the rod's distance from the origin plus its length and K
+/// its stiffest spring (stretching EA/l, bending b/l̄³, inertia m/h² and
+/// drag); the floor is 16 times that (torque: times the shortest edge).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Scales {
     /// N.
     pub force: f64,
     /// N·m.
     pub torque: f64,
+    /// N.
+    pub force_floor: f64,
+    /// N·m.
+    pub torque_floor: f64,
 }
 
 impl Scales {
-    /// The scales of a rod.
-    pub fn of(rest: RodRest, weight: &[DVec3]) -> Scales {
+    /// The scales of a rod at positions `pos`.
+    pub fn of(rest: RodRest, inertia: &Inertia, pos: &[DVec3]) -> Scales {
         let length: f64 = rest.rest_len.iter().sum();
         let b = rest.material.bending;
         let stiff = b[0].max(b[2]).max(rest.material.twist);
@@ -331,12 +340,28 @@ impl Scales {
             .copied()
             .fold(f64::INFINITY, f64::min);
         let l_min = if l_min.is_finite() { l_min } else { length };
-        let heaviest = weight.iter().map(|w| w.length()).fold(0.0, f64::max);
+        let heaviest = inertia
+            .weight
+            .iter()
+            .map(|w| w.length())
+            .fold(0.0, f64::max);
         let force = heaviest + stiff / (l_min * length);
         let edge = rest.rest_len.iter().copied().fold(f64::INFINITY, f64::min);
+        let far = pos.iter().map(|x| x.length()).fold(0.0, f64::max) + length;
+        let springs = inertia
+            .inertia
+            .iter()
+            .zip(&inertia.drag)
+            .map(|(m, c)| m + c)
+            .fold(0.0, f64::max)
+            .max(rest.material.stretching / edge)
+            .max(b[0].max(b[2]) / (l_min * l_min * l_min));
+        let force_floor = 16.0 * f64::EPSILON * far * springs;
         Scales {
             force,
             torque: force * edge,
+            force_floor,
+            torque_floor: force_floor * edge,
         }
     }
 }
@@ -390,10 +415,10 @@ fn residuals(g: &[f64], fixed: &[bool]) -> (f64, f64) {
 /// values), in place: returns how it ended. A step that does not lower Φ
 /// even shortened 2⁻³⁰ times ends the solve unconverged.
 pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
-    let scales = Scales::of(problem.rest, &problem.inertia.weight);
+    let scales = Scales::of(problem.rest, problem.inertia, &problem.inertia.predicted);
     let mut report = NewtonReport {
-        force_tolerance: settings.tolerance * scales.force,
-        torque_tolerance: settings.tolerance * scales.torque,
+        force_tolerance: (settings.tolerance * scales.force).max(scales.force_floor),
+        torque_tolerance: (settings.tolerance * scales.torque).max(scales.torque_floor),
         ..Default::default()
     };
     let (mut phi, mut size) = problem.energy_and_size(q);
@@ -427,6 +452,7 @@ pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport
             for i in 0..q.len() {
                 trial[i] = q[i] + alpha * d[i];
             }
+            curve_step(q, &mut trial, problem.fixed);
             let (phi_trial, size_trial) = problem.energy_and_size(&trial);
             let below_rounding = alpha == 1.0 && -slope <= size * ROUNDING;
             if phi_trial <= phi + 1e-4 * alpha * slope || below_rounding {
@@ -439,6 +465,56 @@ pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport
         }
         if !accepted {
             return report;
+        }
+    }
+}
+
+/// The step from `q` to `trial` with each free edge's length as the
+/// linearised step changes it: `|e| + ê·Δe` rather than `|e + Δe|`, which
+/// is longer by `|Δe⊥|²/(2|e|)` where the step turns the edge. A turn of a
+/// soft bending mode by δ would otherwise stretch a stiff edge by δ²/(2l),
+/// a force EA δ²/(2l²) that the next iteration must undo: with
+/// stretching stiffness 10⁵ times the bending one (hair), Newton zig-zags
+/// for tens of iterations. Vertices are walked away from the rod's held end
+/// along the trial's edge directions; the correction vanishes with the
+/// step, so the solution is unchanged. A rod held at both ends is left as
+/// the trial (a walk from one end would move the other held end).
+fn curve_step(q: &[f64], trial: &mut [f64], fixed: &[bool]) {
+    let n = (q.len() + 1) / 4;
+    let held = |i: usize| fixed[x_dof(i, 0)];
+    let (first_held, last_held) = (held(0) || held(1), held(n - 1));
+    if first_held && last_held {
+        return;
+    }
+    let edges: Vec<(DVec3, f64)> = (0..n - 1)
+        .map(|j| {
+            let e_old = vertex(q, j + 1) - vertex(q, j);
+            let e_new = vertex(trial, j + 1) - vertex(trial, j);
+            let len = e_old.length();
+            let predicted = len + e_old.dot(e_new - e_old) / len;
+            (e_new, predicted)
+        })
+        .collect();
+    let set = |trial: &mut [f64], i: usize, x: DVec3| {
+        for c in 0..3 {
+            trial[x_dof(i, c)] = x[c];
+        }
+    };
+    if last_held {
+        for j in (0..n - 1).rev() {
+            if !held(j) {
+                let (e, l) = edges[j];
+                let x = vertex(trial, j + 1) - e * (l / e.length());
+                set(trial, j, x);
+            }
+        }
+    } else {
+        for j in 0..n - 1 {
+            if !held(j + 1) {
+                let (e, l) = edges[j];
+                let x = vertex(trial, j) + e * (l / e.length());
+                set(trial, j + 1, x);
+            }
         }
     }
 }
@@ -550,6 +626,42 @@ pub fn held_unknowns(
         // The turn nearest the angle it had.
         q[theta_dof(edge)] = super::frames::unwrap_angle(angle, q[theta_dof(edge)]);
         fixed[theta_dof(edge)] = true;
+    }
+}
+
+/// The solve's starting point: the inertial prediction with each edge
+/// restored to its rest length, walked away from the rod's held end (each
+/// free vertex moved along its edge from the one before it). The
+/// prediction alone stretches the edges next to a clamp that moved by its
+/// whole step, which the stiff stretching energy then takes Newton many
+/// iterations to undo. A rod held at both ends (or neither held: from its
+/// first vertex) keeps the prediction where the walk would reach a held vertex.
+pub fn initial_guess(rest: RodRest, q: &mut [f64], fixed: &[bool]) {
+    let n = (q.len() + 1) / 4;
+    let held = |i: usize| fixed[x_dof(i, 0)];
+    let walk = |q: &mut [f64], from: usize, to: usize, edge: usize| {
+        let (a, b) = (vertex(q, from), vertex(q, to));
+        let e = b - a;
+        let len = e.length();
+        if len > 0.0 {
+            let x = a + e * (rest.rest_len[edge] / len);
+            for c in 0..3 {
+                q[x_dof(to, c)] = x[c];
+            }
+        }
+    };
+    if held(n - 1) && !held(0) {
+        for i in (0..n - 1).rev() {
+            if !held(i) {
+                walk(q, i + 1, i, i);
+            }
+        }
+    } else if !held(n - 1) {
+        for i in 0..n - 1 {
+            if !held(i + 1) {
+                walk(q, i, i + 1, i);
+            }
+        }
     }
 }
 

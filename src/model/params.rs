@@ -121,7 +121,8 @@ impl Integrator {
 pub struct Newton {
     /// Newton stops once every free vertex's net force is below this
     /// fraction of the rod's force scale, and every free twist angle's net
-    /// torque below this fraction of its torque scale
+    /// torque below this fraction of its torque scale, or below the
+    /// rounding floor of f64 positions where that is larger
     /// (`crate::cpu::implicit::Scales`). Default 1e-8.
     pub tolerance: f64,
     /// At most this many iterations a rod and substep. Default 100.
