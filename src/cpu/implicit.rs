@@ -501,17 +501,15 @@ fn curve_step(q: &[f64], trial: &mut [f64], fixed: &[bool]) {
         }
     };
     if last_held {
-        for j in (0..n - 1).rev() {
+        for (j, &(e, l)) in edges.iter().enumerate().rev() {
             if !held(j) {
-                let (e, l) = edges[j];
                 let x = vertex(trial, j + 1) - e * (l / e.length());
                 set(trial, j, x);
             }
         }
     } else {
-        for j in 0..n - 1 {
+        for (j, &(e, l)) in edges.iter().enumerate() {
             if !held(j + 1) {
-                let (e, l) = edges[j];
                 let x = vertex(trial, j) + e * (l / e.length());
                 set(trial, j + 1, x);
             }
