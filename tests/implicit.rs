@@ -120,15 +120,21 @@ fn statics_gives_the_euler_bernoulli_cantilever_in_one_solve() {
 }
 
 /// The equilibrium statics finds in one solve is the rest state the
-/// dynamics reach: backward Euler with drag, one substep a step, settles
-/// the seed rod onto the static shape within 1e-6 m at every vertex.
+/// dynamics of the same model reach (stretching by E·A, no projection):
+/// backward Euler with drag, one substep a step, settles the seed rod onto
+/// the static shape within 1e-6 m at every vertex.
 #[test]
 fn statics_is_where_backward_euler_comes_to_rest() {
     let mut rod = seed_rod(30);
     rod.material.drag = 0.05;
     let mut statics = simulator(&[rod.clone()], seed_params(Integrator::Static, 1));
     statics.step().unwrap();
-    let mut dynamics = simulator(&[rod], seed_params(Integrator::BackwardEuler, 1));
+    // The model statics solves: stretching by E·A, no projection.
+    let dynamic = SimParams {
+        projection: Projection::None,
+        ..seed_params(Integrator::BackwardEuler, 1)
+    };
+    let mut dynamics = simulator(&[rod], dynamic);
     tip_heights(&mut dynamics, 600);
     assert!(dynamics.diagnostics().max_speed < 1e-7, "not at rest");
     let diff = max_diff(&statics.state.pos, &dynamics.state.pos);
@@ -294,5 +300,67 @@ fn newton_converges_in_few_iterations_on_a_hair() {
     assert!(
         sim.state.pos.last().unwrap().x > 0.1,
         "the hair followed the head"
+    );
+}
+
+/// Statics from far away: a soft straight rod held horizontal
+/// (qL³/EI ≈ 300, so it hangs nearly straight down) reaches its
+/// equilibrium in one solve, its edges turned by up to a quarter turn on
+/// the way, and that is where backward Euler with critical drag brings the
+/// same rod (stretching by its E·A, no projection: the model statics
+/// solves) to rest, within 1e-6 m; the rod stretches by its tension over
+/// E·A, at most its weight over E·A (2e-3 here) and most of that near the
+/// root.
+#[test]
+fn statics_from_far_away_matches_the_dynamics_at_rest() {
+    let n = 30;
+    let points: Vec<DVec3> = (0..n)
+        .map(|i| DVec3::new(0.2 * i as f64 / (n - 1) as f64, 0.0, 0.0))
+        .collect();
+    let mut material = RodMaterial::from_young(1e6, 0.3, 1000.0, 1e-3, 0.0).unwrap();
+    // Critical damping of the first small-deflection mode.
+    let w1 = 3.516 * (material.bending[0] / material.mass_per_length).sqrt() / 0.04;
+    material.drag = 2.0 * material.mass_per_length * w1;
+    let spec = RodSpec {
+        name: "soft".into(),
+        points: points.clone(),
+        rest: points,
+        material,
+        start: EndSpec::Clamped(0),
+        end: EndSpec::Free,
+        frame_angle: 0.0,
+    };
+    let params = |integrator, dt| SimParams {
+        dt,
+        substeps: 1,
+        gravity: DVec3::new(0.0, -9.81, 0.0),
+        integrator,
+        projection: Projection::None,
+        ..SimParams::default()
+    };
+    let mut statics = simulator(&[spec.clone()], params(Integrator::Static, 0.01));
+    let d = statics.step().unwrap();
+    assert!(
+        d.newton_iterations > 3,
+        "{} iterations",
+        d.newton_iterations
+    );
+    let tip = *statics.state.pos.last().unwrap();
+    assert!(tip.y < -0.15 && tip.x < 0.1, "the tip hangs: {tip}");
+    let mut dynamics = simulator(&[spec], params(Integrator::BackwardEuler, 0.02));
+    for _ in 0..1500 {
+        dynamics.step().unwrap();
+    }
+    assert!(dynamics.diagnostics().max_speed < 1e-7, "not at rest");
+    let diff = max_diff(&statics.state.pos, &dynamics.state.pos);
+    assert!(diff < 1e-6, "rest shapes differ by {diff:.2e} m");
+    // No edge's tension exceeds the rod's weight μgL, and near the root,
+    // where the rod turns down, it carries most of it.
+    let m = &statics.rods.material[0];
+    let bound = m.mass_per_length * 9.81 * 0.2 / m.stretching;
+    let strain = statics.diagnostics().max_strain;
+    assert!(
+        strain <= 1.01 * bound && strain > 0.5 * bound,
+        "strain {strain:.3e}, weight over E·A {bound:.3e}"
     );
 }

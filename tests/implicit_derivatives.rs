@@ -188,7 +188,7 @@ fn assembled_gradient_and_hessian_match_finite_differences() {
     };
     let theta: Vec<f64> = (0..n - 1).map(|j| 0.2 * j as f64).collect();
     let q = pack(&sim.state.pos, &theta);
-    let (g, h) = problem.derivatives(&q);
+    let (g, h) = problem.derivatives(&q, false);
     let eps = 1e-6;
     let fd: Vec<f64> = (0..q.len())
         .map(|i| {
@@ -206,7 +206,10 @@ fn assembled_gradient_and_hessian_match_finite_differences() {
         let (mut a, mut b) = (q.clone(), q.clone());
         a[i] += eps;
         b[i] -= eps;
-        let (ga, gb) = (problem.derivatives(&a).0, problem.derivatives(&b).0);
+        let (ga, gb) = (
+            problem.derivatives(&a, false).0,
+            problem.derivatives(&b, false).0,
+        );
         for j in 0..q.len() {
             let fd = (ga[j] - gb[j]) / (2.0 * eps);
             worst = worst.max((h.get(i, j) - fd).abs());
@@ -258,7 +261,7 @@ fn gradient_at_twist_equilibrium_is_minus_the_explicit_force() {
             fixed: &fixed,
         };
         let q = pack(&sim.state.pos, &sim.state.theta);
-        let (g, _) = problem.derivatives(&q);
+        let (g, _) = problem.derivatives(&q, false);
         let mut kb = vec![DVec3::ZERO; n];
         curvature_binormals(&sim.state.pos, &mut kb);
         let mut force = vec![DVec3::ZERO; n];
@@ -301,4 +304,78 @@ fn gradient_at_twist_equilibrium_is_minus_the_explicit_force() {
         let scale = theirs.iter().fold(0.0f64, |m, x| m.max(x.abs())) * 0.1;
         assert!(torque < 1e-8 * scale, "free-angle torque {torque:.2e}");
     }
+}
+
+/// `project_psd` keeps a semidefinite matrix, and turns an indefinite one
+/// into its nearest semidefinite one in the Frobenius norm: eigenvalues
+/// (3, −1) of [[1, 2], [2, 1]] become (3, 0), i.e. 1.5·[[1, 1], [1, 1]].
+#[test]
+fn projection_to_semidefinite_clamps_negative_eigenvalues() {
+    use strands::cpu::implicit::project_psd;
+    let mut h = [[1.0, 0.0], [2.0, 1.0]];
+    project_psd(&mut h);
+    for (got, want) in [(h[0][0], 1.5), (h[1][0], 1.5), (h[1][1], 1.5)] {
+        assert!((got - want).abs() < 1e-14, "{h:?}");
+    }
+    let mut spd = [[4.0, 0.0, 0.0], [1.0, 3.0, 0.0], [0.5, -0.2, 2.0]];
+    let before = spd;
+    project_psd(&mut spd);
+    for i in 0..3 {
+        for j in 0..=i {
+            assert!((spd[i][j] - before[i][j]).abs() < 1e-13);
+        }
+    }
+}
+
+/// The projected Hessian (the solve's fallback) of a rod far from rest
+/// with no inertia and one end held factors where the exact one need
+/// not, and the gradient that comes with it is the exact one.
+#[test]
+fn projected_hessian_is_definite_with_the_same_gradient() {
+    let (sim, tangent, ref_u) = rod(13, EndSpec::Clamped(0), EndSpec::Free);
+    let n = sim.state.pos.len();
+    let inertia = Inertia {
+        inertia: vec![0.0; n],
+        predicted: sim.state.pos.clone(),
+        drag: vec![0.0; n],
+        drag_target: sim.state.pos.clone(),
+        weight: vec![DVec3::new(0.0, -0.1, 0.0); n],
+    };
+    let mut fixed = vec![false; dof_count(n)];
+    for i in 0..2 {
+        for c in 0..3 {
+            fixed[x_dof(i, c)] = true;
+        }
+    }
+    fixed[theta_dof(0)] = true;
+    let problem = Problem {
+        rest: rod_rest(&sim.rods, 0),
+        frames: StartFrames {
+            tangent: &tangent,
+            ref_u: &ref_u,
+        },
+        inertia: &inertia,
+        fixed: &fixed,
+    };
+    // Compressed and bent: stretching's transverse part is negative.
+    let pos: Vec<DVec3> = sim.state.pos.iter().map(|x| *x * 0.9).collect();
+    let theta: Vec<f64> = (0..n - 1).map(|j| 0.5 * j as f64).collect();
+    let q = pack(&pos, &theta);
+    let (g, _) = problem.derivatives(&q, false);
+    let (gp, mut hp) = problem.derivatives(&q, true);
+    assert_eq!(g, gp);
+    for (i, &held) in fixed.iter().enumerate() {
+        if held {
+            hp.fix(i, 1.0);
+        }
+    }
+    // Semidefinite plus the held end: a tiny shift makes it factor.
+    let top = (0..q.len()).map(|i| hp.get(i, i)).fold(0.0, f64::max);
+    for i in 0..q.len() {
+        hp.add(i, i, 1e-12 * top);
+    }
+    assert!(
+        hp.cholesky().is_some(),
+        "the projected Hessian is not definite"
+    );
 }

@@ -46,9 +46,12 @@
 //! equilibrium against the explicit integrator's forces.
 //!
 //! **Solve.** Newton with the banded Cholesky factorisation
-//! (`cpu::banded`), a Levenberg shift where the Hessian is not positive
-//! definite (a compressed or buckling rod), and a backtracking line
-//! search on Φ. It stops when every free vertex's net force is below
+//! (`cpu::banded`); where the Hessian is not positive definite (a
+//! compressed or buckling rod), the Hessian with each stencil's made
+//! semidefinite; a Levenberg–Marquardt damping of the soft (bending,
+//! twisting) directions that grows when the line search cuts a step
+//! short; a backtracking line search on Φ along steps that keep the
+//! edges' lengths to first order (`curve_step`). It stops when every free vertex's net force is below
 //! `tolerance × force scale` and every free angle's net torque below
 //! `tolerance × torque scale`, or below the rounding floor of f64
 //! positions where that is larger (`Scales`); after `max_iterations`
@@ -229,8 +232,12 @@ impl Problem<'_> {
         (e, size)
     }
 
-    /// Φ's gradient and Hessian at q, every unknown free.
-    pub fn derivatives(&self, q: &[f64]) -> (Vec<f64>, Banded) {
+    /// Φ's gradient and Hessian at q, every unknown free. With
+    /// `projected`, each stencil's Hessian is first made positive
+    /// semidefinite (`project_psd`), so the sum is (with inertia or a held
+    /// end, positive definite): the solve's fallback where the exact
+    /// Hessian is not.
+    pub fn derivatives(&self, q: &[f64], projected: bool) -> (Vec<f64>, Banded) {
         let n = self.n();
         let mut g = vec![0.0; q.len()];
         let mut h = Banded::zeros(q.len(), HALF_BANDWIDTH);
@@ -285,7 +292,10 @@ impl Problem<'_> {
                 Dual::<8>::input(q[theta_dof(k - 1)], 6),
                 Dual::<8>::input(q[theta_dof(k)], 7),
             ];
-            let d = vertex_energy(self.rest, self.frames, k, e, th);
+            let mut d = vertex_energy(self.rest, self.frames, k, e, th);
+            if projected {
+                project_psd(&mut d.h);
+            }
             let edge = |c: usize, tail: usize| [(x_dof(tail + 1, c), 1.0), (x_dof(tail, c), -1.0)];
             let e0: [[(usize, f64); 2]; 3] = std::array::from_fn(|c| edge(c, k - 1));
             let e1: [[(usize, f64); 2]; 3] = std::array::from_fn(|c| edge(c, k));
@@ -297,7 +307,10 @@ impl Problem<'_> {
         }
         if self.rest.material.stretching > 0.0 {
             for j in 0..n - 1 {
-                let d: Dual<3> = edge_energy(self.rest, j, Vec3::input(x(j + 1) - x(j), 0));
+                let mut d: Dual<3> = edge_energy(self.rest, j, Vec3::input(x(j + 1) - x(j), 0));
+                if projected {
+                    project_psd(&mut d.h);
+                }
                 let e: [[(usize, f64); 2]; 3] =
                     std::array::from_fn(|c| [(x_dof(j + 1, c), 1.0), (x_dof(j, c), -1.0)]);
                 let map: [&[(usize, f64)]; 3] = [&e[0], &e[1], &e[2]];
@@ -411,26 +424,44 @@ fn residuals(g: &[f64], fixed: &[bool]) -> (f64, f64) {
     (f, t)
 }
 
-/// Newton on `problem` from `q` (the held unknowns already at their
+/// Newton on `start` from `q` (the held unknowns already at their
 /// values), in place: returns how it ended. A step that does not lower Φ
 /// even shortened 2⁻³⁰ times ends the solve unconverged.
-pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
-    let scales = Scales::of(problem.rest, problem.inertia, &problem.inertia.predicted);
+///
+/// Each accepted step re-bases the reference vectors on the new tangents
+/// (`rebase`), so that no edge's transport spans more than one step's
+/// turn: time-parallel transport is singular at a half turn, which a
+/// static solve from far away would otherwise reach. The material frames
+/// at the iterate, so Φ's value there, do not change.
+pub fn solve(start: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
+    let scales = Scales::of(start.rest, start.inertia, &start.inertia.predicted);
     let mut report = NewtonReport {
         force_tolerance: (settings.tolerance * scales.force).max(scales.force_floor),
         torque_tolerance: (settings.tolerance * scales.torque).max(scales.torque_floor),
         ..Default::default()
     };
-    let (mut phi, mut size) = problem.energy_and_size(q);
+    let mut tangent = start.frames.tangent.to_vec();
+    let mut ref_u = start.frames.ref_u.to_vec();
     let mut trial = q.to_vec();
     loop {
-        let (mut g, mut h) = problem.derivatives(q);
-        for (i, &held) in problem.fixed.iter().enumerate() {
-            if held {
-                g[i] = 0.0;
-                h.fix(i, 1.0);
+        let problem = Problem {
+            frames: StartFrames {
+                tangent: &tangent,
+                ref_u: &ref_u,
+            },
+            ..*start
+        };
+        let (phi, size) = problem.energy_and_size(q);
+        let (mut g, mut h) = problem.derivatives(q, false);
+        let hold = |g: &mut [f64], h: &mut Banded| {
+            for (i, &held) in problem.fixed.iter().enumerate() {
+                if held {
+                    g[i] = 0.0;
+                    h.fix(i, 1.0);
+                }
             }
-        }
+        };
+        hold(&mut g, &mut h);
         (report.force_residual, report.torque_residual) = residuals(&g, problem.fixed);
         report.converged = report.force_residual <= report.force_tolerance
             && report.torque_residual <= report.torque_tolerance;
@@ -438,8 +469,25 @@ pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport
             return report;
         }
         report.iterations += 1;
-        let Some(d) = newton_direction(&h, &g, problem.fixed) else {
-            return report;
+        // Newton's step where the Hessian is positive definite; else the
+        // step of the Hessian with each stencil's made semidefinite (a
+        // descent direction that keeps the stiff and soft directions
+        // apart, where a shift of the whole diagonal would shrink the soft
+        // ones' steps to nothing).
+        let d = match h.clone().cholesky() {
+            Some(c) => {
+                let mut d: Vec<f64> = g.iter().map(|x| -x).collect();
+                c.solve(&mut d);
+                d
+            }
+            None => {
+                let (mut gp, mut hp) = problem.derivatives(q, true);
+                hold(&mut gp, &mut hp);
+                let Some(d) = newton_direction(&hp, &g, problem.fixed) else {
+                    return report;
+                };
+                d
+            }
         };
         // Backtracking (Armijo, 10⁻⁴ of the slope). Where the full step
         // would change Φ by less than its rounding (2⁻⁴⁰ of its terms'
@@ -453,11 +501,9 @@ pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport
                 trial[i] = q[i] + alpha * d[i];
             }
             curve_step(q, &mut trial, problem.fixed);
-            let (phi_trial, size_trial) = problem.energy_and_size(&trial);
+            let phi_trial = problem.energy(&trial);
             let below_rounding = alpha == 1.0 && -slope <= size * ROUNDING;
             if phi_trial <= phi + 1e-4 * alpha * slope || below_rounding {
-                q.copy_from_slice(&trial);
-                (phi, size) = (phi_trial, size_trial);
                 accepted = true;
                 break;
             }
@@ -466,6 +512,18 @@ pub fn solve(problem: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport
         if !accepted {
             return report;
         }
+        q.copy_from_slice(&trial);
+        rebase(q, &mut tangent, &mut ref_u);
+    }
+}
+
+/// The reference vectors carried to the tangents of `q`'s edges, which
+/// become the tangents they are carried from.
+fn rebase(q: &[f64], tangent: &mut [DVec3], ref_u: &mut [DVec3]) {
+    for j in 0..tangent.len() {
+        let t = (vertex(q, j + 1) - vertex(q, j)).normalize();
+        ref_u[j] = transport(Vec3::<f64>::of(ref_u[j]), Vec3::of(tangent[j]), Vec3::of(t)).value();
+        tangent[j] = t;
     }
 }
 
@@ -513,6 +571,69 @@ fn curve_step(q: &[f64], trial: &mut [f64], fixed: &[bool]) {
                 let x = vertex(trial, j) + e * (l / e.length());
                 set(trial, j + 1, x);
             }
+        }
+    }
+}
+
+/// `h` (a symmetric matrix given by its lower triangle, as `Dual` keeps
+/// it) with its negative eigenvalues set to zero: `V max(Λ, 0) Vᵀ`, by
+/// Jacobi rotations (to 10⁻¹⁴ of its norm).
+pub fn project_psd<const N: usize>(h: &mut [[f64; N]; N]) {
+    let mut a = [[0.0; N]; N];
+    for i in 0..N {
+        for j in 0..=i {
+            a[i][j] = h[i][j];
+            a[j][i] = h[i][j];
+        }
+    }
+    let norm: f64 = a.iter().flatten().map(|x| x * x).sum::<f64>().sqrt();
+    if norm == 0.0 {
+        return;
+    }
+    let mut v = [[0.0; N]; N];
+    for (i, row) in v.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    for _sweep in 0..50 {
+        let off: f64 = (0..N)
+            .flat_map(|i| (0..i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i][j] * a[i][j])
+            .sum::<f64>()
+            .sqrt();
+        if off <= 1e-14 * norm {
+            break;
+        }
+        for p in 0..N {
+            for q in p + 1..N {
+                if a[p][q].abs() <= 1e-300 {
+                    continue;
+                }
+                let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for k in 0..N {
+                    let (akp, akq) = (a[k][p], a[k][q]);
+                    a[k][p] = c * akp - s * akq;
+                    a[k][q] = s * akp + c * akq;
+                }
+                for k in 0..N {
+                    let (apk, aqk) = (a[p][k], a[q][k]);
+                    a[p][k] = c * apk - s * aqk;
+                    a[q][k] = s * apk + c * aqk;
+                }
+                for row in v.iter_mut() {
+                    let (vp, vq) = (row[p], row[q]);
+                    row[p] = c * vp - s * vq;
+                    row[q] = s * vp + c * vq;
+                }
+            }
+        }
+    }
+    for i in 0..N {
+        for j in 0..=i {
+            h[i][j] = (0..N).map(|k| v[i][k] * a[k][k].max(0.0) * v[j][k]).sum();
         }
     }
 }

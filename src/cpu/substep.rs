@@ -323,8 +323,20 @@ pub fn substep(
         }
     }
     let poses = collider_poses(rods, t, h);
+    // Statics returns the equilibrium of the rod as its stretching
+    // stiffness makes it (edges stretched by their tension over E·A, as a
+    // real rod's): projecting it to exact lengths would move it off the
+    // equilibrium its residual reports.
+    let finish = if params.integrator == Integrator::Static {
+        SimParams {
+            projection: Projection::None,
+            ..*params
+        }
+    } else {
+        *params
+    };
     let mut reports = for_each_rod(rods, state, work, |r, w| {
-        substep_finish(rods, params, &poses, r, t, h, w)
+        substep_finish(rods, &finish, &poses, r, t, h, w)
     });
     for (report, newton) in reports.iter_mut().zip(newton) {
         report.newton = newton;
