@@ -578,6 +578,7 @@ fn curve_step(q: &[f64], trial: &mut [f64], fixed: &[bool]) {
 /// `h` (a symmetric matrix given by its lower triangle, as `Dual` keeps
 /// it) with its negative eigenvalues set to zero: `V max(Λ, 0) Vᵀ`, by
 /// Jacobi rotations (to 10⁻¹⁴ of its norm).
+#[allow(clippy::needless_range_loop)] // rotations index rows p and q together
 pub fn project_psd<const N: usize>(h: &mut [[f64; N]; N]) {
     let mut a = [[0.0; N]; N];
     for i in 0..N {
