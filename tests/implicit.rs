@@ -338,7 +338,10 @@ fn statics_from_far_away_matches_the_dynamics_at_rest() {
         projection: Projection::None,
         ..SimParams::default()
     };
-    let mut statics = simulator(&[spec.clone()], params(Integrator::Static, 0.01));
+    let mut statics = simulator(
+        std::slice::from_ref(&spec),
+        params(Integrator::Static, 0.01),
+    );
     let d = statics.step().unwrap();
     assert!(
         d.newton_iterations > 3,
