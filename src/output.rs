@@ -27,6 +27,7 @@ pub const UNITS: &[(&str, &str)] = &[
     ("max_strain", "1"),
     ("max_speed", "m/s"),
     ("max_penetration", "m"),
+    ("newton_residual", "N"),
 ];
 
 fn units<S: serde::Serializer>(_: &(), s: S) -> Result<S::Ok, S::Error> {

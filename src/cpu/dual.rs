@@ -25,6 +25,7 @@ pub struct Dual<const N: usize> {
 
 impl<const N: usize> Dual<N> {
     /// A constant.
+    #[inline(always)]
     pub fn constant(v: f64) -> Self {
         Dual {
             v,
@@ -34,6 +35,7 @@ impl<const N: usize> Dual<N> {
     }
 
     /// Input `i` at value `v`.
+    #[inline(always)]
     pub fn input(v: f64, i: usize) -> Self {
         let mut d = Self::constant(v);
         d.g[i] = 1.0;
@@ -41,8 +43,10 @@ impl<const N: usize> Dual<N> {
     }
 
     /// `f(self)` with `f′ = d1`, `f″ = d2` at `self.v`.
+    #[inline(always)]
     fn chain(self, v: f64, d1: f64, d2: f64) -> Self {
-        let mut out = Self::constant(v);
+        let mut out = self;
+        out.v = v;
         for i in 0..N {
             out.g[i] = d1 * self.g[i];
             for j in 0..=i {
@@ -53,30 +57,35 @@ impl<const N: usize> Dual<N> {
     }
 
     /// √self.
+    #[inline(always)]
     pub fn sqrt(self) -> Self {
         let s = self.v.sqrt();
         self.chain(s, 0.5 / s, -0.25 / (s * self.v))
     }
 
     /// sin self.
+    #[inline(always)]
     pub fn sin(self) -> Self {
         let (s, c) = self.v.sin_cos();
         self.chain(s, c, -s)
     }
 
     /// cos self.
+    #[inline(always)]
     pub fn cos(self) -> Self {
         let (s, c) = self.v.sin_cos();
         self.chain(c, -s, -c)
     }
 
     /// 1/self.
+    #[inline(always)]
     pub fn recip(self) -> Self {
         let r = 1.0 / self.v;
         self.chain(r, -r * r, 2.0 * r * r * r)
     }
 
     /// self².
+    #[inline(always)]
     pub fn square(self) -> Self {
         self * self
     }
@@ -84,6 +93,7 @@ impl<const N: usize> Dual<N> {
     /// atan2(self, x): the angle of (x, self). With y = self and
     /// r² = x² + y²: ∂/∂y = x/r², ∂/∂x = −y/r², ∂²/∂y² = −2xy/r⁴,
     /// ∂²/∂x² = 2xy/r⁴, ∂²/∂x∂y = (y² − x²)/r⁴.
+    #[inline(always)]
     pub fn atan2(self, x: Self) -> Self {
         let (yv, xv) = (self.v, x.v);
         let r2 = xv * xv + yv * yv;
@@ -111,6 +121,7 @@ impl<const N: usize> Dual<N> {
 
 impl<const N: usize> Add for Dual<N> {
     type Output = Self;
+    #[inline(always)]
     fn add(mut self, b: Self) -> Self {
         self.v += b.v;
         for i in 0..N {
@@ -125,6 +136,7 @@ impl<const N: usize> Add for Dual<N> {
 
 impl<const N: usize> Sub for Dual<N> {
     type Output = Self;
+    #[inline(always)]
     fn sub(self, b: Self) -> Self {
         self + (-b)
     }
@@ -132,6 +144,7 @@ impl<const N: usize> Sub for Dual<N> {
 
 impl<const N: usize> Neg for Dual<N> {
     type Output = Self;
+    #[inline(always)]
     fn neg(self) -> Self {
         self * -1.0
     }
@@ -139,8 +152,10 @@ impl<const N: usize> Neg for Dual<N> {
 
 impl<const N: usize> Mul for Dual<N> {
     type Output = Self;
+    #[inline(always)]
     fn mul(self, b: Self) -> Self {
-        let mut out = Self::constant(self.v * b.v);
+        let mut out = self;
+        out.v = self.v * b.v;
         for i in 0..N {
             out.g[i] = self.g[i] * b.v + self.v * b.g[i];
             for j in 0..=i {
@@ -158,6 +173,7 @@ impl<const N: usize> Div for Dual<N> {
     type Output = Self;
     // a/b = a · (1/b), with the reciprocal's own chain rule.
     #[allow(clippy::suspicious_arithmetic_impl)]
+    #[inline(always)]
     fn div(self, b: Self) -> Self {
         self * b.recip()
     }
@@ -165,6 +181,7 @@ impl<const N: usize> Div for Dual<N> {
 
 impl<const N: usize> Add<f64> for Dual<N> {
     type Output = Self;
+    #[inline(always)]
     fn add(mut self, b: f64) -> Self {
         self.v += b;
         self
@@ -173,6 +190,7 @@ impl<const N: usize> Add<f64> for Dual<N> {
 
 impl<const N: usize> Sub<f64> for Dual<N> {
     type Output = Self;
+    #[inline(always)]
     fn sub(mut self, b: f64) -> Self {
         self.v -= b;
         self
@@ -181,6 +199,7 @@ impl<const N: usize> Sub<f64> for Dual<N> {
 
 impl<const N: usize> Mul<f64> for Dual<N> {
     type Output = Self;
+    #[inline(always)]
     fn mul(mut self, b: f64) -> Self {
         self.v *= b;
         for i in 0..N {
@@ -195,6 +214,7 @@ impl<const N: usize> Mul<f64> for Dual<N> {
 
 impl<const N: usize> Div<f64> for Dual<N> {
     type Output = Self;
+    #[inline(always)]
     fn div(self, b: f64) -> Self {
         self * (1.0 / b)
     }
@@ -229,42 +249,54 @@ pub trait Real:
 }
 
 impl Real for f64 {
+    #[inline(always)]
     fn of(v: f64) -> Self {
         v
     }
+    #[inline(always)]
     fn value(self) -> f64 {
         self
     }
+    #[inline(always)]
     fn sqrt(self) -> Self {
         f64::sqrt(self)
     }
+    #[inline(always)]
     fn sin(self) -> Self {
         f64::sin(self)
     }
+    #[inline(always)]
     fn cos(self) -> Self {
         f64::cos(self)
     }
+    #[inline(always)]
     fn atan2(self, x: Self) -> Self {
         f64::atan2(self, x)
     }
 }
 
 impl<const N: usize> Real for Dual<N> {
+    #[inline(always)]
     fn of(v: f64) -> Self {
         Dual::constant(v)
     }
+    #[inline(always)]
     fn value(self) -> f64 {
         self.v
     }
+    #[inline(always)]
     fn sqrt(self) -> Self {
         Dual::sqrt(self)
     }
+    #[inline(always)]
     fn sin(self) -> Self {
         Dual::sin(self)
     }
+    #[inline(always)]
     fn cos(self) -> Self {
         Dual::cos(self)
     }
+    #[inline(always)]
     fn atan2(self, x: Self) -> Self {
         Dual::atan2(self, x)
     }
@@ -279,6 +311,7 @@ pub struct Vec3<T> {
 
 impl<const N: usize> Vec3<Dual<N>> {
     /// Inputs `first, first + 1, first + 2` at `v`.
+    #[inline(always)]
     pub fn input(v: glam::DVec3, first: usize) -> Self {
         Vec3 {
             c: [
@@ -292,6 +325,7 @@ impl<const N: usize> Vec3<Dual<N>> {
 
 impl<T: Real> Vec3<T> {
     /// A constant vector.
+    #[inline(always)]
     pub fn of(v: glam::DVec3) -> Self {
         Vec3 {
             c: [T::of(v.x), T::of(v.y), T::of(v.z)],
@@ -299,16 +333,19 @@ impl<T: Real> Vec3<T> {
     }
 
     /// The values.
+    #[inline(always)]
     pub fn value(&self) -> glam::DVec3 {
         glam::DVec3::new(self.c[0].value(), self.c[1].value(), self.c[2].value())
     }
 
     /// self · b.
+    #[inline(always)]
     pub fn dot(&self, b: &Self) -> T {
         self.c[0] * b.c[0] + self.c[1] * b.c[1] + self.c[2] * b.c[2]
     }
 
     /// self × b.
+    #[inline(always)]
     pub fn cross(&self, b: &Self) -> Self {
         let [x, y, z] = self.c;
         let [u, v, w] = b.c;
@@ -318,11 +355,13 @@ impl<T: Real> Vec3<T> {
     }
 
     /// |self|.
+    #[inline(always)]
     pub fn length(&self) -> T {
         self.dot(self).sqrt()
     }
 
     /// self · s.
+    #[inline(always)]
     pub fn scale(&self, s: T) -> Self {
         Vec3 {
             c: self.c.map(|x| x * s),
@@ -332,6 +371,7 @@ impl<T: Real> Vec3<T> {
 
 impl<T: Real> Add for Vec3<T> {
     type Output = Self;
+    #[inline(always)]
     fn add(self, b: Self) -> Self {
         Vec3 {
             c: [self.c[0] + b.c[0], self.c[1] + b.c[1], self.c[2] + b.c[2]],
@@ -341,6 +381,7 @@ impl<T: Real> Add for Vec3<T> {
 
 impl<T: Real> Sub for Vec3<T> {
     type Output = Self;
+    #[inline(always)]
     fn sub(self, b: Self) -> Self {
         Vec3 {
             c: [self.c[0] - b.c[0], self.c[1] - b.c[1], self.c[2] - b.c[2]],

@@ -61,7 +61,7 @@ use glam::DVec3;
 
 use super::banded::Banded;
 use super::dual::{Dual, Real, Vec3};
-use super::frames::signed_angle;
+use super::frames::{parallel_transport, signed_angle};
 use super::twist::RodRest;
 use crate::model::params::{Integrator, Newton};
 use crate::model::rods::{EndCondition, RodSet};
@@ -96,6 +96,33 @@ pub fn transport<T: Real>(u: Vec3<T>, ta: Vec3<T>, tb: Vec3<T>) -> Vec3<T> {
     u.scale(c) + b.cross(&u) + b.scale(b.dot(&u) / (c + 1.0))
 }
 
+/// `transport` of the constant `u` from the constant `ta`: the same
+/// value, with constants multiplied in as numbers (cheap in `Dual`s).
+pub fn transport_from<T: Real>(u: DVec3, ta: DVec3, tb: Vec3<T>) -> Vec3<T> {
+    let [x, y, z] = tb.c;
+    let b = Vec3 {
+        c: [
+            z * ta.y - y * ta.z,
+            x * ta.z - z * ta.x,
+            y * ta.x - x * ta.y,
+        ],
+    };
+    let c = x * ta.x + y * ta.y + z * ta.z;
+    let [bx, by, bz] = b.c;
+    let b_dot_u = bx * u.x + by * u.y + bz * u.z;
+    let b_cross_u = Vec3 {
+        c: [
+            by * u.z - bz * u.y,
+            bz * u.x - bx * u.z,
+            bx * u.y - by * u.x,
+        ],
+    };
+    let cu = Vec3 {
+        c: [c * u.x, c * u.y, c * u.z],
+    };
+    cu + b_cross_u + b.scale(b_dot_u / (c + 1.0))
+}
+
 /// The start-of-step frames the reference vectors are carried from:
 /// each edge's unit tangent and Bishop vector then.
 #[derive(Clone, Copy)]
@@ -123,11 +150,7 @@ pub fn vertex_energy<T: Real>(
         e[1].scale(T::of(1.0) / len[1]),
     ];
     let a: [Vec3<T>; 2] = std::array::from_fn(|j| {
-        transport(
-            Vec3::of(frames.ref_u[k - 1 + j]),
-            Vec3::of(frames.tangent[k - 1 + j]),
-            t[j],
-        )
+        transport_from(frames.ref_u[k - 1 + j], frames.tangent[k - 1 + j], t[j])
     });
     let kb = e[0]
         .cross(&e[1])
@@ -522,7 +545,7 @@ pub fn solve(start: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
 fn rebase(q: &[f64], tangent: &mut [DVec3], ref_u: &mut [DVec3]) {
     for j in 0..tangent.len() {
         let t = (vertex(q, j + 1) - vertex(q, j)).normalize();
-        ref_u[j] = transport(Vec3::<f64>::of(ref_u[j]), Vec3::of(tangent[j]), Vec3::of(t)).value();
+        ref_u[j] = parallel_transport(ref_u[j], tangent[j], t);
         tangent[j] = t;
     }
 }
@@ -735,12 +758,7 @@ pub fn held_unknowns(
             }
         }
         let tangent = (xb - xa).normalize();
-        let a = transport(
-            Vec3::<f64>::of(frames.ref_u[edge]),
-            Vec3::of(frames.tangent[edge]),
-            Vec3::of(tangent),
-        )
-        .value();
+        let a = parallel_transport(frames.ref_u[edge], frames.tangent[edge], tangent);
         let m1 = pose.vector(c.local_m1);
         let angle = signed_angle(a, m1, tangent);
         // The turn nearest the angle it had.
