@@ -157,3 +157,40 @@ fn a_headless_run_prints_no_false_error() {
     );
     assert!(stderr.contains("backend:"), "{stderr}");
 }
+
+/// The cable scene is statics: without `--backend` it runs on the CPU
+/// reference, saying why; every step reports its Newton solve, whose
+/// residual stays far below the weight of a vertex (6 mN), the cable is
+/// at rest, and, 1 m long between handles brought to 0.8 m apart, it sags.
+#[test]
+fn the_cable_scene_runs_statics_on_the_cpu_and_reports_its_residual() {
+    let out = tmp("cable.json");
+    let run = strands()
+        .args(["run", &scene("cable.toml"), "--steps", "60", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(
+        err.contains("because sim.integrator = \"static\" runs on the CPU reference only"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["units"]["newton_residual"], "N");
+    let d = v["diagnostics"].as_array().unwrap();
+    for step in &d[1..] {
+        assert!(step["newton_iterations"].as_u64().unwrap() >= 1);
+        let r = step["newton_residual"].as_f64().unwrap();
+        assert!(r > 0.0 && r < 1e-6, "residual {r} N");
+        assert_eq!(step["max_speed"].as_f64().unwrap(), 0.0);
+    }
+    let lowest = v["rods"][0]["positions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[1].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(lowest < 0.8, "lowest point {lowest} m");
+}

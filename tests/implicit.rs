@@ -367,3 +367,69 @@ fn statics_from_far_away_matches_the_dynamics_at_rest() {
         "strain {strain:.3e}, weight over E·A {bound:.3e}"
     );
 }
+
+/// A flexible cable (bending length √(EI/μg) = 8 mm, strain under its
+/// weight 4e-4) hung between two clamps 0.8 m apart, 1 m long, statics
+/// from a V-shaped start: its sag is the catenary's, a(cosh(s/2a) − 1)
+/// with 2a sinh(s/2a) = L, within 1 %.
+#[test]
+fn a_hanging_cable_is_a_catenary() {
+    let (n, length, span) = (81, 1.0, 0.8);
+    let l = length / (n - 1) as f64;
+    // A V: down from each clamp to the middle, the clamped edges horizontal.
+    let half = (n - 1) / 2;
+    let drop = ((length / 2.0 - l).powi(2) - (span / 2.0 - l).powi(2)).sqrt();
+    let points: Vec<DVec3> = (0..n)
+        .map(|i| {
+            let k = if i <= half { i } else { n - 1 - i };
+            let side = if i <= half { -1.0 } else { 1.0 };
+            let (x, y) = if k == 0 {
+                (span / 2.0, 0.0)
+            } else {
+                let f = (k - 1) as f64 / (half - 1) as f64;
+                (span / 2.0 - l - f * (span / 2.0 - l), -f * drop)
+            };
+            DVec3::new(side * x, y, 0.0)
+        })
+        .collect();
+    for w in points.windows(2) {
+        assert!(((w[1] - w[0]).length() - l).abs() < 1e-9 * l);
+    }
+    let rest: Vec<DVec3> = (0..n).map(|i| DVec3::new(i as f64 * l, 0.0, 0.0)).collect();
+    let material = RodMaterial::from_young(1e7, 0.3, 1000.0, 5e-4, 0.0).unwrap();
+    let spec = RodSpec {
+        name: "cable".into(),
+        points,
+        rest,
+        material,
+        start: EndSpec::Clamped(0),
+        end: EndSpec::Clamped(0),
+        frame_angle: 0.0,
+    };
+    let params = SimParams {
+        substeps: 1,
+        gravity: DVec3::new(0.0, -9.81, 0.0),
+        integrator: Integrator::Static,
+        ..SimParams::default()
+    };
+    let mut sim = simulator(&[spec], params);
+    sim.step().unwrap();
+    let sag = -sim.state.pos[half].y;
+    // 2a sinh(s/2a) = L by bisection on a.
+    let (mut lo, mut hi) = (0.01, 10.0);
+    for _ in 0..200 {
+        let a: f64 = 0.5 * (lo + hi);
+        if 2.0 * a * (span / (2.0 * a)).sinh() > length {
+            lo = a;
+        } else {
+            hi = a;
+        }
+    }
+    let a = 0.5 * (lo + hi);
+    let catenary = a * ((span / (2.0 * a)).cosh() - 1.0);
+    let error = (sag - catenary).abs() / catenary;
+    assert!(
+        error < 0.01,
+        "sag {sag:.5} m vs catenary {catenary:.5} m: {error:.2e}"
+    );
+}
