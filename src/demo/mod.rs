@@ -2,7 +2,12 @@
 //! straight from the simulation's buffers, or one offscreen image
 //! (`--screenshot`). The head (the first anchor that strands are clamped to)
 //! is moved and turned by the user; the hair follows through its clamped
-//! roots and twists when the head turns.
+//! roots and twists when the head turns. A scene without a head whose rod
+//! ends are clamped to an anchor (a cable between handles) gives that
+//! handle to the user instead, dragged with the right mouse button. A scene
+//! with an implicit integrator (statics, backward Euler) is simulated by
+//! the CPU reference, whose state is written into the GPU simulator's
+//! buffers each step for drawing.
 
 pub mod render;
 pub mod screenshot;
@@ -12,10 +17,13 @@ use anyhow::{Context, Result};
 use glam::{DMat4, DQuat, DVec3, Mat4, Vec3};
 
 use crate::build::EndSpec;
+use crate::cpu::CpuSimulator;
 use crate::gpu::{GpuContext, GpuSimulator};
 use crate::model::anchor::{Anchor, Keyframe};
 use crate::model::colliders::Shape;
+use crate::model::params::SimParams;
 use crate::model::params::Wind;
+use crate::model::rods::RodSet;
 use crate::scene::Scene;
 use render::{Look, MeshPose, OrbitCamera};
 
@@ -125,6 +133,20 @@ pub fn find_head(scene: &Scene) -> Option<(usize, DVec3, f64)> {
     (d.len() >= 8 && lo > 0.0 && hi < 1.2 * lo).then_some((anchor, c, 0.97 * lo))
 }
 
+/// A handle: where no head is, the first non-world anchor a rod end is
+/// clamped to (a cable's handle), and its pivot.
+pub fn find_handle(scene: &Scene) -> Option<(usize, DVec3)> {
+    if find_head(scene).is_some() {
+        return None;
+    }
+    scene.rods.iter().find_map(|r| {
+        [r.start, r.end].into_iter().find_map(|e| match e {
+            EndSpec::Clamped(a) if a > 0 => Some((a, scene.anchors[a].pivot)),
+            _ => None,
+        })
+    })
+}
+
 /// Ground: at least 8 strands rooted in the world frame at one height over
 /// an area (a field, not a single cable): `(y, min, max)`.
 pub fn find_ground(scene: &Scene) -> Option<(f64, DVec3, DVec3)> {
@@ -154,6 +176,8 @@ pub struct HeadInput {
 /// Head speed (m/s) and turning rate (rad/s) at full input.
 pub const HEAD_SPEED: f64 = 0.4;
 pub const HEAD_TURN_RATE: f64 = 1.6;
+/// The fastest a mouse drag moves a handle (m/s).
+pub const DRAG_SPEED: f64 = 2.0;
 
 /// The user's control of one anchor, on top of its scripted motion.
 struct Control {
@@ -161,6 +185,8 @@ struct Control {
     script: Anchor,
     offset: DVec3,
     yaw: f64,
+    /// Mouse drags since the last step (m), applied over the next.
+    dragged: DVec3,
     /// Rotation vector of the last keyframe written, to continue from.
     last_rotation: DVec3,
 }
@@ -185,7 +211,15 @@ pub fn continue_rotation(previous: DVec3, q: DQuat) -> DVec3 {
 /// One running scene: the simulation, how to draw it, and the user's controls.
 pub struct World {
     pub name: String,
+    /// The GPU simulator: it steps the scene, or with `cpu` only holds
+    /// the state for drawing.
     pub sim: GpuSimulator,
+    /// The CPU reference, where the scene's integrator runs there only.
+    cpu: Option<Box<CpuSimulator>>,
+    /// Why the simulation stopped, if it did (the CPU reference's error).
+    pub stopped: Option<String>,
+    /// A cable's handle: its pivot and the radius it is drawn with.
+    pub handle: Option<(DVec3, f64)>,
     pub look: Look,
     pub head: Option<(DVec3, f64)>,
     pub ground: Option<(f64, DVec3, DVec3)>,
@@ -204,15 +238,32 @@ impl World {
             (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)),
             |(lo, hi), p| (lo.min(*p), hi.max(*p)),
         );
-        let sim = GpuSimulator::new(ctx, rods, state, s.scene.params)?;
-        // The driver's compile here, before the window's first frames.
-        sim.compile_kernels();
+        let params = s.scene.params;
+        let (sim, cpu) = if params.integrator.is_implicit() {
+            let cpu = CpuSimulator::new(rods.clone(), state.clone(), params);
+            // The GPU simulator only holds the state to draw.
+            let display = SimParams {
+                integrator: Default::default(),
+                ..params
+            };
+            let mut sim = GpuSimulator::new(ctx, rods, state, display)?;
+            sim.write_state(&cpu.state);
+            (sim, Some(Box::new(cpu)))
+        } else {
+            let sim = GpuSimulator::new(ctx, rods, state, params)?;
+            // The driver's compile here, before the window's first frames.
+            sim.compile_kernels();
+            (sim, None)
+        };
         let head = find_head(&s.scene);
-        let control = head.map(|(anchor, _, _)| Control {
+        let handle = find_handle(&s.scene);
+        let controlled = head.map(|(a, _, _)| a).or(handle.map(|(a, _)| a));
+        let control = controlled.map(|anchor| Control {
             anchor,
             script: s.scene.anchors[anchor].clone(),
             offset: DVec3::ZERO,
             yaw: 0.0,
+            dragged: DVec3::ZERO,
             last_rotation: s.scene.anchors[anchor].sample(sim.time()).1,
         });
         let scene_wind = s.scene.params.wind;
@@ -227,9 +278,13 @@ impl World {
                 gust_wavelength: 1.5,
             }
         };
+        let size = (bounds.1 - bounds.0).length().max(0.05);
         let mut w = World {
             name: s.name.clone(),
             sim,
+            cpu,
+            stopped: None,
+            handle: handle.map(|(_, pivot)| (pivot, 0.015 * size)),
             look: s.look,
             head: head.map(|(_, c, r)| (c, r)),
             ground: find_ground(&s.scene),
@@ -245,7 +300,7 @@ impl World {
 
     fn apply_wind(&mut self) {
         let b = self.base_wind;
-        self.sim.set_wind(if self.wind_on {
+        let wind = if self.wind_on {
             Wind {
                 velocity: b.velocity * self.wind_strength,
                 gust_amplitude: b.gust_amplitude * self.wind_strength,
@@ -253,7 +308,46 @@ impl World {
             }
         } else {
             Wind::default()
-        });
+        };
+        match self.cpu.as_mut() {
+            Some(cpu) => cpu.params.wind = wind,
+            None => self.sim.set_wind(wind),
+        }
+    }
+
+    /// The rods as the simulation that steps them has them (anchors
+    /// included).
+    pub fn rods(&self) -> &RodSet {
+        match &self.cpu {
+            Some(cpu) => &cpu.rods,
+            None => self.sim.rods(),
+        }
+    }
+
+    /// The parameters of the simulation that steps the rods.
+    pub fn params(&self) -> &SimParams {
+        match &self.cpu {
+            Some(cpu) => &cpu.params,
+            None => self.sim.params(),
+        }
+    }
+
+    /// Simulated time (s).
+    pub fn time(&self) -> f64 {
+        self.sim.time()
+    }
+
+    /// Whether the rods are simulated by the CPU reference.
+    pub fn on_cpu(&self) -> bool {
+        self.cpu.is_some()
+    }
+
+    /// Move the controlled anchor by `delta` (m) over the next step (a
+    /// mouse drag).
+    pub fn drag(&mut self, delta: DVec3) {
+        if let Some(c) = self.control.as_mut() {
+            c.dragged += delta;
+        }
     }
 
     pub fn toggle_wind(&mut self) {
@@ -289,26 +383,53 @@ impl World {
     /// One simulation step (a frame of `dt`), the head moving by `input`.
     /// With `timed`, waits for the GPU and returns its time for the step (s).
     pub fn step(&mut self, input: HeadInput, timed: bool) -> Option<f64> {
-        let dt = self.sim.params().dt;
+        if self.stopped.is_some() {
+            return None;
+        }
+        let dt = self.params().dt;
         let t0 = self.sim.time();
+        let mut keyframes = None;
         if let Some(c) = self.control.as_mut() {
             let (o0, y0) = (c.offset, c.yaw);
             c.offset +=
                 input.movement.clamp(DVec3::splat(-1.0), DVec3::splat(1.0)) * (HEAD_SPEED * dt);
+            // A drag moves at most DRAG_SPEED; the rest waits for the
+            // next steps.
+            let most = DRAG_SPEED * dt;
+            let d = c.dragged.clamp_length_max(most);
+            c.offset += d;
+            c.dragged -= d;
             c.yaw += input.turn.clamp(-1.0, 1.0) * HEAD_TURN_RATE * dt;
             let (tr0, q0) = Self::controlled_pose(c, t0, o0, y0);
             let (tr1, q1) = Self::controlled_pose(c, t0 + dt, c.offset, c.yaw);
             let rv0 = continue_rotation(c.last_rotation, q0);
             let rv1 = continue_rotation(rv0, q1);
             c.last_rotation = rv1;
+            keyframes = Some((
+                c.anchor,
+                vec![
+                    Keyframe::new(t0, tr0, rv0),
+                    Keyframe::new(t0 + dt, tr1, rv1),
+                ],
+            ));
+        }
+        if let Some(cpu) = self.cpu.as_mut() {
+            if let Some((a, k)) = keyframes {
+                crate::model::anchor::check_keyframes(&k)
+                    .expect("the controlled anchor's keyframes are in order");
+                cpu.rods.anchors[a].keyframes = k;
+            }
+            let start = std::time::Instant::now();
+            if let Err(e) = cpu.step() {
+                self.stopped = Some(e.to_string());
+            }
+            let seconds = start.elapsed().as_secs_f64();
+            self.sim.write_state(&cpu.state);
+            return timed.then_some(seconds);
+        }
+        if let Some((a, k)) = keyframes {
             self.sim
-                .set_anchor_keyframes(
-                    c.anchor,
-                    vec![
-                        Keyframe::new(t0, tr0, rv0),
-                        Keyframe::new(t0 + dt, tr1, rv1),
-                    ],
-                )
+                .set_anchor_keyframes(a, k)
                 .expect("the controlled anchor exists and dt > 0");
         }
         if timed {
@@ -323,7 +444,7 @@ impl World {
     /// anchor's current pose; in a scene without colliders, a sphere under
     /// the head's roots and a ground quad under a field's.
     pub fn meshes(&self) -> Vec<MeshPose> {
-        let rods = &self.sim.rods();
+        let rods = self.rods();
         if !rods.colliders.is_empty() {
             return rods
                 .colliders
@@ -345,7 +466,7 @@ impl World {
         }
         let mut out = Vec::new();
         if let (Some((c, r)), Some(ctl)) = (self.head, self.control.as_ref()) {
-            let a = &self.sim.rods().anchors[ctl.anchor];
+            let a = &self.rods().anchors[ctl.anchor];
             let now = a.pose(self.sim.time());
             let start = ctl.script.pose(0.0);
             // Rest coordinates (pose at t = 0 undone), then today's pose.
@@ -356,6 +477,14 @@ impl World {
             out.push(MeshPose {
                 model: m.as_mat4(),
                 color: Vec3::new(0.80, 0.62, 0.50),
+            });
+        }
+        if let (Some((c, r)), Some(ctl)) = (self.handle, self.control.as_ref()) {
+            let p = self.rods().anchors[ctl.anchor].pose(self.sim.time());
+            let m = DMat4::from_translation(p.point(c)) * DMat4::from_scale(DVec3::splat(r));
+            out.push(MeshPose {
+                model: m.as_mat4(),
+                color: Vec3::new(0.85, 0.35, 0.15),
             });
         }
         if let Some((y, lo, hi)) = self.ground {
@@ -393,7 +522,7 @@ impl World {
 
     /// Geometry of the meshes `meshes` returns, in the same order.
     pub fn mesh_geometry(&self) -> Vec<(Vec<render::MeshVertex>, Vec<u32>)> {
-        let rods = &self.sim.rods();
+        let rods = self.rods();
         if !rods.colliders.is_empty() {
             // A plane is drawn about the strands' initial bounds.
             let (lo, hi) = self.bounds;
@@ -411,6 +540,9 @@ impl World {
         let mut out = Vec::new();
         if self.head.is_some() && self.control.is_some() {
             out.push(render::sphere(48, 24));
+        }
+        if self.handle.is_some() && self.control.is_some() {
+            out.push(render::sphere(24, 12));
         }
         if self.ground.is_some() {
             out.push(render::quad());
@@ -458,7 +590,7 @@ fn pose_matrix(pivot: DVec3, translation: DVec3, rotation: DQuat) -> DMat4 {
 }
 
 /// Keys, as the window title and README list them.
-pub const KEYS: &str = "drag orbit, wheel zoom, arrows/PgUp/PgDn move head, Q/E turn head, F wind, +/- wind strength, Space pause, N step, R reset, Tab scene, Esc quit";
+pub const KEYS: &str = "drag orbit, right-drag move handle, wheel zoom, arrows/PgUp/PgDn move head or handle, Q/E turn it, F wind, +/- wind strength, Space pause, N step, R reset, Tab scene, Esc quit";
 
 #[cfg(test)]
 mod tests {

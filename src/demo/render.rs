@@ -150,6 +150,9 @@ impl Look {
     }
 }
 
+/// The camera's vertical field of view (degrees).
+pub const FOV_Y: f32 = 40.0;
+
 /// Orbit camera about a target point.
 #[derive(Clone, Copy, Debug)]
 pub struct OrbitCamera {
@@ -169,7 +172,7 @@ impl OrbitCamera {
 
     pub fn view_proj(&self, aspect: f32) -> Mat4 {
         let proj = perspective(
-            40f32.to_radians(),
+            FOV_Y.to_radians(),
             aspect.max(1e-3),
             0.01 * self.distance,
             100.0 * self.distance,
@@ -181,6 +184,18 @@ impl OrbitCamera {
     pub fn orbit(&mut self, dx: f32, dy: f32) {
         self.yaw -= dx * 0.008;
         self.pitch = (self.pitch + dy * 0.008).clamp(-1.5, 1.5);
+    }
+
+    /// The world displacement under a cursor moved by (dx, dy) pixels in
+    /// a view `height` pixels high, in the plane through the target facing
+    /// the camera (so a dragged point there stays under the cursor).
+    pub fn drag_delta(&self, dx: f32, dy: f32, height: u32) -> Vec3 {
+        let forward = (self.target - self.eye()).normalize();
+        let right = forward.cross(Vec3::Y).normalize();
+        let up = right.cross(forward);
+        let metres_per_pixel =
+            2.0 * self.distance * (0.5 * FOV_Y.to_radians()).tan() / height as f32;
+        (right * dx - up * dy) * metres_per_pixel
     }
 
     /// Wheel: positive zooms in.

@@ -25,7 +25,7 @@ fn toward(world: &World, shot: &Shot) -> HeadInput {
     let Some((offset, yaw)) = world.head_control() else {
         return HeadInput::default();
     };
-    let dt = world.sim.params().dt;
+    let dt = world.params().dt;
     let m = (shot.head_offset - offset) / (super::HEAD_SPEED * dt);
     let t = (shot.head_turn - yaw) / (super::HEAD_TURN_RATE * dt);
     HeadInput {

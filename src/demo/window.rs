@@ -49,6 +49,8 @@ struct App {
     keys: HashSet<KeyCode>,
     camera: Option<OrbitCamera>,
     dragging: bool,
+    /// The right button is down: the cursor moves the controlled anchor.
+    moving: bool,
     cursor: Option<PhysicalPosition<f64>>,
     paused: bool,
     single_step: bool,
@@ -89,6 +91,7 @@ pub fn run(
         keys: HashSet::new(),
         camera: None,
         dragging: false,
+        moving: false,
         cursor: None,
         paused: false,
         single_step: false,
@@ -225,7 +228,7 @@ impl App {
         let Some(g) = self.gfx.as_mut() else {
             return;
         };
-        let dt = g.world.sim.params().dt;
+        let dt = g.world.params().dt;
         let mut todo = 0;
         if self.paused {
             self.accumulator = 0.0;
@@ -309,17 +312,24 @@ impl App {
         let since = self.title_at.elapsed();
         if since > Duration::from_millis(500) {
             let fps = self.title_frames as f64 / since.as_secs_f64();
-            let rods = &g.world.sim.rods();
+            let rods = g.world.rods();
             let speed = self.title_sim / since.as_secs_f64();
             g.window.set_title(&format!(
-                "strands — {} | {} strands, {} vertices | GPU {} ({:?}) | {fps:.0} fps, sim {} ({:.2}× real time){}{} | {KEYS}",
+                "strands — {} | {} strands, {} vertices | {} | {fps:.0} fps, sim {} ({:.2}× real time){}{}{} | {KEYS}",
                 g.world.name,
                 rods.rod_count(),
                 rods.vertex_count(),
-                g.ctx.info.name,
-                g.ctx.info.backend,
+                if g.world.on_cpu() {
+                    format!(
+                        "CPU reference, {}, drawn on {}",
+                        g.world.params().integrator.name(),
+                        g.ctx.info.name
+                    )
+                } else {
+                    format!("GPU {} ({:?})", g.ctx.info.name, g.ctx.info.backend)
+                },
                 self.sim_ms
-                    .map(|m| format!("{m:.2} ms/step of {} substeps", g.world.sim.params().substeps))
+                    .map(|m| format!("{m:.2} ms/step of {} substeps", g.world.params().substeps))
                     .unwrap_or_else(|| "– ms/step".into()),
                 speed,
                 if g.world.wind_on {
@@ -328,6 +338,10 @@ impl App {
                     String::new()
                 },
                 if self.paused { ", paused" } else { "" },
+                match &g.world.stopped {
+                    Some(e) => format!(" | stopped: {e}"),
+                    None => String::new(),
+                },
             ));
             self.title_at = Instant::now();
             self.title_frames = 0;
@@ -404,11 +418,23 @@ impl ApplicationHandler for App {
                 button: MouseButton::Left,
                 ..
             } => self.dragging = state == ElementState::Pressed,
+            WindowEvent::MouseInput {
+                state,
+                button: MouseButton::Right,
+                ..
+            } => self.moving = state == ElementState::Pressed,
             WindowEvent::CursorMoved { position, .. } => {
-                if let (true, Some(last), Some(cam)) =
-                    (self.dragging, self.cursor, self.camera.as_mut())
-                {
-                    cam.orbit((position.x - last.x) as f32, (position.y - last.y) as f32);
+                if let (Some(last), Some(cam)) = (self.cursor, self.camera.as_mut()) {
+                    let (dx, dy) = ((position.x - last.x) as f32, (position.y - last.y) as f32);
+                    if self.dragging {
+                        cam.orbit(dx, dy);
+                    } else if self.moving {
+                        let height = self.gfx.as_ref().map_or(1, |g| g.config.height.max(1));
+                        let delta = cam.drag_delta(dx, dy, height);
+                        if let Some(g) = self.gfx.as_mut() {
+                            g.world.drag(delta.as_dvec3());
+                        }
+                    }
                 }
                 self.cursor = Some(position);
             }
