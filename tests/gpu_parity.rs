@@ -929,7 +929,7 @@ fn cpu_frames(
         &mut s.tangent[e.clone()],
         &mut s.ref_u[e.clone()],
     );
-    let mut view = cpu::substep::RodStateMut {
+    let mut view = strands::model::rods::RodStateMut {
         pos: &mut s.pos[v],
         vel: &mut s.vel[rods.vertices(r)],
         theta: &mut s.theta[e.clone()],

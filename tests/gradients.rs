@@ -9,10 +9,11 @@ use glam::DVec3;
 use strands::build::EndSpec;
 use strands::cpu::forces::{elastic_forces, rod_forces};
 use strands::cpu::frames::frames;
-use strands::cpu::substep::{RodStateMut, update_material_frame};
+use strands::cpu::substep::update_material_frame;
 use strands::cpu::tridiagonal::RowOrder;
 use strands::cpu::twist::{curvature_binormals, elastic_energy, twist_gradient};
 use strands::cpu::{CpuSimulator, rod_rest};
+use strands::model::rods::RodStateMut;
 use strands::model::rods::State;
 
 /// Central-difference step (m) for positions; rods have 0.1 m edges.

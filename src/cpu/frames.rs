@@ -8,7 +8,7 @@
 
 use glam::DVec3;
 
-use super::substep::RodStateMut;
+use crate::model::rods::RodStateMut;
 use crate::model::rods::{EndCondition, RodSet};
 
 /// Parallel transport of `u` from unit tangent `t1` to unit tangent `t2`:

@@ -17,21 +17,7 @@ use super::integrate::{anchored_positions, integrate};
 use super::twist::{self, curvature_binormals, free_twist_range};
 use super::{Bad, check_rod, grid, project, rod_rest};
 use crate::model::params::{Integrator, Projection, SimParams};
-use crate::model::rods::{RodSet, State, split_mut};
-
-/// Mutable state of one rod.
-pub struct RodStateMut<'a> {
-    /// Vertex positions (m).
-    pub pos: &'a mut [DVec3],
-    /// Vertex velocities (m/s).
-    pub vel: &'a mut [DVec3],
-    /// Edge twist angles (rad).
-    pub theta: &'a mut [f64],
-    /// Edge unit tangents.
-    pub tangent: &'a mut [DVec3],
-    /// Edge reference (Bishop) vectors.
-    pub ref_u: &'a mut [DVec3],
-}
+use crate::model::rods::{RodSet, RodStateMut, State, split_mut};
 
 /// Quasistatic update of one rod's material frame after its centerline moved:
 /// Bishop frames (§4.2.2), clamped angles from anchors, Newton on the rest (§5.1).

@@ -327,6 +327,20 @@ pub struct State {
     pub ref_u: Vec<DVec3>,
 }
 
+/// Mutable state of one rod.
+pub struct RodStateMut<'a> {
+    /// Vertex positions (m).
+    pub pos: &'a mut [DVec3],
+    /// Vertex velocities (m/s).
+    pub vel: &'a mut [DVec3],
+    /// Edge twist angles (rad).
+    pub theta: &'a mut [f64],
+    /// Edge unit tangents.
+    pub tangent: &'a mut [DVec3],
+    /// Edge reference (Bishop) vectors.
+    pub ref_u: &'a mut [DVec3],
+}
+
 /// Split `data` into consecutive mutable slices at the given offsets
 /// (`offsets[0] = 0`, last = length): one slice per rod, so rods can be
 /// processed in parallel over the flat arrays.
