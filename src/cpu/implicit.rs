@@ -48,10 +48,11 @@
 //! **Solve.** Newton with the banded Cholesky factorisation
 //! (`cpu::banded`); where the Hessian is not positive definite (a
 //! compressed or buckling rod), the Hessian with each stencil's made
-//! semidefinite; a Levenberg–Marquardt damping of the soft (bending,
-//! twisting) directions that grows when the line search cuts a step
-//! short; a backtracking line search on Φ along steps that keep the
-//! edges' lengths to first order (`curve_step`). It stops when every free vertex's net force is below
+//! semidefinite (`project_psd`, shifted further only if still singular:
+//! `newton_direction`); a backtracking line search on Φ along steps that
+//! keep the edges' lengths to first order (`curve_step`); after each
+//! step the reference vectors carried to the new tangents (`rebase`).
+//! It stops when every free vertex's net force is below
 //! `tolerance × force scale` and every free angle's net torque below
 //! `tolerance × torque scale`, or below the rounding floor of f64
 //! positions where that is larger (`Scales`); after `max_iterations`
