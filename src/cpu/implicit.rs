@@ -258,9 +258,9 @@ impl Problem<'_> {
 
     /// Φ's gradient and Hessian at q, every unknown free. With
     /// `projected`, each stencil's Hessian is first made positive
-    /// semidefinite (`project_psd`), so the sum is (with inertia or a held
-    /// end, positive definite): the solve's fallback where the exact
-    /// Hessian is not.
+    /// semidefinite (`project_psd`), so the sum is too (and, with inertia,
+    /// or a held end and stretching stiffness, usually definite): the
+    /// solve's fallback where the exact Hessian is not.
     pub fn derivatives(&self, q: &[f64], projected: bool) -> (Vec<f64>, Banded) {
         let n = self.n();
         let mut g = vec![0.0; q.len()];
@@ -422,14 +422,22 @@ pub struct NewtonReport {
     pub torque_tolerance: f64,
     /// Whether both got below their tolerances.
     pub converged: bool,
+    /// Why an unconverged solve ended.
+    pub stop: Stop,
 }
 
-impl NewtonReport {
-    /// The worse of the two residuals as a fraction of its tolerance.
-    pub fn ratio(&self) -> f64 {
-        (self.force_residual / self.force_tolerance)
-            .max(self.torque_residual / self.torque_tolerance)
-    }
+/// Why a Newton solve ended without converging.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stop {
+    /// It converged (or has not ended).
+    #[default]
+    None,
+    /// `max_iterations` taken.
+    Iterations,
+    /// No shift up to 10⁴ of the diagonal made the Hessian definite.
+    NoDirection,
+    /// The line search found no lower Φ along the step down to 2⁻²⁹ of it.
+    NoDescent,
 }
 
 /// The residuals of gradient `g` over the free unknowns: (force, torque).
@@ -438,6 +446,10 @@ fn residuals(g: &[f64], fixed: &[bool]) -> (f64, f64) {
     for (i, (&gi, &held)) in g.iter().zip(fixed).enumerate() {
         if held {
             continue;
+        }
+        if !gi.is_finite() {
+            // Not a residual a solve could reach (f64::max would drop a NaN).
+            return (f64::INFINITY, f64::INFINITY);
         }
         if i % 4 == 3 {
             t = t.max(gi.abs());
@@ -450,7 +462,7 @@ fn residuals(g: &[f64], fixed: &[bool]) -> (f64, f64) {
 
 /// Newton on `start` from `q` (the held unknowns already at their
 /// values), in place: returns how it ended. A step that does not lower Φ
-/// even shortened 2⁻³⁰ times ends the solve unconverged.
+/// even shortened to 2⁻²⁹ of itself ends the solve unconverged.
 ///
 /// Each accepted step re-bases the reference vectors on the new tangents
 /// (`rebase`), so that no edge's transport spans more than one step's
@@ -489,10 +501,13 @@ pub fn solve(start: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
         (report.force_residual, report.torque_residual) = residuals(&g, problem.fixed);
         report.converged = report.force_residual <= report.force_tolerance
             && report.torque_residual <= report.torque_tolerance;
-        if report.converged || report.iterations >= settings.max_iterations {
+        if report.converged {
             return report;
         }
-        report.iterations += 1;
+        if report.iterations >= settings.max_iterations {
+            report.stop = Stop::Iterations;
+            return report;
+        }
         // Newton's step where the Hessian is positive definite; else the
         // step of the Hessian with each stencil's made semidefinite (a
         // descent direction that keeps the stiff and soft directions
@@ -508,6 +523,7 @@ pub fn solve(start: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
                 let (mut gp, mut hp) = problem.derivatives(q, true);
                 hold(&mut gp, &mut hp);
                 let Some(d) = newton_direction(&hp, &g, problem.fixed) else {
+                    report.stop = Stop::NoDirection;
                     return report;
                 };
                 d
@@ -534,8 +550,10 @@ pub fn solve(start: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
             alpha *= 0.5;
         }
         if !accepted {
+            report.stop = Stop::NoDescent;
             return report;
         }
+        report.iterations += 1;
         q.copy_from_slice(&trial);
         rebase(q, &mut tangent, &mut ref_u);
     }
@@ -773,8 +791,8 @@ pub fn held_unknowns(
 /// free vertex moved along its edge from the one before it). The
 /// prediction alone stretches the edges next to a clamp that moved by its
 /// whole step, which the stiff stretching energy then takes Newton many
-/// iterations to undo. A rod held at both ends (or neither held: from its
-/// first vertex) keeps the prediction where the walk would reach a held vertex.
+/// iterations to undo. A rod held at both ends keeps the prediction
+/// unchanged; one held at neither is walked from its first vertex.
 pub fn initial_guess(rest: RodRest, q: &mut [f64], fixed: &[bool]) {
     let n = (q.len() + 1) / 4;
     let held = |i: usize| fixed[x_dof(i, 0)];

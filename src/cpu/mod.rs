@@ -362,9 +362,22 @@ impl Unstable {
             hint: if params.integrator == Integrator::Static && rods.material[r].stretching == 0.0 {
                 "Cause: the rod's material has no stretching stiffness (`RodMaterial::stretching`), so nothing balances its edges' tension at rest: give it one".to_string()
             } else {
+                let why = match n.stop {
+                    implicit::Stop::Iterations => format!(
+                        "it reached sim.newton.max_iterations (now {}): raise it, or",
+                        params.newton.max_iterations
+                    ),
+                    implicit::Stop::NoDescent => {
+                        "its line search found no step that lowers the energy (a state near a snap-through, or a residual at what f64 resolves: then raise sim.newton.tolerance):".to_string()
+                    }
+                    implicit::Stop::NoDirection => {
+                        "no shift made its Hessian definite:".to_string()
+                    }
+                    implicit::Stop::None => String::new(),
+                };
                 format!(
-                    "Raise sim.substeps (now {}) so that each solve starts nearer its answer, or sim.newton.max_iterations (now {}); a rod that buckles or snaps through within a step needs the smaller step",
-                    params.substeps, params.newton.max_iterations
+                    "The solve stopped because {why} raise sim.substeps (now {}) so that each solve starts nearer its answer; a rod that buckles or snaps through within a step needs the smaller step",
+                    params.substeps
                 )
             },
             ..Self::new(rods, r, step, time, Cause::Newton)

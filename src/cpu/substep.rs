@@ -355,6 +355,10 @@ pub fn substep_start(
     w: &mut RodWork,
 ) -> Option<implicit::NewtonReport> {
     if params.integrator.is_implicit() {
+        // save_start, as below: SHAKE projects along x₀'s gradients.
+        if matches!(params.projection, Projection::Shake { .. }) {
+            w.pos_start.copy_from_slice(w.s.pos);
+        }
         let report = implicit_step(rods, params, r, t, h, w);
         w.pos_unc.copy_from_slice(w.s.pos);
         return Some(report);
