@@ -103,6 +103,7 @@ fn vertex_stencil_gradient_and_hessian_match_finite_differences() {
         let frames = StartFrames {
             tangent: &tangent,
             ref_u: &ref_u,
+            ref_twist: &vec![0.0; sim.state.pos.len()],
         };
         let p = &sim.state.pos;
         for k in 1..6 {
@@ -182,6 +183,7 @@ fn assembled_gradient_and_hessian_match_finite_differences() {
         frames: StartFrames {
             tangent: &tangent,
             ref_u: &ref_u,
+            ref_twist: &vec![0.0; sim.state.pos.len()],
         },
         inertia: &inertia,
         fixed: &fixed,
@@ -256,6 +258,7 @@ fn gradient_at_twist_equilibrium_is_minus_the_explicit_force() {
             frames: StartFrames {
                 tangent: &sim.state.tangent,
                 ref_u: &sim.state.ref_u,
+                ref_twist: &vec![0.0; sim.state.pos.len()],
             },
             inertia: &inertia,
             fixed: &fixed,
@@ -353,6 +356,7 @@ fn projected_hessian_is_definite_with_the_same_gradient() {
         frames: StartFrames {
             tangent: &tangent,
             ref_u: &ref_u,
+            ref_twist: &vec![0.0; sim.state.pos.len()],
         },
         inertia: &inertia,
         fixed: &fixed,
@@ -377,5 +381,39 @@ fn projected_hessian_is_definite_with_the_same_gradient() {
     assert!(
         hp.cholesky().is_some(),
         "the projected Hessian is not definite"
+    );
+}
+
+/// A reference twist past a half turn is kept whole: with the reference
+/// vectors of two aligned edges turned by φ = π + 0.1 about them, the
+/// twist energy is β φ²/l̄ when the last iterate's reference twist was near
+/// +π, and β (2π − φ)²/l̄ (the other way round) when it was near −π; the
+/// bending energy is the same in both, so they differ by
+/// β ((π + 0.1)² − (π − 0.1)²)/l̄ = 0.4π β/l̄.
+#[test]
+fn reference_twist_keeps_its_turn_past_a_half_turn() {
+    let (sim, _, _) = rod(2, EndSpec::Free, EndSpec::Free);
+    let rest = rod_rest(&sim.rods, 0);
+    let n = sim.state.pos.len();
+    let phi = std::f64::consts::PI + 0.1;
+    let tangent = vec![DVec3::X; n - 1];
+    let mut ref_u = vec![DVec3::Y; n - 1];
+    ref_u[1] = DVec3::new(0.0, phi.cos(), phi.sin());
+    let e = [DVec3::X * 0.1, DVec3::X * 0.1].map(Vec3::<f64>::of);
+    let energy = |prior: f64| {
+        let mut twist = vec![0.0; n];
+        twist[1] = prior;
+        let frames = StartFrames {
+            tangent: &tangent,
+            ref_u: &ref_u,
+            ref_twist: &twist,
+        };
+        vertex_energy(rest, frames, 1, e, [0.0, 0.0])
+    };
+    let diff = energy(std::f64::consts::PI) - energy(-std::f64::consts::PI);
+    let expected = 0.4 * std::f64::consts::PI * rest.material.twist / rest.voronoi[1];
+    assert!(
+        (diff - expected).abs() < 1e-9 * expected,
+        "{diff:e} vs {expected:e}"
     );
 }

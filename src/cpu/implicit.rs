@@ -125,13 +125,18 @@ pub fn transport_from<T: Real>(u: DVec3, ta: DVec3, tb: Vec3<T>) -> Vec3<T> {
 }
 
 /// The start-of-step frames the reference vectors are carried from:
-/// each edge's unit tangent and Bishop vector then.
+/// each edge's unit tangent and Bishop vector then, and each vertex's
+/// reference twist at the last iterate (0 on the Bishop frame), which the
+/// next one's is taken nearest to: `atan2` alone would wrap a reference
+/// twist past ±π by a whole turn, and the twist energy with it.
 #[derive(Clone, Copy)]
 pub struct StartFrames<'a> {
     /// Per edge.
     pub tangent: &'a [DVec3],
     /// Per edge.
     pub ref_u: &'a [DVec3],
+    /// Per vertex (rad).
+    pub ref_twist: &'a [f64],
 }
 
 /// Bending and twist energy of interior vertex `k` (eq. 3 and the twist
@@ -170,7 +175,9 @@ pub fn vertex_energy<T: Real>(
         energy = energy + (d1 * d1 * b[0] + d1 * d2 * (2.0 * b[1]) + d2 * d2 * b[2]) / (2.0 * l);
     }
     let p = transport(a[0], t[0], t[1]);
-    let m_ref = p.cross(&a[1]).dot(&t[1]).atan2(p.dot(&a[1]));
+    let raw = p.cross(&a[1]).dot(&t[1]).atan2(p.dot(&a[1]));
+    let turns = ((frames.ref_twist[k] - raw.value()) / std::f64::consts::TAU).round();
+    let m_ref = raw + turns * std::f64::consts::TAU;
     let m = theta[1] - theta[0] + m_ref;
     energy + m * m * (rest.material.twist / l)
 }
@@ -478,12 +485,14 @@ pub fn solve(start: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
     };
     let mut tangent = start.frames.tangent.to_vec();
     let mut ref_u = start.frames.ref_u.to_vec();
+    let mut ref_twist = start.frames.ref_twist.to_vec();
     let mut trial = q.to_vec();
     loop {
         let problem = Problem {
             frames: StartFrames {
                 tangent: &tangent,
                 ref_u: &ref_u,
+                ref_twist: &ref_twist,
             },
             ..*start
         };
@@ -554,9 +563,32 @@ pub fn solve(start: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
             return report;
         }
         report.iterations += 1;
+        let twists = reference_twists(problem.frames, &trial);
         q.copy_from_slice(&trial);
+        ref_twist = twists;
         rebase(q, &mut tangent, &mut ref_u);
     }
+}
+
+/// Each vertex's reference twist at `q` (0 at the ends), each taken the
+/// turn nearest `frames.ref_twist` (`vertex_energy`'s).
+fn reference_twists(frames: StartFrames, q: &[f64]) -> Vec<f64> {
+    let n = frames.ref_twist.len();
+    let mut out = vec![0.0; n];
+    for (k, m) in out.iter_mut().enumerate().take(n - 1).skip(1) {
+        let e = [
+            vertex(q, k) - vertex(q, k - 1),
+            vertex(q, k + 1) - vertex(q, k),
+        ]
+        .map(|e| e.normalize());
+        let a = [0, 1]
+            .map(|j| parallel_transport(frames.ref_u[k - 1 + j], frames.tangent[k - 1 + j], e[j]));
+        let p = parallel_transport(a[0], e[0], e[1]);
+        let raw = p.cross(a[1]).dot(e[1]).atan2(p.dot(a[1]));
+        let turns = ((frames.ref_twist[k] - raw) / std::f64::consts::TAU).round();
+        *m = raw + turns * std::f64::consts::TAU;
+    }
+    out
 }
 
 /// The reference vectors carried to the tangents of `q`'s edges, which

@@ -405,9 +405,12 @@ pub fn implicit_step(
         _ => (h, t + h),
     };
     let rest = rod_rest(rods, r);
+    // On the Bishop frame every reference twist is zero.
+    let zero_twist = vec![0.0; w.s.pos.len()];
     let frames = implicit::StartFrames {
         tangent: w.s.tangent,
         ref_u: w.s.ref_u,
+        ref_twist: &zero_twist,
     };
     let inertia = implicit::inertia_of(
         rods,
