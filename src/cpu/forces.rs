@@ -142,8 +142,16 @@ pub fn elastic_forces(
     force[0] += f_cur;
 }
 
+/// The length vertex `i` of a rod with edges `rest_len` takes drag over:
+/// half its adjacent edges' rest lengths (m).
+#[inline]
+pub fn drag_length(rest_len: &[f64], i: usize) -> f64 {
+    0.5 * (if i > 0 { rest_len[i - 1] } else { 0.0 }
+        + if i < rest_len.len() { rest_len[i] } else { 0.0 })
+}
+
 /// Gravity and linear drag `−c L (v − w(x, t))` on every vertex, with `L`
-/// the vertex's Voronoi length (half the adjacent edges' rest lengths).
+/// the vertex's Voronoi length (`drag_length`).
 pub fn external_forces(
     rest: RodRest,
     mass: &[f64],
@@ -155,9 +163,7 @@ pub fn external_forces(
     let c = rest.material.drag;
     let n = pos.len();
     for i in 0..n {
-        let len = 0.5
-            * (if i > 0 { rest.rest_len[i - 1] } else { 0.0 }
-                + if i + 1 < n { rest.rest_len[i] } else { 0.0 });
+        let len = drag_length(rest.rest_len, i);
         force[i] += ext.gravity * mass[i];
         if c > 0.0 {
             force[i] -= (vel[i] - ext.wind.at(pos[i], ext.time)) * (c * len);

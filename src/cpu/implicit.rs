@@ -769,9 +769,7 @@ pub fn inertia_of(
     };
     if moving {
         for i in 0..n {
-            let len = 0.5
-                * (if i > 0 { rest.rest_len[i - 1] } else { 0.0 }
-                    + if i + 1 < n { rest.rest_len[i] } else { 0.0 });
+            let len = super::forces::drag_length(rest.rest_len, i);
             ine.inertia[i] = mass[i] / (h * h);
             ine.predicted[i] = pos[i] + vel[i] * h;
             ine.drag[i] = c * len / h;
