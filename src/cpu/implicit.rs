@@ -38,12 +38,14 @@
 //! stencil of 11 unknowns (`x_{k−1}, x_k, x_{k+1}, θᵏ⁻¹, θᵏ`), each edge's
 //! stretch one of 6. Their energies depend on the vertices only through
 //! the edges, so each is written once in its edges and angles
-//! (`vertex_energy`: 8 inputs, `edge_energy`: 3) over `dual::Real`,
-//! evaluated in f64 for values and in `Dual` numbers for the exact
-//! gradient and Hessian, which the assembly carries to the vertices
-//! (an edge is its head minus its tail). Tests check both
-//! against finite differences, and the gradient with the twist at
-//! equilibrium against the explicit integrator's forces.
+//! (`vertex_energy`: 8 inputs, `edge_energy`: 3) over `dual::Real`. The
+//! solve takes their gradients and Hessians where the frames have been
+//! carried to the present edges (`Frames::at`), in closed form
+//! (`vertex_derivatives`, `edge_derivatives`), which the assembly carries
+//! to the vertices (an edge is its head minus its tail). Tests check the
+//! closed forms against the energies in `Dual` numbers, both against
+//! finite differences, and the gradient with the twist at equilibrium
+//! against the explicit integrator's forces.
 //!
 //! **Solve.** Newton with the banded Cholesky factorisation
 //! (`cpu::banded`); where the Hessian is not positive definite (a
@@ -58,10 +60,10 @@
 //! positions where that is larger (`Scales`); after `max_iterations`
 //! without that the run stops, naming the rod, the step and the residual.
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 
 use super::banded::Banded;
-use super::dual::{Dual, Real, Vec3};
+use super::dual::{Real, Vec3};
 use super::frames::{parallel_transport, signed_angle};
 use super::twist::RodRest;
 use crate::model::params::{Integrator, Newton};
@@ -139,6 +141,43 @@ pub struct StartFrames<'a> {
     pub ref_twist: &'a [f64],
 }
 
+/// Frames carried to a point `q`: each edge's tangent there, its
+/// reference vector carried to it, each vertex's reference twist there.
+/// The solve takes its derivatives at such frames (`vertex_derivatives`).
+#[derive(Clone, Debug)]
+pub struct Frames {
+    /// Per edge.
+    pub tangent: Vec<DVec3>,
+    /// Per edge.
+    pub ref_u: Vec<DVec3>,
+    /// Per vertex (rad).
+    pub ref_twist: Vec<f64>,
+}
+
+impl Frames {
+    /// `frames` carried to `q` (the energy at `q` is unchanged).
+    pub fn at(frames: StartFrames, q: &[f64]) -> Frames {
+        let ref_twist = reference_twists(frames, q);
+        let mut tangent = frames.tangent.to_vec();
+        let mut ref_u = frames.ref_u.to_vec();
+        rebase(q, &mut tangent, &mut ref_u);
+        Frames {
+            tangent,
+            ref_u,
+            ref_twist,
+        }
+    }
+
+    /// As `StartFrames`.
+    pub fn view(&self) -> StartFrames<'_> {
+        StartFrames {
+            tangent: &self.tangent,
+            ref_u: &self.ref_u,
+            ref_twist: &self.ref_twist,
+        }
+    }
+}
+
 /// Bending and twist energy of interior vertex `k` (eq. 3 and the twist
 /// with its reference twist, above) from its two edges
 /// `e = [x_k − x_{k−1}, x_{k+1} − x_k]` (it depends on the vertices only
@@ -180,6 +219,278 @@ pub fn vertex_energy<T: Real>(
     let m_ref = raw + turns * std::f64::consts::TAU;
     let m = theta[1] - theta[0] + m_ref;
     energy + m * m * (rest.material.twist / l)
+}
+
+/// `a bᵀ`.
+#[inline]
+fn outer(a: DVec3, b: DVec3) -> DMat3 {
+    DMat3::from_cols(a * b.x, a * b.y, a * b.z)
+}
+
+/// `[a]×`, the matrix of `v ↦ a × v`.
+#[inline]
+fn cross_matrix(a: DVec3) -> DMat3 {
+    DMat3::from_cols(
+        DVec3::new(0.0, a.z, -a.y),
+        DVec3::new(-a.z, 0.0, a.x),
+        DVec3::new(a.y, -a.x, 0.0),
+    )
+}
+
+/// A symmetric matrix of a stencil's inputs, filled by blocks.
+struct Sym<const N: usize>([[f64; N]; N]);
+
+impl<const N: usize> Sym<N> {
+    /// Adds `m` at rows `r..r+3`, columns `c..c+3`, and `mᵀ` at the mirror
+    /// (both on one block where r = c: `m + mᵀ`).
+    fn pair(&mut self, r: usize, c: usize, m: DMat3) {
+        for a in 0..3 {
+            for b in 0..3 {
+                let x = m.col(b)[a];
+                self.0[r + a][c + b] += x;
+                self.0[c + b][r + a] += x;
+            }
+        }
+    }
+
+    /// Adds the symmetric `m` on the diagonal block at `r`.
+    fn diagonal(&mut self, r: usize, m: DMat3) {
+        for a in 0..3 {
+            for b in 0..3 {
+                self.0[r + a][r + b] += m.col(b)[a];
+            }
+        }
+    }
+
+    /// Adds `v` at rows `r..r+3` of column `c`, and at the mirror.
+    fn column(&mut self, r: usize, c: usize, v: DVec3) {
+        for a in 0..3 {
+            self.0[r + a][c] += v[a];
+            self.0[c][r + a] += v[a];
+        }
+    }
+
+    /// The 3×3 block at rows `r..`, columns `c..`.
+    fn block(&self, r: usize, c: usize) -> DMat3 {
+        let col =
+            |b: usize| DVec3::new(self.0[r][c + b], self.0[r + 1][c + b], self.0[r + 2][c + b]);
+        DMat3::from_cols(col(0), col(1), col(2))
+    }
+}
+
+/// `vertex_energy`'s gradient and Hessian in its inputs
+/// `(e⁰, e¹, θ⁰, θ¹)` (indices 0–2, 3–5, 6, 7), derived by hand, at a
+/// point where the frames are those of the present edges (`frames_at`:
+/// `tangent` = each edge's unit tangent, `ref_u` its reference vector),
+/// the only place the solve takes derivatives.
+///
+/// The energy is a function `F(t⁰, t¹, θ⁰, θ¹)` of the unit tangents,
+/// carried to the edges by `t = e/|e|` (`∂t/∂e = P/|e|` with
+/// `P = I − t tᵀ`, and `Σ_c g_c ∂²t_c/∂e² = −(t (Pg)ᵀ + (Pg) tᵀ + (t·g) P)/|e|²`).
+/// In the tangents, at the point (`a = u`, `v = t × a`):
+/// * `κb = 2 t⁰ × t¹/(1 + t⁰·t¹)`, `∂κb/∂t⁰ = (−2[t¹]× − κb t¹ᵀ)/D`,
+///   `∂κb/∂t¹ = (2[t⁰]× − κb t⁰ᵀ)/D`, and the Hessian of `M·κb` that of a
+///   bilinear form over `D = 1 + t⁰·t¹`.
+/// * The reference vector `a(t) = P(s → t) u` from its start tangent
+///   `s = t`: `∂a/∂t = a tᵀ − t aᵀ`, and
+///   `∂²(k·a)/∂t² = ½((k × t)(a × t)ᵀ + (a × t)(k × t)ᵀ)` (the
+///   transport's quadratic term `b (b·u)/(1 + c)` with `b = s × t`).
+///   Then `∂v/∂t = v tᵀ − [a]×`, and `m₁ = cos θ a + sin θ v`,
+///   `m₂ = cos θ v − sin θ a`.
+/// * Bending `½ dᵀ B d/l̄` with `d = (κb·m₂, −κb·m₁) − ω̄`: Gauss–Newton
+///   part `Jᵀ B J/l̄` plus `∇²(κb·M)` with `M = λ₁ m₂ − λ₂ m₁`,
+///   `λ = B d/l̄`.
+/// * The reference twist carried in time is its value at the point plus
+///   the solid angle `Ω` of the spherical quadrilateral `s⁰ s¹ t¹ t⁰`
+///   (the holonomy of transport round it), written as two triangles with
+///   `tan(Ω/2) = a·(b × c)/(1 + a·b + b·c + c·a)`. At the point `Ω = 0`,
+///   `∂Ω/∂tʲ = κb/2`, and with `w = t⁰ × t¹`, `c = t⁰·t¹`,
+///   `d = t⁰ + t¹`: `∂²Ω/∂tʲ² = −(w dᵀ + d wᵀ)/(2(1 + c)²)`,
+///   `∂²Ω/∂t⁰∂t¹ = [t⁰]×/(1 + c) − w t⁰ᵀ/(1 + c)²`.
+///
+/// Tests check both against `vertex_energy` in `Dual` numbers.
+#[allow(clippy::needless_range_loop)] // inputs are indexed by block
+pub fn vertex_derivatives(
+    rest: RodRest,
+    frames: StartFrames,
+    k: usize,
+    e: [DVec3; 2],
+    theta: [f64; 2],
+) -> ([f64; 8], [[f64; 8]; 8]) {
+    let len = [e[0].length(), e[1].length()];
+    let t = [e[0] / len[0], e[1] / len[1]];
+    let u = [frames.ref_u[k - 1], frames.ref_u[k]];
+    let b = rest.material.bending;
+    let l = rest.voronoi[k];
+    let mut gt = [0.0; 8];
+    let mut ht = Sym([[0.0; 8]; 8]);
+    let add_grad = |gt: &mut [f64; 8], r: usize, v: DVec3| {
+        for c in 0..3 {
+            gt[r + c] += v[c];
+        }
+    };
+
+    // The curvature binormal and its first derivatives in the tangents.
+    let den = 1.0 + t[0].dot(t[1]);
+    let kb = t[0].cross(t[1]) * (2.0 / den);
+    let dkb = [
+        (cross_matrix(t[1]) * -2.0 - outer(kb, t[1])) / den,
+        (cross_matrix(t[0]) * 2.0 - outer(kb, t[0])) / den,
+    ];
+    let dden = [t[1], t[0]];
+
+    for j in 0..2 {
+        let (s, c) = theta[j].sin_cos();
+        let (a, tj) = (u[j], t[j]);
+        let v = tj.cross(a);
+        let m1 = a * c + v * s;
+        let m2 = v * c - a * s;
+        let da = outer(a, tj) - outer(tj, a);
+        let dv = outer(v, tj) - cross_matrix(a);
+        let dm1 = da * c + dv * s;
+        let dm2 = dv * c - da * s;
+        let wbar = rest.rest_kappa[k][j];
+        let d = [kb.dot(m2) - wbar.x, -kb.dot(m1) - wbar.y];
+        // ∇d over the inputs.
+        let mut jd = [[0.0; 8]; 2];
+        for i in 0..2 {
+            add_grad(&mut jd[0], 3 * i, dkb[i].transpose() * m2);
+            add_grad(&mut jd[1], 3 * i, -(dkb[i].transpose() * m1));
+        }
+        add_grad(&mut jd[0], 3 * j, dm2.transpose() * kb);
+        add_grad(&mut jd[1], 3 * j, -(dm1.transpose() * kb));
+        jd[0][6 + j] = -kb.dot(m1);
+        jd[1][6 + j] = -kb.dot(m2);
+        let lam = [
+            (b[0] * d[0] + b[1] * d[1]) / l,
+            (b[1] * d[0] + b[2] * d[1]) / l,
+        ];
+        for p in 0..8 {
+            gt[p] += lam[0] * jd[0][p] + lam[1] * jd[1][p];
+            for q in 0..8 {
+                ht.0[p][q] += (b[0] * jd[0][p] * jd[0][q]
+                    + b[1] * (jd[0][p] * jd[1][q] + jd[1][p] * jd[0][q])
+                    + b[2] * jd[1][p] * jd[1][q])
+                    / l;
+            }
+        }
+        // ∇²(κb·M), M = λ₁ m₂ − λ₂ m₁ = α v − γ a held as numbers where
+        // it multiplies κb's second derivatives, and the other way round.
+        let alpha = lam[0] * c - lam[1] * s;
+        let gamma = lam[0] * s + lam[1] * c;
+        let mm = v * alpha - a * gamma;
+        // M·κb over (t⁰, t¹): the bilinear 2 M·(t⁰ × t¹) over D.
+        let num = 2.0 * mm.dot(t[0].cross(t[1]));
+        let dnum = [t[1].cross(mm) * 2.0, mm.cross(t[0]) * 2.0];
+        for p in 0..2 {
+            for q in 0..=p {
+                let mut blk = -(outer(dnum[p], dden[q]) + outer(dden[p], dnum[q])) / (den * den)
+                    + outer(dden[p], dden[q]) * (2.0 * num / (den * den * den));
+                if p != q {
+                    // (t¹, t⁰): ∂²num = 2[M]×, ∂²D = I.
+                    blk += cross_matrix(mm) * (2.0 / den) - DMat3::IDENTITY * (num / (den * den));
+                    ht.pair(3 * p, 3 * q, blk);
+                } else {
+                    ht.diagonal(3 * p, blk);
+                }
+            }
+        }
+        // κb held: α κb·v − γ κb·a over (tʲ, θʲ).
+        let grad_ka = tj * a.dot(kb) - a * tj.dot(kb);
+        let grad_kv = a.cross(kb) + tj * v.dot(kb);
+        let half_sym = |x: DVec3, y: DVec3| (outer(x, y) + outer(y, x)) * 0.5;
+        let at = a.cross(tj);
+        let hess_ka = half_sym(kb.cross(tj), at);
+        let x = outer(a.cross(kb), tj) - outer(tj.cross(kb), a);
+        let hess_kv = x + x.transpose() + half_sym(kb.cross(tj).cross(tj), at);
+        ht.diagonal(3 * j, hess_kv * alpha - hess_ka * gamma);
+        ht.column(3 * j, 6 + j, -(grad_kv * gamma) - grad_ka * alpha);
+        ht.0[6 + j][6 + j] += -alpha * kb.dot(v) + gamma * kb.dot(a);
+        // Cross terms ∇κbᵀ ∇M + ∇Mᵀ ∇κb.
+        let dm_t = dv * alpha - da * gamma;
+        let dm_th = -(v * gamma) - a * alpha;
+        for i in 0..2 {
+            ht.pair(3 * i, 3 * j, dkb[i].transpose() * dm_t);
+            ht.column(3 * i, 6 + j, dkb[i].transpose() * dm_th);
+        }
+    }
+
+    // Twist β m²/l̄, m = θ¹ − θ⁰ + m_ref.
+    let p = parallel_transport(u[0], t[0], t[1]);
+    let raw = signed_angle(p, u[1], t[1]);
+    let turns = ((frames.ref_twist[k] - raw) / std::f64::consts::TAU).round();
+    let m = theta[1] - theta[0] + raw + turns * std::f64::consts::TAU;
+    let beta = rest.material.twist / l;
+    let mut dm = [0.0; 8];
+    add_grad(&mut dm, 0, kb * 0.5);
+    add_grad(&mut dm, 3, kb * 0.5);
+    dm[6] = -1.0;
+    dm[7] = 1.0;
+    for p in 0..8 {
+        gt[p] += 2.0 * beta * m * dm[p];
+        for q in 0..8 {
+            ht.0[p][q] += 2.0 * beta * dm[p] * dm[q];
+        }
+    }
+    let w = t[0].cross(t[1]);
+    let one_c = 1.0 + t[0].dot(t[1]);
+    let dsum = t[0] + t[1];
+    let own = (outer(w, dsum) + outer(dsum, w)) * (-0.5 / (one_c * one_c));
+    let scale = 2.0 * beta * m;
+    ht.diagonal(0, own * scale);
+    ht.diagonal(3, own * scale);
+    ht.pair(
+        0,
+        3,
+        (cross_matrix(t[0]) / one_c - outer(w, t[0]) / (one_c * one_c)) * scale,
+    );
+
+    // To the edges.
+    let proj = [0, 1].map(|j| (DMat3::IDENTITY - outer(t[j], t[j])) / len[j]);
+    let mut g = [0.0; 8];
+    let mut h = [[0.0; 8]; 8];
+    let mut he = Sym([[0.0; 8]; 8]);
+    for j in 0..2 {
+        let gj = DVec3::new(gt[3 * j], gt[3 * j + 1], gt[3 * j + 2]);
+        let ge = proj[j] * gj;
+        for c in 0..3 {
+            g[3 * j + c] = ge[c];
+        }
+        // The tangent's own curvature: ge = P g/|e|.
+        let own = -(outer(t[j], ge) + outer(ge, t[j]) + proj[j] * t[j].dot(gj)) / len[j];
+        he.diagonal(3 * j, proj[j] * ht.block(3 * j, 3 * j) * proj[j] + own);
+        for th in 6..8 {
+            let col = DVec3::new(ht.0[3 * j][th], ht.0[3 * j + 1][th], ht.0[3 * j + 2][th]);
+            he.column(3 * j, th, proj[j] * col);
+        }
+    }
+    he.pair(0, 3, proj[0] * ht.block(0, 3) * proj[1]);
+    g[6] = gt[6];
+    g[7] = gt[7];
+    for p in 6..8 {
+        for q in 6..8 {
+            he.0[p][q] += ht.0[p][q];
+        }
+    }
+    for (row, src) in h.iter_mut().zip(&he.0) {
+        *row = *src;
+    }
+    (g, h)
+}
+
+/// `edge_energy`'s gradient and Hessian in its edge `e`:
+/// `EA ε t` and `EA/l̄ t tᵀ + EA ε/|e| (I − t tᵀ)`, with `ε = |e|/l̄ − 1`.
+pub fn edge_derivatives(rest: RodRest, j: usize, e: DVec3) -> (DVec3, DMat3) {
+    let l = rest.rest_len[j];
+    let ea = rest.material.stretching;
+    let len = e.length();
+    let t = e / len;
+    let strain = len / l - 1.0;
+    let tt = outer(t, t);
+    (
+        t * (ea * strain),
+        tt * (ea / l) + (DMat3::IDENTITY - tt) * (ea * strain / len),
+    )
 }
 
 /// Stretching energy `½ EA |ē| (|e|/|ē| − 1)²` of edge `j` from the edge
@@ -263,7 +574,8 @@ impl Problem<'_> {
         (e, size)
     }
 
-    /// Φ's gradient and Hessian at q, every unknown free. With
+    /// Φ's gradient and Hessian at q, every unknown free, with the frames
+    /// carried to q (`Frames::at`; `vertex_derivatives`). With
     /// `projected`, each stencil's Hessian is first made positive
     /// semidefinite (`project_psd`), so the sum is too (and, with inertia,
     /// or a held end and stretching stiffness, usually definite): the
@@ -315,17 +627,11 @@ impl Problem<'_> {
                 }
             };
         for k in 1..n - 1 {
-            let e = [
-                Vec3::input(x(k) - x(k - 1), 0),
-                Vec3::input(x(k + 1) - x(k), 3),
-            ];
-            let th = [
-                Dual::<8>::input(q[theta_dof(k - 1)], 6),
-                Dual::<8>::input(q[theta_dof(k)], 7),
-            ];
-            let mut d = vertex_energy(self.rest, self.frames, k, e, th);
+            let e = [x(k) - x(k - 1), x(k + 1) - x(k)];
+            let th = [q[theta_dof(k - 1)], q[theta_dof(k)]];
+            let (dg, mut dh) = vertex_derivatives(self.rest, self.frames, k, e, th);
             if projected {
-                project_psd(&mut d.h);
+                project_psd(&mut dh);
             }
             let edge = |c: usize, tail: usize| [(x_dof(tail + 1, c), 1.0), (x_dof(tail, c), -1.0)];
             let e0: [[(usize, f64); 2]; 3] = std::array::from_fn(|c| edge(c, k - 1));
@@ -334,18 +640,19 @@ impl Problem<'_> {
             let t1 = [(theta_dof(k), 1.0)];
             let map: [&[(usize, f64)]; 8] =
                 [&e0[0], &e0[1], &e0[2], &e1[0], &e1[1], &e1[2], &t0, &t1];
-            scatter(&d.g, &|a, b| d.h[a][b], &map);
+            scatter(&dg, &|a, b| dh[a][b], &map);
         }
         if self.rest.material.stretching > 0.0 {
             for j in 0..n - 1 {
-                let mut d: Dual<3> = edge_energy(self.rest, j, Vec3::input(x(j + 1) - x(j), 0));
+                let (dg, dh) = edge_derivatives(self.rest, j, x(j + 1) - x(j));
+                let mut dh = [0, 1, 2].map(|a| [0, 1, 2].map(|b| dh.col(b)[a]));
                 if projected {
-                    project_psd(&mut d.h);
+                    project_psd(&mut dh);
                 }
                 let e: [[(usize, f64); 2]; 3] =
                     std::array::from_fn(|c| [(x_dof(j + 1, c), 1.0), (x_dof(j, c), -1.0)]);
                 let map: [&[(usize, f64)]; 3] = [&e[0], &e[1], &e[2]];
-                scatter(&d.g, &|a, b| d.h[a][b], &map);
+                scatter(&dg.to_array(), &|a, b| dh[a][b], &map);
             }
         }
         (g, h)
@@ -483,17 +790,11 @@ pub fn solve(start: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
         torque_tolerance: (settings.tolerance * scales.torque).max(scales.torque_floor),
         ..Default::default()
     };
-    let mut tangent = start.frames.tangent.to_vec();
-    let mut ref_u = start.frames.ref_u.to_vec();
-    let mut ref_twist = start.frames.ref_twist.to_vec();
+    let mut frames = Frames::at(start.frames, q);
     let mut trial = q.to_vec();
     loop {
         let problem = Problem {
-            frames: StartFrames {
-                tangent: &tangent,
-                ref_u: &ref_u,
-                ref_twist: &ref_twist,
-            },
+            frames: frames.view(),
             ..*start
         };
         let (phi, size) = problem.energy_and_size(q);
@@ -563,10 +864,8 @@ pub fn solve(start: &Problem, q: &mut [f64], settings: Newton) -> NewtonReport {
             return report;
         }
         report.iterations += 1;
-        let twists = reference_twists(problem.frames, &trial);
+        frames = Frames::at(problem.frames, &trial);
         q.copy_from_slice(&trial);
-        ref_twist = twists;
-        rebase(q, &mut tangent, &mut ref_u);
     }
 }
 
