@@ -15,7 +15,7 @@ use crate::cpu::{CpuSimulator, check_state, diagnostics_of};
 use crate::gpu::bandwidth::CopyBandwidth;
 use crate::gpu::traffic::{Counts, Granularity, TrafficModel};
 use crate::gpu::{GpuContext, GpuError, GpuSimulator};
-use crate::model::params::{Projection, SimParams};
+use crate::model::params::{Integrator, Projection, SimParams};
 use crate::model::rods::RodSet;
 use crate::scene::Scene;
 
@@ -79,6 +79,13 @@ impl Workload {
         })
     }
 
+    /// The workload stepped by `integrator` (`sim.integrator`); the name
+    /// stays, the rows say which (`Measurement::integrator`).
+    pub fn with_integrator(mut self, integrator: Integrator) -> Workload {
+        self.scene.params.integrator = integrator;
+        self
+    }
+
     /// Any scene file, its substep kept (or shortened to the stability
     /// margin) and its frame cut to `--substeps` steps.
     pub fn from_file(path: &Path) -> Result<Workload> {
@@ -103,6 +110,7 @@ pub enum Planned {
         kind: String,
         strands: usize,
         vertices: usize,
+        integrator: Integrator,
         /// The same workload with one strand: checked up front, and what
         /// `frames_of` needs (its colliders and interaction).
         probe: Box<Workload>,
@@ -111,13 +119,20 @@ pub enum Planned {
 }
 
 impl Planned {
-    /// A standard workload (`Workload::standard`), its settings checked now.
-    pub fn standard(kind: &str, strands: usize, vertices: usize) -> Result<Planned> {
+    /// A standard workload (`Workload::standard`) stepped by `integrator`,
+    /// its settings checked now.
+    pub fn standard(
+        kind: &str,
+        strands: usize,
+        vertices: usize,
+        integrator: Integrator,
+    ) -> Result<Planned> {
         Ok(Planned::Standard {
             kind: kind.into(),
             strands,
             vertices,
-            probe: Box::new(Workload::standard(kind, 1, vertices)?),
+            integrator,
+            probe: Box::new(Workload::standard(kind, 1, vertices)?.with_integrator(integrator)),
         })
     }
 
@@ -126,6 +141,14 @@ impl Planned {
         match self {
             Planned::Standard { kind, .. } => kind,
             Planned::File(w) => &w.name,
+        }
+    }
+
+    /// The integrator it is stepped with.
+    pub fn integrator(&self) -> Integrator {
+        match self {
+            Planned::Standard { integrator, .. } => *integrator,
+            Planned::File(w) => w.scene.params.integrator,
         }
     }
 
@@ -151,8 +174,9 @@ impl Planned {
                 kind,
                 strands,
                 vertices,
+                integrator,
                 ..
-            } => Workload::standard(kind, *strands, *vertices),
+            } => Ok(Workload::standard(kind, *strands, *vertices)?.with_integrator(*integrator)),
             Planned::File(w) => Ok((**w).clone()),
         }
     }
@@ -246,6 +270,10 @@ pub struct Measurement {
     /// every splat but the own.
     #[serde(default = "splat_asked_in_old_reports")]
     pub gpu_splat_asked: bool,
+    /// The integrator (`sim.integrator`'s name); "symplectic" in reports
+    /// older than this field.
+    #[serde(default = "symplectic_in_old_reports")]
+    pub integrator: String,
     pub strands: usize,
     /// Vertices per strand (the largest, for scene files with mixed rods).
     pub vertices_per_strand: usize,
@@ -258,6 +286,12 @@ pub struct Measurement {
     pub timing: String,
     /// Milliseconds per integrator step, over the timed frames (null: not measured).
     pub ms_per_step: Option<Spread>,
+    /// Milliseconds to simulate 1/60 s: the median step's time × the steps
+    /// 1/60 s takes (`(1/60)/h`; 1 for an implicit integrator, which the
+    /// bench steps once a frame of 1/60 s), the figure that compares
+    /// integrators (null: not measured, and in older reports).
+    #[serde(default)]
+    pub ms_per_60hz_frame: Option<f64>,
     /// Frames timed: `repeats`, or more where they took less than
     /// `min_time_s` (0 in older reports and where not measured).
     #[serde(default)]
@@ -272,6 +306,10 @@ pub struct Measurement {
     pub projection_iterations: u32,
     /// Most Newton iterations a twist solve used in the last frame.
     pub twist_iterations: u32,
+    /// Implicit integrators: the most Newton iterations a rod's step took
+    /// in the last frame (CPU; 0 for the symplectic, and in older reports).
+    #[serde(default)]
+    pub newton_iterations: u32,
     /// GPU buffers allocated for this simulation (bytes).
     pub gpu_bytes: Option<u64>,
     /// GPU only: seconds spent compiling the kernels of the row's form
@@ -444,8 +482,17 @@ pub struct Settings {
 }
 
 /// The scene's parameters with the substep shortened to the stability margin
-/// where the rods need it, and `substeps` substeps per frame.
+/// where the rods need it, and `substeps` substeps per frame; with an
+/// implicit integrator, which no step limit bounds, one step of 1/60 s a
+/// frame (the frame rate an application runs it at).
 pub fn bench_params(rods: &RodSet, params: &SimParams, substeps: u32) -> SimParams {
+    if params.integrator.is_implicit() {
+        return SimParams {
+            dt: 1.0 / 60.0,
+            substeps: 1,
+            ..*params
+        };
+    }
     let stable = crate::model::stability::step_limit(rods).map_or(f64::INFINITY, |l| l.h_max);
     let h = params.h().min(STABILITY_MARGIN * stable);
     SimParams {
@@ -535,6 +582,12 @@ fn measure_with(
     let scene = &workload.scene;
     let (rods, state) = scene.build();
     let params = bench_params(&rods, &scene.params, settings.substeps);
+    // The steps a frame takes (1 for an implicit integrator), which
+    // `timed_frames` divides each frame's time by.
+    let settings = Settings {
+        substeps: params.substeps,
+        ..settings
+    };
     let vertices_per_strand = (0..rods.rod_count())
         .map(|r| rods.vertices(r).len())
         .max()
@@ -561,6 +614,7 @@ fn measure_with(
         gpu_interleave: None,
         gpu_splat: None,
         gpu_splat_asked: false,
+        integrator: params.integrator.name().into(),
         strands: rods.rod_count(),
         vertices_per_strand,
         vertices: rods.vertex_count(),
@@ -585,12 +639,14 @@ fn measure_with(
         simulated_time: 0.0,
         timing: "wall clock".into(),
         ms_per_step: None,
+        ms_per_60hz_frame: None,
         frames_timed: 0,
         wall_ms_per_step: None,
         vertex_steps_per_second: None,
         max_strain: None,
         projection_iterations: 0,
         twist_iterations: 0,
+        newton_iterations: 0,
         gpu_bytes: None,
         gpu_compile_s: None,
         host_bytes: host_bytes(&rods),
@@ -630,7 +686,9 @@ fn measure_with(
                     return m;
                 }
             }
-            m.max_strain = Some(sim.diagnostics().max_strain);
+            let d = sim.diagnostics();
+            m.max_strain = Some(d.max_strain);
+            m.newton_iterations = sim.last_newton().0;
             m.simulated_time = sim.state.time;
         }
         BackendKind::Gpu => {
@@ -785,6 +843,7 @@ fn measure_with(
     }
     m.frames_timed = times.len() as u32;
     let spread = Spread::of(times);
+    m.ms_per_60hz_frame = Some(spread.median * (1.0 / 60.0) / params.h());
     m.vertex_steps_per_second = Some(m.vertices as f64 / (spread.median * 1e-3));
     m.achieved_gb_per_s = m
         .model_bytes_per_vertex_step
@@ -1019,6 +1078,10 @@ pub fn bytes(b: u64) -> String {
 
 /// `Measurement::gpu_splat_asked` in reports written before it: those
 /// labelled every splat but the own.
+fn symplectic_in_old_reports() -> String {
+    Integrator::Symplectic.name().into()
+}
+
 fn splat_asked_in_old_reports() -> bool {
     true
 }
@@ -1039,9 +1102,14 @@ impl Measurement {
             None => String::new(),
             Some(s) => format!(":{}-splat", s.replace(':', "-")),
         };
+        let integrator = if self.integrator == Integrator::Symplectic.name() {
+            String::new()
+        } else {
+            format!(":{}", self.integrator)
+        };
         match &self.gpu_form {
-            Some(form) => format!("{}:{form}{stencil}{splat}", self.backend),
-            None => self.backend.clone(),
+            Some(form) => format!("{}:{form}{stencil}{splat}{integrator}", self.backend),
+            None => format!("{}{integrator}", self.backend),
         }
     }
 }
@@ -1055,18 +1123,20 @@ pub fn table(results: &[Measurement]) -> String {
         .map(|m| m.workload.chars().count())
         .fold(10, usize::max);
     let mut out = format!(
-        "{:<ww$} {:<bw$} {:>8} {:>9} {:>26} {:>11} {:>7} {:>5} {:>9} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
+        "{:<ww$} {:<bw$} {:>8} {:>9} {:>26} {:>11} {:>11} {:>7} {:>5} {:>9} {:>5} {:>5} {:>6} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
         "workload",
         "back",
         "strands",
         "vertices",
         "ms/step median (min–max)",
+        "ms/(1/60 s)",
         "vert-step/s",
         "contact",
         "grid",
         "strain",
         "proj",
         "twist",
+        "newton",
         "gpu mem",
         "host mem",
         "B/vert-step",
@@ -1091,7 +1161,7 @@ pub fn table(results: &[Measurement]) -> String {
             continue;
         };
         out += &format!(
-            "{:<ww$} {:<bw$} {:>8} {:>9} {:>26} {:>11.3e} {:>7} {:>5} {:>9.1e} {:>5} {:>5} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
+            "{:<ww$} {:<bw$} {:>8} {:>9} {:>26} {:>11} {:>11.3e} {:>7} {:>5} {:>9.1e} {:>5} {:>5} {:>6} {:>10} {:>10} {:>11} {:>8} {:>7}\n",
             m.workload,
             m.label(),
             m.strands,
@@ -1103,6 +1173,9 @@ pub fn table(results: &[Measurement]) -> String {
                 s.min,
                 s.max
             ),
+            m.ms_per_60hz_frame
+                .map(|f| format!("{f:.3}"))
+                .unwrap_or_else(|| "-".into()),
             vs,
             m.contact_share
                 .map(|c| format!("{:.0}%", 100.0 * c))
@@ -1113,6 +1186,7 @@ pub fn table(results: &[Measurement]) -> String {
             strain,
             m.projection_iterations,
             m.twist_iterations,
+            m.newton_iterations,
             m.gpu_bytes.map(bytes).unwrap_or_else(|| "-".into()),
             bytes(m.host_bytes),
             m.model_bytes_per_vertex_step
@@ -1190,6 +1264,7 @@ pub fn compare(old: &Report, new: &Report) -> String {
             o.workload == m.workload
                 && o.source == m.source
                 && o.backend == m.backend
+                && o.integrator == m.integrator
                 && forms_match(o)
                 && o.strands == m.strands
                 && o.vertices == m.vertices
@@ -1373,6 +1448,44 @@ mod tests {
             substeps: 1,
             shares: true,
         }
+    }
+
+    /// An implicit integrator's row steps once a frame of 1/60 s whatever
+    /// `--substeps` says, so its time per step is its frame's time, and
+    /// the time per 1/60 s of both kinds of row is the step's times the
+    /// steps that 1/60 s takes; the label names the integrator, and a
+    /// report from before the field reads as symplectic.
+    #[test]
+    fn implicit_rows_step_once_a_frame_of_a_sixtieth() {
+        let settings = Settings {
+            substeps: 10,
+            shares: false,
+            ..one_frame()
+        };
+        let w = Workload::standard("hair", 4, 8).unwrap();
+        let explicit = measure(&w, BackendKind::Cpu, None, settings, &mut |_| {});
+        let w = w.with_integrator(Integrator::BackwardEuler);
+        let implicit = measure(&w, BackendKind::Cpu, None, settings, &mut |_| {});
+        assert_eq!(implicit.error, None);
+        assert_eq!(implicit.integrator, "backward-euler");
+        assert_eq!(implicit.label(), "cpu:backward-euler");
+        assert_eq!(explicit.label(), "cpu");
+        assert_eq!(
+            (implicit.settings.substeps, implicit.settings.h),
+            (1, 1.0 / 60.0)
+        );
+        assert_eq!(explicit.settings.substeps, 10);
+        for m in [&explicit, &implicit] {
+            let per_step = m.ms_per_step.as_ref().unwrap().median;
+            let frame = m.ms_per_60hz_frame.unwrap();
+            let steps = (1.0 / 60.0) / m.settings.h;
+            assert!((frame - per_step * steps).abs() <= 1e-12 * frame, "{m:?}");
+        }
+        assert!(implicit.newton_iterations > 0);
+        let mut json = serde_json::to_value(&implicit).unwrap();
+        json.as_object_mut().unwrap().remove("integrator");
+        let old: Measurement = serde_json::from_value(json).unwrap();
+        assert_eq!(old.integrator, "symplectic");
     }
 
     /// `Settings::shares` off (`strands bench --no-shares`): the row is

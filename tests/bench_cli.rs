@@ -60,8 +60,28 @@ fn bench_writes_report_plot_and_compares() {
         .unwrap();
     assert!(copy > 0.0, "{}", r["environment"]);
     let results = r["results"].as_array().unwrap();
-    // 2 workloads × 2 sizes × 2 backends.
-    assert_eq!(results.len(), 8);
+    // 2 workloads × 2 sizes × (the CPU with the symplectic and backward
+    // Euler integrators, the default; the GPU, which steps the symplectic
+    // only and says so).
+    assert_eq!(results.len(), 12);
+    let rows = |backend: &str, integrator: &str| {
+        results
+            .iter()
+            .filter(|m| m["backend"] == backend && m["integrator"] == integrator)
+            .count()
+    };
+    assert_eq!(
+        [
+            rows("cpu", "symplectic"),
+            rows("cpu", "backward-euler"),
+            rows("gpu", "symplectic")
+        ],
+        [4, 4, 4]
+    );
+    assert!(
+        stderr.contains("sim.integrator = backward-euler not timed"),
+        "{stderr}"
+    );
     assert_eq!(r["min_time_s"], 0.0);
     assert_eq!(r["shares"], true);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("not measured (--no-shares)"));
@@ -76,7 +96,17 @@ fn bench_writes_report_plot_and_compares() {
         );
         assert!(0.0 < lo && lo <= med && med <= hi, "{s}");
         let v = m["vertices"].as_f64().unwrap();
-        assert_eq!(m["settings"]["substeps"], 2);
+        // An implicit row steps once a frame of 1/60 s.
+        let implicit = m["integrator"] != "symplectic";
+        assert_eq!(m["settings"]["substeps"], if implicit { 1 } else { 2 });
+        let h = m["settings"]["h"].as_f64().unwrap();
+        let frame = m["ms_per_60hz_frame"].as_f64().unwrap();
+        assert!((frame - med * (1.0 / 60.0) / h).abs() < 1e-9 * frame, "{m}");
+        assert_eq!(
+            m["newton_iterations"].as_u64().unwrap() > 0,
+            implicit,
+            "{m}"
+        );
         assert!(m["simulated_time"].as_f64().unwrap() > 0.0);
         let vs = m["vertex_steps_per_second"].as_f64().unwrap();
         assert!((vs - v / (med * 1e-3)).abs() < 1e-6 * vs);
@@ -184,7 +214,7 @@ fn bench_writes_report_plot_and_compares() {
         .unwrap();
     assert!(o.status.success());
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(stdout.matches('×').count(), 8, "{stdout}");
+    assert_eq!(stdout.matches('×').count(), 12, "{stdout}");
     assert!(!stdout.contains("no comparable figure"), "{stdout}");
 }
 
@@ -196,6 +226,7 @@ fn bench_times_frames_until_the_least_time() {
     let json = d.join("least.json");
     let o = strands()
         .args(["bench", "--backend", "cpu,gpu", "--workload", "grass"])
+        .args(["--integrator", "symplectic"])
         .args(["--strands", "12", "--vertices", "16", "--substeps", "2"])
         .args(["--warmup", "1", "--repeats", "3", "--min-time", "0.1"])
         .arg("--out")
@@ -240,6 +271,8 @@ fn bench_no_shares_times_each_row_once() {
             "--workload",
             "hair",
             "--no-shares",
+            "--integrator",
+            "symplectic",
         ])
         .args(["--strands", "12", "--vertices", "16", "--substeps", "2"])
         .args(["--warmup", "0", "--repeats", "2", "--min-time", "0"])

@@ -12,6 +12,19 @@ use crate::backend::BackendKind;
 use crate::bench::{self, Environment, Measurement, Planned, Report, Settings, Workload};
 use crate::gpu::GpuContext;
 use crate::gpu::schedule::Splat;
+use crate::model::params::Integrator;
+
+/// An integrator by its scene name.
+fn parse_integrator(s: &str) -> std::result::Result<Integrator, String> {
+    Integrator::ALL
+        .iter()
+        .find(|(_, name)| *name == s)
+        .map(|(i, _)| *i)
+        .ok_or_else(|| {
+            let names: Vec<&str> = Integrator::ALL.iter().map(|(_, n)| *n).collect();
+            format!("unknown integrator {s:?}: use {}", names.join(", "))
+        })
+}
 
 /// The arguments of `strands bench`.
 #[derive(clap::Args, Debug, Clone)]
@@ -26,6 +39,15 @@ pub struct BenchArgs {
     /// Vertices per strand of the standard workloads (16–64 is typical).
     #[arg(long, default_value_t = 32)]
     pub vertices: usize,
+    /// Integrators to time each workload with (symplectic, backward-euler,
+    /// implicit-midpoint, static; `sim.integrator`), each a row: the
+    /// symplectic within its step limit, --substeps a frame, an implicit
+    /// one a step of 1/60 s a frame; the column "ms/(1/60 s)" compares
+    /// them. Default: symplectic and backward-euler for the standard
+    /// workloads, a scene file's own. The GPU runs the symplectic only and
+    /// reports the others refused.
+    #[arg(long = "integrator", value_delimiter = ',', value_parser = parse_integrator)]
+    pub integrators: Vec<Integrator>,
     /// Also time these scene files, as they are.
     #[arg(long = "scene")]
     pub scenes: Vec<PathBuf>,
@@ -204,13 +226,28 @@ pub fn bench(args: BenchArgs) -> Result<Report> {
     let mut plan: Vec<Planned> = Vec::new();
     let mut sizes = args.strands.clone();
     sizes.sort_unstable();
+    let integrators = if args.integrators.is_empty() {
+        vec![Integrator::Symplectic, Integrator::BackwardEuler]
+    } else {
+        args.integrators.clone()
+    };
     for kind in &args.workloads {
-        for &n in &sizes {
-            plan.push(Planned::standard(kind, n, args.vertices)?);
+        for &integrator in &integrators {
+            for &n in &sizes {
+                plan.push(Planned::standard(kind, n, args.vertices, integrator)?);
+            }
         }
     }
     for path in &args.scenes {
-        plan.push(Planned::File(Box::new(Workload::from_file(path)?)));
+        let w = Workload::from_file(path)?;
+        if args.integrators.is_empty() {
+            plan.push(Planned::File(Box::new(w)));
+            continue;
+        }
+        for &integrator in &args.integrators {
+            let w = w.clone().with_integrator(integrator);
+            plan.push(Planned::File(Box::new(w)));
+        }
     }
     // The GPU with each bending-stencil precision asked for.
     let gpus: Vec<GpuContext> = match &gpu {
@@ -241,6 +278,9 @@ pub fn bench(args: BenchArgs) -> Result<Report> {
                     gpu: 0,
                     splat: None,
                 }),
+                // The kernels step the symplectic integrator only (the
+                // note below says so).
+                BackendKind::Gpu if plan[workload].integrator().is_implicit() => {}
                 BackendKind::Gpu => {
                     for gpu in 0..gpus.len() {
                         for &splat in &splats {
@@ -255,6 +295,17 @@ pub fn bench(args: BenchArgs) -> Result<Report> {
                 }
             }
         }
+    }
+    let implicit: Vec<&str> = Integrator::ALL
+        .iter()
+        .filter(|(i, _)| i.is_implicit() && plan.iter().any(|p| p.integrator() == *i))
+        .map(|(_, name)| *name)
+        .collect();
+    if !gpus.is_empty() && !implicit.is_empty() {
+        eprintln!(
+            "GPU: sim.integrator = {} not timed: the GPU kernels step the symplectic integrator only",
+            implicit.join(", ")
+        );
     }
     let settings = Settings {
         gpu_splat: None,
@@ -312,7 +363,11 @@ pub fn bench(args: BenchArgs) -> Result<Report> {
                 on = format!("{on}, {sp} splat");
             }
         }
-        bar.set_message(format!("{} {strands} strands on {on}", p.name()));
+        bar.set_message(format!(
+            "{} {strands} strands ({}) on {on}",
+            p.name(),
+            p.integrator().name()
+        ));
         if built.as_ref().is_none_or(|(j, _)| *j != row.workload) {
             // Free the last scene before building the next.
             drop(built.take());

@@ -709,8 +709,15 @@ impl CpuSimulator {
         d.twist_iterations = twist_iterations;
         d.projection_iterations = projection_iterations;
         d.grid_outside = self.work.last_grid_outside;
-        (d.newton_iterations, d.newton_residual) = self.work.last_newton;
+        (d.newton_iterations, d.newton_residual) = self.last_newton();
         Ok(d)
+    }
+
+    /// The most Newton iterations a rod's solve took in the last frame and
+    /// the largest residual it left (N); (0, 0) with the symplectic
+    /// integrator.
+    pub fn last_newton(&self) -> (u32, f64) {
+        self.work.last_newton
     }
 
     /// `step` without the diagnostics (energies are a serial pass over all
