@@ -269,7 +269,7 @@ pub fn bench(args: BenchArgs) -> Result<Report> {
     };
     // Each workload on each backend, the GPU with each precision and splat.
     let mut rows = Vec::new();
-    for workload in 0..plan.len() {
+    for (workload, planned) in plan.iter().enumerate() {
         for &backend in &backends {
             match backend {
                 BackendKind::Cpu => rows.push(Row {
@@ -280,7 +280,7 @@ pub fn bench(args: BenchArgs) -> Result<Report> {
                 }),
                 // The kernels step the symplectic integrator only (the
                 // note below says so).
-                BackendKind::Gpu if plan[workload].integrator().is_implicit() => {}
+                BackendKind::Gpu if planned.integrator().is_implicit() => {}
                 BackendKind::Gpu => {
                     for gpu in 0..gpus.len() {
                         for &splat in &splats {
