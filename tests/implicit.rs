@@ -485,3 +485,288 @@ fn a_free_rod_under_backward_euler_with_shake_keeps_its_lengths() {
     let d = sim.diagnostics();
     assert!(d.bending > 0.0 && d.kinetic > 0.0, "the rod still moves");
 }
+
+/// The large-deflection cantilever: L = 0.2 m of free length, r = 1 mm,
+/// ρ = 1000 kg/m³, E = 10 MPa (EI = 7.85e-6 N·m², weight 0.0308 N/m:
+/// qL³/EI ≈ 31, the tip sags to about 60 % of L), `segments` free edges
+/// after a clamped horizontal first edge ending at x = 0, with drag
+/// `drag` (N·s/m²).
+fn large_cantilever(segments: usize, drag: f64) -> RodSpec {
+    let h = 0.2 / segments as f64;
+    let points: Vec<DVec3> = (0..segments + 2)
+        .map(|i| DVec3::new((i as f64 - 1.0) * h, 0.0, 0.0))
+        .collect();
+    let material = RodMaterial::from_young_shear(1e7, 1e7 / 3.0, 1000.0, 1e-3, drag).unwrap();
+    RodSpec {
+        name: "cantilever".into(),
+        points: points.clone(),
+        rest: points,
+        material,
+        start: EndSpec::Clamped(0),
+        end: EndSpec::Free,
+        frame_angle: 0.0,
+    }
+}
+
+/// The inextensible elastica of a horizontal cantilever of length `l`
+/// under its own weight `q` per length, EI θ'' = q (l − s) cos θ with
+/// θ(0) = 0 and θ'(l) = 0 (θ the tangent's angle above horizontal), by
+/// shooting on θ'(0) (bisection) with 4th-order Runge–Kutta in 20,000
+/// steps; returns the tip's (x, y) from the clamp.
+fn elastica_tip(l: f64, q: f64, ei: f64) -> (f64, f64) {
+    let shoot = |c: f64| {
+        let n = 20_000;
+        let ds = l / n as f64;
+        // (θ, θ', x, y)
+        let f = |s: f64, y: [f64; 4]| [y[1], q * (l - s) * y[0].cos() / ei, y[0].cos(), y[0].sin()];
+        let mut y = [0.0, c, 0.0, 0.0];
+        for i in 0..n {
+            let s = i as f64 * ds;
+            let k1 = f(s, y);
+            let k2 = f(
+                s + ds / 2.0,
+                std::array::from_fn(|j| y[j] + ds / 2.0 * k1[j]),
+            );
+            let k3 = f(
+                s + ds / 2.0,
+                std::array::from_fn(|j| y[j] + ds / 2.0 * k2[j]),
+            );
+            let k4 = f(s + ds, std::array::from_fn(|j| y[j] + ds * k3[j]));
+            for j in 0..4 {
+                y[j] += ds / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
+            }
+        }
+        y
+    };
+    // θ'(0) lies between −ql²/(2EI) (the small-deflection root moment,
+    // which the shortened lever arm only lessens) and 0; θ'(l) rises with it.
+    let (mut lo, mut hi) = (-q * l * l / (2.0 * ei), 0.0);
+    for _ in 0..80 {
+        let mid = 0.5 * (lo + hi);
+        if shoot(mid)[1] > 0.0 {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let y = shoot(0.5 * (lo + hi));
+    (y[2], y[3])
+}
+
+/// The elastica's tip for the DER cantilever of `segments` edges: the
+/// beam DER clamps starts at the middle of the clamped edge
+/// (tests/cantilever.rs), so its length is L + h/2 from x = −h/2.
+fn elastica_tip_of(spec: &RodSpec, segments: usize) -> DVec3 {
+    let h = 0.2 / segments as f64;
+    let ei = spec.material.bending[0];
+    let q = spec.material.mass_per_length * 9.81;
+    let (x, y) = elastica_tip(0.2 + h / 2.0, q, ei);
+    DVec3::new(x - h / 2.0, y, 0.0)
+}
+
+/// Statics of the large-deflection cantilever in one solve against the
+/// inextensible elastica (shooting, above): the tip within 0.1 % of its
+/// displacement from the straight rod's tip, at 50 segments.
+#[test]
+fn statics_gives_the_large_deflection_elastica_in_one_solve() {
+    let segments = 50;
+    let spec = large_cantilever(segments, 0.0);
+    let expected = elastica_tip_of(&spec, segments);
+    let params = SimParams {
+        dt: 0.01,
+        substeps: 1,
+        gravity: DVec3::new(0.0, -9.81, 0.0),
+        integrator: Integrator::Static,
+        ..SimParams::default()
+    };
+    let mut sim = simulator(&[spec], params);
+    let d = sim.step().unwrap();
+    let tip = *sim.state.pos.last().unwrap();
+    let displacement = (expected - DVec3::new(0.2, 0.0, 0.0)).length();
+    let error = (tip - expected).length() / displacement;
+    eprintln!(
+        "statics: tip {tip:?}, elastica {expected:?}, error {error:.3e} of {displacement:.4} m"
+    );
+    assert!(
+        expected.y < -0.1,
+        "a large deflection: elastica tip {expected:?}"
+    );
+    assert!(
+        error < 1e-3,
+        "tip {tip:?} vs the elastica's {expected:?}: {error:.2e} of the displacement {displacement:.4} m ({} Newton iterations)",
+        d.newton_iterations
+    );
+}
+
+/// Backward Euler at the seed's Δt = 1e-2 s, one step a frame, on the
+/// large-deflection cantilever with the first mode critically damped
+/// (c = 2μω₁, ω₁ = 3.516 √(EI/μ)/L²): after 5 s the tip rests within
+/// 0.5 % of its displacement from the elastica's.
+#[test]
+fn backward_euler_settles_the_large_cantilever_onto_the_elastica() {
+    let segments = 50;
+    let probe = large_cantilever(segments, 0.0);
+    let (ei, mu) = (probe.material.bending[0], probe.material.mass_per_length);
+    let w1 = 3.516 * (ei / mu).sqrt() / (0.2 * 0.2);
+    let spec = large_cantilever(segments, 2.0 * mu * w1);
+    let expected = elastica_tip_of(&spec, segments);
+    let params = SimParams {
+        dt: 0.01,
+        substeps: 1,
+        gravity: DVec3::new(0.0, -9.81, 0.0),
+        integrator: Integrator::BackwardEuler,
+        ..SimParams::default()
+    };
+    let mut sim = simulator(&[spec], params);
+    for _ in 0..500 {
+        sim.step().unwrap();
+    }
+    let tip = *sim.state.pos.last().unwrap();
+    let displacement = (expected - DVec3::new(0.2, 0.0, 0.0)).length();
+    let error = (tip - expected).length() / displacement;
+    eprintln!("backward Euler, 5 s: tip {tip:?}, elastica {expected:?}, error {error:.3e}");
+    assert!(error < 5e-3, "tip {tip:?} vs {expected:?}: {error:.2e}");
+}
+
+/// The small-deflection cantilever of tests/cantilever.rs (40 segments,
+/// no drag) released straight under gravity swings about its sagged
+/// shape in its first mode, period T₁ = 2π L²/(3.516 √(EI/μ)) with
+/// L = free length + h/2 (Euler–Bernoulli). The implicit midpoint rule at
+/// Δt = T₁/100, one step each, keeps the period within 1 % (from the
+/// times of the tip's lowest points, interpolated) and the swing within
+/// 10 % over three periods; backward Euler at T₁/20 stays bounded (its
+/// swing only decays).
+#[test]
+fn the_midpoint_rule_keeps_the_cantilevers_period_and_swing() {
+    const L: f64 = 0.2;
+    const MU: f64 = 3.14e-3;
+    const G: f64 = 9.81;
+    const EI: f64 = MU * G * L * L * L / (8.0 * 0.005);
+    let segments = 40;
+    let h = L / segments as f64;
+    let points: Vec<DVec3> = (0..segments + 2)
+        .map(|i| DVec3::new((i as f64 - 1.0) * h, 0.0, 0.0))
+        .collect();
+    let mut material = iso_material(EI, EI, MU);
+    material.stretching = 1e4;
+    let spec = RodSpec {
+        name: "cantilever".into(),
+        points: points.clone(),
+        rest: points,
+        material,
+        start: EndSpec::Clamped(0),
+        end: EndSpec::Free,
+        frame_angle: 0.0,
+    };
+    let le = L + h / 2.0;
+    let period = 2.0 * std::f64::consts::PI * le * le / (3.516 * (EI / MU).sqrt());
+    let run = |integrator: Integrator, per_period: usize, periods: f64| {
+        let dt = period / per_period as f64;
+        let params = SimParams {
+            dt,
+            substeps: 1,
+            gravity: DVec3::new(0.0, -G, 0.0),
+            integrator,
+            ..SimParams::default()
+        };
+        let mut sim = simulator(std::slice::from_ref(&spec), params);
+        let steps = (periods * per_period as f64).ceil() as usize;
+        let ys: Vec<f64> = (0..steps)
+            .map(|_| {
+                sim.step().unwrap();
+                sim.state.pos.last().unwrap().y
+            })
+            .collect();
+        (dt, ys)
+    };
+    // Lowest points: local minima, placed by the parabola through their
+    // neighbours (times of step i's end: (i + 1) dt).
+    let minima = |dt: f64, ys: &[f64]| -> Vec<(f64, f64)> {
+        (1..ys.len() - 1)
+            .filter(|&i| ys[i] < ys[i - 1] && ys[i] <= ys[i + 1])
+            .map(|i| {
+                let (a, b, c) = (ys[i - 1], ys[i], ys[i + 1]);
+                let offset = 0.5 * (a - c) / (a - 2.0 * b + c);
+                ((i as f64 + 1.0 + offset) * dt, b - 0.25 * (a - c) * offset)
+            })
+            .collect()
+    };
+    let (dt, ys) = run(Integrator::ImplicitMidpoint, 100, 3.3);
+    let lows = minima(dt, &ys);
+    assert_eq!(lows.len(), 3, "one lowest point a period: {lows:?}");
+    let measured = (lows[2].0 - lows[0].0) / 2.0;
+    let error = (measured - period).abs() / period;
+    // The swing: the depth of each lowest point below the start.
+    let (first, last) = (-lows[0].1, -lows[2].1);
+    eprintln!(
+        "midpoint: period {measured:.5} s vs {period:.5} s ({error:.2e}); swing {first:.4e} → {last:.4e} m"
+    );
+    assert!(error < 1e-2, "period {measured} s vs {period} s");
+    assert!(
+        (last - first).abs() < 0.1 * first,
+        "swing {first:.4e} → {last:.4e} m"
+    );
+    let (_, ys) = run(Integrator::BackwardEuler, 20, 3.0);
+    let sag = MU * G * le.powi(4) / (8.0 * EI);
+    assert!(
+        ys.iter().all(|y| y.is_finite() && y.abs() < 2.5 * sag),
+        "backward Euler at T₁/20 left its swing: {ys:?}"
+    );
+}
+
+/// Seed 004's rod (50 vertices) with light drag (0.05 N·s/m²) under
+/// backward Euler at Δt = 1e-2 s, one step a frame, rests within 1 mm at
+/// every vertex of where the symplectic integrator (about 80 substeps a
+/// step within its limit, the same fast projection) brings it to rest,
+/// after 3 s.
+#[test]
+fn backward_euler_at_one_step_a_frame_rests_where_the_explicit_run_does() {
+    let mut rod = seed_rod(50);
+    rod.material.drag = 0.05;
+    let mut explicit = simulator(&[rod.clone()], seed_params(Integrator::Symplectic, 0));
+    let mut implicit = simulator(&[rod], seed_params(Integrator::BackwardEuler, 1));
+    tip_heights(&mut explicit, 300);
+    tip_heights(&mut implicit, 300);
+    assert!(explicit.params.substeps > 50, "the explicit limit");
+    for sim in [&explicit, &implicit] {
+        assert!(sim.diagnostics().max_speed < 1e-4, "not at rest");
+    }
+    let diff = max_diff(&explicit.state.pos, &implicit.state.pos);
+    eprintln!("seed rod at rest: explicit and backward Euler {diff:.2e} m apart");
+    assert!(diff < 1e-3, "rest shapes {diff:.2e} m apart");
+    let sag = -explicit.state.pos.last().unwrap().z;
+    assert!(sag > 0.01, "sag {sag} m");
+}
+
+/// `scenes/hair.toml` with 32-vertex strands (60 of them) under backward
+/// Euler at the scene's dt = 1/60 s, one step a frame, through the
+/// scene's 150 steps of the moving, turning head: every edge within a
+/// strain of 1e-3 of its rest length and no vertex deeper than 0.5 mm in
+/// a collider at every step (repeated rounds of contact and the filtered
+/// projection after the step keep both: the filtered projection alone
+/// left strains of 3e-2).
+#[test]
+fn hair_at_one_step_a_frame_keeps_its_lengths_and_stays_out() {
+    let sets: Vec<String> = [
+        "rods.0.count=60",
+        "rods.0.segments=31",
+        "sim.substeps=\"auto\"",
+        "sim.integrator=\"backward-euler\"",
+    ]
+    .map(String::from)
+    .to_vec();
+    let scene =
+        strands::scene::Scene::load(std::path::Path::new("scenes/hair.toml"), &sets).unwrap();
+    let (rods, state) = scene.build();
+    let mut sim = CpuSimulator::new(rods, state, scene.params);
+    assert_eq!(sim.params.substeps, 1);
+    let (mut strain, mut deepest) = (0.0f64, 0.0f64);
+    for _ in 0..150 {
+        let d = sim.step().unwrap();
+        strain = strain.max(d.max_strain);
+        deepest = deepest.max(d.max_penetration);
+    }
+    eprintln!("hair, backward Euler at 1/60 s: strain {strain:.2e}, deepest {deepest:.2e} m");
+    assert!(strain < 1e-3, "strain {strain:.2e}");
+    assert!(deepest < 5e-4, "{deepest:.2e} m inside");
+}

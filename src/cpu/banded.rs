@@ -60,6 +60,23 @@ impl Banded {
         self.lower[k] += v;
     }
 
+    /// `A[first + i][first + j] += block[i][j]` for the lower triangle
+    /// `j ≤ i` of the symmetric `block` (and so its mirror). Panics past the
+    /// matrix or the band.
+    pub fn add_lower_block<const M: usize>(&mut self, first: usize, block: &[[f64; M]; M]) {
+        assert!(
+            M <= self.band + 1 && first + M <= self.n,
+            "a {M}×{M} block at {first} outside the matrix or its half-bandwidth {}",
+            self.band
+        );
+        for (i, row) in block.iter().enumerate() {
+            let start = self.at(first + i, first);
+            for (j, v) in row.iter().enumerate().take(i + 1) {
+                self.lower[start + j] += v;
+            }
+        }
+    }
+
     /// Row and column `i` zero but the diagonal, which becomes `d`: the
     /// unknown held fixed (with a zero right-hand side there).
     pub fn fix(&mut self, i: usize, d: f64) {

@@ -365,13 +365,15 @@ pub fn vertex_derivatives(
             (b[0] * d[0] + b[1] * d[1]) / l,
             (b[1] * d[0] + b[2] * d[1]) / l,
         ];
+        // Jᵀ (B J/l̄), B J/l̄ a row at a time.
+        let bj: [[f64; 8]; 2] = [
+            std::array::from_fn(|q| (b[0] * jd[0][q] + b[1] * jd[1][q]) / l),
+            std::array::from_fn(|q| (b[1] * jd[0][q] + b[2] * jd[1][q]) / l),
+        ];
         for p in 0..8 {
             gt[p] += lam[0] * jd[0][p] + lam[1] * jd[1][p];
             for q in 0..8 {
-                ht.0[p][q] += (b[0] * jd[0][p] * jd[0][q]
-                    + b[1] * (jd[0][p] * jd[1][q] + jd[1][p] * jd[0][q])
-                    + b[2] * jd[1][p] * jd[1][q])
-                    / l;
+                ht.0[p][q] += jd[0][p] * bj[0][q] + jd[1][p] * bj[1][q];
             }
         }
         // ∇²(κb·M), M = λ₁ m₂ − λ₂ m₁ = α v − γ a held as numbers where
@@ -596,63 +598,68 @@ impl Problem<'_> {
             }
         }
         // A stencil's derivatives in its edges (and angles) carried to its
-        // vertices: `map[a]` lists the (unknown, sign) input a is made of
-        // (an edge is its head minus its tail), so the gradient is Aᵀ∇ and
-        // the Hessian Aᵀ∇²A.
-        let mut scatter =
-            |d_g: &[f64], d_h: &dyn Fn(usize, usize) -> f64, map: &[&[(usize, f64)]]| {
-                for (a, ma) in map.iter().enumerate() {
-                    for &(i, s) in ma.iter() {
-                        g[i] += s * d_g[a];
-                    }
-                    for (b, mb) in map.iter().enumerate().take(a + 1) {
-                        let hab = d_h(a, b);
-                        for &(i, si) in ma.iter() {
-                            for &(j, sj) in mb.iter() {
-                                // Entry (a, b) lands on (i, j) and, off the
-                                // diagonal, (b, a) on (j, i); the symmetric
-                                // matrix keeps each pair (i, j), (j, i) once.
-                                // So off the diagonal an (a, b) that lands on
-                                // (i, i) counts twice, and on it (a = b) each
-                                // pair of unknowns is met twice: taken once.
-                                let v = si * sj * hab;
-                                if a != b {
-                                    h.add(i, j, if i == j { 2.0 * v } else { v });
-                                } else if i >= j {
-                                    h.add(i, j, v);
-                                }
-                            }
+        // unknowns, which are consecutive from `first`: `map[a]` lists the
+        // (local unknown, sign) input a is made of (an edge is its head
+        // minus its tail), so the gradient is Aᵀ∇ and the Hessian Aᵀ∇²A.
+        fn carry<const N: usize, const M: usize>(
+            dg: &[f64; N],
+            dh: &[[f64; N]; N],
+            map: &[&[(usize, f64)]; N],
+            first: usize,
+            g: &mut [f64],
+            h: &mut Banded,
+        ) {
+            let mut local = [[0.0; M]; M];
+            for (a, ma) in map.iter().enumerate() {
+                for &(i, s) in ma.iter() {
+                    g[first + i] += s * dg[a];
+                }
+                for (b, mb) in map.iter().enumerate() {
+                    for &(i, si) in ma.iter() {
+                        for &(j, sj) in mb.iter() {
+                            local[i][j] += si * sj * dh[a][b];
                         }
                     }
                 }
-            };
+            }
+            h.add_lower_block(first, &local);
+        }
+        // Local unknowns of vertex k's stencil from 4(k − 1): x_{k−1} at
+        // 0–2, θᵏ⁻¹ at 3, x_k at 4–6, θᵏ at 7, x_{k+1} at 8–10.
+        let e0: [[(usize, f64); 2]; 3] = std::array::from_fn(|c| [(4 + c, 1.0), (c, -1.0)]);
+        let e1: [[(usize, f64); 2]; 3] = std::array::from_fn(|c| [(8 + c, 1.0), (4 + c, -1.0)]);
+        let vertex_map: [&[(usize, f64)]; 8] = [
+            &e0[0],
+            &e0[1],
+            &e0[2],
+            &e1[0],
+            &e1[1],
+            &e1[2],
+            &[(3, 1.0)],
+            &[(7, 1.0)],
+        ];
         for k in 1..n - 1 {
             let e = [x(k) - x(k - 1), x(k + 1) - x(k)];
             let th = [q[theta_dof(k - 1)], q[theta_dof(k)]];
             let (dg, mut dh) = vertex_derivatives(self.rest, self.frames, k, e, th);
             if projected {
                 project_psd(&mut dh);
+                mirror(&mut dh);
             }
-            let edge = |c: usize, tail: usize| [(x_dof(tail + 1, c), 1.0), (x_dof(tail, c), -1.0)];
-            let e0: [[(usize, f64); 2]; 3] = std::array::from_fn(|c| edge(c, k - 1));
-            let e1: [[(usize, f64); 2]; 3] = std::array::from_fn(|c| edge(c, k));
-            let t0 = [(theta_dof(k - 1), 1.0)];
-            let t1 = [(theta_dof(k), 1.0)];
-            let map: [&[(usize, f64)]; 8] =
-                [&e0[0], &e0[1], &e0[2], &e1[0], &e1[1], &e1[2], &t0, &t1];
-            scatter(&dg, &|a, b| dh[a][b], &map);
+            carry::<8, 11>(&dg, &dh, &vertex_map, x_dof(k - 1, 0), &mut g, &mut h);
         }
         if self.rest.material.stretching > 0.0 {
+            // Edge j's from 4j: x_j at 0–2, x_{j+1} at 4–6.
+            let e: [[(usize, f64); 2]; 3] = std::array::from_fn(|c| [(4 + c, 1.0), (c, -1.0)]);
+            let edge_map: [&[(usize, f64)]; 3] = [&e[0], &e[1], &e[2]];
             for j in 0..n - 1 {
                 let (dg, dh) = edge_derivatives(self.rest, j, x(j + 1) - x(j));
                 let mut dh = [0, 1, 2].map(|a| [0, 1, 2].map(|b| dh.col(b)[a]));
                 if projected {
                     project_psd(&mut dh);
+                    mirror(&mut dh);
                 }
-                let e: [[(usize, f64); 2]; 3] =
-                    std::array::from_fn(|c| [(x_dof(j + 1, c), 1.0), (x_dof(j, c), -1.0)]);
-                let map: [&[(usize, f64)]; 3] = [&e[0], &e[1], &e[2]];
-                scatter(&dg.to_array(), &|a, b| dh[a][b], &map);
+                carry::<3, 7>(&dg.to_array(), &dh, &edge_map, x_dof(j, 0), &mut g, &mut h);
             }
         }
         (g, h)
@@ -1008,6 +1015,16 @@ pub fn project_psd<const N: usize>(h: &mut [[f64; N]; N]) {
     for i in 0..N {
         for j in 0..=i {
             h[i][j] = (0..N).map(|k| v[i][k] * a[k][k].max(0.0) * v[j][k]).sum();
+        }
+    }
+}
+
+/// `h`'s lower triangle copied to its upper.
+#[allow(clippy::needless_range_loop)] // a matrix and its transpose
+fn mirror<const N: usize>(h: &mut [[f64; N]; N]) {
+    for i in 0..N {
+        for j in 0..i {
+            h[j][i] = h[i][j];
         }
     }
 }
