@@ -52,10 +52,24 @@ fn to_local(p: Pose, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
 // substep to where it was at the start, `forward` the other way, each one
 // rotation (`ColliderNow.motion`) rather than one into the collider's frame
 // and one out of it.
+// For a plane each is x plus the motion, x + (s − e) + (R r − r) with r
+// the point from the pivot, rather than (s − origin) + R r: a plane's
+// pivot can be metres from the rod's origin, where the latter rounds the
+// point by ε|r| anew as it moves, against a friction that scales with one
+// substep's penetration (~g h², 5e-6 m), and the plane's distance
+// (`collider_distance`) does not round it so. A sphere's or capsule's
+// distance is taken from its core placed relative to the origin, and the
+// point rounded with it keeps hair resting on a head where the CPU's rests
+// (tests/gpu_whole_steps.rs). src/cpu/contact.rs: the same in exact
+// arithmetic.
 fn back(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
     let m = collider_at(k);
     let s = m.start.offset.xyz;
     let e = m.end.offset.xyz;
+    if (HAS_PLANE && m.c.kind == PLANE) {
+        let r = (origin - e) + x;
+        return x + (s - e) + (rotate(m.now.motion, r) - r);
+    }
     return (s - origin) + rotate(m.now.motion, (origin - e) + x);
 }
 
@@ -63,6 +77,10 @@ fn forward(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
     let m = collider_at(k);
     let s = m.start.offset.xyz;
     let e = m.end.offset.xyz;
+    if (HAS_PLANE && m.c.kind == PLANE) {
+        let r = (origin - s) + x;
+        return x + (e - s) + (rotate_inverse(m.now.motion, r) - r);
+    }
     return (e - origin) + rotate_inverse(m.now.motion, (origin - s) + x);
 }
 
@@ -89,6 +107,9 @@ fn collider_now(c: Collider, k: u32, origin: vec3<f32>) -> Collider {
     w.p0 = vec4<f32>(pivot + s.p0.xyz, 0.0);
     if (c.kind == PLANE) {
         w.p1 = vec4<f32>(s.p1.xyz, 0.0);
+        // The plane's height above the rod's origin along its normal, for
+        // `collider_distance`.
+        w.p0.w = dot(w.p0.xyz, w.p1.xyz);
     } else {
         w.p1 = vec4<f32>(pivot + s.p1.xyz, 0.0);
     }
@@ -173,7 +194,13 @@ fn segment_parameter(p: vec3<f32>, a: vec3<f32>, b: vec3<f32>) -> f32 {
 
 fn collider_distance(c: Collider, q: vec3<f32>) -> Distance {
     if (HAS_PLANE && c.kind == PLANE) {
-        return Distance(dot(q - c.p0.xyz, c.p1.xyz), c.p1.xyz);
+        // n·q − n·p rather than n·(q − p): the point p of a plane can be
+        // metres from the rod's origin, where q − p rounds by ε|p| anew
+        // as q moves, against a friction that scales with the substep's
+        // penetration, ~g h² (5e-6 m); n·p is rounded once, so the surface
+        // the rod slides on stays where it is (src/cpu/contact.rs computes
+        // n·(q − p), the same in exact arithmetic).
+        return Distance(dot(q, c.p1.xyz) - c.p0.w, c.p1.xyz);
     }
     if (HAS_SDF && c.kind == SDF) {
         return sdf_sample(c, q);
