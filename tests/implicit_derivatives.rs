@@ -486,3 +486,94 @@ fn hand_derived_stencil_derivatives_equal_the_dual_ones() {
         }
     }
 }
+
+/// A free rod with isotropic bending and a straight rest shape keeps its
+/// energy when every angle turns by the same amount, so the Hessian has
+/// that turn, z = (0, 0, 0, 1, 0, 0, 0, 1, …), as a null vector (|Hz|
+/// at rounding level: the invariance), even bent and twisted, and
+/// without inertia in the angles; `hold_common_turn` holds edge 0's angle,
+/// after which the Hessian (positions given inertia) factors.
+#[test]
+fn a_free_isotropic_rods_common_turn_is_held() {
+    use strands::cpu::implicit::hold_common_turn;
+    let n = 9;
+    let points: Vec<DVec3> = (0..n)
+        .map(|i| {
+            let a = 0.3 * i as f64;
+            DVec3::new(0.05 * a.sin(), 0.05 * (1.0 - a.cos()), 0.01 * a)
+        })
+        .collect();
+    let step = (points[1] - points[0]).length();
+    let rest: Vec<DVec3> = (0..n).map(|i| DVec3::X * step * i as f64).collect();
+    let mut material = iso_material(2e-3, 1.5e-3, 1e-2);
+    material.stretching = 10.0;
+    let spec = strands::build::RodSpec {
+        name: "free".into(),
+        points,
+        rest,
+        material,
+        start: EndSpec::Free,
+        end: EndSpec::Free,
+        frame_angle: 0.0,
+    };
+    let sim = simulator(&[spec], elastic_params());
+    let rest = rod_rest(&sim.rods, 0);
+    let inertia = Inertia {
+        inertia: vec![100.0; n],
+        predicted: sim.state.pos.clone(),
+        drag: vec![0.0; n],
+        drag_target: sim.state.pos.clone(),
+        weight: vec![DVec3::ZERO; n],
+    };
+    let theta: Vec<f64> = (0..n - 1).map(|j| 0.4 * j as f64).collect();
+    let q = pack(&sim.state.pos, &theta);
+    let zero = vec![0.0; n];
+    let start = StartFrames {
+        tangent: &sim.state.tangent,
+        ref_u: &sim.state.ref_u,
+        ref_twist: &zero,
+    };
+    let at = Frames::at(start, &q);
+    let mut fixed = vec![false; dof_count(n)];
+    let problem = Problem {
+        rest,
+        frames: at.view(),
+        inertia: &inertia,
+        fixed: &fixed,
+    };
+    let (_, h) = problem.derivatives(&q, false);
+    let mut z = vec![0.0; q.len()];
+    for j in 0..n - 1 {
+        z[theta_dof(j)] = 1.0;
+    }
+    let hz = h.mul(&z);
+    let top = (0..q.len()).map(|i| h.get(i, i).abs()).fold(0.0, f64::max);
+    let norm = hz.iter().map(|x| x * x).sum::<f64>().sqrt();
+    assert!(norm < 1e-12 * top, "|Hz| = {norm:.2e} against {top:.2e}");
+    assert!(
+        (0..n - 1).any(|j| h.get(theta_dof(j), theta_dof(j)) > 1e-6 * top),
+        "the angles are coupled (twist), not inert"
+    );
+    hold_common_turn(rest, &mut fixed);
+    assert_eq!(
+        (0..n - 1)
+            .filter(|&j| fixed[theta_dof(j)])
+            .collect::<Vec<_>>(),
+        vec![0]
+    );
+    let mut held = h.clone();
+    held.fix(theta_dof(0), 1.0);
+    assert!(held.cholesky().is_some(), "still singular");
+    // Anisotropic bending depends on the frame itself: nothing is held.
+    let mut aniso = *rest.material;
+    aniso.bending = [2e-3, 0.0, 3e-3];
+    let mut free = vec![false; dof_count(n)];
+    hold_common_turn(
+        strands::cpu::twist::RodRest {
+            material: &aniso,
+            ..rest
+        },
+        &mut free,
+    );
+    assert!(free.iter().all(|f| !f));
+}

@@ -1132,6 +1132,27 @@ pub fn held_unknowns(
     }
 }
 
+/// Holds edge 0's angle of a rod whose energy does not change when every
+/// angle turns by the same amount: no angle held, isotropic bending and a
+/// straight rest shape, so the bending energy is b|κb|²/(2l̄) whatever
+/// the material frame and the twist depends on differences of angles.
+/// That common turn is a direction in which the Hessian is singular;
+/// holding one angle removes it and leaves the minimiser (up to the turn)
+/// unchanged.
+pub fn hold_common_turn(rest: RodRest, fixed: &mut [bool]) {
+    let n = (fixed.len() + 1) / 4;
+    let any_held = (0..n - 1).any(|j| fixed[theta_dof(j)]);
+    let b = rest.material.bending;
+    let isotropic = b[1] == 0.0 && b[0] == b[2];
+    let straight = rest
+        .rest_kappa
+        .iter()
+        .all(|k| k.iter().all(|w| *w == glam::DVec2::ZERO));
+    if !any_held && isotropic && straight {
+        fixed[theta_dof(0)] = true;
+    }
+}
+
 /// The solve's starting point: the inertial prediction with each edge
 /// restored to its rest length, walked away from the rod's held end (each
 /// free vertex moved along its edge from the one before it). The

@@ -427,6 +427,7 @@ pub fn implicit_step(
     let mut q = implicit::pack(&inertia.predicted, w.s.theta);
     let mut fixed = vec![false; q.len()];
     implicit::held_unknowns(rods, r, t_solve, frames, &mut q, &mut fixed);
+    implicit::hold_common_turn(rest, &mut fixed);
     implicit::initial_guess(rest, &mut q, &fixed);
     let problem = implicit::Problem {
         rest,
