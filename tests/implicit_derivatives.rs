@@ -435,7 +435,7 @@ fn reference_twist_keeps_its_turn_past_a_half_turn() {
 /// `Dual` numbers, at frames carried to the point (`Frames::at`, where the
 /// solve takes them), on rods whose reference twists are nonzero and
 /// whose angles are turned. Agreement to rounding: a dropped term shows
-/// at 1e-3 and above.
+/// at 1e-5 and above.
 #[test]
 fn hand_derived_stencil_derivatives_equal_the_dual_ones() {
     for seed in 0..6 {

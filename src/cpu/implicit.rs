@@ -280,7 +280,7 @@ impl<const N: usize> Sym<N> {
 
 /// `vertex_energy`'s gradient and Hessian in its inputs
 /// `(e⁰, e¹, θ⁰, θ¹)` (indices 0–2, 3–5, 6, 7), derived by hand, at a
-/// point where the frames are those of the present edges (`frames_at`:
+/// point where the frames are those of the present edges (`Frames::at`:
 /// `tangent` = each edge's unit tangent, `ref_u` its reference vector),
 /// the only place the solve takes derivatives.
 ///
@@ -320,6 +320,12 @@ pub fn vertex_derivatives(
     let len = [e[0].length(), e[1].length()];
     let t = [e[0] / len[0], e[1] / len[1]];
     let u = [frames.ref_u[k - 1], frames.ref_u[k]];
+    debug_assert!(
+        (0..2)
+            .all(|j| (frames.tangent[k - 1 + j] - t[j]).length() < 1e-9
+                && u[j].dot(t[j]).abs() < 1e-9),
+        "vertex_derivatives at vertex {k}: the frames are not carried to the edges (Frames::at)"
+    );
     let b = rest.material.bending;
     let l = rest.voronoi[k];
     let mut gt = [0.0; 8];

@@ -191,6 +191,15 @@ impl Unstable {
     /// `h` is above it (the step is the likely cause) or within it (it is not).
     fn step_statement(rods: &RodSet, params: &SimParams, r: usize) -> (bool, String) {
         let h = params.h();
+        if params.integrator.is_implicit() {
+            return (
+                false,
+                format!(
+                    "sim.integrator = \"{}\" has no step limit (h = {h:.3e} s is not an explicit instability)",
+                    params.integrator.name()
+                ),
+            );
+        }
         let l = stability::rod_step_limit(rods, r);
         if !(l.h_max.is_finite() && l.h_max > 0.0) {
             return (
