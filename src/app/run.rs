@@ -196,7 +196,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     );
     let cpu_line = || format!("cpu ({} threads, f64)", rayon::current_num_threads());
     let gpu_note = || {
-        if let Some(n) = crate::gpu::precision_note(&params) {
+        if let Some(n) = crate::gpu::precision_note(&rods, &params) {
             eprintln!("{n}");
         }
     };

@@ -70,9 +70,24 @@ pub const TWIST_TOLERANCE_F32: f64 = 1e-6;
 /// (`FAST_TOLERANCE_F32` in shaders/project.wgsl).
 pub const FAST_TOLERANCE_F32: f64 = 1e-6;
 
+/// Below this many times f32's resolution of a rod's positions, a
+/// substep's penetration under gravity leaves collider friction poorly
+/// resolved on the GPU (`precision_note`).
+pub const FRICTION_RESOLUTION: f64 = 10.0;
+
 /// What the GPU will not honour of `params` because of f32, as a line for
-/// the user; `None` when the scene asks for nothing tighter than f32 resolves.
-pub fn precision_note(params: &crate::model::params::SimParams) -> Option<String> {
+/// the user; `None` when the scene asks for nothing tighter than f32
+/// resolves. Also where collider friction is poorly resolved: it scales
+/// with a substep's penetration under gravity, |g| h², which f32 positions
+/// relative to a rod's origin resolve only to about ε × the rod's length;
+/// below `FRICTION_RESOLUTION` times that the GPU's friction may be off
+/// (measured, `tests/contact_incline.rs`: a 2 cm rod in 2 mm edges on an
+/// incline, 4 times, slid 0.48 of the CPU's distance; a 10 cm rod in 1 cm
+/// edges, 480 times, within 1 %).
+pub fn precision_note(
+    rods: &crate::model::rods::RodSet,
+    params: &crate::model::params::SimParams,
+) -> Option<String> {
     let mut parts = Vec::new();
     if params.twist_tolerance < TWIST_TOLERANCE_F32 {
         parts.push(format!(
@@ -88,12 +103,30 @@ pub fn precision_note(params: &crate::model::params::SimParams) -> Option<String
             "projection tolerance {tolerance:e} → 1e-6 (+ 4ε) per edge"
         ));
     }
-    (!parts.is_empty()).then(|| {
-        format!(
+    let mut notes = Vec::new();
+    if !parts.is_empty() {
+        notes.push(format!(
             "note: the GPU computes in f32 and loosens {} (the f64 CPU reference honours them)",
             parts.join(", ")
-        )
-    })
+        ));
+    }
+    let friction = rods
+        .colliders
+        .iter()
+        .any(|c| c.friction > 0.0 || c.static_friction > 0.0);
+    let longest = (0..rods.rod_count())
+        .map(|r| rods.rest_len[rods.edges(r)].iter().sum::<f64>())
+        .fold(0.0, f64::max);
+    let h = params.h();
+    let penetration = params.gravity.length() * h * h;
+    let resolution = f32::EPSILON as f64 * longest;
+    if friction && penetration > 0.0 && penetration < FRICTION_RESOLUTION * resolution {
+        notes.push(format!(
+            "note: the GPU's collider friction may be off here: it scales with a substep's penetration under gravity, |g| h² = {penetration:.1e} m, only {:.0} times what f32 resolves of a {longest:.3} m rod's positions ({resolution:.1e} m); the CPU backend (f64) resolves it",
+            penetration / resolution
+        ));
+    }
+    (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
 /// Why the GPU backend could not start or cannot take a scene.
