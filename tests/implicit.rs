@@ -721,9 +721,8 @@ fn backward_euler_at_one_step_a_frame_rests_where_the_explicit_run_does() {
 /// Euler at the scene's dt = 1/60 s, one step a frame, through the
 /// scene's 150 steps of the moving, turning head: every edge within a
 /// strain of 1e-3 of its rest length and no vertex deeper than 0.5 mm in
-/// a collider at every step (repeated rounds of contact and the filtered
-/// projection after the step keep both: the filtered projection alone
-/// left strains of 3e-2).
+/// a collider at every step (the rounds of contact and projection after
+/// the step keep both).
 #[test]
 fn hair_at_one_step_a_frame_keeps_its_lengths_and_stays_out() {
     let sets: Vec<String> = [

@@ -44,6 +44,19 @@ fn rod(seed: u64, start: EndSpec, end: EndSpec) -> (CpuSimulator, Vec<DVec3>, Ve
     (sim, tangent, ref_u)
 }
 
+/// Non-elastic terms without drag, predicted where `pos` is: inertia
+/// `inertia` (N/m) and weight `weight` (N) at every vertex.
+fn undragged(pos: &[DVec3], inertia: f64, weight: DVec3) -> Inertia {
+    let n = pos.len();
+    Inertia {
+        inertia: vec![inertia; n],
+        predicted: pos.to_vec(),
+        drag: vec![0.0; n],
+        drag_target: pos.to_vec(),
+        weight: vec![weight; n],
+    }
+}
+
 /// The whole Hessian, row by row, from its lower triangle (all `Dual` keeps).
 fn full<const N: usize>(h: &[[f64; N]; N]) -> Vec<f64> {
     (0..N)
@@ -255,13 +268,7 @@ fn gradient_at_twist_equilibrium_is_minus_the_explicit_force() {
         let sim = simulator(&[spec], elastic_params());
         let n = sim.state.pos.len();
         let rest = rod_rest(&sim.rods, 0);
-        let inertia = Inertia {
-            inertia: vec![0.0; n],
-            predicted: sim.state.pos.clone(),
-            drag: vec![0.0; n],
-            drag_target: sim.state.pos.clone(),
-            weight: vec![DVec3::ZERO; n],
-        };
+        let inertia = undragged(&sim.state.pos, 0.0, DVec3::ZERO);
         let fixed = vec![false; dof_count(n)];
         let problem = Problem {
             rest,
@@ -347,13 +354,7 @@ fn projection_to_semidefinite_clamps_negative_eigenvalues() {
 fn projected_hessian_is_definite_with_the_same_gradient() {
     let (sim, tangent, ref_u) = rod(13, EndSpec::Clamped(0), EndSpec::Free);
     let n = sim.state.pos.len();
-    let inertia = Inertia {
-        inertia: vec![0.0; n],
-        predicted: sim.state.pos.clone(),
-        drag: vec![0.0; n],
-        drag_target: sim.state.pos.clone(),
-        weight: vec![DVec3::new(0.0, -0.1, 0.0); n],
-    };
+    let inertia = undragged(&sim.state.pos, 0.0, DVec3::new(0.0, -0.1, 0.0));
     let mut fixed = vec![false; dof_count(n)];
     for i in 0..2 {
         for c in 0..3 {
@@ -518,13 +519,7 @@ fn a_free_isotropic_rods_common_turn_is_held() {
     };
     let sim = simulator(&[spec], elastic_params());
     let rest = rod_rest(&sim.rods, 0);
-    let inertia = Inertia {
-        inertia: vec![100.0; n],
-        predicted: sim.state.pos.clone(),
-        drag: vec![0.0; n],
-        drag_target: sim.state.pos.clone(),
-        weight: vec![DVec3::ZERO; n],
-    };
+    let inertia = undragged(&sim.state.pos, 100.0, DVec3::ZERO);
     let theta: Vec<f64> = (0..n - 1).map(|j| 0.4 * j as f64).collect();
     let q = pack(&sim.state.pos, &theta);
     let zero = vec![0.0; n];

@@ -486,7 +486,9 @@ pub fn substep_finish(
     let (radius, inv_mass) = (rods.material[r].radius, &rods.inv_mass[rods.vertices(r)]);
     // The two phases: in each the projection (phase 1 filtered by the
     // contacts), then with colliders contact's pass of that phase; the
-    // walked kernel's loop (shaders/substep.wgsl `substep_finish_walk`).
+    // walked kernel's loop (shaders/substep.wgsl `substep_finish_walk`,
+    // which has no rounds past these two: the kernels step the symplectic
+    // integrator only).
     // After an implicit step, which moves a vertex by a whole frame's
     // motion, the second contact pass can push neighbouring vertices apart
     // by far more than the strain tolerance, and where contacts hold both
@@ -496,9 +498,8 @@ pub fn substep_finish(
     // up to `IMPLICIT_CONTACT_ROUNDS` after the first, until a projection
     // has nothing left to do (then contact has nothing either). The last
     // round's projection is the one that can fail the run then. The plain
-    // projection may move a vertex that static friction held: holding
-    // those too left edges strained by 0.27 (tests/implicit.rs's hair),
-    // where both ends of an edge were held.
+    // projection may move a vertex that static friction held: an edge
+    // whose two ends it holds could not be shortened otherwise.
     let phases = if params.integrator.is_implicit() {
         IMPLICIT_CONTACT_ROUNDS + 1
     } else {
