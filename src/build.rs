@@ -10,6 +10,7 @@ use crate::model::interaction::{
     GridVertex, GroupGrid, Interaction, InteractionSpec, MAX_GRID_NODES, ONE, Spacing,
     quantise_masses,
 };
+use crate::model::rod_contact::{RodContact, RodContactSpec};
 use crate::model::rods::{Clamp, EndCondition, RodMaterial, RodSet, State};
 
 /// How one end of a rod is held, before the clamp is resolved against its anchor.
@@ -366,6 +367,58 @@ pub fn straightened(points: &[DVec3]) -> Vec<DVec3> {
     out
 }
 
+/// The rods of group `groups[gi]` of table `table` (`rod_group[r]`: rod
+/// `r`'s group), refused where the group is listed twice or no rod has it.
+fn group_members(
+    table: &str,
+    groups: &[String],
+    gi: usize,
+    rod_group: &[String],
+) -> Result<Vec<usize>, (String, String)> {
+    let name = &groups[gi];
+    let field = format!("{table}.groups[{gi}]");
+    if groups[..gi].contains(name) {
+        return Err((field, format!("group `{name}` is listed twice")));
+    }
+    let members: Vec<usize> = (0..rod_group.len())
+        .filter(|&r| rod_group[r] == *name)
+        .collect();
+    if members.is_empty() {
+        let mut known: Vec<&str> = rod_group.iter().map(String::as_str).collect();
+        known.sort();
+        known.dedup();
+        return Err((
+            field,
+            format!(
+                "unknown group `{name}`: no rod has it (the rods' groups: {})",
+                known.join(", ")
+            ),
+        ));
+    }
+    Ok(members)
+}
+
+/// Rod–rod contact of a scene's `[rod_contact]` settings: the rods of the
+/// listed groups (`rod_group[r]` is rod `r`'s group name). Errors are
+/// `(field, message)` for the scene loader.
+pub fn build_rod_contact(
+    spec: &RodContactSpec,
+    rod_group: &[String],
+) -> Result<RodContact, (String, String)> {
+    let mut member = vec![false; rod_group.len()];
+    for gi in 0..spec.groups.len() {
+        for r in group_members("rod_contact", &spec.groups, gi, rod_group)? {
+            member[r] = true;
+        }
+    }
+    Ok(RodContact {
+        member,
+        friction: spec.friction,
+        static_friction: spec.static_friction,
+        margin: spec.margin,
+    })
+}
+
 /// The hair–hair interaction of built rods (`RodSet::interaction`) from
 /// a scene's `[interaction]` settings.
 ///
@@ -388,25 +441,7 @@ pub fn build_interaction(
     }
     out.vertex = vec![GridVertex::default(); rods.vertex_count()];
     for (gi, name) in spec.groups.iter().enumerate() {
-        let field = format!("interaction.groups[{gi}]");
-        if spec.groups[..gi].contains(name) {
-            return Err((field, format!("group `{name}` is listed twice")));
-        }
-        let members: Vec<usize> = (0..rods.rod_count())
-            .filter(|&r| rod_group[r] == *name)
-            .collect();
-        if members.is_empty() {
-            let mut known: Vec<&str> = rod_group.iter().map(String::as_str).collect();
-            known.sort();
-            known.dedup();
-            return Err((
-                field,
-                format!(
-                    "unknown group `{name}`: no rod has it (the rods' groups: {})",
-                    known.join(", ")
-                ),
-            ));
-        }
+        let members = group_members("interaction", &spec.groups, gi, rod_group)?;
         let group = place_group(rods, state, spec, name, &members)?;
         // Per-vertex data: quantised masses over the whole group, the
         // friction factor by arc-length fraction along each rod.

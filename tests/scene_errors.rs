@@ -420,6 +420,55 @@ fn bad_interaction_settings_are_refused() {
     assert_has(&e, &["interaction.cell", "not both"]);
 }
 
+#[test]
+fn bad_rod_contact_settings_are_refused() {
+    let scene = format!(
+        "{}group = \"rope\"\n\n[rod_contact]\ngroups = [\"rope\"]\n",
+        polyline("[[0,0,0],[0.1,0,0],[0.2,0,0]]")
+    );
+    let ok = Scene::parse(&scene, Path::new("ok.toml"), &[]).unwrap();
+    assert_eq!(ok.rod_contact.member, vec![true]);
+    // The colliders' defaults: μk 0.3, μs = μk, margin 1e-4 m.
+    assert_eq!(ok.rod_contact.friction, 0.3);
+    assert_eq!(ok.rod_contact.static_friction, 0.3);
+    assert_eq!(ok.rod_contact.margin, 1e-4);
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "rod_contact.groups=[\"hair\"]",
+            &["rod_contact.groups[0]", "unknown group `hair`", "rope"],
+        ),
+        (
+            "rod_contact.groups=[\"rope\",\"rope\"]",
+            &["rod_contact.groups[1]", "listed twice"],
+        ),
+        (
+            "rod_contact.friction=-0.1",
+            &["rod_contact.friction", "-0.1"],
+        ),
+        (
+            "rod_contact.static_friction=0.1",
+            &["rod_contact.static_friction", "at least friction = 0.3"],
+        ),
+        (
+            "rod_contact.margin=-1e-3",
+            &["rod_contact.margin", "-0.001"],
+        ),
+        ("rod_contact.margin=1e9", &["rod_contact.margin", "m"]),
+    ];
+    for (set, parts) in cases {
+        let e = error_of(&scene, &[set]);
+        assert_has(&e, parts);
+    }
+    // An empty list switches rod contact off, as for `[interaction]`.
+    let off = Scene::parse(
+        &scene,
+        Path::new("ok.toml"),
+        &["rod_contact.groups=[]".into()],
+    )
+    .unwrap();
+    assert!(!off.rod_contact.is_active());
+}
+
 /// Iteration counts of 0 are refused, not silently raised to 1.
 #[test]
 fn zero_iterations_are_refused() {

@@ -24,6 +24,7 @@ pub mod grid_sort;
 pub mod implicit;
 pub mod integrate;
 pub mod project;
+pub mod rod_contact;
 pub mod substep;
 pub mod tridiagonal;
 pub mod twist;
@@ -74,6 +75,14 @@ pub struct Diagnostics {
     /// Largest net force a rod's Newton solve left on a free vertex in this
     /// step (N; 0 for the symplectic integrator): statics' residual.
     pub newton_residual: f64,
+    /// Most rod–rod contacts (pairs of edges within reach) of a substep in
+    /// this step; 0 without `[rod_contact]`.
+    pub rod_contacts: u64,
+    /// Deepest penetration of two rods' (or one rod's) edges into each
+    /// other at the end of the step: the sum of their radii minus the
+    /// distance of their centrelines, 0 when none or without
+    /// `[rod_contact]` (m).
+    pub rod_penetration: f64,
 }
 
 /// Why a run stopped.
@@ -638,6 +647,9 @@ pub fn diagnostics_of(rods: &RodSet, state: &State, params: &SimParams) -> Diagn
                 .max(rod_penetration(rods, &poses, r, state));
         }
     }
+    if rods.rod_contact.is_active() {
+        d.rod_penetration = rod_contact::max_penetration(rods, &state.pos);
+    }
     for (i, (x, v)) in state.pos.iter().zip(&state.vel).enumerate() {
         let m = rods.mass[i];
         d.gravitational -= m * params.gravity.dot(*x);
@@ -719,6 +731,7 @@ impl CpuSimulator {
         d.projection_iterations = projection_iterations;
         d.grid_outside = self.work.last_grid_outside;
         (d.newton_iterations, d.newton_residual) = self.last_newton();
+        d.rod_contacts = self.work.last_rod_contacts;
         Ok(d)
     }
 
@@ -742,6 +755,7 @@ impl CpuSimulator {
         let mut twist_iterations = 0;
         let mut projection_iterations = 0;
         let mut grid_outside = 0;
+        let mut rod_contacts = 0;
         let (mut newton_iterations, mut newton_residual) = (0, 0.0f64);
         for _ in 0..self.params.substeps {
             let t = self.state.time;
@@ -765,6 +779,7 @@ impl CpuSimulator {
                 ));
             }
             grid_outside += report.grid_outside as u64;
+            rod_contacts = rod_contacts.max(report.rod_contacts as u64);
             let time = self.state.time;
             for (r, rep) in report.rods.into_iter().enumerate() {
                 // An anchor driving its vertices too fast explains whatever
@@ -822,6 +837,7 @@ impl CpuSimulator {
         }
         self.step_count += 1;
         self.work.last_grid_outside = grid_outside;
+        self.work.last_rod_contacts = rod_contacts;
         self.work.last_newton = (newton_iterations, newton_residual);
         Ok([twist_iterations, projection_iterations])
     }

@@ -15,7 +15,7 @@ use super::frames::{self, clamp_twist};
 use super::implicit;
 use super::integrate::{anchored_positions, integrate};
 use super::twist::{self, curvature_binormals, free_twist_range};
-use super::{Bad, check_rod, grid, project, rod_rest};
+use super::{Bad, check_rod, grid, project, rod_contact, rod_rest};
 use crate::model::params::{Integrator, Projection, SimParams};
 use crate::model::rods::{RodSet, RodStateMut, State, split_mut};
 
@@ -67,6 +67,11 @@ pub struct Workspace {
     /// The last whole step's most Newton iterations and largest force
     /// residual (N) of a rod's implicit step.
     pub last_newton: (u32, f64),
+    /// Positions at the start of the substep, for rod–rod contact's
+    /// continuous detection and friction (empty without rod contact).
+    pub rod_contact_start: Vec<DVec3>,
+    /// Most rod–rod contacts of a substep in the last whole step.
+    pub last_rod_contacts: u64,
 }
 
 /// One group's grid of the current substep.
@@ -118,6 +123,8 @@ pub struct SubstepReport {
     /// `(group, node)` whose momentum could overflow; the substep's grid
     /// stages stopped there.
     pub grid_overflow: Option<(usize, usize)>,
+    /// Rod–rod contacts (pairs of edges) of the substep.
+    pub rod_contacts: usize,
 }
 
 /// Per-rod outcome of a substep.
@@ -292,6 +299,10 @@ pub fn substep(
     state: &mut State,
     work: &mut Workspace,
 ) -> SubstepReport {
+    let contact_between_rods = rods.rod_contact.is_active();
+    if contact_between_rods {
+        work.rod_contact_start.clone_from(&state.pos);
+    }
     let newton = for_each_rod(rods, state, work, |r, w| {
         substep_start(rods, params, r, t, h, w)
     });
@@ -304,6 +315,7 @@ pub fn substep(
                     rods: vec![RodReport::default(); rods.rod_count()],
                     grid_outside,
                     grid_overflow: Some(overflow),
+                    rod_contacts: 0,
                 };
             }
         }
@@ -321,6 +333,11 @@ pub fn substep(
     } else {
         *params
     };
+    let rod_contacts = if contact_between_rods {
+        between_rods(rods, &finish, state, work)
+    } else {
+        0
+    };
     let mut reports = for_each_rod(rods, state, work, |r, w| {
         substep_finish(rods, &finish, &poses, r, t, h, w)
     });
@@ -336,7 +353,43 @@ pub fn substep(
         rods: reports,
         grid_outside,
         grid_overflow: None,
+        rod_contacts,
     }
+}
+
+/// Rod–rod contact between the halves of a substep (`cpu::rod_contact`):
+/// the contacts from the substep's start to the integrated positions,
+/// `ITERATIONS` sweeps over them (the first with friction), then `ROUNDS`
+/// of each rod's projection (plain) and one sweep, so that the lengths and
+/// the contacts hold together when the second half begins. Returns the
+/// number of contacts.
+fn between_rods(
+    rods: &RodSet,
+    params: &SimParams,
+    state: &mut State,
+    work: &mut Workspace,
+) -> usize {
+    let touches = rod_contact::detect(rods, &work.rod_contact_start, &state.pos);
+    if touches.is_empty() {
+        return 0;
+    }
+    let c = &rods.rod_contact;
+    let friction = rod_contact::Friction {
+        kinetic: c.friction,
+        static_: c.static_friction,
+        start: &work.rod_contact_start,
+    };
+    rod_contact::sweep(&touches, &mut state.pos, &rods.inv_mass, Some(friction));
+    for _ in 1..rod_contact::ITERATIONS {
+        rod_contact::sweep(&touches, &mut state.pos, &rods.inv_mass, None);
+    }
+    for _ in 0..rod_contact::ROUNDS {
+        for_each_rod(rods, state, work, |r, w| {
+            project_rod(rods, params, r, w, 0);
+        });
+        rod_contact::sweep(&touches, &mut state.pos, &rods.inv_mass, None);
+    }
+    touches.len()
 }
 
 /// The first half of rod `r`'s substep (the GPU's `substep_start`):

@@ -156,6 +156,11 @@ pub enum GpuError {
         /// Its scene name.
         integrator: &'static str,
     },
+    #[error(
+        "[rod_contact] runs on the CPU reference only (`CpuSimulator`, --backend cpu): the GPU kernels have no rod–rod contact"
+    )]
+    /// The rods collide with each other, which the kernels do not do.
+    RodContact,
     #[error("cannot open a device on {adapter}: {message}")]
     /// The adapter refused a device.
     RequestDevice {

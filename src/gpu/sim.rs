@@ -109,6 +109,9 @@ impl GpuSimulator {
         params: SimParams,
     ) -> Result<Self, GpuError> {
         Self::check_integrator(&params)?;
+        if rods.rod_contact.is_active() {
+            return Err(GpuError::RodContact);
+        }
         let layout = VertexLayout::of(&rods);
         let packing = Packing::new(&rods, &rod_origins(&rods, &state), layout);
         check_limits(&ctx.device.limits(), &rods, &packing)?;

@@ -12,16 +12,20 @@
 //!   capsules, planes, meshes by their signed distance field);
 //! * [`interaction`]: hair–hair interaction groups, their grids and the
 //!   grid's units;
+//! * [`rod_contact`]: which rods keep out of each other, with which
+//!   friction;
 //! * [`params`]: the simulation's parameters;
 //! * [`stability`]: the explicit step limit and the chatter detector.
 //!
-//! The modules name each other in one direction only: `params`, `anchor`
-//! and `colliders` name none of the others, `interaction` names `anchor`,
-//! `rods` names those three, `stability` names `rods` and `params`.
+//! The modules name each other in one direction only: `params`, `anchor`,
+//! `colliders` and `rod_contact` name none of the others, `interaction`
+//! names `anchor`, `rods` names those, `stability` names `rods` and
+//! `params`.
 
 pub mod anchor;
 pub mod colliders;
 pub mod interaction;
 pub mod params;
+pub mod rod_contact;
 pub mod rods;
 pub mod stability;

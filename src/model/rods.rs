@@ -12,6 +12,7 @@ use std::ops::Range;
 use crate::model::anchor::{Anchor, AnchorError, Pose};
 use crate::model::colliders::Collider;
 use crate::model::interaction::Interaction;
+use crate::model::rod_contact::RodContact;
 
 /// Elastic and inertial constants of one rod, in SI units.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -237,6 +238,8 @@ pub struct RodSet {
     pub colliders: Vec<Collider>,
     /// Hair–hair interaction groups and their grids (empty: none).
     pub interaction: Interaction,
+    /// Rod–rod contact (no member: none).
+    pub rod_contact: RodContact,
 }
 
 impl RodSet {

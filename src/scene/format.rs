@@ -32,6 +32,23 @@ pub struct SceneFile {
     pub colliders: Vec<ColliderSection>,
     /// `[interaction]`, hair–hair interaction; none without the table.
     pub interaction: Option<InteractionSection>,
+    /// `[rod_contact]`, rod–rod contact; none without the table.
+    pub rod_contact: Option<RodContactSection>,
+}
+
+/// `[rod_contact]`: rods of these groups collide with each other and each
+/// with itself (defaults in `crate::model::rod_contact`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RodContactSection {
+    /// Rod groups whose rods collide.
+    pub groups: Vec<String>,
+    /// Kinetic friction coefficient μk (default 0.3).
+    pub friction: Option<f64>,
+    /// Static friction coefficient μs ≥ μk (default: μk).
+    pub static_friction: Option<f64>,
+    /// Extra distance kept between the two rods' surfaces (m, default 1e-4).
+    pub margin: Option<f64>,
 }
 
 /// `[interaction]`: hair–hair friction and volume through a grid per group

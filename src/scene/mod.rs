@@ -13,14 +13,15 @@ use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
 use crate::build::{
-    EndSpec, InitialMotion, RodSpec, build, build_interaction, check_rod, set_initial_motion,
-    straightened, vertex_masses,
+    EndSpec, InitialMotion, RodSpec, build, build_interaction, build_rod_contact, check_rod,
+    set_initial_motion, straightened, vertex_masses,
 };
 use crate::model::anchor::{Anchor, Keyframe};
 use crate::model::colliders::mesh::{bake_sdf, load_mesh};
 use crate::model::colliders::{Collider, DEFAULT_MARGIN, MAX_COLLIDERS, Shape};
 use crate::model::interaction::{Interaction, InteractionSpec, Spacing};
 use crate::model::params::{Integrator, Newton, Projection, SimParams, Wind};
+use crate::model::rod_contact::{RodContact, RodContactSpec};
 use crate::model::rods::{RodMaterial, RodSet, State};
 use format::*;
 
@@ -87,6 +88,8 @@ pub struct Scene {
     pub rod_groups: Vec<String>,
     /// Hair–hair interaction, placed over `rods` when the scene was loaded.
     pub interaction: Interaction,
+    /// Rod–rod contact (`[rod_contact]`; no member without the table).
+    pub rod_contact: RodContact,
     /// Per rod, its initial motion (`[[rods]] velocity`, `angular_velocity`).
     pub motion: Vec<InitialMotion>,
 }
@@ -97,6 +100,7 @@ impl Scene {
         let (mut rods, mut state) = build(&self.rods, self.anchors.clone());
         rods.colliders = self.colliders.clone();
         rods.interaction = self.interaction.clone();
+        rods.rod_contact = self.rod_contact.clone();
         for (r, m) in self.motion.iter().enumerate() {
             if !m.is_rest() {
                 set_initial_motion(&rods, &mut state, r, m);
@@ -702,15 +706,11 @@ fn convert_collider(
                 ),
             )
         })?;
-    let friction = non_negative(&field("friction"), friction.unwrap_or(0.3))?;
-    let static_friction = static_friction.unwrap_or(friction);
-    if static_friction < friction {
-        return Err((
-            field("static_friction"),
-            format!("must be at least friction = {friction} (μs ≥ μk), got {static_friction}"),
-        ));
-    }
-    let margin = non_negative(&field("margin"), margin.unwrap_or(DEFAULT_MARGIN))?;
+    let Contact {
+        friction,
+        static_friction,
+        margin,
+    } = contact_constants(&field, friction, static_friction, margin)?;
     // Geometry goes to the anchor's rest frame, relative to its pivot.
     let pose = anchors[a].pose(0.0);
     let pivot = anchors[a].pivot;
@@ -963,6 +963,10 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
             build_interaction(&built, &state, &spec, &rod_groups)?
         }
     };
+    let rod_contact = match &file.rod_contact {
+        None => RodContact::default(),
+        Some(section) => build_rod_contact(&convert_rod_contact(section)?, &rod_groups)?,
+    };
     Ok(Scene {
         params,
         steps: file.sim.steps,
@@ -971,6 +975,7 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
         colliders,
         rod_groups,
         interaction,
+        rod_contact,
         motion: motions,
     })
 }
@@ -1009,6 +1014,52 @@ fn read_groom(i: usize, g: &GroomRods, dir: &Path) -> Result<Vec<(usize, Vec<DVe
     };
     crate::groom::prepare(&strands, &placement)
         .map_err(|e| (field("file"), format!("{shown}: {e}")))
+}
+
+/// A contact's constants, as colliders and `[rod_contact]` give them.
+struct Contact {
+    friction: f64,
+    static_friction: f64,
+    margin: f64,
+}
+
+/// `friction` (μk, default 0.3), `static_friction` (μs ≥ μk, default μk)
+/// and `margin` (m, default `DEFAULT_MARGIN`) of a collider or of
+/// `[rod_contact]`, checked; `field` names a key of the table.
+fn contact_constants(
+    field: &dyn Fn(&str) -> String,
+    friction: Option<f64>,
+    static_friction: Option<f64>,
+    margin: Option<f64>,
+) -> Result<Contact, Field> {
+    let friction = non_negative(&field("friction"), friction.unwrap_or(0.3))?;
+    let static_friction = static_friction.unwrap_or(friction);
+    if static_friction < friction {
+        return Err((
+            field("static_friction"),
+            format!("must be at least friction = {friction} (μs ≥ μk), got {static_friction}"),
+        ));
+    }
+    let margin = non_negative(&field("margin"), margin.unwrap_or(DEFAULT_MARGIN))?;
+    Ok(Contact {
+        friction,
+        static_friction,
+        margin,
+    })
+}
+
+/// `[rod_contact]`, checked; group names are checked against the rods by
+/// `build::build_rod_contact`. An empty `groups` switches it off (as
+/// `--set rod_contact.groups=[]` does).
+fn convert_rod_contact(s: &RodContactSection) -> Result<RodContactSpec, Field> {
+    let field = |k: &str| format!("rod_contact.{k}");
+    let c = contact_constants(&field, s.friction, s.static_friction, s.margin)?;
+    Ok(RodContactSpec {
+        groups: s.groups.clone(),
+        friction: c.friction,
+        static_friction: c.static_friction,
+        margin: c.margin,
+    })
 }
 
 /// `[interaction]`, checked; group names are checked against the rods by

@@ -109,6 +109,18 @@ pub fn check(file: &SceneFile) -> Result<(), Field> {
     for (i, c) in file.colliders.iter().enumerate() {
         collider(&format!("colliders[{i}]"), c)?;
     }
+    if let Some(s) = &file.rod_contact {
+        let f = |k: &str| format!("rod_contact.{k}");
+        if let Some(m) = s.friction {
+            within(&f("friction"), m, 0.0, 100.0, "")?;
+        }
+        if let Some(m) = s.static_friction {
+            within(&f("static_friction"), m, 0.0, 100.0, "")?;
+        }
+        if let Some(m) = s.margin {
+            within(&f("margin"), m, 0.0, MAX_LENGTH, "m")?;
+        }
+    }
     if let Some(s) = &file.interaction {
         if let Some(c) = s.cell {
             length("interaction.cell", c)?;
