@@ -45,16 +45,21 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
-use super::contact::segment_segment;
+use super::contact::{Contact, segment_segment};
 use super::frames::any_perpendicular;
 use crate::model::rods::RodSet;
 
 /// Gauss–Seidel sweeps over the contacts after detection.
 pub const ITERATIONS: u32 = 4;
 
-/// Rounds of (each rod's projection, one sweep over the contacts) after
-/// those, before the substep's second half (`cpu::substep`).
-pub const ROUNDS: u32 = 4;
+/// Most rounds of (detection, each rod's projection, one sweep over the
+/// contacts) after those, before the substep's second half
+/// (`cpu::substep`); they stop once a projection leaves no pair deeper
+/// than `TOLERANCE · reach`.
+pub const ROUNDS: u32 = 16;
+
+/// See `ROUNDS`.
+pub const TOLERANCE: f64 = 1e-3;
 
 /// Detection skin: pairs that come within `reach · (1 + SKIN)` are
 /// contacts (their push is zero until they are within `reach`).
@@ -256,6 +261,8 @@ pub struct Touch {
     pub normal: DVec3,
     /// The distance the core segments keep (m).
     pub reach: f64,
+    /// Whether a sweep of the substep pushed it (`push`).
+    pub pushed: bool,
 }
 
 /// Coulomb friction of a sweep: coefficients and where the vertices were
@@ -321,24 +328,104 @@ pub fn detect(rods: &RodSet, start: &[DVec3], pos: &[DVec3]) -> Vec<Touch> {
                 v,
                 normal,
                 reach,
+                pushed: false,
             })
         })
         .collect()
 }
 
+/// Records, for every vertex of a touch within `reach · (1 + SKIN)` at
+/// `pos` whose push would move it, that touch's normal (the second edge's
+/// vertices its opposite) as a contact of the filtered projection
+/// (`project::apply_inv_mass`): the projection then moves the vertex only
+/// in that plane, so it cannot pull the rods back into each other, and
+/// restores the lengths by moving the rest of the rod. Where a vertex has
+/// several, the one within reach by the most. Returns the vertices marked,
+/// for `unmark`.
+pub fn mark(
+    touches: &[Touch],
+    pos: &[DVec3],
+    inv_mass: &[f64],
+    contact: &mut [Contact],
+) -> Vec<usize> {
+    let mut marked = Vec::new();
+    for t in touches {
+        let x = t.v.map(|v| pos[v]);
+        let (s, u, d) = closest(&x);
+        let within = t.reach * (1.0 + SKIN) - t.normal.dot(d);
+        if within <= 0.0 {
+            continue;
+        }
+        let bary = [1.0 - s, s, 1.0 - u, u];
+        for (i, (&v, &weight)) in t.v.iter().zip(&bary).enumerate() {
+            if weight <= 0.0 || inv_mass[v] == 0.0 || contact[v].depth >= within {
+                continue;
+            }
+            if contact[v].depth == 0.0 {
+                marked.push(v);
+            }
+            contact[v] = Contact {
+                normal: if i < 2 { t.normal } else { -t.normal },
+                depth: within,
+                ..Contact::default()
+            };
+        }
+    }
+    marked
+}
+
+/// Clears the contacts `mark` recorded.
+pub fn unmark(marked: &[usize], contact: &mut [Contact]) {
+    for &v in marked {
+        contact[v] = Contact::default();
+    }
+}
+
 /// One Gauss–Seidel sweep over `touches` in order; returns the deepest
 /// overlap found (m, 0 with none).
 pub fn sweep(
-    touches: &[Touch],
+    touches: &mut [Touch],
     pos: &mut [DVec3],
     inv_mass: &[f64],
     friction: Option<Friction>,
 ) -> f64 {
     let mut deepest = 0.0f64;
     for t in touches {
-        deepest = deepest.max(push(t, pos, inv_mass, friction));
+        let depth = push(t, pos, inv_mass, friction);
+        t.pushed |= depth > 0.0;
+        deepest = deepest.max(depth);
     }
     deepest
+}
+
+/// Contact is inelastic (restitution 0, as with colliders): for each
+/// touch a sweep pushed, the part of the two closest points' relative
+/// velocity that separates them along the normal is removed, shared as the
+/// push is. A push that ends a substep's approach leaves no such part; one
+/// that had to undo more than that (the projection's, a neighbour's) would
+/// otherwise throw the rods apart.
+pub fn inelastic(touches: &[Touch], pos: &[DVec3], vel: &mut [DVec3], inv_mass: &[f64]) {
+    for t in touches.iter().filter(|t| t.pushed) {
+        let x = t.v.map(|v| pos[v]);
+        let (s, u, _) = closest(&x);
+        let bary = [1.0 - s, s, 1.0 - u, u];
+        let w: [f64; 4] = std::array::from_fn(|i| inv_mass[t.v[i]] * bary[i]);
+        let total: f64 = (0..4).map(|i| w[i] * bary[i]).sum();
+        if total <= 0.0 {
+            continue;
+        }
+        let rel = (vel[t.v[0]] * bary[0] + vel[t.v[1]] * bary[1])
+            - (vel[t.v[2]] * bary[2] + vel[t.v[3]] * bary[3]);
+        let out = t.normal.dot(rel);
+        if out <= 0.0 {
+            continue;
+        }
+        let change = -t.normal * out;
+        for i in 0..4 {
+            let sign = if i < 2 { 1.0 } else { -1.0 };
+            vel[t.v[i]] += change * (sign * w[i] / total);
+        }
+    }
 }
 
 /// The deepest penetration of two member edges' capsules at `pos` (m, 0

@@ -333,14 +333,15 @@ pub fn substep(
     } else {
         *params
     };
-    let rod_contacts = if contact_between_rods {
+    let (pushed, rod_contacts) = if contact_between_rods {
         between_rods(rods, &finish, state, work)
     } else {
-        0
+        (Vec::new(), 0)
     };
     let mut reports = for_each_rod(rods, state, work, |r, w| {
         substep_finish(rods, &finish, &poses, r, t, h, w)
     });
+    rod_contact::inelastic(&pushed, &state.pos, &mut state.vel, &rods.inv_mass);
     for (report, newton) in reports.iter_mut().zip(newton) {
         report.newton = newton;
     }
@@ -359,37 +360,62 @@ pub fn substep(
 
 /// Rod–rod contact between the halves of a substep (`cpu::rod_contact`):
 /// the contacts from the substep's start to the integrated positions,
-/// `ITERATIONS` sweeps over them (the first with friction), then `ROUNDS`
-/// of each rod's projection (plain) and one sweep, so that the lengths and
+/// `ITERATIONS` sweeps over them (the first with friction), then up to
+/// `ROUNDS` of detection anew, each rod's projection with the contacts'
+/// vertices kept in their tangent planes (plain where that cannot meet the
+/// lengths: a taut rod pushed sideways) and one sweep, until a projection
+/// leaves no pair deeper than `TOLERANCE · reach`, so that the lengths and
 /// the contacts hold together when the second half begins. Returns the
-/// number of contacts.
+/// contacts that a sweep pushed (for `rod_contact::inelastic`) and the
+/// most contacts a detection found.
 fn between_rods(
     rods: &RodSet,
     params: &SimParams,
     state: &mut State,
     work: &mut Workspace,
-) -> usize {
-    let touches = rod_contact::detect(rods, &work.rod_contact_start, &state.pos);
-    if touches.is_empty() {
-        return 0;
+) -> (Vec<rod_contact::Touch>, usize) {
+    let start = std::mem::take(&mut work.rod_contact_start);
+    let mut touches = rod_contact::detect(rods, &start, &state.pos);
+    let mut most = touches.len();
+    let mut pushed: Vec<rod_contact::Touch> = Vec::new();
+    if !touches.is_empty() {
+        let c = &rods.rod_contact;
+        let friction = rod_contact::Friction {
+            kinetic: c.friction,
+            static_: c.static_friction,
+            start: &start,
+        };
+        let inv_mass = &rods.inv_mass;
+        rod_contact::sweep(&mut touches, &mut state.pos, inv_mass, Some(friction));
+        for _ in 1..rod_contact::ITERATIONS {
+            rod_contact::sweep(&mut touches, &mut state.pos, inv_mass, None);
+        }
+        for _ in 0..rod_contact::ROUNDS {
+            pushed.extend(touches.iter().filter(|t| t.pushed));
+            touches = rod_contact::detect(rods, &start, &state.pos);
+            most = most.max(touches.len());
+            let marked = rod_contact::mark(&touches, &state.pos, inv_mass, &mut work.contact);
+            for_each_rod(rods, state, work, |r, w| {
+                if !project_rod(rods, params, r, w, 1).converged {
+                    project_rod(rods, params, r, w, 0);
+                }
+            });
+            rod_contact::unmark(&marked, &mut work.contact);
+            let deepest = rod_contact::sweep(&mut touches, &mut state.pos, inv_mass, None);
+            let reach = touches
+                .iter()
+                .map(|t| t.reach)
+                .fold(f64::INFINITY, f64::min);
+            if deepest <= rod_contact::TOLERANCE * reach {
+                break;
+            }
+        }
+        pushed.extend(touches.iter().filter(|t| t.pushed));
+        pushed.sort_by_key(|t| t.v);
+        pushed.dedup_by_key(|t| t.v);
     }
-    let c = &rods.rod_contact;
-    let friction = rod_contact::Friction {
-        kinetic: c.friction,
-        static_: c.static_friction,
-        start: &work.rod_contact_start,
-    };
-    rod_contact::sweep(&touches, &mut state.pos, &rods.inv_mass, Some(friction));
-    for _ in 1..rod_contact::ITERATIONS {
-        rod_contact::sweep(&touches, &mut state.pos, &rods.inv_mass, None);
-    }
-    for _ in 0..rod_contact::ROUNDS {
-        for_each_rod(rods, state, work, |r, w| {
-            project_rod(rods, params, r, w, 0);
-        });
-        rod_contact::sweep(&touches, &mut state.pos, &rods.inv_mass, None);
-    }
-    touches.len()
+    work.rod_contact_start = start;
+    (pushed, most)
 }
 
 /// The first half of rod `r`'s substep (the GPU's `substep_start`):
