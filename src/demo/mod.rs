@@ -214,7 +214,8 @@ pub struct World {
     /// The GPU simulator: it steps the scene, or with `cpu` only holds
     /// the state for drawing.
     pub sim: GpuSimulator,
-    /// The CPU reference, where the scene's integrator runs there only.
+    /// The CPU reference, where the scene's integrator or its rod–rod
+    /// contact runs there only.
     cpu: Option<Box<CpuSimulator>>,
     /// Why the simulation stopped, if it did (the CPU reference's error).
     pub stopped: Option<String>,
@@ -239,14 +240,18 @@ impl World {
             |(lo, hi), p| (lo.min(*p), hi.max(*p)),
         );
         let params = s.scene.params;
-        let (sim, cpu) = if params.integrator.is_implicit() {
+        let (sim, cpu) = if params.integrator.is_implicit() || rods.rod_contact.is_active() {
             let cpu = CpuSimulator::new(rods.clone(), state.clone(), params);
             // The GPU simulator only holds the state to draw.
             let display = SimParams {
                 integrator: Default::default(),
                 ..params
             };
-            let mut sim = GpuSimulator::new(ctx, rods, state, display)?;
+            let shown = RodSet {
+                rod_contact: Default::default(),
+                ..rods
+            };
+            let mut sim = GpuSimulator::new(ctx, shown, state, display)?;
             sim.write_state(&cpu.state);
             (sim, Some(Box::new(cpu)))
         } else {
