@@ -28,6 +28,7 @@ pub const UNITS: &[(&str, &str)] = &[
     ("max_speed", "m/s"),
     ("max_penetration", "m"),
     ("newton_residual", "N"),
+    ("rod_penetration", "m"),
 ];
 
 fn units<S: serde::Serializer>(_: &(), s: S) -> Result<S::Ok, S::Error> {

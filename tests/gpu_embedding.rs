@@ -371,6 +371,23 @@ fn teleport_moves_the_hair_without_a_bounce() {
     assert!(moved.teleport_anchor(0, jump, turn).is_err());
 }
 
+/// The kernels have no rod–rod contact: a rod set with `[rod_contact]`
+/// members is refused by name.
+#[test]
+fn rod_contact_is_refused_by_name() {
+    let ctx = gpu();
+    let (specs, anchors) = scene();
+    let (mut rods, state) = build(&specs, anchors);
+    rods.rod_contact.member = vec![true; rods.rod_count()];
+    let Err(e) = GpuSimulator::new(&ctx, rods, state, SimParams::default()) else {
+        panic!("a GPU simulator with rod–rod contact");
+    };
+    assert_eq!(
+        e.to_string(),
+        "[rod_contact] runs on the CPU reference only (`CpuSimulator`): the GPU kernels have no rod–rod contact"
+    );
+}
+
 /// The kernels step the symplectic integrator only: a simulator asked for
 /// an implicit one, at creation or later, is refused by name with the way
 /// to run it, and keeps its parameters.

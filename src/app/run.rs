@@ -200,14 +200,18 @@ pub fn run(args: RunArgs) -> Result<()> {
             eprintln!("{n}");
         }
     };
-    let choice = if backend.is_none() && params.integrator.is_implicit() {
+    let cpu_only = if params.integrator.is_implicit() {
+        Some(format!("sim.integrator = \"{}\"", params.integrator.name()))
+    } else if rods.rod_contact.is_active() {
+        Some("[rod_contact]".to_string())
+    } else {
+        None
+    };
+    let choice = if let (None, Some(what)) = (backend, &cpu_only) {
         crate::backend::Choice {
             kind: BackendKind::Cpu,
             gpu: None,
-            reason: format!(
-                "because sim.integrator = \"{}\" runs on the CPU reference only",
-                params.integrator.name()
-            ),
+            reason: format!("because {what} runs on the CPU reference only"),
         }
     } else {
         crate::backend::choose(backend)

@@ -157,7 +157,7 @@ pub enum GpuError {
         integrator: &'static str,
     },
     #[error(
-        "[rod_contact] runs on the CPU reference only (`CpuSimulator`, --backend cpu): the GPU kernels have no rod–rod contact"
+        "[rod_contact] runs on the CPU reference only (`CpuSimulator`): the GPU kernels have no rod–rod contact"
     )]
     /// The rods collide with each other, which the kernels do not do.
     RodContact,
