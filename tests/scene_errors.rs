@@ -30,6 +30,20 @@ fn polyline(points: &str) -> String {
     format!("{MATERIAL}\n[[rods]]\nkind = \"polyline\"\nmaterial = \"m\"\npoints = {points}\n")
 }
 
+/// `scene` with each override of `cases` is refused with an error that
+/// has all of its parts.
+fn refused_with(scene: &str, cases: &[(&str, &[&str])]) {
+    for (set, parts) in cases {
+        let e = error_of(scene, &[set]);
+        assert_has(&e, parts);
+    }
+}
+
+/// `scene` with the override `set`, which it accepts.
+fn parsed_with(scene: &str, set: &str) -> Scene {
+    Scene::parse(scene, Path::new("ok.toml"), &[set.into()]).unwrap()
+}
+
 fn assert_has(err: &str, parts: &[&str]) {
     for p in parts {
         assert!(err.contains(p), "error {err:?} lacks {p:?}");
@@ -400,18 +414,13 @@ fn bad_interaction_settings_are_refused() {
         ),
         ("rods.0.group=\"\"", &["rods[0].group", "must not be empty"]),
     ];
-    for (set, parts) in cases {
-        let e = error_of(&scene, &[set]);
-        assert_has(&e, parts);
-    }
+    refused_with(&scene, cases);
     // An empty list switches interaction off (`--set interaction.groups=[]`).
-    let off = Scene::parse(
-        &scene,
-        Path::new("ok.toml"),
-        &["interaction.groups=[]".into()],
-    )
-    .unwrap();
-    assert!(!off.interaction.is_active());
+    assert!(
+        !parsed_with(&scene, "interaction.groups=[]")
+            .interaction
+            .is_active()
+    );
     // resolution and cell together contradict each other.
     let e = error_of(
         &scene,
@@ -455,18 +464,13 @@ fn bad_rod_contact_settings_are_refused() {
         ),
         ("rod_contact.margin=1e9", &["rod_contact.margin", "m"]),
     ];
-    for (set, parts) in cases {
-        let e = error_of(&scene, &[set]);
-        assert_has(&e, parts);
-    }
+    refused_with(&scene, cases);
     // An empty list switches rod contact off, as for `[interaction]`.
-    let off = Scene::parse(
-        &scene,
-        Path::new("ok.toml"),
-        &["rod_contact.groups=[]".into()],
-    )
-    .unwrap();
-    assert!(!off.rod_contact.is_active());
+    assert!(
+        !parsed_with(&scene, "rod_contact.groups=[]")
+            .rod_contact
+            .is_active()
+    );
 }
 
 /// Iteration counts of 0 are refused, not silently raised to 1.
