@@ -463,6 +463,10 @@ fn bad_rod_contact_settings_are_refused() {
             &["rod_contact.margin", "-0.001"],
         ),
         ("rod_contact.margin=1e9", &["rod_contact.margin", "m"]),
+        (
+            "sim.integrator=\"backward-euler\"",
+            &["rod_contact", "symplectic\" only", "backward-euler"],
+        ),
     ];
     refused_with(&scene, cases);
     // An empty list switches rod contact off, as for `[interaction]`.
