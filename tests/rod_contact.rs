@@ -5,6 +5,7 @@
 //! scenes/knot.toml keeps its strands apart, and runs give the same bits
 //! on one thread and on two.
 
+use glam::DVec3;
 use strands::cpu::CpuSimulator;
 use strands::cpu::contact::segment_segment;
 use strands::scene::Scene;
@@ -316,5 +317,98 @@ fn rod_contact_gives_the_same_bits_on_one_thread_and_two() {
     assert!(
         knot(&[]).step().unwrap().rod_contacts == 0,
         "the knot starts with its strands apart"
+    );
+}
+
+/// The writhe of the polygon `p` (Klenin and Langowski 2000: each pair of
+/// non-adjacent segments adds the solid angle it subtends, twice, over 4π).
+fn writhe(p: &[DVec3]) -> f64 {
+    let unit = |v: DVec3| v.normalize_or_zero();
+    let omega = |p1: DVec3, p2: DVec3, p3: DVec3, p4: DVec3| {
+        let (r13, r14, r23, r24) = (p3 - p1, p4 - p1, p3 - p2, p4 - p2);
+        let n = [
+            unit(r13.cross(r14)),
+            unit(r14.cross(r24)),
+            unit(r24.cross(r23)),
+            unit(r23.cross(r13)),
+        ];
+        let o: f64 = (0..4)
+            .map(|k| n[k].dot(n[(k + 1) % 4]).clamp(-1.0, 1.0).asin())
+            .sum();
+        o * (p4 - p3).cross(p2 - p1).dot(r13).signum()
+    };
+    let mut w = 0.0;
+    for i in 0..p.len() - 1 {
+        for j in i + 2..p.len() - 1 {
+            w += 2.0 * omega(p[i], p[i + 1], p[j], p[j + 1]);
+        }
+    }
+    w / (4.0 * std::f64::consts::PI)
+}
+
+/// Rod 0's linking number Tw + Wr, its ends carried 100 m further along x
+/// (both clamps hold their edges along x, so this closes the rod at
+/// infinity without adding writhe): the twist from the angles against the
+/// Bishop frame, which itself does not twist (θ at the last edge minus θ
+/// at the first, over 2π).
+fn linking_number(sim: &CpuSimulator) -> (f64, f64) {
+    let pos = &sim.state.pos[sim.rods.vertices(0)];
+    let theta = &sim.state.theta[sim.rods.edges(0)];
+    let far = DVec3::new(100.0, 0.0, 0.0);
+    let mut closed = vec![pos[0] - far];
+    closed.extend_from_slice(pos);
+    closed.push(pos[pos.len() - 1] + far);
+    let twist = (theta[theta.len() - 1] - theta[0]) / std::f64::consts::TAU;
+    let wr = writhe(&closed);
+    (twist + wr, wr)
+}
+
+fn plectoneme(overrides: &[&str]) -> CpuSimulator {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let scene = Scene::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/plectoneme.toml"),
+        &o,
+    )
+    .unwrap();
+    simulator(&scene)
+}
+
+/// scenes/plectoneme.toml: a rod with slack whose clamp turns ten turns
+/// coils into a plectoneme. Its linking number Lk = Tw + Wr (Călugăreanu,
+/// White) is the clamp's turns at every step, within 0.01 (it changes
+/// only when the rod passes through itself, by ±2), while the coils take
+/// up more than two turns as writhe; without rod contact the rod passes
+/// through itself and ends with Lk off by 2 or more.
+#[test]
+fn the_plectoneme_keeps_the_linking_number_its_clamp_imposed() {
+    let turns =
+        |sim: &CpuSimulator| sim.rods.anchors[1].sample(sim.state.time).1.x / std::f64::consts::TAU;
+    let mut sim = plectoneme(&[]);
+    let mut contacts = 0;
+    for step in 1..=350 {
+        let d = sim.step().unwrap();
+        contacts = contacts.max(d.rod_contacts);
+        if step % 10 == 0 {
+            let (lk, _) = linking_number(&sim);
+            assert!(
+                (lk - turns(&sim)).abs() < 0.01,
+                "at t = {:.2} s Lk = {lk:.4}, the clamp has turned {:.4} turns",
+                sim.state.time,
+                turns(&sim)
+            );
+        }
+    }
+    assert!((turns(&sim) - 10.0).abs() < 1e-9);
+    let (_, wr) = linking_number(&sim);
+    assert!(wr > 2.0, "no plectoneme: writhe {wr:.3}");
+    assert!(contacts > 0, "the coils never touched");
+    let mut through = plectoneme(&["rod_contact.groups=[]"]);
+    for _ in 0..350 {
+        through.step().unwrap();
+    }
+    let (lk, _) = linking_number(&through);
+    assert!(
+        (lk - 10.0).abs() > 1.9,
+        "without rod contact Lk = {lk:.4} stayed at the clamp's 10 turns"
     );
 }
