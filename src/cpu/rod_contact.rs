@@ -17,8 +17,9 @@
 //!    the substep (both ends at the start and now), grown by its share of
 //!    `reach` and the detection skin, goes into the cells of a uniform grid
 //!    it covers; the (cell, edge) list is sorted and every two edges of a
-//!    cell whose boxes overlap are a candidate, the pairs sorted and
-//!    deduplicated. Sorting makes it deterministic.
+//!    cell whose boxes overlap are a candidate, found only in the cell that
+//!    holds the low corner of the boxes' intersection (so once), and the
+//!    pairs sorted. Sorting makes it deterministic.
 //! 2. **Continuous detection** (`first_contact`): the vertices move on
 //!    straight lines from their start to their present positions; the
 //!    distance between two segments changes no faster than the sum of the
@@ -165,38 +166,70 @@ pub fn candidate_pairs(
         .select_nth_unstable_by(middle, |a, b| a.total_cmp(b))
         .1;
     let widest = edges.iter().map(|e| e.radius).fold(0.0, f64::max);
-    let cell = (2.0 * median).max(2.0 * widest + margin);
-    let key = |x: DVec3| (x / cell).floor().as_i64vec3().to_array();
-    let mut entries: Vec<([i64; 3], u32)> = Vec::new();
-    for (i, (lo, hi)) in boxes.iter().enumerate() {
-        let (a, b) = (key(*lo), key(*hi));
+    // Cells are numbered from the lowest box corner, 21 bits an axis, so
+    // that a cell is one u64 (the sort's key); a scene too wide for that at
+    // this cell size takes larger cells.
+    let low = boxes.iter().fold(DVec3::INFINITY, |m, b| m.min(b.0));
+    let high = boxes.iter().fold(DVec3::NEG_INFINITY, |m, b| m.max(b.1));
+    if !(high - low).is_finite() {
+        // A vertex that is not finite: the step's check stops the run with
+        // its cause; no cell grid spans it.
+        return Vec::new();
+    }
+    const AXIS_CELLS: f64 = (1u64 << 21) as f64;
+    let cell = (2.0 * median)
+        .max(2.0 * widest + margin)
+        .max((high - low).max_element() / (AXIS_CELLS - 1.0));
+    let key = |x: DVec3| {
+        let k = ((x - low) / cell).floor().as_u64vec3();
+        [k.x, k.y, k.z]
+    };
+    let pack = |k: [u64; 3]| (k[0] << 42) | (k[1] << 21) | k[2];
+    let lows: Vec<[u64; 3]> = boxes.iter().map(|b| key(b.0)).collect();
+    let mut entries: Vec<(u64, u32)> = Vec::new();
+    for (i, (_, hi)) in boxes.iter().enumerate() {
+        let (a, b) = (lows[i], key(*hi));
         for x in a[0]..=b[0] {
             for y in a[1]..=b[1] {
                 for z in a[2]..=b[2] {
-                    entries.push(([x, y, z], i as u32));
+                    entries.push((pack([x, y, z]), i as u32));
                 }
             }
         }
     }
-    entries.sort_unstable();
-    let overlap = |i: usize, j: usize| {
-        let (a, b) = (boxes[i], boxes[j]);
-        a.0.cmple(b.1).all() && b.0.cmple(a.1).all()
-    };
-    let mut pairs = Vec::new();
-    for run in entries.chunk_by(|a, b| a.0 == b.0) {
-        for (k, &(_, i)) in run.iter().enumerate() {
-            for &(_, j) in &run[k + 1..] {
-                let (i, j) = (i as usize, j as usize);
-                let (ei, ej) = (&edges[i], &edges[j]);
-                if overlap(i, j) && !excluded(ei, ej, reach(ei, ej, margin)) {
-                    pairs.push([i.min(j) as u32, i.max(j) as u32]);
+    entries.par_sort_unstable();
+    // Each overlapping pair is found in the one cell that holds the low
+    // corner of the two boxes' intersection (every cell of the
+    // intersection holds both), so no pair is found twice.
+    let runs: Vec<&[(u64, u32)]> = entries.chunk_by(|a, b| a.0 == b.0).collect();
+    let (boxes, lows) = (&boxes, &lows);
+    let mut pairs: Vec<[u32; 2]> = runs
+        .par_iter()
+        .flat_map_iter(|run| {
+            let cell_key = run[0].0;
+            let local: Vec<(DVec3, DVec3, u32)> = run
+                .iter()
+                .map(|&(_, i)| (boxes[i as usize].0, boxes[i as usize].1, i))
+                .collect();
+            let mut found = Vec::new();
+            for (k, &(lo_i, hi_i, i)) in local.iter().enumerate() {
+                for &(lo_j, hi_j, j) in &local[k + 1..] {
+                    if !(lo_i.cmple(hi_j).all() && lo_j.cmple(hi_i).all()) {
+                        continue;
+                    }
+                    let (i, j) = (i as usize, j as usize);
+                    let (li, lj) = (lows[i], lows[j]);
+                    let home = pack([li[0].max(lj[0]), li[1].max(lj[1]), li[2].max(lj[2])]);
+                    let (ei, ej) = (&edges[i], &edges[j]);
+                    if home == cell_key && !excluded(ei, ej, reach(ei, ej, margin)) {
+                        found.push([i.min(j) as u32, i.max(j) as u32]);
+                    }
                 }
             }
-        }
-    }
-    pairs.sort_unstable();
-    pairs.dedup();
+            found
+        })
+        .collect();
+    pairs.par_sort_unstable();
     pairs
 }
 
@@ -443,4 +476,106 @@ pub fn max_penetration(rods: &RodSet, pos: &[DVec3]) -> f64 {
             (a.radius + b.radius - closest(&x).2.length()).max(0.0)
         })
         .reduce(|| 0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rods as random walks, each vertex moved by a random step over the
+    /// substep; edge radii vary so that reaches differ.
+    fn walks(rods: usize, edges: usize, seed: u64) -> (Vec<ContactEdge>, Vec<DVec3>, Vec<DVec3>) {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let (mut list, mut start, mut pos) = (Vec::new(), Vec::new(), Vec::new());
+        for r in 0..rods {
+            let first = start.len();
+            let mut x = DVec3::new(next(), next(), next()) * 0.05;
+            let radius = 1e-3 * (1.0 + next());
+            let mut arc = 0.0;
+            for j in 0..=edges {
+                start.push(x);
+                pos.push(x + DVec3::new(next(), next(), next()) * 4e-3);
+                if j < edges {
+                    let step = DVec3::new(next(), next(), next()).normalize() * 4e-3;
+                    list.push(ContactEdge {
+                        v: [first + j, first + j + 1],
+                        rod: r,
+                        local: j,
+                        arc,
+                        len: step.length(),
+                        radius,
+                    });
+                    arc += step.length();
+                    x += step;
+                }
+            }
+        }
+        (list, start, pos)
+    }
+
+    /// The sorted cells find exactly the pairs that testing every two
+    /// edges' grown boxes finds (and `excluded` allows), each once, in
+    /// order.
+    #[test]
+    fn sorted_cells_find_every_overlapping_pair_once() {
+        let margin = 2e-4;
+        let (edges, start, pos) = walks(12, 40, 7);
+        let grown = |e: &ContactEdge| {
+            let pts = [start[e.v[0]], start[e.v[1]], pos[e.v[0]], pos[e.v[1]]];
+            let lo = pts.iter().copied().fold(DVec3::INFINITY, DVec3::min);
+            let hi = pts.iter().copied().fold(DVec3::NEG_INFINITY, DVec3::max);
+            let g = DVec3::splat((e.radius + 0.5 * margin) * (1.0 + SKIN));
+            (lo - g, hi + g)
+        };
+        let mut every = Vec::new();
+        for i in 0..edges.len() {
+            for j in i + 1..edges.len() {
+                let ((a0, a1), (b0, b1)) = (grown(&edges[i]), grown(&edges[j]));
+                let overlap = a0.cmple(b1).all() && b0.cmple(a1).all();
+                let (a, b) = (&edges[i], &edges[j]);
+                if overlap && !excluded(a, b, reach(a, b, margin)) {
+                    every.push([i as u32, j as u32]);
+                }
+            }
+        }
+        assert!(
+            every.len() > 100,
+            "the fixture should be dense: {}",
+            every.len()
+        );
+        assert_eq!(candidate_pairs(&edges, &start, &pos, margin), every);
+    }
+
+    /// Continuous detection: a segment that passes through another within
+    /// one substep (10 reaches of motion) is a contact, with the normal of
+    /// the side it came from; one that stops short of reach is none.
+    #[test]
+    fn a_segment_that_passes_through_is_caught_on_its_side() {
+        let reach = 2e-3;
+        let fixed = [DVec3::new(-0.01, 0.0, 0.0), DVec3::new(0.01, 0.0, 0.0)];
+        let above = [DVec3::new(0.0, -0.01, 0.01), DVec3::new(0.0, 0.01, 0.01)];
+        let below = above.map(|x| x - DVec3::Z * 0.02);
+        let normal = first_contact(
+            [above[0], above[1], fixed[0], fixed[1]],
+            [below[0], below[1], fixed[0], fixed[1]],
+            reach,
+        )
+        .expect("it passes through");
+        assert!((normal - DVec3::Z).length() < 1e-12, "normal {normal}");
+        let short = above.map(|x| x - DVec3::Z * (0.01 - 1.1 * reach * (1.0 + SKIN)));
+        assert_eq!(
+            first_contact(
+                [above[0], above[1], fixed[0], fixed[1]],
+                [short[0], short[1], fixed[0], fixed[1]],
+                reach
+            ),
+            None
+        );
+    }
 }
