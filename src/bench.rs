@@ -22,7 +22,8 @@ use crate::scene::Scene;
 /// A scene prepared for timing.
 #[derive(Clone)]
 pub struct Workload {
-    /// "hair", "hair-nogrid", "grass", or a scene file's stem.
+    /// "hair", "hair-nogrid", "hair-rodcontact", "grass", or a scene
+    /// file's stem.
     pub name: String,
     /// "standard" or the scene file's path.
     pub source: String,
@@ -35,16 +36,21 @@ const STABILITY_MARGIN: f64 = 0.8;
 impl Workload {
     /// A standard workload: `kind` ("hair": strands clamped to a head that
     /// moves and turns; "hair-nogrid": the same without hair–hair
-    /// interaction; "grass": bent elliptic blades in gusty wind) with
+    /// interaction; "hair-rodcontact": the same with rod–rod contact
+    /// among all strands; "grass": bent elliptic blades in gusty wind) with
     /// `strands` strands of `vertices` vertices, at the scene's default
     /// settings: the fast projection (exact per strand, to a strain of 1e-10
     /// on the CPU, f32's allowance on the GPU) and the quasistatic twist
     /// solve at every substep. (Jacobi: time a scene file that sets it.)
     pub fn standard(kind: &str, strands: usize, vertices: usize) -> Result<Workload> {
         let (text, file) = match kind {
-            "hair" | "hair-nogrid" => (include_str!("../scenes/hair.toml"), "scenes/hair.toml"),
+            "hair" | "hair-nogrid" | "hair-rodcontact" => {
+                (include_str!("../scenes/hair.toml"), "scenes/hair.toml")
+            }
             "grass" => (include_str!("../scenes/grass.toml"), "scenes/grass.toml"),
-            other => bail!("unknown workload {other:?}: use hair, hair-nogrid or grass"),
+            other => {
+                bail!("unknown workload {other:?}: use hair, hair-nogrid, hair-rodcontact or grass")
+            }
         };
         if !(3..=1024).contains(&vertices) {
             bail!("--vertices {vertices}: a strand needs 3 to 1024 vertices");
@@ -59,6 +65,11 @@ impl Workload {
             // The GPU's target workload: the hair with twist, the
             // projection and head contact, without the hair–hair grid.
             set.push("interaction.groups=[]".into());
+        }
+        if kind == "hair-rodcontact" {
+            // The hair with rod–rod contact between every two strands (and
+            // each with itself), beside the grid (CPU reference only).
+            set.push("rod_contact.groups=[\"hair\"]".into());
         }
         if kind.starts_with("hair") {
             // The head moves (0.3 m/s) and turns (60°/s) from the first step,
@@ -136,11 +147,20 @@ impl Planned {
         })
     }
 
-    /// "hair", "hair-nogrid", "grass", or the scene file's stem.
+    /// "hair", "hair-nogrid", "hair-rodcontact", "grass", or the scene
+    /// file's stem.
     pub fn name(&self) -> &str {
         match self {
             Planned::Standard { kind, .. } => kind,
             Planned::File(w) => &w.name,
+        }
+    }
+
+    /// Whether its rods collide with each other (`[rod_contact]`).
+    pub fn rod_contact(&self) -> bool {
+        match self {
+            Planned::Standard { probe, .. } => probe.scene.rod_contact.is_active(),
+            Planned::File(w) => w.scene.rod_contact.is_active(),
         }
     }
 
