@@ -339,3 +339,46 @@ fn bench_rejects_bad_input_clearly() {
         );
     }
 }
+
+/// The hair with rod contact is timed with the symplectic integrator
+/// beside the plain hair, and its implicit row is left out with a note
+/// naming it (a scene with rod contact and an implicit integrator is
+/// refused).
+#[test]
+fn bench_times_rod_contact_symplectic_only_and_says_so() {
+    let d = dir();
+    let json = d.join("rodcontact.json");
+    let o = strands()
+        .args(["bench", "--backend", "cpu", "--no-shares"])
+        .args(["--workload", "hair,hair-rodcontact"])
+        .args(["--integrator", "symplectic,backward-euler"])
+        .args(["--strands", "12", "--vertices", "16", "--substeps", "2"])
+        .args(["--warmup", "0", "--repeats", "1", "--min-time", "0"])
+        .arg("--out")
+        .arg(&json)
+        .arg("--plot")
+        .arg(d.join("rodcontact.svg"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("not timed: hair-rodcontact × backward-euler"),
+        "{stderr}"
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rows: Vec<(String, String)> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["workload"].as_str().unwrap_or("?").to_string(),
+                m["integrator"].as_str().unwrap_or("?").to_string(),
+            )
+        })
+        .collect();
+    assert!(rows.contains(&("hair-rodcontact".into(), "symplectic".into())), "{rows:?}");
+    assert!(rows.contains(&("hair".into(), "backward-euler".into())), "{rows:?}");
+    assert!(!rows.iter().any(|(w, i)| w == "hair-rodcontact" && i != "symplectic"), "{rows:?}");
+}
