@@ -313,11 +313,19 @@ fn path_distance_now(c: Collider, cw: Collider, k: u32, x0: vec3<f32>, x1: vec3<
     return path_distance(cw, x0, x1);
 }
 
-// What contact did to one vertex (`contact_vertex`): its new position, its
-// deepest contact, and its tunnelling (count, largest code, largest
-// motion's bits; `record_tunnels`).
+// How far the exact position `p` moved by `delta` is within `reach` of a
+// plane, in the stencil's precision (`real`).
+fn plane_depth_exact(cw: Collider, p: Position, delta: vec3<f32>, reach: f32) -> f32 {
+    let x = vec3<real>(p.cell.xyz) * real(POSITION_QUANTUM) + vec3<real>(p.rem.xyz) + vec3<real>(delta);
+    return f32(real(reach) - (dot(x, vec3<real>(cw.p1.xyz)) - real(cw.p0.w)));
+}
+
+// What contact did to one vertex (`contact_vertex`): how far it moved it
+// (added to the exact position with `moved`), its deepest contact, and its
+// tunnelling (count, largest code, largest motion's bits;
+// `record_tunnels`).
 struct VertexContact {
-    x: vec3<f32>,
+    delta: vec3<f32>,
     best: Contact,
     tunnels: vec3<u32>,
 }
@@ -382,8 +390,14 @@ fn colliders_after(k: u32) -> u32 {
 // (src/cpu/contact.rs `contact_vertex`): the new position, the deepest
 // contact (phase 0: the vertex's contact anew) and any tunnelling, in
 // registers; the callers store them.
-fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start: vec3<f32>, x_unc: vec3<f32>) -> VertexContact {
+fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, exact: Position, x_in: vec3<f32>, x_start: vec3<f32>, since: vec3<f32>, x_unc: vec3<f32>) -> VertexContact {
+    // The move is kept as its own sum, `delta`, not as the difference of
+    // two f32 positions: a rod's positions round to ε|x| (2e-9 m for a
+    // vertex 2 cm from its origin), and a resting vertex's push and
+    // friction are of the order of g h² (1e-8 m at h = 3e-5 s), which
+    // such a difference would quantise; `x` is for the distances.
     var x = x_in;
+    var delta = vec3<f32>(0.0);
     var best = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
     var tunnels = vec3<u32>(0u);
     // Once a collider moves the vertex, every later one again (the test
@@ -405,29 +419,34 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, x_in: vec3<f32>, x_start:
             }
         }
         let dist = distance_now(c, cw, k, x, origin);
-        let d = reach - dist.phi;
+        var d = reach - dist.phi;
+        if (HAS_PLANE && c.kind == PLANE) {
+            d = plane_depth_exact(cw, exact, delta, reach);
+        }
         if (d > 0.0) {
             todo |= colliders_after(k);
             let n = dist.normal;
-            x += n * d;
+            delta += n * d;
+            x = x_in + delta;
             var stuck = false;
             if (stage_phase == 0u) {
-                let slip = back(k, x, origin) - x_start;
+                let slip = (back(k, x, origin) - x) + since + delta;
                 let slip_t = slip - n * dot(n, slip);
                 let len = length(slip_t);
                 if (len <= c.static_friction * d) {
-                    x -= slip_t;
+                    delta -= slip_t;
                     stuck = true;
                 } else {
-                    x -= slip_t * (c.friction * d / len);
+                    delta -= slip_t * (c.friction * d / len);
                 }
+                x = x_in + delta;
             }
             if (d > contact_depth(best)) {
                 best = make_contact(n, d, stuck, surface_velocity(k, x, origin));
             }
         }
     }
-    return VertexContact(x, best, tunnels);
+    return VertexContact(delta, best, tunnels);
 }
 
 // Add tunnelling found (`VertexContact.tunnels`, or a rod's sum of them) to
@@ -455,11 +474,15 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
     // only (phase 1 does not read it).
     var x_unc = x;
     var x_start = x;
+    var since = vec3<f32>(0.0);
     if (stage_phase == 0u) {
-        x_unc = position_f32(pos_unc_get(v));
-        x_start = x_unc - vel_get(v).xyz * params.h;
+        let unc = pos_unc_get(v);
+        let vh = vel_get(v).xyz * params.h;
+        x_unc = position_f32(unc);
+        x_start = x_unc - vh;
+        since = displacement(unc, p) + vh;
     }
-    let r = contact_vertex(v, rho, origin, x, x_start, x_unc);
+    let r = contact_vertex(v, rho, origin, p, x, x_start, since, x_unc);
     record_tunnels(r.tunnels);
     // The contact kept: phase 0 records this pass's anew; phase 1 keeps the
     // deeper of the two passes' (the old one read in phase 1 only).
@@ -467,8 +490,8 @@ fn contact_at(v: u32, origin: vec3<f32>, rho: f32) {
         contact_set(v, r.best);
     }
     // Moved by what contact changed: nothing at all without contact.
-    if (any(r.x != x)) {
-        pos_set(v, moved(p, r.x - x));
+    if (any(r.delta != vec3<f32>(0.0))) {
+        pos_set(v, moved(p, r.delta));
     }
 }
 
@@ -692,23 +715,27 @@ fn contact_walk_vertex(v: u32, origin: vec3<f32>, rho: f32, tunnels: ptr<functio
     let old_depth = contact_normal_depth(v).w;
     var c = Contact(vec4<f32>(0.0, 0.0, 0.0, old_depth), vec4<f32>(0.0));
     var found = false;
+    var since = vec3<f32>(0.0);
     if (stage_phase == 0u) {
-        x_unc = position_f32(pos_unc_get(v));
-        start = x_unc - vel_get(v).xyz * params.h;
+        let unc = pos_unc_get(v);
+        let vh = vel_get(v).xyz * params.h;
+        x_unc = position_f32(unc);
+        start = x_unc - vh;
+        since = displacement(unc, p) + vh;
         // Phase 0: the contact anew (zero for a clamped vertex).
         c = Contact(vec4<f32>(0.0), vec4<f32>(0.0));
         found = old_depth != 0.0;
     }
     var shifted = false;
     if (w != 0.0) {
-        let r = contact_vertex(v, rho, origin, x, start, x_unc);
+        let r = contact_vertex(v, rho, origin, p, x, start, since, x_unc);
         *tunnels = vec3<u32>((*tunnels).x + r.tunnels.x, max((*tunnels).yz, r.tunnels.yz));
         if (stage_phase == 0u || contact_depth(r.best) > contact_depth(c)) {
             found = found || contact_depth(r.best) != 0.0;
             c = r.best;
         }
-        if (any(r.x != x)) {
-            p = moved(p, r.x - x);
+        if (any(r.delta != vec3<f32>(0.0))) {
+            p = moved(p, r.delta);
             shifted = true;
         }
     }

@@ -378,7 +378,18 @@ fn bench_times_rod_contact_symplectic_only_and_says_so() {
             )
         })
         .collect();
-    assert!(rows.contains(&("hair-rodcontact".into(), "symplectic".into())), "{rows:?}");
-    assert!(rows.contains(&("hair".into(), "backward-euler".into())), "{rows:?}");
-    assert!(!rows.iter().any(|(w, i)| w == "hair-rodcontact" && i != "symplectic"), "{rows:?}");
+    assert!(
+        rows.contains(&("hair-rodcontact".into(), "symplectic".into())),
+        "{rows:?}"
+    );
+    assert!(
+        rows.contains(&("hair".into(), "backward-euler".into())),
+        "{rows:?}"
+    );
+    assert!(
+        !rows
+            .iter()
+            .any(|(w, i)| w == "hair-rodcontact" && i != "symplectic"),
+        "{rows:?}"
+    );
 }

@@ -195,8 +195,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         params.substeps
     );
     let cpu_line = || format!("cpu ({} threads, f64)", rayon::current_num_threads());
-    let gpu_note = || {
-        if let Some(n) = crate::gpu::precision_note(&rods, &params) {
+    let gpu_note = |stencil_f64: bool| {
+        if let Some(n) = crate::gpu::precision_note(&rods, &params, stencil_f64) {
             eprintln!("{n}");
         }
     };
@@ -230,7 +230,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                 "backend: gpu on {} (f32{}{}); {summary}",
                 ctx.describe(),
                 if ctx.stencil_f64() {
-                    " but the bending stencil"
+                    " but the bending stencil and planes' depth"
                 } else {
                     ""
                 },
@@ -240,7 +240,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                     ""
                 }
             );
-            gpu_note();
+            gpu_note(ctx.stencil_f64());
             let sim = Simulator::gpu(&ctx, rods, state, params)
                 .map_err(gpu_hint)
                 .with_context(|| path.display().to_string())?;

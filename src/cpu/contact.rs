@@ -431,6 +431,8 @@ pub fn contact_vertex(
                 tunnel = Some((k, moved, limit));
             }
         }
+        // The WGSL twin sums the move apart from the f32 position and takes
+        // a plane's depth from the exact one (the same in exact arithmetic).
         let (phi, n) = distance_now(p, x);
         let d = reach - phi;
         if d > 0.0 {

@@ -78,15 +78,19 @@ pub const FRICTION_RESOLUTION: f64 = 10.0;
 /// What the GPU will not honour of `params` because of f32, as a line for
 /// the user; `None` when the scene asks for nothing tighter than f32
 /// resolves. Also where collider friction is poorly resolved: it scales
-/// with a substep's penetration under gravity, |g| h², which f32 positions
-/// relative to a rod's origin resolve only to about ε × the rod's length;
-/// below `FRICTION_RESOLUTION` times that the GPU's friction may be off
-/// (measured, `tests/contact_incline.rs`: a 2 cm rod in 2 mm edges on an
-/// incline, 4 times, slid 0.48 of the CPU's distance; a 10 cm rod in 1 cm
-/// edges, 480 times, within 1 %).
+/// with a substep's penetration under gravity, |g| h², and a collider's
+/// distance from an f32 position relative to a rod's origin is resolved
+/// only to about ε × the rod's length; below `FRICTION_RESOLUTION` times
+/// that the GPU's friction may be off. A plane's depth is taken from the
+/// exact position in the stencil's precision, so with `stencil_f64`
+/// (`GpuContext::stencil_f64`) planes are exempt (measured,
+/// `tests/contact_incline.rs`: a 2 cm rod in 2 mm edges on an incline,
+/// 4 times, slides within 1e-4 of the CPU's distance with the f64 stencil,
+/// 0.971 of it with the f32 one).
 pub fn precision_note(
     rods: &crate::model::rods::RodSet,
     params: &crate::model::params::SimParams,
+    stencil_f64: bool,
 ) -> Option<String> {
     let mut parts = Vec::new();
     if params.twist_tolerance < TWIST_TOLERANCE_F32 {
@@ -110,10 +114,10 @@ pub fn precision_note(
             parts.join(", ")
         ));
     }
-    let friction = rods
-        .colliders
-        .iter()
-        .any(|c| c.friction > 0.0 || c.static_friction > 0.0);
+    let friction = rods.colliders.iter().any(|c| {
+        let plane = matches!(c.shape, crate::model::colliders::Shape::Plane { .. });
+        (c.friction > 0.0 || c.static_friction > 0.0) && !(plane && stencil_f64)
+    });
     let longest = (0..rods.rod_count())
         .map(|r| rods.rest_len[rods.edges(r)].iter().sum::<f64>())
         .fold(0.0, f64::max);
