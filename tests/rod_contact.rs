@@ -58,10 +58,15 @@ youngs_modulus = 1e7
 /// sags 5 mm (so that it can give way under a load without stretching,
 /// as a rod clamped straight at its rest length cannot).
 fn beam(x: f64) -> String {
+    raised_beam(x, 0.0)
+}
+
+/// `beam` with its points raised by `dy` along y.
+fn raised_beam(x: f64, dy: f64) -> String {
     let points: Vec<String> = (0..=20)
         .map(|i| {
             let z = -0.05 + 0.005 * i as f64;
-            let y = -0.005 * (1.0 - (z / 0.05) * (z / 0.05));
+            let y = dy - 0.005 * (1.0 - (z / 0.05) * (z / 0.05));
             format!("[{x}, {y}, {z}]")
         })
         .collect();
@@ -410,5 +415,58 @@ fn the_plectoneme_keeps_the_linking_number_its_clamp_imposed() {
     assert!(
         (lk - 10.0).abs() > 1.9,
         "without rod contact Lk = {lk:.4} stayed at the clamp's 10 turns"
+    );
+}
+
+/// Two rods clamped at both ends, crossing with their centrelines 1.5 mm
+/// apart, less than 2r: straight at their rest length, neither can give
+/// way sideways without stretching, so no positions keep both the lengths
+/// and the contact, and the run stops saying which rods and edges and by
+/// how much (rather than run on with the strands in each other); bent
+/// (the sagging arcs of `beam`, rotated to cross), they give way and
+/// settle 2r apart, within 1 %.
+#[test]
+fn rods_held_into_each_other_stop_the_run_with_the_cause() {
+    let crossing = |first: String| {
+        let text = format!(
+            r#"
+[sim]
+dt = 0.002
+drag = 0.05
+gravity = [0.0, 0.0, 0.0]
+{MATERIAL}
+{first}
+[[rods]]
+kind = "straight"
+material = "rod"
+from = [-0.05, 0.0015, 0.0]
+to = [0.05, 0.0015, 0.0]
+segments = 20
+start = "clamped"
+end = "clamped"
+"#
+        );
+        simulator(&scene(&text, true))
+    };
+    let taut = "[[rods]]\nkind = \"straight\"\nmaterial = \"rod\"\nfrom = [0.0, 0.0, -0.05]\nto = [0.0, 0.0, 0.05]\nsegments = 20\nstart = \"clamped\"\nend = \"clamped\"\n";
+    let mut sim = crossing(taut.to_string());
+    let stop = (0..50)
+        .find_map(|_| sim.step().err())
+        .expect("the taut rods ran on with their strands in each other");
+    assert_eq!(stop.cause, strands::cpu::Cause::RodContact, "{stop}");
+    let text = stop.to_string();
+    for part in ["rod–rod contact", "rod 1", "edge 10", "raise sim.substeps"] {
+        assert!(text.contains(part), "{part:?} missing from: {text}");
+    }
+    // Raised by its 5 mm sag, the beam's middle is at y = 0, 1.5 mm below
+    // the taut rod's centreline.
+    let mut sim = crossing(raised_beam(0.0, 0.005));
+    for _ in 0..100 {
+        sim.step().unwrap();
+    }
+    let d = centreline_distance(&sim, 0, 1);
+    assert!(
+        (d / (2.0 * R) - 1.0).abs() < 0.01,
+        "the bent rods settle {d:.4e} m apart, not 2r"
     );
 }

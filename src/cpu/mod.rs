@@ -112,6 +112,8 @@ pub enum Cause {
     LoopLimit,
     /// An implicit integrator's Newton solve did not converge.
     Newton,
+    /// Rod–rod contact could not keep two strands apart.
+    RodContact,
 }
 
 /// A simulated time for a message: 6 decimals (1 µs), or 4 significant
@@ -475,6 +477,38 @@ impl Unstable {
         }
     }
 
+    /// A rod–rod contact the rounds left unresolved (`rod_contact::UNRESOLVED`).
+    pub fn rod_contact(
+        rods: &RodSet,
+        params: &SimParams,
+        step: u64,
+        time: f64,
+        u: rod_contact::Unresolved,
+    ) -> Self {
+        let [a, b] = u.rods;
+        let other = if a == b {
+            "its own edge".to_string()
+        } else {
+            format!("rod {b} ({}) edge", rods.names[b])
+        };
+        Unstable {
+            what: format!(
+                "rod–rod contact could not keep its edge {} and {other} {} apart: after {} rounds of contact and projection their core segments are {:.3e} m closer than the {:.3e} m they keep ({:.0} % of it)",
+                u.edges[0],
+                u.edges[1],
+                rod_contact::ROUNDS,
+                u.depth,
+                u.reach,
+                100.0 * u.depth / u.reach
+            ),
+            hint: format!(
+                "The strands are held into each other more than their lengths allow them to give way (rods clamped taut, anchors pressing them together: check the anchors' distances against the rods' lengths), or they move too far in a substep for the rounds: raise sim.substeps (now {})",
+                params.substeps
+            ),
+            ..Self::new(rods, a, step, time, Cause::RodContact)
+        }
+    }
+
     /// Rod `r`'s kernel invocation ran into the GPU driver's limit on
     /// loop iterations (llvmpipe ends every loop of an invocation once
     /// its loops together have run 65,535 iterations), in `form`.
@@ -776,6 +810,15 @@ impl CpuSimulator {
                     node,
                     step,
                     self.state.time,
+                ));
+            }
+            if let Some(u) = report.rod_contact_unresolved {
+                return Err(Unstable::rod_contact(
+                    &self.rods,
+                    &self.params,
+                    step,
+                    self.state.time,
+                    u,
                 ));
             }
             grid_outside += report.grid_outside as u64;

@@ -62,6 +62,12 @@ pub const ROUNDS: u32 = 16;
 /// See `ROUNDS`.
 pub const TOLERANCE: f64 = 1e-3;
 
+/// A pair that the rounds leave deeper than this fraction of its reach
+/// stops the run (`Unresolved`): the strands are held into each other
+/// (by clamps, by anchors) more than contact and the lengths can both
+/// allow, or move too far in a substep for the rounds.
+pub const UNRESOLVED: f64 = 0.1;
+
 /// Detection skin: pairs that come within `reach · (1 + SKIN)` are
 /// contacts (their push is zero until they are within `reach`).
 pub const SKIN: f64 = 0.05;
@@ -429,6 +435,45 @@ pub fn sweep(
         deepest = deepest.max(depth);
     }
     deepest
+}
+
+/// A contact that the rounds could not resolve (`UNRESOLVED`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Unresolved {
+    /// The two rods (the same rod for self-contact).
+    pub rods: [usize; 2],
+    /// The two edges, within their rods.
+    pub edges: [usize; 2],
+    /// How far within reach the edges are (m).
+    pub depth: f64,
+    /// The distance they should keep (m).
+    pub reach: f64,
+}
+
+/// The deepest of `touches` at `pos`, if deeper than `UNRESOLVED` of its
+/// reach.
+pub fn unresolved(rods: &RodSet, touches: &[Touch], pos: &[DVec3]) -> Option<Unresolved> {
+    let (depth, t) = touches
+        .iter()
+        .map(|t| {
+            let (_, _, d) = closest(&t.v.map(|v| pos[v]));
+            (t.reach - t.normal.dot(d), t)
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))?;
+    if depth <= UNRESOLVED * t.reach {
+        return None;
+    }
+    let locate = |v: usize| {
+        let r = rods.vertex_offset.partition_point(|&o| o <= v) - 1;
+        (r, v - rods.vertex_offset[r])
+    };
+    let ((ra, ea), (rb, eb)) = (locate(t.v[0]), locate(t.v[2]));
+    Some(Unresolved {
+        rods: [ra, rb],
+        edges: [ea, eb],
+        depth,
+        reach: t.reach,
+    })
 }
 
 /// Contact is inelastic (restitution 0, as with colliders): for each

@@ -125,6 +125,9 @@ pub struct SubstepReport {
     pub grid_overflow: Option<(usize, usize)>,
     /// Rod–rod contacts (pairs of edges) of the substep.
     pub rod_contacts: usize,
+    /// A rod–rod contact that the rounds left deeper than
+    /// `rod_contact::UNRESOLVED` of its reach (the run stops).
+    pub rod_contact_unresolved: Option<rod_contact::Unresolved>,
 }
 
 /// Per-rod outcome of a substep.
@@ -316,6 +319,7 @@ pub fn substep(
                     grid_outside,
                     grid_overflow: Some(overflow),
                     rod_contacts: 0,
+                    rod_contact_unresolved: None,
                 };
             }
         }
@@ -333,10 +337,10 @@ pub fn substep(
     } else {
         *params
     };
-    let (pushed, rod_contacts) = if contact_between_rods {
+    let (pushed, rod_contacts, rod_contact_unresolved) = if contact_between_rods {
         between_rods(rods, &finish, state, work)
     } else {
-        (Vec::new(), 0)
+        (Vec::new(), 0, None)
     };
     let mut reports = for_each_rod(rods, state, work, |r, w| {
         substep_finish(rods, &finish, &poses, r, t, h, w)
@@ -355,6 +359,7 @@ pub fn substep(
         grid_outside,
         grid_overflow: None,
         rod_contacts,
+        rod_contact_unresolved,
     }
 }
 
@@ -373,11 +378,16 @@ fn between_rods(
     params: &SimParams,
     state: &mut State,
     work: &mut Workspace,
-) -> (Vec<rod_contact::Touch>, usize) {
+) -> (
+    Vec<rod_contact::Touch>,
+    usize,
+    Option<rod_contact::Unresolved>,
+) {
     let start = std::mem::take(&mut work.rod_contact_start);
     let mut touches = rod_contact::detect(rods, &start, &state.pos);
     let mut most = touches.len();
     let mut pushed: Vec<rod_contact::Touch> = Vec::new();
+    let mut unresolved = None;
     if !touches.is_empty() {
         let c = &rods.rod_contact;
         let friction = rod_contact::Friction {
@@ -390,7 +400,7 @@ fn between_rods(
         for _ in 1..rod_contact::ITERATIONS {
             rod_contact::sweep(&mut touches, &mut state.pos, inv_mass, None);
         }
-        for _ in 0..rod_contact::ROUNDS {
+        for round in 0..rod_contact::ROUNDS {
             pushed.extend(touches.iter().filter(|t| t.pushed));
             touches = rod_contact::detect(rods, &start, &state.pos);
             most = most.max(touches.len());
@@ -401,12 +411,17 @@ fn between_rods(
                 }
             });
             rod_contact::unmark(&marked, &mut work.contact);
+            if round + 1 == rod_contact::ROUNDS {
+                // What the last projection left, before its sweep.
+                unresolved = rod_contact::unresolved(rods, &touches, &state.pos);
+            }
             let deepest = rod_contact::sweep(&mut touches, &mut state.pos, inv_mass, None);
             let reach = touches
                 .iter()
                 .map(|t| t.reach)
                 .fold(f64::INFINITY, f64::min);
             if deepest <= rod_contact::TOLERANCE * reach {
+                unresolved = None;
                 break;
             }
         }
@@ -415,7 +430,7 @@ fn between_rods(
         pushed.dedup_by_key(|t| t.v);
     }
     work.rod_contact_start = start;
-    (pushed, most)
+    (pushed, most, unresolved)
 }
 
 /// The first half of rod `r`'s substep (the GPU's `substep_start`):
