@@ -39,9 +39,10 @@
 //!    part is removed when within `μs · depth` (static) and shortened by
 //!    `μk · depth` otherwise (kinetic), with `depth` the normal push.
 //!
-//! The inextensibility projection of each rod then alternates with sweeps
-//! of the same contacts (`ROUNDS`; `cpu::substep`), and the velocities
-//! take in every move as the projection's do (`project_velocity`).
+//! The inextensibility projection of each rod then alternates with
+//! detection anew over the substep's whole path and a sweep (`ROUNDS`;
+//! `cpu::substep`), and the velocities take in every move as the
+//! projection's do (`project_velocity`).
 
 use glam::DVec3;
 use rayon::prelude::*;

@@ -366,13 +366,15 @@ pub fn substep(
 /// Rod–rod contact between the halves of a substep (`cpu::rod_contact`):
 /// the contacts from the substep's start to the integrated positions,
 /// `ITERATIONS` sweeps over them (the first with friction), then up to
-/// `ROUNDS` of detection anew, each rod's projection with the contacts'
-/// vertices kept in their tangent planes (plain where that cannot meet the
-/// lengths: a taut rod pushed sideways) and one sweep, until a projection
-/// leaves no pair deeper than `TOLERANCE · reach`, so that the lengths and
-/// the contacts hold together when the second half begins. Returns the
-/// contacts that a sweep pushed (for `rod_contact::inelastic`) and the
-/// most contacts a detection found.
+/// `ROUNDS` of each rod's projection with the contacts' vertices kept in
+/// their tangent planes (plain where that cannot meet the lengths: a taut
+/// rod pushed sideways), detection anew from the substep's start, and one
+/// sweep, until a projection leaves no pair deeper than
+/// `TOLERANCE · reach`, so that the lengths and the contacts hold together
+/// when the second half begins. Returns the contacts that a sweep pushed
+/// (for `rod_contact::inelastic`), the most contacts a detection found,
+/// and, where the rounds ran out with a pair still deeper than
+/// `rod_contact::UNRESOLVED` of its reach, that pair.
 fn between_rods(
     rods: &RodSet,
     params: &SimParams,
@@ -402,8 +404,6 @@ fn between_rods(
         }
         for round in 0..rod_contact::ROUNDS {
             pushed.extend(touches.iter().filter(|t| t.pushed));
-            touches = rod_contact::detect(rods, &start, &state.pos);
-            most = most.max(touches.len());
             let marked = rod_contact::mark(&touches, &state.pos, inv_mass, &mut work.contact);
             for_each_rod(rods, state, work, |r, w| {
                 if !project_rod(rods, params, r, w, 1).converged {
@@ -411,6 +411,11 @@ fn between_rods(
                 }
             });
             rod_contact::unmark(&marked, &mut work.contact);
+            // Detected anew over the whole substep's path, this projection
+            // included: a projection that carried an edge through another
+            // is caught on the side it came from.
+            touches = rod_contact::detect(rods, &start, &state.pos);
+            most = most.max(touches.len());
             if round + 1 == rod_contact::ROUNDS {
                 // What the last projection left, before its sweep.
                 unresolved = rod_contact::unresolved(rods, &touches, &state.pos);

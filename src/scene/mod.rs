@@ -968,12 +968,14 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
         Some(section) => build_rod_contact(&convert_rod_contact(section)?, &rod_groups)?,
     };
     if rod_contact.is_active() && params.integrator.is_implicit() {
-        // A whole frame's step moves a tightening knot's strands through
-        // each other faster than the contact rounds can undo.
+        // Contact acts after each Newton step, not inside it: a whole
+        // frame's step presses a tightening knot's strands (or a moving
+        // groom's) into each other further than the contact rounds can
+        // undo, and the run stops with the contact unresolved.
         return Err((
             "rod_contact".into(),
             format!(
-                "runs with sim.integrator = \"symplectic\" only, not \"{}\": with implicit steps a pulled knot passes through itself",
+                "runs with sim.integrator = \"symplectic\" only, not \"{}\": implicit steps ignore rod contact inside the solve, and a pulled knot or a moving groom then stops with its contact unresolved",
                 params.integrator.name()
             ),
         ));
