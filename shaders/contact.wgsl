@@ -87,7 +87,18 @@ fn forward(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
 // Velocity over the substep of collider k's surface point at x at its end
 // (src/cpu/contact.rs `surface_velocity`).
 fn surface_velocity(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
-    return (x - back(k, x, origin)) / params.h;
+    return -back_motion(k, x, origin) / params.h;
+}
+
+// `back(k, x, origin) − x`, the surface's motion under x over the substep
+// undone; for a plane without x itself, which would round it by ε|x|.
+fn back_motion(k: u32, x: vec3<f32>, origin: vec3<f32>) -> vec3<f32> {
+    let m = collider_at(k);
+    if (HAS_PLANE && m.c.kind == PLANE) {
+        let r = (origin - m.end.offset.xyz) + x;
+        return (m.start.offset.xyz - m.end.offset.xyz) + (rotate(m.now.motion, r) - r);
+    }
+    return back(k, x, origin) - x;
 }
 
 // Collider c (number k) at the end of the substep in the world frame,
@@ -387,9 +398,11 @@ fn colliders_after(k: u32) -> u32 {
 }
 
 // Contact of one vertex with every collider that may act in turn
-// (src/cpu/contact.rs `contact_vertex`): the new position, the deepest
-// contact (phase 0: the vertex's contact anew) and any tunnelling, in
-// registers; the callers store them.
+// (src/cpu/contact.rs `contact_vertex`): the move, the deepest contact
+// (phase 0: the vertex's contact anew) and any tunnelling, in registers;
+// the callers store them. `exact` is the vertex's position, `x_in` the
+// same in f32, `since` its motion since the substep's start (x − x_start,
+// from exact differences; phase 0 only).
 fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, exact: Position, x_in: vec3<f32>, x_start: vec3<f32>, since: vec3<f32>, x_unc: vec3<f32>) -> VertexContact {
     // The move is kept as its own sum, `delta`, not as the difference of
     // two f32 positions: a rod's positions round to ε|x| (2e-9 m for a
@@ -430,7 +443,7 @@ fn contact_vertex(v: u32, rho: f32, origin: vec3<f32>, exact: Position, x_in: ve
             x = x_in + delta;
             var stuck = false;
             if (stage_phase == 0u) {
-                let slip = (back(k, x, origin) - x) + since + delta;
+                let slip = back_motion(k, x, origin) + since + delta;
                 let slip_t = slip - n * dot(n, slip);
                 let len = length(slip_t);
                 if (len <= c.static_friction * d) {

@@ -2,7 +2,7 @@
 //! at θ = 30°, released at rest: its centre slides g (sin θ − μ cos θ) t²/2
 //! in t = 0.5 s (Coulomb's law with kinetic coefficient μ; μ = 0 without
 //! friction), on both backends, within 1 % of that law and the GPU within
-//! 0.1 % of the CPU,
+//! 0.1 % of the CPU (1 % with the stencil in f32),
 //! also with the friction nearly balancing gravity (tan θ = 1.04 μ, where
 //! the slide is 4 % of the frictionless one and an error in the friction
 //! shows 25 times over), and with the rod 3 m from the world's origin,
@@ -99,6 +99,9 @@ fn a_rod_slides_down_an_incline_by_coulombs_law_on_both_backends() {
     let th = 30f64.to_radians();
     let mu = th.tan() / 1.04;
     let mut cases = vec![(0.0, 0.0, 0.01), (mu, 0.0, 0.01), (mu, 3.0, 0.01)];
+    // With the stencil in f32 a plane's depth is too (measured on
+    // lavapipe: 5e-4 of the CPU's slide in 1 cm edges, 3e-2 in 2 mm).
+    let parity = if ctx.stencil_f64() { 1e-3 } else { 1e-2 };
     if ctx.stencil_f64() {
         cases.push((mu, 0.0, 0.002));
     } else {
@@ -123,7 +126,7 @@ fn a_rod_slides_down_an_incline_by_coulombs_law_on_both_backends() {
         );
         assert!((c - discrete).abs() < 1e-4, "CPU: {c} of the law");
         assert!((g - 1.0).abs() < 1e-2, "GPU: {g} of the law");
-        assert!((g - c).abs() < 1e-3 * c, "GPU {g} vs CPU {c}");
+        assert!((g - c).abs() < parity * c, "GPU {g} vs CPU {c}");
     }
 }
 

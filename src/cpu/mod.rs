@@ -812,15 +812,9 @@ impl CpuSimulator {
                     self.state.time,
                 ));
             }
-            if let Some(u) = report.rod_contact_unresolved {
-                return Err(Unstable::rod_contact(
-                    &self.rods,
-                    &self.params,
-                    step,
-                    self.state.time,
-                    u,
-                ));
-            }
+            // Checked after the rods' own causes (an anchor driving a rod
+            // too fast explains contact it cannot resolve).
+            let unresolved = report.rod_contact_unresolved;
             grid_outside += report.grid_outside as u64;
             rod_contacts = rod_contacts.max(report.rod_contacts as u64);
             let time = self.state.time;
@@ -876,6 +870,15 @@ impl CpuSimulator {
                 }
                 twist_iterations = twist_iterations.max(rep.twist_iterations);
                 projection_iterations = projection_iterations.max(rep.projection_iterations);
+            }
+            if let Some(u) = unresolved {
+                return Err(Unstable::rod_contact(
+                    &self.rods,
+                    &self.params,
+                    step,
+                    self.state.time,
+                    u,
+                ));
             }
         }
         self.step_count += 1;

@@ -54,8 +54,8 @@ use crate::model::rods::RodSet;
 /// Gauss–Seidel sweeps over the contacts after detection.
 pub const ITERATIONS: u32 = 4;
 
-/// Most rounds of (detection, each rod's projection, one sweep over the
-/// contacts) after those, before the substep's second half
+/// Most rounds of (each rod's projection, detection anew, one sweep over
+/// the contacts) after those, before the substep's second half
 /// (`cpu::substep`); they stop once a projection leaves no pair deeper
 /// than `TOLERANCE · reach`.
 pub const ROUNDS: u32 = 16;
@@ -144,7 +144,8 @@ pub fn excluded(a: &ContactEdge, b: &ContactEdge, reach: f64) -> bool {
 /// edges whose boxes over the substep's motion, from `start` to `pos`,
 /// grown by `(radius + margin/2)(1 + SKIN)`, overlap, and that
 /// `excluded` allows. Sorted cells of side twice the median box's
-/// largest extent (at least the largest reach).
+/// largest extent (at least the largest reach, and at least the scene's
+/// extent over 2²¹ − 1, so that a cell's key fits 21 bits an axis).
 pub fn candidate_pairs(
     edges: &[ContactEdge],
     start: &[DVec3],

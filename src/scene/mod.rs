@@ -971,11 +971,11 @@ fn convert(file: SceneFile, dir: &Path) -> Result<Scene, Field> {
         // Contact acts after each Newton step, not inside it: a whole
         // frame's step presses a tightening knot's strands (or a moving
         // groom's) into each other further than the contact rounds can
-        // undo, and the run stops with the contact unresolved.
+        // undo, and the run stops.
         return Err((
             "rod_contact".into(),
             format!(
-                "runs with sim.integrator = \"symplectic\" only, not \"{}\": implicit steps ignore rod contact inside the solve, and a pulled knot or a moving groom then stops with its contact unresolved",
+                "runs with sim.integrator = \"symplectic\" only, not \"{}\": implicit steps ignore rod contact inside the solve, and a pulled knot or a moving groom then stops (Newton unconverged, or rod contact unresolved)",
                 params.integrator.name()
             ),
         ));
