@@ -466,7 +466,7 @@ pub fn unresolved(rods: &RodSet, touches: &[Touch], pos: &[DVec3]) -> Option<Unr
         return None;
     }
     let locate = |v: usize| {
-        let r = rods.vertex_offset.partition_point(|&o| o <= v) - 1;
+        let r = rods.rod_of_vertex(v);
         (r, v - rods.vertex_offset[r])
     };
     let ((ra, ea), (rb, eb)) = (locate(t.v[0]), locate(t.v[2]));
@@ -532,13 +532,9 @@ mod tests {
     /// Rods as random walks, each vertex moved by a random step over the
     /// substep; edge radii vary so that reaches differ.
     fn walks(rods: usize, edges: usize, seed: u64) -> (Vec<ContactEdge>, Vec<DVec3>, Vec<DVec3>) {
-        let mut state = seed;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        let mut next = move || rng.random_range(-0.5..0.5);
         let (mut list, mut start, mut pos) = (Vec::new(), Vec::new(), Vec::new());
         for r in 0..rods {
             let first = start.len();

@@ -1082,7 +1082,7 @@ impl GpuSimulator {
             return Err(e);
         }
         if let Some(v) = chatter {
-            let rod = self.rods.vertex_offset.partition_point(|&o| o <= v) - 1;
+            let rod = self.rods.rod_of_vertex(v);
             let vertex = v - self.rods.vertex_offset[rod];
             let e = Unstable::chatter(
                 &self.rods,
@@ -1112,7 +1112,7 @@ impl GpuSimulator {
         if stats[stat::TUNNELLED] > 0 {
             let code = stats[stat::TUNNEL_SITE] - 1;
             let v = (code / MAX_COLLIDERS as u32) as usize;
-            let rod = self.rods.vertex_offset.partition_point(|&o| o <= v) - 1;
+            let rod = self.rods.rod_of_vertex(v);
             let collider = (code % MAX_COLLIDERS as u32) as usize;
             return Err(Unstable::tunnelled(
                 &self.rods,

@@ -297,6 +297,10 @@ impl RodSet {
     pub fn edge_count(&self) -> usize {
         self.vertex_count() - self.rod_count()
     }
+    /// The rod that vertex `v` (an index into the flat arrays) belongs to.
+    pub fn rod_of_vertex(&self, v: usize) -> usize {
+        self.vertex_offset.partition_point(|&o| o <= v) - 1
+    }
     /// Rod `r`'s vertices in the flat arrays (`State::pos`, `vel`).
     pub fn vertices(&self, r: usize) -> Range<usize> {
         self.vertex_offset[r]..self.vertex_offset[r + 1]
